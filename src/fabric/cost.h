@@ -1,0 +1,95 @@
+// Bill of materials and network cost (CAPEX only, no power), after the paper's Table 4.
+//
+// Two counting conventions (docs/cost-model.md):
+//  - built:      count what the built Topology actually holds: one NIC per NIC node, one
+//                transceiver at each electrical end (NIC or switch) of every cable, the electrical
+//                switch ports in use, the OCS and patch-panel ports in use, one fibre per cable.
+//  - paper:      the per-component formulas of the paper's cost calculator (reference section 6):
+//                fat-tree/rail-optimized edge-down = NICs, edge-up = edge-down x o, aggregation =
+//                2 x edge-up, core = aggregation; rail-only without core; TopoOpt one NIC,
+//                transceiver, patch port and fibre per NIC; mFabric the same fat-tree over the EPS
+//                NICs with its switch ports charged, an OCS port for every NIC, one fibre per OCS NIC.
+//  - calculator: as paper, but mFabric's EPS switch ports are not charged (what the authors'
+//                public calculator does; it does not reproduce the paper's figures).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "core/units.h"
+#include "fabric/topology.h"
+
+namespace mfabric::fabric {
+
+struct BillOfMaterials {
+  std::int64_t nics = 0;
+  std::int64_t transceivers = 0;
+  std::int64_t switch_ports = 0;
+  std::int64_t ocs_ports = 0;
+  std::int64_t patch_panel_ports = 0;
+  std::int64_t fibres = 0;
+  bool operator==(const BillOfMaterials&) const = default;
+};
+
+// Prices in US dollars for one link speed.
+struct LinkPrices {
+  double transceiver = 0;
+  double nic = 0;
+  double switch_port = 0;  // one electrical switch port
+  double ocs_port = 0;
+  double patch_panel_port = 0;
+  double fibre_per_m = 0;
+};
+
+class PriceBook {
+ public:
+  // The paper's Table 4 for 100G, 200G, 400G and 800G; fibre 500 m.
+  static PriceBook paper_defaults();
+  // The defaults overridden by a YAML file (format in docs/formats.md). Throws mfabric::Error
+  // naming the file and field on an unreadable file, unknown key, or bad value.
+  static PriceBook load(const std::string& path);
+
+  // Prices at `link`; throws mfabric::Error listing the known speeds when absent.
+  const LinkPrices& at(Rate link) const;
+  double fibre_length_m() const { return fibre_length_m_; }
+  // Known link speeds in bits per second, ascending.
+  std::map<double, LinkPrices> const& speeds() const { return speeds_; }
+
+  void set(Rate link, const LinkPrices& prices) { speeds_[link.bps()] = prices; }
+  void set_fibre_length_m(double m) { fibre_length_m_ = m; }
+
+ private:
+  std::map<double, LinkPrices> speeds_;
+  double fibre_length_m_ = 500;
+};
+
+enum class CostConvention { Built, Paper, Calculator };
+const char* to_string(CostConvention c);
+// Throws mfabric::Error for anything but "built", "paper" or "calculator".
+CostConvention parse_convention(const std::string& text);
+
+// Per-component cost in US dollars.
+struct CostBreakdown {
+  double nics = 0;
+  double transceivers = 0;
+  double switch_ports = 0;
+  double ocs_ports = 0;
+  double patch_panel_ports = 0;
+  double fibres = 0;
+  double total() const;
+};
+
+// The built convention: counted from the topology's nodes and links.
+BillOfMaterials count_bill_of_materials(const Topology& topology);
+// The paper / calculator conventions for a fabric kind; alpha is used by mfabric only,
+// oversubscription (down:up, e.g. 3 for 3:1) by fat-tree and rail-optimized.
+BillOfMaterials paper_bill_of_materials(const std::string& kind, int servers, int nics_per_server,
+                                        int alpha, double oversubscription,
+                                        CostConvention convention);
+// Dispatches on the convention, reading kind and parameters from the topology.
+BillOfMaterials bill_of_materials(const Topology& topology, CostConvention convention);
+
+CostBreakdown price(const BillOfMaterials& bom, const LinkPrices& prices, double fibre_length_m);
+
+}  // namespace mfabric::fabric
