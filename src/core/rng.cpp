@@ -25,9 +25,13 @@ std::uint64_t mix(std::uint64_t z) {
 
 Rng::Rng(std::uint64_t seed) : seed_(seed), engine_(mix(seed)) {}
 
-Rng Rng::derive(std::string_view label) const { return Rng(mix(seed_ ^ stable_hash(label))); }
+Rng Rng::derive(std::string_view label) const {
+  return Rng(mix(seed_ ^ stable_hash(label)));
+}
 
-double Rng::uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+double Rng::uniform() {
+  return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
+}
 
 std::uint64_t Rng::below(std::uint64_t n) {
   const std::uint64_t limit = UINT64_MAX - (UINT64_MAX % n);

@@ -99,9 +99,9 @@ Rate Spec::get_rate(const std::string& key, Rate fallback) {
 void Spec::finish(const std::vector<std::string>& accepted) const {
   for (const auto& [key, value] : params_) {
     if (!read_.count(key)) {
-      throw Error(fmt::format("unknown parameter '{}' for {} (accepted: {})", key, name_,
-                              accepted.empty() ? std::string("none")
-                                               : fmt::format("{}", fmt::join(accepted, ", "))));
+      throw Error(fmt::format(
+          "unknown parameter '{}' for {} (accepted: {})", key, name_,
+          accepted.empty() ? std::string("none") : fmt::format("{}", fmt::join(accepted, ", "))));
     }
   }
 }

@@ -21,8 +21,10 @@ struct NumberAndUnit {
 // number and the unit is allowed ("400 Gbps").
 NumberAndUnit split_number(std::string_view text, std::string_view what) {
   std::string_view s = text;
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   if (s.empty()) throw Error(fmt::format("expected a {}, got an empty value", what));
   double value = 0;
   const char* begin = s.data();
@@ -31,19 +33,23 @@ NumberAndUnit split_number(std::string_view text, std::string_view what) {
   auto [ptr, ec] = std::from_chars(begin, end, value);
   if (ec != std::errc() || ptr == begin) {
     throw Error(fmt::format("expected a {} such as {}, got '{}'", what,
-                            what == "time" ? "'25ms'" : what == "rate" ? "'400G'" : "'2MiB'",
+                            what == "time"   ? "'25ms'"
+                            : what == "rate" ? "'400G'"
+                                             : "'2MiB'",
                             text));
   }
   if (!std::isfinite(value)) throw Error(fmt::format("'{}' is not a finite {}", text, what));
   if (value < 0) throw Error(fmt::format("{} must not be negative, got '{}'", what, text));
   std::string_view unit(ptr, static_cast<std::size_t>(end - ptr));
-  while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+  while (!unit.empty() && unit.front() == ' ')
+    unit.remove_prefix(1);
   return {value, unit};
 }
 
 std::string trim_number(double v) {
   std::string s = fmt::format("{:.3f}", v);
-  while (!s.empty() && s.back() == '0') s.pop_back();
+  while (!s.empty() && s.back() == '0')
+    s.pop_back();
   if (!s.empty() && s.back() == '.') s.pop_back();
   return s;
 }
@@ -75,26 +81,32 @@ Time Time::from_seconds(double seconds) {
 Time transmission_time(Bytes size, Rate rate) {
   if (size.count() == 0) return Time::zero();
   if (rate.bps() <= 0) return Time::max();
-  const long double ps = static_cast<long double>(size.count()) * 8.0L * 1e12L /
-                         static_cast<long double>(rate.bps());
+  const long double ps =
+      static_cast<long double>(size.count()) * 8.0L * 1e12L / static_cast<long double>(rate.bps());
   return Time::picoseconds(static_cast<std::int64_t>(std::ceil(ps - 1e-6L)));
 }
 
 Time parse_time(std::string_view text) {
   auto [value, unit] = split_number(text, "time");
   double scale = 0;  // picoseconds per unit
-  if (unit == "ps") scale = 1;
-  else if (unit == "ns") scale = 1e3;
-  else if (unit == "us" || unit == "\u00b5s") scale = 1e6;
-  else if (unit == "ms") scale = 1e9;
-  else if (unit == "s") scale = 1e12;
-  else if (unit == "min") scale = 60e12;
+  if (unit == "ps")
+    scale = 1;
+  else if (unit == "ns")
+    scale = 1e3;
+  else if (unit == "us" || unit == "\u00b5s")
+    scale = 1e6;
+  else if (unit == "ms")
+    scale = 1e9;
+  else if (unit == "s")
+    scale = 1e12;
+  else if (unit == "min")
+    scale = 60e12;
   if (scale == 0) {
     if (unit.empty()) {
       throw Error(fmt::format("'{}' has no unit; write a time such as '25ms' or '1us'", text));
     }
-    throw Error(fmt::format("unknown time unit '{}' in '{}' (use ps, ns, us, ms, s or min)",
-                            unit, text));
+    throw Error(
+        fmt::format("unknown time unit '{}' in '{}' (use ps, ns, us, ms, s or min)", unit, text));
   }
   const double ps = value * scale;
   if (ps > static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
@@ -106,17 +118,22 @@ Time parse_time(std::string_view text) {
 Rate parse_rate(std::string_view text) {
   auto [value, unit] = split_number(text, "rate");
   if (unit.empty()) {
-    throw Error(fmt::format("'{}' has no unit; write a rate such as '400G', '400Gbps' or '900GB/s'",
-                            text));
+    throw Error(
+        fmt::format("'{}' has no unit; write a rate such as '400G', '400Gbps' or '900GB/s'", text));
   }
   double prefix = decimal_prefix(unit.front());
   std::string_view rest = unit;
-  if (prefix != 0) rest.remove_prefix(1);
-  else prefix = 1;
+  if (prefix != 0)
+    rest.remove_prefix(1);
+  else
+    prefix = 1;
   double bits_per_unit = 0;
-  if (rest.empty() && prefix != 1) bits_per_unit = 1;  // "400G": bits, as in link speeds
-  else if (rest == "bps" || rest == "b/s" || rest == "bit/s" || rest == "bits/s") bits_per_unit = 1;
-  else if (rest == "Bps" || rest == "B/s") bits_per_unit = 8;
+  if (rest.empty() && prefix != 1)
+    bits_per_unit = 1;  // "400G": bits, as in link speeds
+  else if (rest == "bps" || rest == "b/s" || rest == "bit/s" || rest == "bits/s")
+    bits_per_unit = 1;
+  else if (rest == "Bps" || rest == "B/s")
+    bits_per_unit = 8;
   if (bits_per_unit == 0) {
     throw Error(fmt::format(
         "unknown rate unit '{}' in '{}' (use e.g. 400G, 400Gbps, 400Gb/s for bits or 900GB/s for "
@@ -146,12 +163,13 @@ Bytes parse_bytes(std::string_view text) {
   }
   if (scale == 0) {
     if (unit.empty()) {
-      throw Error(fmt::format("'{}' has no unit; write a size such as '2MiB', '1.5GB' or '512B'",
-                              text));
+      throw Error(
+          fmt::format("'{}' has no unit; write a size such as '2MiB', '1.5GB' or '512B'", text));
     }
-    throw Error(fmt::format("unknown size unit '{}' in '{}' (use B, KB, MB, GB, TB, KiB, MiB, GiB "
-                            "or TiB)",
-                            unit, text));
+    throw Error(
+        fmt::format("unknown size unit '{}' in '{}' (use B, KB, MB, GB, TB, KiB, MiB, GiB "
+                    "or TiB)",
+                    unit, text));
   }
   const long double bytes = static_cast<long double>(value) * scale;
   if (bytes > 9.0e18L) throw Error(fmt::format("size '{}' is too large", text));

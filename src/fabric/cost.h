@@ -8,7 +8,8 @@
 //                fat-tree/rail-optimized edge-down = NICs, edge-up = edge-down x o, aggregation =
 //                2 x edge-up, core = aggregation; rail-only without core; TopoOpt one NIC,
 //                transceiver, patch port and fibre per NIC; mFabric the same fat-tree over the EPS
-//                NICs with its switch ports charged, an OCS port for every NIC, one fibre per OCS NIC.
+//                NICs with its switch ports charged, an OCS port for every NIC, one fibre per OCS
+//                NIC.
 //  - calculator: as paper, but mFabric's EPS switch ports are not charged (what the authors'
 //                public calculator does; it does not reproduce the paper's figures).
 #pragma once

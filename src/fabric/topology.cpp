@@ -99,13 +99,12 @@ void Topology::add_servers() {
   for (int s = 0; s < cluster_.servers; ++s) {
     const NodeId base = static_cast<NodeId>(nodes_.size());
     server_base_.push_back(base);
-    for (int k = 0; k < g; ++k) add_node(Node{.kind = NodeKind::Gpu, .server = s, .index = k});
+    for (int k = 0; k < g; ++k)
+      add_node(Node{.kind = NodeKind::Gpu, .server = s, .index = k});
     const NodeId nvs = add_node(Node{.kind = NodeKind::NvSwitch, .server = s, .index = 0});
     for (int j = 0; j < n; ++j) {
-      add_node(Node{.kind = NodeKind::Nic,
-                    .server = s,
-                    .index = j,
-                    .numa = j * cluster_.numa_nodes / n});
+      add_node(Node{
+          .kind = NodeKind::Nic, .server = s, .index = j, .numa = j * cluster_.numa_nodes / n});
     }
     for (int k = 0; k < g; ++k) {
       add_link(base + k, nvs, cluster_.nvswitch, Time::zero(), LinkKind::NvLink);
@@ -157,7 +156,8 @@ NodeId Topology::nic(int server, int local) const {
 
 int Topology::count(NodeKind kind) const {
   int c = 0;
-  for (const Node& n : nodes_) c += n.kind == kind ? 1 : 0;
+  for (const Node& n : nodes_)
+    c += n.kind == kind ? 1 : 0;
   return c;
 }
 

@@ -46,8 +46,8 @@ struct Node {
   NicRole role = NicRole::None;  // Nic only
   int numa = -1;                 // Nic only
   int tier = 0;                  // Switch: 1 = leaf/edge, 2 = spine/aggregation, 3 = core
-  int group = -1;  // Switch: rail (rail fabrics) or pod; Nic on an OCS: its region
-  int radix = 0;   // Switch: ports available; Ocs/PatchPanel: ports available
+  int group = -1;                // Switch: rail (rail fabrics) or pod; Nic on an OCS: its region
+  int radix = 0;                 // Switch: ports available; Ocs/PatchPanel: ports available
 };
 
 struct Link {
@@ -134,7 +134,8 @@ class Topology {
   // OCS switching time; zero for fabrics without an OCS.
   Time reconfiguration_delay() const { return reconfiguration_delay_; }
 
-  // "s3.gpu5", "s3.nic1", "s3.nvswitch", "leaf12", "spine3" (or "agg3" in a 3-tier fabric), "core7", "ocs0", "panel0".
+  // "s3.gpu5", "s3.nic1", "s3.nvswitch", "leaf12", "spine3" (or "agg3" in a 3-tier fabric),
+  // "core7", "ocs0", "panel0".
   std::string name(NodeId id) const;
 
  private:

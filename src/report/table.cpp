@@ -20,9 +20,11 @@ void Table::add_row(std::vector<std::string> cells) {
 
 std::string Table::render() const {
   std::vector<std::size_t> width(header_.size(), 0);
-  for (std::size_t c = 0; c < header_.size(); ++c) width[c] = header_[c].size();
+  for (std::size_t c = 0; c < header_.size(); ++c)
+    width[c] = header_[c].size();
   for (const auto& row : rows_) {
-    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    for (std::size_t c = 0; c < row.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
   }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
@@ -31,14 +33,17 @@ std::string Table::render() const {
       if (c > 0) out += "  ";
       out += align_[c] == Align::Left ? cells[c] + pad : pad + cells[c];
     }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
+    while (!out.empty() && out.back() == ' ')
+      out.pop_back();
     return out + "\n";
   };
   std::string out = line(header_);
   std::size_t total = 0;
-  for (std::size_t c = 0; c < width.size(); ++c) total += width[c] + (c > 0 ? 2 : 0);
+  for (std::size_t c = 0; c < width.size(); ++c)
+    total += width[c] + (c > 0 ? 2 : 0);
   out += std::string(total, '-') + "\n";
-  for (const auto& row : rows_) out += line(row);
+  for (const auto& row : rows_)
+    out += line(row);
   return out;
 }
 

@@ -82,7 +82,8 @@ TEST(Print, RoundTripsTypicalValues) {
   EXPECT_EQ(to_string(Bytes(100)), "100B");
   EXPECT_EQ(link_label(Rate::gbps(400)), "400G");
   EXPECT_EQ(link_label(Rate::gbps(1600)), "1.6T");
-  for (const char* t : {"25ms", "1.5us", "3s", "40ns"}) EXPECT_EQ(to_string(parse_time(t)), t);
+  for (const char* t : {"25ms", "1.5us", "3s", "40ns"})
+    EXPECT_EQ(to_string(parse_time(t)), t);
 }
 
 TEST(TransmissionTime, SizeOverRate) {

@@ -1,0 +1,87 @@
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/spec.h"
+#include "fabric/builders.h"
+
+namespace mfabric::cli {
+
+void ClusterOptions::add_to(CLI::App& app) {
+  app.add_option("--servers", servers, "Number of servers")->capture_default_str();
+  app.add_option("--gpus-per-server", gpus_per_server, "GPUs per server (on one NVSwitch)")
+      ->capture_default_str();
+  app.add_option("--nics-per-server", nics_per_server, "NICs per server")->capture_default_str();
+  app.add_option("--link", link,
+                 "NIC and switch link speed in bits per second, e.g. 100G, 400Gbps, 800G")
+      ->capture_default_str();
+  app.add_option("--link-latency", link_latency, "Propagation delay per cable, e.g. 1us, 500ns")
+      ->capture_default_str();
+  app.add_option("--nvswitch", nvswitch,
+                 "NVSwitch bandwidth per GPU and direction, e.g. 900GB/s (bytes) or 7.2Tbps")
+      ->capture_default_str();
+  app.add_option("--radix", radix,
+                 "Electrical switch radix (ports per switch) for fabrics that take one "
+                 "[default: 64]");
+}
+
+fabric::ClusterSpec ClusterOptions::to_spec() const {
+  fabric::ClusterSpec spec;
+  spec.servers = servers;
+  spec.gpus_per_server = gpus_per_server;
+  spec.nics_per_server = nics_per_server;
+  spec.link = with_context("", "--link", [&] { return parse_rate(link); });
+  spec.link_latency = with_context("", "--link-latency", [&] { return parse_time(link_latency); });
+  spec.nvswitch = with_context("", "--nvswitch", [&] { return parse_rate(nvswitch); });
+  try {
+    spec.validate();
+  } catch (const Error& e) {
+    // ClusterSpec names its fields as in YAML (gpus_per_server); on the command line they are
+    // options (--gpus-per-server).
+    std::string option = "--" + e.field();
+    for (char& ch : option)
+      ch = ch == '_' ? '-' : ch;
+    throw Error("", option, e.message());
+  }
+  return spec;
+}
+
+fabric::Topology build_named_fabric(const std::string& text, const fabric::ClusterSpec& cluster,
+                                    std::optional<int> radix) {
+  try {
+    Spec spec = Spec::parse(text);
+    if (radix) {
+      const fabric::FabricKind* kind = fabric::find_fabric_kind(spec.name());
+      bool takes_radix = false;
+      if (kind) {
+        for (const auto& p : kind->params)
+          takes_radix = takes_radix || p.name == "radix";
+      }
+      if (takes_radix && !spec.has("radix")) {
+        auto params = spec.params();
+        params["radix"] = std::to_string(*radix);
+        spec = Spec(spec.name(), params);
+      }
+    }
+    return fabric::build_fabric(spec, cluster);
+  } catch (const Error& e) {
+    // "--fabric mfabric:alpha=9: alpha: must be between 1 and 7, got 9"
+    throw Error("", "--fabric " + text,
+                e.field().empty() ? e.message() : e.field() + ": " + e.message());
+  }
+}
+
+std::vector<std::string> expand_fabric_names(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    if (n == "all") {
+      for (const std::string& d : fabric::default_comparison_fabrics())
+        out.push_back(d);
+    } else {
+      out.push_back(n);
+    }
+  }
+  return out;
+}
+
+}  // namespace mfabric::cli

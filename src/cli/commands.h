@@ -1,0 +1,50 @@
+// Each `mfabric <command>` registers its options on the CLI11 app and returns how to run it.
+// Commands print their result on stdout and throw mfabric::Error on bad input; main() turns the
+// error into one line on stderr and a non-zero exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fabric/topology.h"
+
+namespace mfabric::cli {
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command register_cost(CLI::App& root);
+Command register_topology(CLI::App& root);
+Command register_fabrics(CLI::App& root);
+
+// Options that describe the cluster, shared by every command that builds a fabric.
+struct ClusterOptions {
+  int servers = 128;
+  int gpus_per_server = 8;
+  int nics_per_server = 8;
+  std::string link = "400G";
+  std::string link_latency = "1us";
+  std::string nvswitch = "900GB/s";
+  std::optional<int> radix;
+
+  void add_to(CLI::App& app);
+  // Parses and validates; errors name the option ("--link: ...").
+  fabric::ClusterSpec to_spec() const;
+};
+
+// Builds the fabric named by `text`; "--radix" applies to fabrics that take a radix and do not
+// name one themselves.
+fabric::Topology build_named_fabric(const std::string& text, const fabric::ClusterSpec& cluster,
+                                    std::optional<int> radix);
+
+// Expands "all" into the default comparison set; keeps the order the user gave otherwise.
+std::vector<std::string> expand_fabric_names(const std::vector<std::string>& names);
+
+}  // namespace mfabric::cli

@@ -1,0 +1,330 @@
+#include "fabric/builders.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "fabric/clos.h"
+
+namespace mfabric::fabric {
+namespace {
+
+constexpr int kDefaultRadix = 64;
+constexpr double kDefaultOversubscription = 1.0;
+constexpr int kDefaultAlpha = 6;
+constexpr int kDefaultRegion = 8;
+// Polatis piezo OCS (paper Table 2) and the reconfiguration time of the paper's simulations.
+constexpr int kDefaultOcsPorts = 576;
+constexpr Time kDefaultReconfiguration = Time::milliseconds(25);
+
+// Parameters are recorded as text exactly as a user could write them back ("3", "1.5", "25ms").
+std::string plain(double v) {
+  return fmt::format("{}", v);
+}
+std::string plain(int v) {
+  return fmt::format("{}", v);
+}
+
+using BuildFn = void (*)(Spec& spec, const FabricKind& kind, Topology& t);
+
+struct Entry {
+  FabricKind kind;
+  BuildFn build;
+};
+
+std::vector<std::string> param_names(const FabricKind& kind) {
+  std::vector<std::string> names;
+  for (const auto& p : kind.params) {
+    names.push_back(p.name);
+  }
+  return names;
+}
+
+FabricParam radix_param() {
+  return {"radix", plain(kDefaultRadix),
+          "ports per electrical switch (even, at least 4); decides 1, 2 or 3 tiers"};
+}
+
+FabricParam oversubscription_param() {
+  return {"oversubscription", plain(kDefaultOversubscription),
+          "leaf down:up port ratio, at least 1 (1 = non-blocking, 3 = 3:1); above the leaves the "
+          "Clos is non-blocking"};
+}
+
+// Groups hosts into leaves of `per_leaf` consecutive hosts.
+std::vector<std::vector<NodeId>> chunk(const std::vector<NodeId>& hosts, int per_leaf) {
+  std::vector<std::vector<NodeId>> leaves;
+  for (std::size_t i = 0; i < hosts.size(); i += static_cast<std::size_t>(per_leaf)) {
+    const std::size_t end = std::min(hosts.size(), i + static_cast<std::size_t>(per_leaf));
+    leaves.emplace_back(hosts.begin() + static_cast<std::ptrdiff_t>(i),
+                        hosts.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  return leaves;
+}
+
+// The first `eps_nics` NICs of every server, server-major, as EPS hosts of one Clos.
+int build_eps_fat_tree(Topology& t, int eps_nics, int radix, double oversubscription) {
+  const ClusterSpec& c = t.cluster();
+  std::vector<NodeId> hosts;
+  hosts.reserve(static_cast<std::size_t>(c.servers) * static_cast<std::size_t>(eps_nics));
+  for (int s = 0; s < c.servers; ++s) {
+    for (int j = 0; j < eps_nics; ++j) {
+      t.set_nic_role(t.nic(s, j), NicRole::Eps);
+      hosts.push_back(t.nic(s, j));
+    }
+  }
+  return detail::build_clos(t, chunk(hosts, detail::clos_hosts_per_leaf(radix, oversubscription)),
+                            {.radix = radix, .oversubscription = oversubscription});
+}
+
+void build_fat_tree(Spec& spec, const FabricKind& kind, Topology& t) {
+  const int radix = spec.get_int("radix", kDefaultRadix);
+  const double o = spec.get_double("oversubscription", kDefaultOversubscription);
+  spec.finish(param_names(kind));
+  detail::validate_clos_params(radix, o);
+  t.set_param("radix", plain(radix));
+  t.set_param("oversubscription", plain(o));
+  t.set_tiers(build_eps_fat_tree(t, t.cluster().nics_per_server, radix, o));
+}
+
+void build_rail_optimized(Spec& spec, const FabricKind& kind, Topology& t) {
+  const int radix = spec.get_int("radix", kDefaultRadix);
+  const double o = spec.get_double("oversubscription", kDefaultOversubscription);
+  spec.finish(param_names(kind));
+  detail::validate_clos_params(radix, o);
+  t.set_param("radix", plain(radix));
+  t.set_param("oversubscription", plain(o));
+
+  const ClusterSpec& c = t.cluster();
+  const int per_leaf = detail::clos_hosts_per_leaf(radix, o);
+  // Leaf (block b, rail r) holds NIC r of the servers of block b; rails are the inner loop so
+  // that a pod holds every rail of a few server blocks.
+  detail::ClosOptions options{.radix = radix, .oversubscription = o};
+  std::vector<std::vector<NodeId>> leaves;
+  for (int first = 0; first < c.servers; first += per_leaf) {
+    const int last = std::min(c.servers, first + per_leaf);
+    for (int r = 0; r < c.nics_per_server; ++r) {
+      std::vector<NodeId> leaf;
+      for (int s = first; s < last; ++s) {
+        t.set_nic_role(t.nic(s, r), NicRole::Eps);
+        leaf.push_back(t.nic(s, r));
+      }
+      leaves.push_back(std::move(leaf));
+      options.leaf_groups.push_back(r);
+    }
+  }
+  t.set_tiers(detail::build_clos(t, leaves, options));
+}
+
+void build_rail_only(Spec& spec, const FabricKind& kind, Topology& t) {
+  const int radix = spec.get_int("radix", kDefaultRadix);
+  spec.finish(param_names(kind));
+  // No oversubscription parameter: with no spine joining rails there is nothing above the rail
+  // to oversubscribe into that would not also cut the rail's own bandwidth.
+  detail::validate_clos_params(radix, 1.0);
+  t.set_param("radix", plain(radix));
+
+  const ClusterSpec& c = t.cluster();
+  const int per_leaf = detail::clos_hosts_per_leaf(radix, 1.0);
+  int tiers = 0;
+  for (int r = 0; r < c.nics_per_server; ++r) {
+    std::vector<NodeId> hosts;
+    for (int s = 0; s < c.servers; ++s) {
+      t.set_nic_role(t.nic(s, r), NicRole::Eps);
+      hosts.push_back(t.nic(s, r));
+    }
+    tiers =
+        std::max(tiers, detail::build_clos(t, chunk(hosts, per_leaf),
+                                           {.radix = radix, .oversubscription = 1.0, .group = r}));
+  }
+  t.set_tiers(tiers);
+}
+
+void build_topoopt(Spec& spec, const FabricKind& kind, Topology& t) {
+  spec.finish(param_names(kind));
+  const ClusterSpec& c = t.cluster();
+  const NodeId panel = t.add_node(
+      Node{.kind = NodeKind::PatchPanel, .index = 0, .radix = c.servers * c.nics_per_server});
+  for (int s = 0; s < c.servers; ++s) {
+    for (int j = 0; j < c.nics_per_server; ++j) {
+      t.set_nic_role(t.nic(s, j), NicRole::PatchPanel);
+      detail::add_cable(t, t.nic(s, j), panel);
+    }
+  }
+  t.set_circuit_degree(c.nics_per_server);
+  t.set_tiers(0);
+  // Not a parameter (TopoOpt has none); recorded so that reports show the circuit degree.
+  t.set_param("degree", plain(c.nics_per_server));
+}
+
+void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
+  const ClusterSpec& c = t.cluster();
+  const int n = c.nics_per_server;
+  const int alpha = spec.get_int("alpha", kDefaultAlpha);
+  const int region = spec.get_int("region", std::min(kDefaultRegion, c.servers));
+  const int radix = spec.get_int("radix", kDefaultRadix);
+  const double o = spec.get_double("oversubscription", kDefaultOversubscription);
+  const int ocs_ports = spec.get_int("ocs_ports", kDefaultOcsPorts);
+  const Time reconfiguration = spec.get_time("reconfiguration", kDefaultReconfiguration);
+  spec.finish(param_names(kind));
+
+  // Every server needs at least one EPS NIC (DP/PP traffic and the all-to-all fallback) and one
+  // OCS NIC.
+  if (n < 2) {
+    throw Error("", "alpha",
+                fmt::format("mfabric needs at least 2 NICs per server (one on the EPS, one on the "
+                            "OCS); nics_per_server is {}",
+                            n));
+  }
+  if (alpha < 1 || alpha > n - 1) {
+    throw Error(
+        "", "alpha",
+        fmt::format("must be between 1 and nics_per_server - 1 ({}), got {}", n - 1, alpha));
+  }
+  if (region < 1 || c.servers % region != 0) {
+    throw Error("", "region",
+                fmt::format("must be a number of servers per region, at least 1, that divides "
+                            "servers ({}), got {}",
+                            c.servers, region));
+  }
+  detail::validate_clos_params(radix, o);
+  const int region_ports = alpha * region;
+  // A region's circuits are made inside one OCS device, so its ports must fit on one.
+  if (ocs_ports < region_ports) {
+    throw Error("", "ocs_ports",
+                fmt::format("must be at least alpha * region ({} * {} = {}) so that a region fits "
+                            "on one OCS, got {}",
+                            alpha, region, region_ports, ocs_ports));
+  }
+  if (reconfiguration < Time::zero()) {
+    throw Error("", "reconfiguration", "must be a non-negative time such as '25ms'");
+  }
+  t.set_param("alpha", plain(alpha));
+  t.set_param("region", plain(region));
+  t.set_param("radix", plain(radix));
+  t.set_param("oversubscription", plain(o));
+  t.set_param("ocs_ports", plain(ocs_ports));
+  t.set_param("reconfiguration", to_string(reconfiguration));
+
+  t.set_tiers(build_eps_fat_tree(t, n - alpha, radix, o));
+
+  // Whole regions per OCS device, first fit in order: a region never spans two devices.
+  const int regions_per_ocs = ocs_ports / region_ports;
+  NodeId ocs = kNoNode;
+  for (int id = 0; id < c.servers / region; ++id) {
+    const int slot = id % regions_per_ocs;
+    if (slot == 0) {
+      ocs = t.add_node(
+          Node{.kind = NodeKind::Ocs, .index = id / regions_per_ocs, .radix = ocs_ports});
+    }
+    const int first_server = id * region;
+    t.add_region(Region{.id = id,
+                        .first_server = first_server,
+                        .servers = region,
+                        .ocs = ocs,
+                        .first_port = slot * region_ports,
+                        .ports = region_ports});
+    for (int s = first_server; s < first_server + region; ++s) {
+      for (int j = n - alpha; j < n; ++j) {
+        const NodeId nic = t.nic(s, j);
+        t.set_nic_role(nic, NicRole::Ocs);
+        t.set_group(nic, id);
+        detail::add_cable(t, nic, ocs);
+      }
+    }
+  }
+  t.set_circuit_degree(alpha);
+  t.set_reconfiguration_delay(reconfiguration);
+}
+
+const std::vector<Entry>& registry() {
+  static const std::vector<Entry> entries = {
+      {{"fat-tree",
+        "every NIC is a host of a 1-, 2- or 3-tier Clos (leaf/spine/core) of electrical switches",
+        {radix_param(), oversubscription_param()}},
+       build_fat_tree},
+      {{"rail-optimized",
+        "NIC i of every server on rail i's leaves; spines (and cores) join the rails",
+        {radix_param(), oversubscription_param()}},
+       build_rail_optimized},
+      {{"rail-only",
+        "one non-blocking Clos per rail (NIC i of every server); no switch joins two rails",
+        {radix_param()}},
+       build_rail_only},
+      {{"topoopt",
+        "every NIC on one optical patch panel; topology fixed before training; circuit degree = "
+        "NICs per server",
+        {}},
+       build_topoopt},
+      {{"mfabric",
+        "alpha NICs per server on a regional optical circuit switch (OCS) reconfigured during "
+        "training, the other NICs on an EPS fat-tree",
+        {{"alpha", plain(kDefaultAlpha),
+          "OCS NICs per server (the last alpha NICs; 1 to NICs per server - 1); the rest go to the "
+          "EPS fat-tree"},
+         {"region", plain(kDefaultRegion),
+          "servers per region (one EP group), contiguous; must divide the server count; default "
+          "8, or all servers if fewer"},
+         radix_param(),
+         {"oversubscription", plain(kDefaultOversubscription),
+          "leaf down:up port ratio of the EPS fat-tree, at least 1 (1 = non-blocking)"},
+         {"ocs_ports", plain(kDefaultOcsPorts),
+          "ports per OCS device (576 = piezo OCS); at least alpha x region, since a region's "
+          "ports sit on one device"},
+         {"reconfiguration", to_string(kDefaultReconfiguration),
+          "OCS reconfiguration time (a time such as 25ms, 10us; 0 for an ideal OCS)"}}},
+       build_mfabric},
+  };
+  return entries;
+}
+
+}  // namespace
+
+const std::vector<FabricKind>& fabric_kinds() {
+  static const std::vector<FabricKind> kinds = [] {
+    std::vector<FabricKind> out;
+    for (const auto& e : registry()) {
+      out.push_back(e.kind);
+    }
+    return out;
+  }();
+  return kinds;
+}
+
+const FabricKind* find_fabric_kind(const std::string& name) {
+  for (const auto& k : fabric_kinds()) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> default_comparison_fabrics() {
+  return {"fat-tree", "fat-tree:oversubscription=3", "rail-optimized", "rail-only", "topoopt",
+          "mfabric"};
+}
+
+Topology build_fabric(Spec spec, const ClusterSpec& cluster) {
+  cluster.validate();
+  const Entry* entry = nullptr;
+  for (const auto& e : registry()) {
+    if (e.kind.name == spec.name()) entry = &e;
+  }
+  if (!entry) {
+    std::string known;
+    for (const auto& e : registry()) {
+      known += (known.empty() ? "" : ", ") + e.kind.name;
+    }
+    throw Error(fmt::format("unknown fabric '{}' (known: {})", spec.name(), known));
+  }
+  Topology t(spec.name(), spec.to_string(), cluster);
+  t.add_servers();
+  entry->build(spec, entry->kind, t);
+  return t;
+}
+
+Topology build_fabric(const std::string& spec_text, const ClusterSpec& cluster) {
+  return build_fabric(Spec::parse(spec_text), cluster);
+}
+
+}  // namespace mfabric::fabric

@@ -1,0 +1,53 @@
+// Internal: the generic folded-Clos (leaf / spine / core) builder that the fat-tree, rail and
+// mFabric builders share. Not part of the public fabric API.
+//
+// The caller groups the hosts (NIC node ids) into leaves of at most clos_hosts_per_leaf(k, o)
+// hosts; build_clos() adds the switches and cables above them:
+//  - 1 leaf:        1 tier, no uplinks.
+//  - up to k leaves: 2 tiers; leaf l's uplink j goes to spine j.
+//  - more:          3 tiers; pods of k/2 consecutive leaves, leaf uplink j -> aggregation switch j
+//                   of its pod; aggregation j with m downlinks has m uplinks to cores (j, 0..m-1),
+//                   shared by all pods. At most k pods fit (a core has k ports).
+// A leaf with h hosts gets ceil(h / o) uplinks and everything above the leaf is non-blocking.
+// Only used ports are created, so partial leaves and pods have fewer links.
+#pragma once
+
+#include <vector>
+
+#include "fabric/topology.h"
+
+namespace mfabric::fabric::detail {
+
+// Throws mfabric::Error with field "radix" unless k is even and >= 4, and with field
+// "oversubscription" unless o >= 1.
+void validate_clos_params(int radix, double oversubscription);
+
+// Hosts one leaf serves: floor(k * o / (o + 1)), so that its ceil(hosts / o) uplinks always fit
+// in the remaining ports. 32 at k = 64, o = 1; 48 at o = 3.
+int clos_hosts_per_leaf(int radix, double oversubscription);
+
+// Uplinks of a leaf with `hosts` hosts: ceil(hosts / o).
+int clos_uplinks(int hosts, double oversubscription);
+
+// A network cable at the cluster's link rate and latency.
+LinkId add_cable(Topology& t, NodeId a, NodeId b);
+
+struct ClosOptions {
+  int radix = 64;
+  double oversubscription = 1.0;
+  // Group of every switch (the rail for rail-only), or -1: then leaves and aggregation/spine
+  // switches get their pod number and cores -1, because cores join pods.
+  int group = -1;
+  // If not empty, the group of each leaf (overrides the above for leaves; rail-optimized uses it
+  // to label each leaf with its rail).
+  std::vector<int> leaf_groups = {};
+};
+
+// Adds the switches (NodeKind::Switch with tier, radix and group; index = index among the
+// topology's switches of that tier, so names stay unique across several Clos networks in one
+// topology) and the cables for `leaves`. Returns the number of tiers (0 when there are no hosts).
+// Throws mfabric::Error with field "radix" when the hosts need more than 3 tiers.
+int build_clos(Topology& t, const std::vector<std::vector<NodeId>>& leaves,
+               const ClosOptions& options);
+
+}  // namespace mfabric::fabric::detail
