@@ -78,23 +78,30 @@ int build_eps_fat_tree(Topology& t, int eps_nics, int radix, double oversubscrip
                             {.radix = radix, .oversubscription = oversubscription});
 }
 
-void build_fat_tree(Spec& spec, const FabricKind& kind, Topology& t) {
+struct ClosParams {
+  int radix;
+  double oversubscription;
+};
+
+// Reads, checks and records radix and oversubscription, the only parameters of the fat-tree and
+// rail-optimized builders.
+ClosParams read_clos_params(Spec& spec, const FabricKind& kind, Topology& t) {
   const int radix = spec.get_int("radix", kDefaultRadix);
   const double o = spec.get_double("oversubscription", kDefaultOversubscription);
   spec.finish(param_names(kind));
   detail::validate_clos_params(radix, o);
   t.set_param("radix", plain(radix));
   t.set_param("oversubscription", plain(o));
+  return {radix, o};
+}
+
+void build_fat_tree(Spec& spec, const FabricKind& kind, Topology& t) {
+  const auto [radix, o] = read_clos_params(spec, kind, t);
   t.set_tiers(build_eps_fat_tree(t, t.cluster().nics_per_server, radix, o));
 }
 
 void build_rail_optimized(Spec& spec, const FabricKind& kind, Topology& t) {
-  const int radix = spec.get_int("radix", kDefaultRadix);
-  const double o = spec.get_double("oversubscription", kDefaultOversubscription);
-  spec.finish(param_names(kind));
-  detail::validate_clos_params(radix, o);
-  t.set_param("radix", plain(radix));
-  t.set_param("oversubscription", plain(o));
+  const auto [radix, o] = read_clos_params(spec, kind, t);
 
   const ClusterSpec& c = t.cluster();
   const int per_leaf = detail::clos_hosts_per_leaf(radix, o);
