@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fabric/topology.h"
+#include "workload/training.h"
 
 namespace mfabric::cli {
 
@@ -23,6 +24,16 @@ struct Command {
 Command register_cost(CLI::App& root);
 Command register_topology(CLI::App& root);
 Command register_fabrics(CLI::App& root);
+Command register_workload(CLI::App& root);
+Command register_trace(CLI::App& root);
+Command register_models(CLI::App& root);
+
+// The training job the options describe, validated; errors name the options. gpus = 0 means
+// "DP from --dp".
+workload::TrainingSpec training_spec_from(const std::string& model, int gpus, int tp, int pp,
+                                          int ep, std::optional<int> dp, int micro_batch,
+                                          int global_batch, int seq, const std::string& gpu,
+                                          int gpus_per_server);
 
 // Options that describe the cluster, shared by every command that builds a fabric.
 struct ClusterOptions {

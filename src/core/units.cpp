@@ -204,9 +204,14 @@ std::string to_string(Bytes b) {
   const std::int64_t n = b.count();
   static constexpr std::array<std::pair<const char*, int>, 4> kBinary{
       {{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}}};
+  // A binary unit only when the size is a whole number of the largest one that fits ("2MiB");
+  // otherwise decimal ("1.5GB"), never "7503535456KiB".
   for (const auto& [name, shift] : kBinary) {
     const std::int64_t unit = std::int64_t{1} << shift;
-    if (n >= unit && n % unit == 0) return std::to_string(n / unit) + name;
+    if (n >= unit) {
+      if (n % unit == 0) return std::to_string(n / unit) + name;
+      break;
+    }
   }
   const double d = static_cast<double>(n);
   if (d >= 1e12) return trim_number(d * 1e-12) + "TB";

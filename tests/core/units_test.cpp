@@ -80,6 +80,8 @@ TEST(Print, RoundTripsTypicalValues) {
   EXPECT_EQ(to_string(Bytes::mib(2)), "2MiB");
   EXPECT_EQ(to_string(Bytes(1'500'000'000)), "1.5GB");
   EXPECT_EQ(to_string(Bytes(100)), "100B");
+  EXPECT_EQ(to_string(Bytes(7503535456LL * 1024)), "7.684TB");
+  EXPECT_EQ(to_string(Bytes::kib(1536)), "1.573MB");
   EXPECT_EQ(link_label(Rate::gbps(400)), "400G");
   EXPECT_EQ(link_label(Rate::gbps(1600)), "1.6T");
   for (const char* t : {"25ms", "1.5us", "3s", "40ns"})

@@ -1,0 +1,175 @@
+// mfabric workload: the MoE training job as a task graph (or an imported Chakra trace), with its
+// traffic mix and compute times.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "report/workload_report.h"
+#include "workload/chakra.h"
+#include "workload/training.h"
+
+namespace mfabric::cli {
+namespace {
+
+struct WorkloadOptions {
+  std::string model;
+  std::string chakra;
+  int gpus = 0;
+  int tp = 1;
+  int pp = 1;
+  int ep = 1;
+  std::optional<int> dp;
+  int micro_batch = 8;
+  int global_batch = 128;
+  int seq = 4096;
+  std::string gpu = "h800";
+  int gpus_per_server = 8;
+  std::string schedule = "1f1b";
+  int iterations = 1;
+  std::uint64_t seed = 1;
+  std::string routing;
+  std::string replay;
+  bool json = false;
+};
+
+int run_chakra(const WorkloadOptions& o) {
+  workload::ChakraOptions options;
+  options.gpu = workload::find_gpu(o.gpu);
+  workload::ChakraSummary summary;
+  workload::read_chakra(o.chakra, options, &summary);
+  if (o.json) {
+    std::cout << report::chakra_json(summary).dump(2) << "\n";
+  } else {
+    std::cout << report::chakra_text(o.chakra, summary);
+  }
+  return 0;
+}
+
+}  // namespace
+
+workload::TrainingSpec training_spec_from(const std::string& model, int gpus, int tp, int pp,
+                                          int ep, std::optional<int> dp, int micro_batch,
+                                          int global_batch, int seq, const std::string& gpu,
+                                          int gpus_per_server) {
+  workload::TrainingSpec spec;
+  spec.model = with_context("", "--model", [&] { return workload::load_model(model); });
+  spec.gpu = with_context("", "--gpu", [&] { return workload::find_gpu(gpu); });
+  for (const auto& [name, v] : {std::pair{"--tp", tp}, {"--pp", pp}, {"--ep", ep}}) {
+    if (v < 1) throw Error("", name, fmt::format("must be at least 1, got {}", v));
+  }
+  int d = dp.value_or(0);
+  if (gpus > 0) {
+    const int per_replica = tp * pp * ep;
+    if (gpus % per_replica != 0) {
+      throw Error("", "--gpus",
+                  fmt::format("{} GPUs is not a multiple of TP x PP x EP = {} x {} x {} = {}", gpus,
+                              tp, pp, ep, per_replica));
+    }
+    if (dp && *dp * per_replica != gpus) {
+      throw Error("", "--dp",
+                  fmt::format("DP {} x TP {} x PP {} x EP {} = {} differs from --gpus {}", *dp, tp,
+                              pp, ep, *dp * per_replica, gpus));
+    }
+    d = gpus / per_replica;
+  }
+  if (d < 1) throw Error("", "--gpus", "give --gpus (or --dp) so that the job size is known");
+  spec.parallelism = workload::ParallelismSpec{.tp = tp, .pp = pp, .ep = ep, .dp = d};
+  spec.gpus_per_server = gpus_per_server;
+  spec.micro_batch = micro_batch;
+  spec.global_batch = global_batch;
+  spec.seq = seq;
+  // Validate the layout and the batch split now, naming command-line options.
+  with_context("", "parallelism",
+               [&] { return workload::RankLayout(spec.parallelism, spec.model, gpus_per_server); });
+  try {
+    spec.micro_batches();
+  } catch (const Error& e) {
+    std::string option = "--" + e.field();
+    for (char& ch : option)
+      ch = ch == '_' ? '-' : ch;
+    throw Error("", option, e.message());
+  }
+  return spec;
+}
+
+namespace {
+
+int run_model(const WorkloadOptions& o) {
+  workload::TrainingSpec spec =
+      training_spec_from(o.model, o.gpus, o.tp, o.pp, o.ep, o.dp, o.micro_batch, o.global_batch,
+                         o.seq, o.gpu, o.gpus_per_server);
+  spec.schedule =
+      with_context("", "--schedule", [&] { return workload::parse_schedule(o.schedule); });
+  spec.iterations = o.iterations;
+  std::optional<workload::ComputeReplay> replay;
+  if (!o.replay.empty()) {
+    replay = workload::ComputeReplay::load(o.replay);
+    spec.replay = &*replay;
+  }
+  const workload::RoutingTrace trace =
+      o.routing.empty() ? workload::synthetic_trace_for(spec, workload::SyntheticRouting{}, o.seed)
+                        : workload::read_routing_trace(o.routing);
+  const workload::TaskGraph graph = workload::build_training_graph(spec, trace);
+  const workload::WorkloadSummary summary = workload::summarize(spec, graph);
+  if (o.json) {
+    std::cout << report::workload_json(spec, summary, o.seed).dump(2) << "\n";
+  } else {
+    std::cout << report::workload_text(spec, summary);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command register_workload(CLI::App& root) {
+  auto o = std::make_shared<WorkloadOptions>();
+  CLI::App* app = root.add_subcommand(
+      "workload",
+      "Build the task graph of an MoE training job (or read a Chakra trace) and summarise its "
+      "tasks, traffic by parallelism and compute time");
+  auto* model = app->add_option("--model", o->model,
+                                "Model name from the zoo (see 'mfabric models') or a "
+                                "model YAML file");
+  auto* chakra = app->add_option("--chakra", o->chakra,
+                                 "Read Chakra execution traces PREFIX.<rank>.et instead of "
+                                 "building a model's graph");
+  model->excludes(chakra);
+  app->add_option("--gpus", o->gpus, "GPUs in the job (= DP x TP x PP x EP)");
+  app->add_option("--tp", o->tp, "Tensor-parallel degree (inside a server)")->capture_default_str();
+  app->add_option("--pp", o->pp, "Pipeline stages")->capture_default_str();
+  app->add_option("--ep", o->ep, "Expert-parallel degree (GPUs per EP group, per TP rank)")
+      ->capture_default_str();
+  app->add_option("--dp", o->dp, "Data-parallel degree (default: GPUs / (TP x PP x EP))");
+  app->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")
+      ->capture_default_str();
+  app->add_option("--global-batch", o->global_batch,
+                  "Sequences per iteration, split over DP replicas")
+      ->capture_default_str();
+  app->add_option("--seq", o->seq, "Tokens per sequence")->capture_default_str();
+  app->add_option("--gpu", o->gpu, "GPU type: a100, h100, h800, h200, b200")->capture_default_str();
+  app->add_option("--gpus-per-server", o->gpus_per_server, "GPUs per server (NVSwitch domain)")
+      ->capture_default_str();
+  app->add_option("--schedule", o->schedule, "Pipeline schedule: 1f1b or gpipe")
+      ->capture_default_str();
+  app->add_option("--iterations", o->iterations, "Training iterations in the graph")
+      ->capture_default_str();
+  app->add_option("--seed", o->seed, "Seed of the synthetic expert routing")->capture_default_str();
+  app->add_option("--routing", o->routing,
+                  "Recorded expert-routing trace (JSON or text, docs/formats.md) instead of the "
+                  "synthetic generator");
+  app->add_option("--replay", o->replay,
+                  "CSV of measured compute durations (op,layer,phase,duration) replacing the "
+                  "compute model's");
+  app->add_flag("--json", o->json, "Print JSON");
+  return Command{app, [o] {
+                   if (!o->chakra.empty()) return run_chakra(*o);
+                   if (o->model.empty()) {
+                     throw Error("", "--model", "give --model NAME (or --chakra PREFIX)");
+                   }
+                   return run_model(*o);
+                 }};
+}
+
+}  // namespace mfabric::cli

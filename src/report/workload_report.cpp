@@ -1,0 +1,153 @@
+#include "report/workload_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "report/format.h"
+#include "report/table.h"
+
+namespace mfabric::report {
+namespace {
+
+double share(std::int64_t part, std::int64_t total) {
+  return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0.0;
+}
+
+std::int64_t total_bytes(const workload::WorkloadSummary& s) {
+  return s.bytes_tp + s.bytes_ep + s.bytes_dp + s.bytes_pp;
+}
+
+}  // namespace
+
+nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload::WorkloadSummary& s,
+                             std::uint64_t seed) {
+  const std::int64_t total = total_bytes(s);
+  return {
+      {"model", spec.model.name},
+      {"gpu", spec.gpu.name},
+      {"gpus", s.gpus},
+      {"dp", s.parallelism.dp},
+      {"tp", s.parallelism.tp},
+      {"pp", s.parallelism.pp},
+      {"ep", s.parallelism.ep},
+      {"micro_batch", spec.micro_batch},
+      {"global_batch", spec.global_batch},
+      {"seq", spec.seq},
+      {"schedule", workload::to_string(spec.schedule)},
+      {"iterations", spec.iterations},
+      {"seed", seed},
+      {"micro_batches", s.micro_batches},
+      {"region_servers", s.region_servers},
+      {"stage_layers", s.stage_layers},
+      {"tasks",
+       {{"compute", s.compute_tasks}, {"collective", s.collective_tasks}, {"p2p", s.p2p_tasks}}},
+      {"bytes_per_iteration",
+       {{"tp", s.bytes_tp}, {"ep", s.bytes_ep}, {"dp", s.bytes_dp}, {"pp", s.bytes_pp}}},
+      {"bytes_share",
+       {{"tp", share(s.bytes_tp, total)},
+        {"ep", share(s.bytes_ep, total)},
+        {"dp", share(s.bytes_dp, total)},
+        {"pp", share(s.bytes_pp, total)}}},
+      {"compute_time_s_per_stage", s.compute_s_per_stage},
+      {"moe_layer_forward_s", {{"attention", s.attention_fwd_s}, {"experts", s.experts_fwd_s}}},
+  };
+}
+
+std::string workload_text(const workload::TrainingSpec& spec, const workload::WorkloadSummary& s) {
+  const auto& p = s.parallelism;
+  std::string out = fmt::format(
+      "workload {} on {} GPUs ({}): TP {} x PP {} x EP {} x DP {}\n"
+      "batch: micro-batch {} x seq {}, global batch {} -> {} micro-batches per iteration ({})\n"
+      "region: {} server(s) per EP group (EP {} x TP {} GPUs); layers per stage: {}\n\n",
+      spec.model.name, s.gpus, spec.gpu.name, p.tp, p.pp, p.ep, p.dp, spec.micro_batch, spec.seq,
+      spec.global_batch, s.micro_batches, workload::to_string(spec.schedule), s.region_servers,
+      p.ep, p.tp, fmt::join(s.stage_layers, " "));
+  Table tasks({"tasks", "count"});
+  tasks.add_row({"compute", with_commas(s.compute_tasks)});
+  tasks.add_row({"collective", with_commas(s.collective_tasks)});
+  tasks.add_row({"p2p", with_commas(s.p2p_tasks)});
+  out += tasks.render() + "\n";
+  const std::int64_t total = total_bytes(s);
+  Table bytes({"traffic", "bytes per iteration", "share"});
+  auto row = [&](const char* name, std::int64_t b) {
+    bytes.add_row({name, to_string(Bytes(b)), fmt::format("{:.1f}%", 100.0 * share(b, total))});
+  };
+  row("TP", s.bytes_tp);
+  row("EP", s.bytes_ep);
+  row("DP", s.bytes_dp);
+  row("PP", s.bytes_pp);
+  out += bytes.render() + "\n";
+  Table stages({"stage", "layers", "compute per iteration"});
+  for (std::size_t i = 0; i < s.compute_s_per_stage.size(); ++i) {
+    stages.add_row({std::to_string(i), std::to_string(s.stage_layers[i]),
+                    to_string(Time::from_seconds(s.compute_s_per_stage[i]))});
+  }
+  out += stages.render();
+  out += fmt::format(
+      "\nMoE layer forward, one micro-batch: attention + router {}, experts (busiest GPU) {}\n",
+      to_string(Time::from_seconds(s.attention_fwd_s)),
+      to_string(Time::from_seconds(s.experts_fwd_s)));
+  return out;
+}
+
+nlohmann::json chakra_json(const workload::ChakraSummary& s) {
+  return {{"ranks", s.ranks},
+          {"nodes",
+           {{"compute", s.compute},
+            {"collective", s.collective},
+            {"send", s.send},
+            {"recv", s.recv},
+            {"other", s.other}}}};
+}
+
+std::string chakra_text(const std::string& prefix, const workload::ChakraSummary& s) {
+  Table t({"node type", "count"});
+  t.add_row({"compute", with_commas(s.compute)});
+  t.add_row({"collective", with_commas(s.collective)});
+  t.add_row({"send", with_commas(s.send)});
+  t.add_row({"recv", with_commas(s.recv)});
+  t.add_row({"other", with_commas(s.other)});
+  return fmt::format("chakra trace {}: {} ranks\n\n", prefix, s.ranks) + t.render();
+}
+
+nlohmann::json routing_stats_json(const workload::RoutingTrace& trace,
+                                  const workload::RoutingStats& s) {
+  return {{"ep", trace.ep()},
+          {"experts", trace.experts()},
+          {"iterations", trace.iterations()},
+          {"micro_batches", trace.micro_batches()},
+          {"layers", trace.layers().size()},
+          {"records", s.records},
+          {"skew", {{"mean", s.skew_mean}, {"min", s.skew_min}, {"max", s.skew_max}}},
+          {"load_cv",
+           {{"first_iteration", s.cv_first_iteration}, {"last_iteration", s.cv_last_iteration}}},
+          {"pairs_for_80pct", s.pairs_for_80pct},
+          {"adjacent_layer_correlation", s.adjacent_layer_correlation},
+          {"distant_layer_correlation", s.distant_layer_correlation}};
+}
+
+std::string routing_stats_text(const std::string& path, const workload::RoutingTrace& trace,
+                               const workload::RoutingStats& s) {
+  std::string out = fmt::format(
+      "routing trace {}: EP {}, {} experts, {} iteration(s) x {} MoE layer(s) x {} "
+      "micro-batch(es) = {} records\n\n",
+      path, trace.ep(), trace.experts(), trace.iterations(), trace.layers().size(),
+      trace.micro_batches(), s.records);
+  Table t({"statistic", "value", "meaning"});
+  t.add_row({"skew (max/mean expert load)",
+             fmt::format("{:.2f} [{:.2f} .. {:.2f}]", s.skew_mean, s.skew_min, s.skew_max),
+             "1 = balanced"});
+  t.add_row({"load CV, first iteration", fmt::format("{:.3f}", s.cv_first_iteration),
+             "spread of expert load"});
+  t.add_row({"load CV, last iteration", fmt::format("{:.3f}", s.cv_last_iteration),
+             "smaller = skew shrank"});
+  t.add_row({"pairs carrying 80% of tokens", fmt::format("{:.1f}%", 100.0 * s.pairs_for_80pct),
+             "small = sparse"});
+  t.add_row({"adjacent-layer correlation", fmt::format("{:.3f}", s.adjacent_layer_correlation),
+             "predictability from layer l-1"});
+  t.add_row(
+      {"layers two apart (baseline)", fmt::format("{:.3f}", s.distant_layer_correlation), ""});
+  return out + t.render();
+}
+
+}  // namespace mfabric::report

@@ -1,0 +1,111 @@
+// Compute model: FLOPs per layer and op, and their time on a GPU.
+//
+// Forward FLOPs per micro-batch of T = micro_batch x seq tokens (2 FLOPs per multiply-add):
+//  attention  projections (q, k, v, o; MLA's low-rank projections) + scores and weighted sum
+//             (4 x T x seq x heads x head_dim, full square: no causal saving, as Megatron counts)
+//  router     2 x T x hidden x experts
+//  experts    per token-expert assignment: 2 x m x hidden x ffn_expert, m = 3 (gated) or 2
+//  shared     T x shared_experts x 2 x m x hidden x ffn_shared
+//  dense FFN  T x 2 x m x hidden x ffn_dense
+//  LM head    2 x T x hidden x vocab (last stage)
+// Backward = 2 x forward. Everything divided among TP ranks.
+// Time = max(FLOPs / (peak x efficiency[op class]), bytes moved / memory bandwidth): a roofline
+// where bytes moved are the op's weights plus inputs and outputs (what skinny expert GEMMs with
+// few tokens are bound by).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+#include "workload/model.h"
+#include "workload/task_graph.h"
+
+namespace mfabric::workload {
+
+struct GpuSpec {
+  std::string name;
+  double peak_bf16_flops = 0;   // dense bf16 FLOP/s
+  double memory_bandwidth = 0;  // bytes/s (HBM)
+};
+
+// A100, H100, H800, H200, B200 (SXM, dense bf16).
+const std::vector<GpuSpec>& gpu_catalogue();
+// Throws mfabric::Error listing the known GPUs.
+const GpuSpec& find_gpu(const std::string& name);
+
+// Fraction of peak FLOP/s each op class reaches (documented defaults in docs/workload.md).
+struct Efficiency {
+  double attention = 0.45;
+  double dense_gemm = 0.6;   // projections, dense FFN, shared experts, LM head, router
+  double expert_gemm = 0.5;  // routed experts (grouped GEMM)
+};
+
+struct ComputeShape {
+  int micro_batch = 8;
+  int seq = 4096;
+  int tp = 1;
+};
+
+class ComputeModel {
+ public:
+  ComputeModel(const ModelSpec& model, const GpuSpec& gpu, const Efficiency& eff,
+               const ComputeShape& shape);
+
+  // Forward FLOPs per micro-batch for the whole TP group (not yet divided by TP).
+  double attention_flops() const;
+  double router_flops() const;
+  double expert_flops(std::int64_t token_assignments) const;
+  double shared_expert_flops() const;
+  double dense_ffn_flops() const;
+  double lm_head_flops() const;
+
+  // Time on one GPU (TP share) for the phase (backward = 2x forward).
+  Time attention(Phase phase) const;
+  Time router(Phase phase) const;
+  // token_assignments: token-expert pairs this GPU's TP group computes (all its local experts).
+  Time experts(std::int64_t token_assignments, int local_experts, Phase phase) const;
+  Time shared_experts(Phase phase) const;
+  Time dense_ffn(Phase phase) const;
+  Time lm_head(Phase phase) const;
+
+  const ModelSpec& model() const { return model_; }
+  const GpuSpec& gpu() const { return gpu_; }
+  const ComputeShape& shape() const { return shape_; }
+
+ private:
+  Time roofline(double flops, double bytes, double efficiency, Phase phase) const;
+
+  ModelSpec model_;
+  GpuSpec gpu_;
+  Efficiency eff_;
+  ComputeShape shape_;
+};
+
+// Measured durations replacing the model's: CSV with a header line
+//   op,layer,phase,duration
+//   attention,*,fwd,1.2ms
+//   experts,3,bwd,4ms
+// op is an Op name (attention, router, experts, shared-experts, dense-ffn, lm-head), layer a
+// global layer index or *, phase fwd or bwd, duration a time with unit. A specific layer wins over
+// *. Throws mfabric::Error naming the file, line and field.
+class ComputeReplay {
+ public:
+  static ComputeReplay load(const std::string& path);
+  // The measured duration, or nullptr-like absence.
+  const Time* find(Op op, int layer, Phase phase) const;
+  std::size_t size() const { return entries_.size(); }
+
+ private:
+  struct Key {
+    Op op;
+    int layer;  // -1 = any
+    Phase phase;
+    auto operator<=>(const Key&) const = default;
+  };
+  std::map<Key, Time> entries_;
+};
+
+}  // namespace mfabric::workload

@@ -1,0 +1,492 @@
+// Model zoo, model YAML parsing and parameter counts. Format: docs/workload.md, "Model files".
+#include "workload/model.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "workload/model_zoo_data.h"
+
+namespace mfabric::workload {
+
+// Parameter counts, in elements. Conventions (docs/workload.md, "Parameter counts"):
+//  - no biases (none of the zoo models has them except Qwen's q/k/v biases, < 0.01%);
+//  - a gated FFN (SwiGLU) has 3 matrices hidden x ffn (gate, up, down), a plain FFN 2;
+//  - RMSNorm weights: 2 x hidden per layer plus the final norm, counted in total_params() only;
+//  - input embedding and LM head are separate matrices (no zoo model ties them).
+// The formulas are templates so that parse_model() can evaluate them in floating point first
+// and reject dimensions whose 64-bit counts would overflow.
+namespace {
+
+template <class N>
+N count_attention(const ModelSpec& m) {
+  const N h = static_cast<N>(m.hidden);
+  const AttentionSpec& a = m.attention;
+  const N heads = static_cast<N>(a.heads);
+  if (a.kind == "mla") {
+    const N qk = static_cast<N>(a.qk_nope_head_dim) + static_cast<N>(a.qk_rope_head_dim);
+    const N q_lora = static_cast<N>(a.q_lora_rank);
+    const N kv_lora = static_cast<N>(a.kv_lora_rank);
+    // Query: down-projection to q_lora_rank, its RMSNorm, up-projection to every head's
+    // (nope + rope) dims; with q_lora_rank 0 a single full-rank projection (DeepSeek-V2-Lite).
+    const N q = a.q_lora_rank > 0 ? h * q_lora + q_lora + q_lora * heads * qk : h * heads * qk;
+    // Key/value: down-projection to the latent (kv_lora_rank) plus the shared rope key, the
+    // latent's RMSNorm, and the up-projection to every head's nope key and value.
+    const N kv =
+        h * (kv_lora + static_cast<N>(a.qk_rope_head_dim)) + kv_lora +
+        kv_lora * heads * (static_cast<N>(a.qk_nope_head_dim) + static_cast<N>(a.v_head_dim));
+    const N o = heads * static_cast<N>(a.v_head_dim) * h;
+    return q + kv + o;
+  }
+  // q and o: hidden x heads x head_dim each; k and v: hidden x kv_heads x head_dim each.
+  const N hd = static_cast<N>(a.head_dim);
+  const N q = h * heads * hd;
+  const N kv = 2 * h * static_cast<N>(a.kv_heads) * hd;
+  const N o = heads * hd * h;
+  return q + kv + o;
+}
+
+template <class N>
+N count_ffn(const ModelSpec& m, int ffn) {
+  return static_cast<N>(m.gated_ffn ? 3 : 2) * static_cast<N>(m.hidden) * static_cast<N>(ffn);
+}
+
+template <class N>
+N count_total(const ModelSpec& m) {
+  const N h = static_cast<N>(m.hidden);
+  const N per_layer = count_attention<N>(m) + 2 * h;  // + two RMSNorms
+  // A MoE layer: routed experts, shared experts, and the gate (one hidden x experts matrix).
+  const N moe = static_cast<N>(m.experts) * count_ffn<N>(m, m.ffn_expert) +
+                static_cast<N>(m.shared_experts) * count_ffn<N>(m, m.ffn_shared) +
+                h * static_cast<N>(m.experts);
+  return 2 * static_cast<N>(m.vocab) * h  // embedding + LM head
+         + h                              // final norm
+         + static_cast<N>(m.layers) * per_layer +
+         static_cast<N>(m.dense_layers) * count_ffn<N>(m, m.ffn_dense) +
+         static_cast<N>(m.moe_layers()) * moe;
+}
+
+}  // namespace
+
+std::int64_t ModelSpec::attention_params_per_layer() const {
+  return count_attention<std::int64_t>(*this);
+}
+std::int64_t ModelSpec::expert_params() const {
+  return count_ffn<std::int64_t>(*this, ffn_expert);
+}
+std::int64_t ModelSpec::shared_expert_params() const {
+  return shared_experts * count_ffn<std::int64_t>(*this, ffn_shared);
+}
+std::int64_t ModelSpec::dense_ffn_params() const {
+  return count_ffn<std::int64_t>(*this, ffn_dense);
+}
+std::int64_t ModelSpec::router_params() const {
+  return std::int64_t{hidden} * experts;
+}
+std::int64_t ModelSpec::total_params() const {
+  return count_total<std::int64_t>(*this);
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// YAML reading helpers.
+
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      return fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "nothing";
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items)
+    out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Edit distance, to suggest the field a typo meant.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// One YAML map with a fixed set of fields. Unknown and repeated keys are rejected up front
+// (yaml-cpp keeps both copies of a repeated key and lookups see only the first, so a repeated
+// key would otherwise silently lose one value).
+class Fields {
+ public:
+  Fields(const YAML::Node& node, std::string source, std::string path,
+         std::vector<std::string> known)
+      : node_(node), source_(std::move(source)), path_(std::move(path)), known_(std::move(known)) {
+    std::set<std::string> seen;
+    for (const auto& entry : node_) {
+      if (!entry.first.IsScalar()) {
+        throw Error(source_, path_,
+                    fmt::format("expected field names as keys, got {}", describe(entry.first)));
+      }
+      const std::string& key = entry.first.Scalar();
+      if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
+        std::string hint;
+        for (const std::string& k : known_) {
+          if (edit_distance(key, k) <= 2) {
+            hint = fmt::format("did you mean '{}'? ", k);
+            break;
+          }
+        }
+        throw Error(source_, field(key),
+                    fmt::format("unknown field; {}(known: {})", hint, join(known_)));
+      }
+      if (!seen.insert(key).second) throw Error(source_, field(key), "is given twice");
+    }
+  }
+
+  std::string field(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+  bool has(const std::string& key) const { return static_cast<bool>(node_[key]); }
+  YAML::Node get(const std::string& key) const { return node_[key]; }
+
+  // A decimal integer. yaml-cpp's as<int>() would also take hex and octal forms, so the scalar
+  // is parsed here.
+  std::optional<int> optional_int(const std::string& key) const {
+    const YAML::Node value = node_[key];
+    if (!value) return std::nullopt;
+    if (value.IsScalar()) {
+      const std::string& text = value.Scalar();
+      const char* begin = text.data();
+      const char* end = text.data() + text.size();
+      if (begin != end && *begin == '+') ++begin;
+      int out = 0;
+      auto [ptr, ec] = std::from_chars(begin, end, out);
+      if (ec == std::errc() && ptr == end && begin != end) return out;
+      if (ec == std::errc::result_out_of_range) {
+        throw Error(source_, field(key), fmt::format("integer out of range: {}", describe(value)));
+      }
+    }
+    throw Error(source_, field(key), fmt::format("expected an integer, got {}", describe(value)));
+  }
+
+  int required_int(const std::string& key) const {
+    if (!has(key)) throw Error(source_, field(key), "is required; expected an integer");
+    return *optional_int(key);
+  }
+
+  std::optional<std::string> optional_string(const std::string& key) const {
+    const YAML::Node value = node_[key];
+    if (!value) return std::nullopt;
+    if (!value.IsScalar()) {
+      throw Error(source_, field(key), fmt::format("expected text, got {}", describe(value)));
+    }
+    return value.Scalar();
+  }
+
+  std::optional<bool> optional_bool(const std::string& key) const {
+    const YAML::Node value = node_[key];
+    if (!value) return std::nullopt;
+    if (value.IsScalar()) {
+      std::string text = value.Scalar();
+      std::transform(text.begin(), text.end(), text.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (text == "true") return true;
+      if (text == "false") return false;
+    }
+    throw Error(source_, field(key),
+                fmt::format("expected true or false, got {}", describe(value)));
+  }
+
+  const std::string& source() const { return source_; }
+
+ private:
+  YAML::Node node_;
+  std::string source_;
+  std::string path_;
+  std::vector<std::string> known_;
+};
+
+// Range checks; each names the field and the allowed range.
+void check_positive(const Fields& f, const std::string& key, int value) {
+  if (value <= 0) {
+    throw Error(f.source(), f.field(key),
+                fmt::format("expected a positive integer, got {}", value));
+  }
+}
+
+void check_non_negative(const Fields& f, const std::string& key, int value) {
+  if (value < 0) {
+    throw Error(f.source(), f.field(key),
+                fmt::format("expected a non-negative integer, got {}", value));
+  }
+}
+
+const std::vector<std::string> kModelFields = {
+    "name",       "description",  "layers",  "hidden",      "attention",
+    "ffn_dense",  "ffn_expert",   "experts", "top_k",       "shared_experts",
+    "ffn_shared", "dense_layers", "vocab",   "dtype_bytes", "gated_ffn"};
+const std::vector<std::string> kAttentionFields = {
+    "kind",        "heads",        "kv_heads",         "head_dim",
+    "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+    "v_head_dim"};
+const std::vector<std::string> kMlaFields = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                             "qk_rope_head_dim", "v_head_dim"};
+
+AttentionSpec parse_attention(const YAML::Node& node, const std::string& source, int hidden) {
+  if (!node) throw Error(source, "attention", "is required; expected a map (kind, heads, ...)");
+  if (!node.IsMap()) {
+    throw Error(source, "attention",
+                fmt::format("expected a map (kind, heads, ...), got {}", describe(node)));
+  }
+  const Fields f(node, source, "attention", kAttentionFields);
+  AttentionSpec a;
+  const auto kind = f.optional_string("kind");
+  if (!kind) throw Error(source, f.field("kind"), "is required; expected mha, gqa or mla");
+  a.kind = *kind;
+  if (a.kind != "mha" && a.kind != "gqa" && a.kind != "mla") {
+    throw Error(source, f.field("kind"), fmt::format("expected mha, gqa or mla, got '{}'", a.kind));
+  }
+  a.heads = f.required_int("heads");
+  check_positive(f, "heads", a.heads);
+
+  if (a.kind == "mla") {
+    // Latent attention has its own head dimensions; the mha/gqa fields would be ignored, so
+    // giving them is an error rather than a silent no-op.
+    for (const char* key : {"kv_heads", "head_dim"}) {
+      if (f.has(key)) {
+        throw Error(source, f.field(key),
+                    "not used by mla (use qk_nope_head_dim, qk_rope_head_dim, v_head_dim)");
+      }
+    }
+    a.q_lora_rank = f.required_int("q_lora_rank");
+    check_non_negative(f, "q_lora_rank", a.q_lora_rank);  // 0: full-rank query projection
+    a.kv_lora_rank = f.required_int("kv_lora_rank");
+    check_positive(f, "kv_lora_rank", a.kv_lora_rank);
+    a.qk_nope_head_dim = f.required_int("qk_nope_head_dim");
+    check_positive(f, "qk_nope_head_dim", a.qk_nope_head_dim);
+    a.qk_rope_head_dim = f.required_int("qk_rope_head_dim");
+    check_positive(f, "qk_rope_head_dim", a.qk_rope_head_dim);
+    a.v_head_dim = f.required_int("v_head_dim");
+    check_positive(f, "v_head_dim", a.v_head_dim);
+    // Every head has its own key and value after the up-projection; head_dim is the query/key
+    // width the scores use.
+    a.kv_heads = a.heads;
+    a.head_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    return a;
+  }
+
+  for (const std::string& key : kMlaFields) {
+    if (f.has(key))
+      throw Error(source, f.field(key), fmt::format("only used by mla, not {}", a.kind));
+  }
+  if (const auto hd = f.optional_int("head_dim")) {
+    a.head_dim = *hd;
+    check_positive(f, "head_dim", a.head_dim);
+  } else {
+    if (hidden % a.heads != 0) {
+      throw Error(source, f.field("heads"),
+                  fmt::format("{} heads do not divide hidden {}; give head_dim", a.heads, hidden));
+    }
+    a.head_dim = hidden / a.heads;
+  }
+  if (a.kind == "mha") {
+    a.kv_heads = f.optional_int("kv_heads").value_or(a.heads);
+    if (a.kv_heads != a.heads) {
+      throw Error(source, f.field("kv_heads"),
+                  fmt::format("mha has as many key/value heads as heads ({}), got {}; use gqa",
+                              a.heads, a.kv_heads));
+    }
+  } else {
+    if (!f.has("kv_heads")) {
+      throw Error(source, f.field("kv_heads"), "is required for gqa; expected a positive integer");
+    }
+    a.kv_heads = *f.optional_int("kv_heads");
+    check_positive(f, "kv_heads", a.kv_heads);
+    if (a.kv_heads > a.heads || a.heads % a.kv_heads != 0) {
+      throw Error(source, f.field("kv_heads"),
+                  fmt::format("must divide heads ({}), got {}", a.heads, a.kv_heads));
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+ModelSpec parse_model(const std::string& yaml_text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw Error(source, fmt::format("line {}, column {}", e.mark.line + 1, e.mark.column + 1),
+                fmt::format("malformed YAML: {}", e.msg));
+  }
+  if (!root.IsMap()) {
+    throw Error(source, "",
+                fmt::format("expected a map of model fields (name, layers, hidden, ...), got {}",
+                            describe(root)));
+  }
+  const Fields f(root, source, "", kModelFields);
+  ModelSpec m;
+
+  const auto name = f.optional_string("name");
+  if (!name) throw Error(source, "name", "is required; expected the model's name");
+  m.name = *name;
+  if (m.name.empty() || std::any_of(m.name.begin(), m.name.end(), [](unsigned char c) {
+        return std::isspace(c) || std::iscntrl(c);
+      })) {
+    throw Error(source, "name",
+                fmt::format("expected a name without spaces (it is used on the command line), "
+                            "got '{}'",
+                            m.name));
+  }
+  m.description = f.optional_string("description").value_or("");
+
+  m.layers = f.required_int("layers");
+  check_positive(f, "layers", m.layers);
+  m.hidden = f.required_int("hidden");
+  check_positive(f, "hidden", m.hidden);
+  m.attention = parse_attention(f.get("attention"), source, m.hidden);
+
+  m.experts = f.required_int("experts");
+  check_positive(f, "experts", m.experts);
+  m.top_k = f.required_int("top_k");
+  check_positive(f, "top_k", m.top_k);
+  if (m.top_k > m.experts) {
+    throw Error(source, "top_k",
+                fmt::format("must be at most experts ({}), got {}", m.experts, m.top_k));
+  }
+  m.ffn_expert = f.required_int("ffn_expert");
+  check_positive(f, "ffn_expert", m.ffn_expert);
+
+  m.shared_experts = f.optional_int("shared_experts").value_or(0);
+  check_non_negative(f, "shared_experts", m.shared_experts);
+  m.ffn_shared = f.optional_int("ffn_shared").value_or(m.ffn_expert);
+  check_positive(f, "ffn_shared", m.ffn_shared);
+
+  m.dense_layers = f.optional_int("dense_layers").value_or(0);
+  check_non_negative(f, "dense_layers", m.dense_layers);
+  if (m.dense_layers >= m.layers) {
+    throw Error(source, "dense_layers",
+                fmt::format("must be less than layers ({}) so that some layers are MoE, got {}",
+                            m.layers, m.dense_layers));
+  }
+  m.ffn_dense = f.optional_int("ffn_dense").value_or(0);
+  check_non_negative(f, "ffn_dense", m.ffn_dense);
+  if (m.dense_layers > 0 && m.ffn_dense == 0) {
+    throw Error(source, "ffn_dense",
+                fmt::format("is required (positive) when dense_layers is {}", m.dense_layers));
+  }
+
+  m.vocab = f.required_int("vocab");
+  check_positive(f, "vocab", m.vocab);
+  m.dtype_bytes = f.optional_int("dtype_bytes").value_or(2);
+  if (m.dtype_bytes != 1 && m.dtype_bytes != 2 && m.dtype_bytes != 4) {
+    throw Error(source, "dtype_bytes",
+                fmt::format("expected 1 (fp8), 2 (bf16) or 4 (fp32), got {}", m.dtype_bytes));
+  }
+  m.gated_ffn = f.optional_bool("gated_ffn").value_or(true);
+
+  // Parameter counts are 64-bit integers; past 2^53 (9 quadrillion parameters) a model is a
+  // typo, and rejecting it keeps every count exact and free of overflow (every partial sum is
+  // below the total, so checking the total in floating point suffices).
+  if (count_total<double>(m) > 9.0e15 || count_ffn<double>(m, m.ffn_dense) > 9.0e15) {
+    throw Error(source, "", "model dimensions are implausibly large (over 9e15 parameters)");
+  }
+  return m;
+}
+
+namespace {
+
+struct ZooEntry {
+  std::string file;
+  ModelSpec model;
+};
+
+// The embedded zoo, parsed once. A broken shipped file is reported on first use (and by the
+// zoo tests), naming the file.
+const std::vector<ZooEntry>& zoo() {
+  static const std::vector<ZooEntry> entries = [] {
+    std::vector<ZooEntry> out;
+    for (int i = 0; i < detail::kModelZooSize; ++i) {
+      const detail::EmbeddedModel& e = detail::kModelZoo[i];
+      out.push_back({e.file, parse_model(e.yaml, std::string("data/models/") + e.file)});
+    }
+    return out;
+  }();
+  return entries;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string read_model_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw Error(path, "", "model file not found; expected a model name or a YAML file");
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error(path, "", "is a directory; expected a YAML model file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || in.bad()) throw Error(path, "", "cannot read the model file (is it readable?)");
+  return text.str();
+}
+
+}  // namespace
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const ZooEntry& e : zoo())
+    names.push_back(e.model.name);
+  return names;
+}
+
+ModelSpec load_model(const std::string& name_or_path) {
+  // Zoo names are matched case-insensitively ("Mixtral-8x7B" works); a zoo name wins over a
+  // file of the same name in the working directory, which keeps a name's meaning stable.
+  const std::string wanted = lower(name_or_path);
+  for (const ZooEntry& e : zoo()) {
+    if (lower(e.model.name) == wanted) return e.model;
+  }
+  std::error_code ec;
+  const std::string ext = lower(std::filesystem::path(name_or_path).extension().string());
+  if (std::filesystem::exists(name_or_path, ec) || ext == ".yaml" || ext == ".yml") {
+    return parse_model(read_model_file(name_or_path), name_or_path);
+  }
+  throw Error(fmt::format("unknown model '{}' (known: {}; or a .yaml file)", name_or_path,
+                          join(model_names())));
+}
+
+}  // namespace mfabric::workload

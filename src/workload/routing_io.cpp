@@ -1,0 +1,637 @@
+// Reading and writing routing traces (formats in docs/routing.md): JSON, plain-text records and
+// the authors' bare matrix. Every error names the file and where in it (a JSON path such as
+// "records[3].tokens[2]" or "line 7").
+#include "workload/routing.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "core/error.h"
+
+namespace mfabric::workload {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kFormat = "mfabric-routing-trace";
+constexpr int kVersion = 1;
+constexpr std::int64_t kMaxCount = std::numeric_limits<std::int32_t>::max();
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error(path, "", "cannot read: is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path, "", std::string("cannot read: ") + std::strerror(errno));
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) throw Error(path, "", "cannot read: I/O error");
+  return buf.str();
+}
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text and bare-matrix formats.
+
+// A parse failure at a byte offset of the (comment-blanked) file; turned into "line N".
+struct TextError {
+  std::size_t pos;
+  std::string message;
+};
+
+int line_of(std::string_view text, std::size_t pos) {
+  pos = std::min(pos, text.size());
+  return 1 +
+         static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
+}
+
+// Replaces every '#' comment (to the end of its line) by spaces; offsets, and so line numbers,
+// stay valid.
+std::string blank_comments(std::string text) {
+  bool comment = false;
+  for (char& c : text) {
+    if (c == '\n') {
+      comment = false;
+    } else if (c == '#' || comment) {
+      comment = true;
+      c = ' ';
+    }
+  }
+  return text;
+}
+
+struct Matrix {
+  int rows = 0;
+  int cols = 0;
+  std::vector<std::int32_t> values;  // row-major
+};
+
+class TextCursor {
+ public:
+  TextCursor(std::string_view text, std::size_t pos, bool single_line)
+      : text_(text), pos_(pos), single_line_(single_line) {}
+
+  std::size_t pos() const { return pos_; }
+  bool at_end() {
+    skip_space();
+    return pos_ >= text_.size() || (single_line_ && text_[pos_] == '\n');
+  }
+  char peek() {
+    skip_space();
+    return pos_ < text_.size() ? text_[pos_] : '\0';
+  }
+  void expect(char c, const std::string& where) {
+    if (peek() != c) {
+      throw TextError{pos_, where + ": expected '" + std::string(1, c) + "', got " + describe()};
+    }
+    ++pos_;
+  }
+  // The next word: a run of characters up to whitespace or a bracket or comma.
+  std::string_view word() {
+    skip_space();
+    const std::size_t start = pos_;
+    while (pos_ < text_.size() && !is_space(text_[pos_]) && text_[pos_] != ',' &&
+           text_[pos_] != '[' && text_[pos_] != ']') {
+      ++pos_;
+    }
+    return text_.substr(start, pos_ - start);
+  }
+  std::string describe() {
+    skip_space();
+    if (pos_ >= text_.size() || (single_line_ && text_[pos_] == '\n')) return "end of line";
+    std::size_t end = pos_;
+    while (end < text_.size() && end - pos_ < 20 && !is_space(text_[end]))
+      ++end;
+    return "'" + std::string(text_.substr(pos_, std::max<std::size_t>(end - pos_, 1))) + "'";
+  }
+
+ private:
+  void skip_space() {
+    while (pos_ < text_.size() && is_space(text_[pos_]) && !(single_line_ && text_[pos_] == '\n')) {
+      ++pos_;
+    }
+  }
+
+  std::string_view text_;
+  std::size_t pos_;
+  bool single_line_;
+};
+
+// A non-negative integer that fits `max`; `what` names it in the message.
+std::int64_t parse_count(TextCursor& cur, const std::string& what, std::int64_t max) {
+  const std::size_t at = cur.pos();
+  const std::string_view w = cur.word();
+  if (w.empty())
+    throw TextError{at, what + ": expected a non-negative integer, got " + cur.describe()};
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), value);
+  if (ec == std::errc() && end == w.data() + w.size()) {
+    if (value < 0) {
+      throw TextError{at,
+                      what + ": expected a non-negative integer, got negative " + std::string(w)};
+    }
+    if (value > max) {
+      throw TextError{
+          at, what + ": " + std::string(w) + " is too large (at most " + std::to_string(max) + ")"};
+    }
+    return value;
+  }
+  if (ec == std::errc::result_out_of_range) {
+    throw TextError{
+        at, what + ": " + std::string(w) + " is too large (at most " + std::to_string(max) + ")"};
+  }
+  throw TextError{at, what + ": expected a non-negative integer, got '" + std::string(w) + "'"};
+}
+
+// "[[a, b, ...], [c, d, ...], ...]": rows of equal length, at least one row and one column.
+Matrix parse_matrix(TextCursor& cur) {
+  Matrix m;
+  const std::size_t start = cur.pos();
+  cur.expect('[', "matrix");
+  for (;;) {
+    const std::string row_name = "tokens[" + std::to_string(m.rows) + "]";
+    const std::size_t row_start = cur.pos();
+    cur.expect('[', row_name);
+    int cols = 0;
+    if (cur.peek() != ']') {
+      for (;;) {
+        m.values.push_back(static_cast<std::int32_t>(
+            parse_count(cur, row_name + "[" + std::to_string(cols) + "]", kMaxCount)));
+        ++cols;
+        if (cur.peek() != ',') break;
+        cur.expect(',', row_name);
+      }
+    }
+    cur.expect(']', row_name);
+    if (cols == 0) throw TextError{row_start, row_name + ": empty row"};
+    if (m.rows == 0) {
+      m.cols = cols;
+    } else if (cols != m.cols) {
+      throw TextError{row_start, row_name + ": ragged matrix: " + std::to_string(cols) +
+                                     " counts, row 0 has " + std::to_string(m.cols)};
+    }
+    ++m.rows;
+    if (cur.peek() != ',') break;
+    cur.expect(',', "matrix");
+  }
+  cur.expect(']', "matrix");
+  if (m.rows == 0) throw TextError{start, "empty matrix"};
+  return m;
+}
+
+RoutingTrace read_bare_matrix(const std::string& path, const std::string& text, std::size_t start) {
+  try {
+    TextCursor cur(text, start, /*single_line=*/false);
+    Matrix m = parse_matrix(cur);
+    if (!cur.at_end()) {
+      throw TextError{cur.pos(), "unexpected " + cur.describe() + " after the matrix"};
+    }
+    RoutingTrace trace(m.rows, m.cols, 1, {0}, 1);
+    std::copy(m.values.begin(), m.values.end(), trace.matrix(0, 0, 0).begin());
+    trace.mark_static();
+    return trace;
+  } catch (const TextError& e) {
+    throw Error(path, "line " + std::to_string(line_of(text, e.pos)), e.message);
+  }
+}
+
+struct TextRecord {
+  int iteration, layer, micro_batch, line;
+  std::vector<std::int32_t> values;
+};
+
+RoutingTrace read_text(const std::string& path, const std::string& text) {
+  std::vector<TextRecord> records;
+  std::map<std::tuple<int, int, int>, int> seen;  // key -> line
+  int ep = 0, experts = 0, first_line = 0;
+  std::size_t line_start = 0;
+  for (int line = 1; line_start < text.size(); ++line) {
+    std::size_t line_end = text.find('\n', line_start);
+    if (line_end == std::string::npos) line_end = text.size();
+    const std::string where = "line " + std::to_string(line);
+    try {
+      TextCursor cur(text, line_start, /*single_line=*/true);
+      if (!cur.at_end()) {
+        TextRecord rec{};
+        rec.line = line;
+        const int max_index = std::numeric_limits<int>::max() - 1;
+        rec.iteration = static_cast<int>(parse_count(cur, "iteration", max_index));
+        rec.layer = static_cast<int>(parse_count(cur, "layer", max_index));
+        rec.micro_batch = static_cast<int>(parse_count(cur, "micro_batch", max_index));
+        Matrix m = parse_matrix(cur);
+        if (!cur.at_end()) {
+          throw TextError{cur.pos(), "unexpected " + cur.describe() + " after the matrix"};
+        }
+        if (records.empty()) {
+          ep = m.rows;
+          experts = m.cols;
+          first_line = line;
+        } else if (m.rows != ep) {
+          throw TextError{line_start, "tokens: " + std::to_string(m.rows) +
+                                          " rows, expected ep = " + std::to_string(ep) +
+                                          " (as on line " + std::to_string(first_line) + ")"};
+        } else if (m.cols != experts) {
+          throw TextError{line_start, "tokens: " + std::to_string(m.cols) +
+                                          " experts per row, expected " + std::to_string(experts) +
+                                          " (as on line " + std::to_string(first_line) + ")"};
+        }
+        const auto key = std::make_tuple(rec.iteration, rec.layer, rec.micro_batch);
+        if (auto [it, fresh] = seen.emplace(key, line); !fresh) {
+          throw TextError{line_start, "duplicate record (iteration " +
+                                          std::to_string(rec.iteration) + ", layer " +
+                                          std::to_string(rec.layer) + ", micro-batch " +
+                                          std::to_string(rec.micro_batch) + "), also on line " +
+                                          std::to_string(it->second)};
+        }
+        rec.values = std::move(m.values);
+        records.push_back(std::move(rec));
+      }
+    } catch (const TextError& e) {
+      throw Error(path, where, e.message);
+    }
+    line_start = line_end + 1;
+  }
+  if (records.empty()) throw Error(path, "", "no routing records");
+
+  int iterations = 0, micro_batches = 0;
+  std::set<int> layer_set;
+  for (const auto& r : records) {
+    iterations = std::max(iterations, r.iteration + 1);
+    micro_batches = std::max(micro_batches, r.micro_batch + 1);
+    layer_set.insert(r.layer);
+  }
+  const std::vector<int> layers(layer_set.begin(), layer_set.end());
+  // Every (iteration, layer, micro-batch) must be there. Walking the combinations in order stops
+  // at the first gap after at most records + 1 steps, however large the indices are.
+  for (int it = 0; it < iterations; ++it) {
+    for (int layer : layers) {
+      for (int mb = 0; mb < micro_batches; ++mb) {
+        if (!seen.count({it, layer, mb})) {
+          throw Error(path, "",
+                      "missing record: iteration " + std::to_string(it) + ", layer " +
+                          std::to_string(layer) + ", micro-batch " + std::to_string(mb) +
+                          " (the records give iterations 0.." + std::to_string(iterations - 1) +
+                          ", " + std::to_string(layers.size()) + " layers, micro-batches 0.." +
+                          std::to_string(micro_batches - 1) + "; each combination is needed)");
+        }
+      }
+    }
+  }
+  RoutingTrace trace = with_context(
+      path, "", [&] { return RoutingTrace(ep, experts, iterations, layers, micro_batches); });
+  for (const auto& r : records) {
+    auto m = trace.matrix(r.iteration, trace.layer_index(r.layer), r.micro_batch);
+    std::copy(r.values.begin(), r.values.end(), m.begin());
+  }
+  return trace;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON.
+
+std::string show(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+std::int64_t json_int(const json& v, const std::string& field, std::int64_t min, std::int64_t max,
+                      const std::string& what) {
+  std::optional<std::int64_t> value;
+  bool too_large = false;
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(max)) {
+      too_large = true;
+    } else {
+      value = static_cast<std::int64_t>(u);
+    }
+  } else if (v.is_number_integer()) {
+    value = v.get<std::int64_t>();
+  }
+  if (too_large || (value && *value > max)) {
+    throw Error("", field,
+                "expected " + what + " of at most " + std::to_string(max) + ", got " + show(v));
+  }
+  if (!value || *value < min) throw Error("", field, "expected " + what + ", got " + show(v));
+  return *value;
+}
+
+const json& member(const json& obj, const char* key, const std::string& prefix) {
+  auto it = obj.find(key);
+  if (it == obj.end()) {
+    throw Error("", prefix.empty() ? std::string(key) : prefix,
+                std::string("missing \"") + key + "\"");
+  }
+  return *it;
+}
+
+void reject_unknown(const json& obj, std::initializer_list<std::string_view> known,
+                    const std::string& prefix) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
+      throw Error("", prefix.empty() ? it.key() : prefix + "." + it.key(), "unknown key");
+    }
+  }
+}
+
+RoutingTrace parse_json_trace(const json& doc) {
+  if (!doc.is_object()) throw Error("", "", "expected a JSON object");
+  reject_unknown(doc,
+                 {"format", "version", "ep", "experts", "iterations", "micro_batches", "layers",
+                  "static", "records"},
+                 "");
+  const json& format = member(doc, "format", "");
+  if (!format.is_string() || format.get<std::string>() != kFormat) {
+    throw Error("", "format", "expected \"" + std::string(kFormat) + "\", got " + show(format));
+  }
+  const json& version = member(doc, "version", "");
+  if (!version.is_number_integer() || version.get<std::int64_t>() != kVersion) {
+    throw Error(
+        "", "version",
+        "expected " + std::to_string(kVersion) + " (the only version), got " + show(version));
+  }
+  const std::int64_t int_max = std::numeric_limits<int>::max();
+  auto dim = [&](const char* key) {
+    return static_cast<int>(json_int(member(doc, key, ""), key, 1, int_max, "a positive integer"));
+  };
+  const int ep = dim("ep");
+  const int experts = dim("experts");
+  const int iterations = dim("iterations");
+  const int micro_batches = dim("micro_batches");
+  const json& layers_json = member(doc, "layers", "");
+  if (!layers_json.is_array() || layers_json.empty()) {
+    throw Error("", "layers",
+                "expected a non-empty array of layer indices, got " + show(layers_json));
+  }
+  std::vector<int> layers;
+  for (std::size_t i = 0; i < layers_json.size(); ++i) {
+    const std::string field = "layers[" + std::to_string(i) + "]";
+    layers.push_back(static_cast<int>(
+        json_int(layers_json[i], field, 0, int_max, "a non-negative layer index")));
+    if (i > 0 && layers[i] <= layers[i - 1]) {
+      throw Error("", field,
+                  "expected strictly increasing layer indices, got " + std::to_string(layers[i]) +
+                      " after " + std::to_string(layers[i - 1]));
+    }
+  }
+  bool is_static = false;
+  if (auto it = doc.find("static"); it != doc.end()) {
+    if (!it->is_boolean()) throw Error("", "static", "expected true or false, got " + show(*it));
+    is_static = it->get<bool>();
+  }
+  if (is_static && (iterations != 1 || micro_batches != 1 || layers.size() != 1)) {
+    throw Error("", "static",
+                "only a trace of one record (1 iteration, 1 layer, 1 micro-batch) can be static");
+  }
+  const json& records = member(doc, "records", "");
+  if (!records.is_array()) throw Error("", "records", "expected an array, got " + show(records));
+
+  // Pass 1: where each record goes, duplicates and gaps, before allocating anything as large as
+  // the header claims (a corrupt header must not turn into a huge allocation).
+  struct Slot {
+    int iteration, layer_idx, micro_batch;
+  };
+  std::vector<Slot> slots;
+  std::map<std::tuple<int, int, int>, std::size_t> seen;
+  for (std::size_t k = 0; k < records.size(); ++k) {
+    const std::string name = "records[" + std::to_string(k) + "]";
+    const json& rec = records[k];
+    if (!rec.is_object()) throw Error("", name, "expected an object, got " + show(rec));
+    reject_unknown(rec, {"iteration", "layer", "micro_batch", "tokens"}, name);
+    const int it = static_cast<int>(
+        json_int(member(rec, "iteration", name), name + ".iteration", 0, iterations - 1,
+                 "an iteration in 0.." + std::to_string(iterations - 1)));
+    const int layer = static_cast<int>(
+        json_int(member(rec, "layer", name), name + ".layer", 0, int_max, "a layer index"));
+    const auto pos = std::find(layers.begin(), layers.end(), layer);
+    if (pos == layers.end()) {
+      throw Error("", name + ".layer", "layer " + std::to_string(layer) + " is not in \"layers\"");
+    }
+    const int mb = static_cast<int>(
+        json_int(member(rec, "micro_batch", name), name + ".micro_batch", 0, micro_batches - 1,
+                 "a micro-batch in 0.." + std::to_string(micro_batches - 1)));
+    if (auto [prev, fresh] = seen.emplace(std::make_tuple(it, layer, mb), k); !fresh) {
+      throw Error("", name,
+                  "duplicate record (iteration " + std::to_string(it) + ", layer " +
+                      std::to_string(layer) + ", micro-batch " + std::to_string(mb) +
+                      "), also records[" + std::to_string(prev->second) + "]");
+    }
+    slots.push_back({it, static_cast<int>(pos - layers.begin()), mb});
+  }
+  // Walking the combinations in order reaches the first gap after at most records + 1 steps.
+  for (int it = 0; it < iterations; ++it) {
+    for (int layer : layers) {
+      for (int mb = 0; mb < micro_batches; ++mb) {
+        if (!seen.count({it, layer, mb})) {
+          throw Error("", "records",
+                      "missing record: iteration " + std::to_string(it) + ", layer " +
+                          std::to_string(layer) + ", micro-batch " + std::to_string(mb) +
+                          " (every iteration x layer x micro-batch needs exactly one)");
+        }
+      }
+    }
+  }
+
+  // Pass 2: the counts.
+  RoutingTrace trace(ep, experts, iterations, layers, micro_batches);
+  if (is_static) trace.mark_static();
+  for (std::size_t k = 0; k < records.size(); ++k) {
+    const std::string tname = "records[" + std::to_string(k) + "].tokens";
+    const json& tokens = member(records[k], "tokens", "records[" + std::to_string(k) + "]");
+    if (!tokens.is_array() || tokens.size() != static_cast<std::size_t>(ep)) {
+      throw Error("", tname,
+                  "expected " + std::to_string(ep) + " rows (ep), got " +
+                      (tokens.is_array() ? std::to_string(tokens.size()) + " rows" : show(tokens)));
+    }
+    auto m = trace.matrix(slots[k].iteration, slots[k].layer_idx, slots[k].micro_batch);
+    for (std::size_t r = 0; r < tokens.size(); ++r) {
+      const std::string rname = tname + "[" + std::to_string(r) + "]";
+      const json& row = tokens[r];
+      if (!row.is_array() || row.size() != static_cast<std::size_t>(experts)) {
+        throw Error("", rname,
+                    "expected " + std::to_string(experts) + " counts (experts), got " +
+                        (row.is_array() ? std::to_string(row.size()) + " counts" : show(row)));
+      }
+      for (std::size_t e = 0; e < row.size(); ++e) {
+        m[r * static_cast<std::size_t>(experts) + e] =
+            static_cast<std::int32_t>(json_int(row[e], rname + "[" + std::to_string(e) + "]", 0,
+                                               kMaxCount, "a non-negative integer token count"));
+      }
+    }
+  }
+  return trace;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing.
+
+void append_matrix(std::string& out, std::span<const std::int32_t> m, int ep, int experts) {
+  char buf[16];
+  out += '[';
+  for (int r = 0; r < ep; ++r) {
+    if (r > 0) out += ", ";
+    out += '[';
+    for (int e = 0; e < experts; ++e) {
+      if (e > 0) out += ", ";
+      auto v = m[static_cast<std::size_t>(r) * static_cast<std::size_t>(experts) +
+                 static_cast<std::size_t>(e)];
+      auto res = std::to_chars(buf, buf + sizeof buf, v);
+      out.append(buf, res.ptr);
+    }
+    out += ']';
+  }
+  out += ']';
+}
+
+std::string join_layers(const std::vector<int>& layers, const char* sep) {
+  std::string s;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    if (i > 0) s += sep;
+    s += std::to_string(layers[i]);
+  }
+  return s;
+}
+
+std::string to_json_text(const RoutingTrace& t) {
+  // Written by hand rather than through nlohmann::json::dump so that each record sits on one
+  // line: readable, diffable, and without a second in-memory copy of a large trace as a DOM.
+  std::string out = "{\n";
+  out += "  \"format\": \"" + std::string(kFormat) + "\",\n";
+  out += "  \"version\": " + std::to_string(kVersion) + ",\n";
+  out += "  \"ep\": " + std::to_string(t.ep()) + ",\n";
+  out += "  \"experts\": " + std::to_string(t.experts()) + ",\n";
+  out += "  \"iterations\": " + std::to_string(t.iterations()) + ",\n";
+  out += "  \"micro_batches\": " + std::to_string(t.micro_batches()) + ",\n";
+  out += "  \"layers\": [" + join_layers(t.layers(), ", ") + "],\n";
+  if (t.is_static()) out += "  \"static\": true,\n";
+  out += "  \"records\": [";
+  bool first = true;
+  for (int it = 0; it < t.iterations(); ++it) {
+    for (std::size_t li = 0; li < t.layers().size(); ++li) {
+      for (int mb = 0; mb < t.micro_batches(); ++mb) {
+        out += first ? "\n" : ",\n";
+        first = false;
+        out += "    {\"iteration\": " + std::to_string(it) +
+               ", \"layer\": " + std::to_string(t.layers()[li]) +
+               ", \"micro_batch\": " + std::to_string(mb) + ", \"tokens\": ";
+        append_matrix(out, t.matrix(it, static_cast<int>(li), mb), t.ep(), t.experts());
+        out += "}";
+      }
+    }
+  }
+  out += "\n  ]\n}\n";
+  return out;
+}
+
+std::string to_plain_text(const RoutingTrace& t) {
+  std::string out = "# mfabric routing trace: ep " + std::to_string(t.ep()) + ", experts " +
+                    std::to_string(t.experts()) + ", iterations " + std::to_string(t.iterations()) +
+                    ", micro-batches " + std::to_string(t.micro_batches()) + ", layers " +
+                    join_layers(t.layers(), " ") + "\n";
+  if (t.is_static()) {
+    // The bare-matrix form is what marks a trace static when read back.
+    out += "# one static [ep x experts] matrix, used for every MoE layer and iteration\n";
+    append_matrix(out, t.matrix(0, 0, 0), t.ep(), t.experts());
+    out += '\n';
+    return out;
+  }
+  out += "# <iteration> <layer> <micro_batch> [[tokens rank 0 -> expert 0, ...], [rank 1 ...]]\n";
+  for (int it = 0; it < t.iterations(); ++it) {
+    for (std::size_t li = 0; li < t.layers().size(); ++li) {
+      for (int mb = 0; mb < t.micro_batches(); ++mb) {
+        out += std::to_string(it) + " " + std::to_string(t.layers()[li]) + " " +
+               std::to_string(mb) + " ";
+        append_matrix(out, t.matrix(it, static_cast<int>(li), mb), t.ep(), t.experts());
+        out += '\n';
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+RoutingTrace read_routing_trace(const std::string& path) {
+  std::string raw = read_file(path);
+  // Editors on Windows may start a UTF-8 file with a byte-order mark; it is not content.
+  if (raw.starts_with("\xEF\xBB\xBF")) raw.replace(0, 3, 3, ' ');
+  const auto first = std::find_if(raw.begin(), raw.end(), [](char c) { return !is_space(c); });
+  if (first != raw.end() && *first == '{') {
+    json doc;
+    try {
+      doc = json::parse(raw);
+    } catch (const json::parse_error& e) {
+      // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep "parse error at line..".
+      std::string what = e.what();
+      if (auto tag = what.find("] "); what.starts_with("[json.") && tag != std::string::npos) {
+        what.erase(0, tag + 2);
+      }
+      throw Error(path, "", "invalid JSON: " + what);
+    }
+    return with_context(path, "", [&] { return parse_json_trace(doc); });
+  }
+  // Text and bare matrix may start with '#' comments; the first other character decides.
+  const std::string text = blank_comments(raw);
+  const std::size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) throw Error(path, "", "no routing records (empty file)");
+  if (text[start] == '[') return read_bare_matrix(path, text, start);
+  if (!std::isdigit(static_cast<unsigned char>(text[start]))) {
+    throw Error(path, "line " + std::to_string(line_of(text, start)),
+                "unknown format: expected a JSON routing trace ('{'), a bare matrix ('[[...]]') "
+                "or text records ('<iteration> <layer> <micro_batch> [[...]]')");
+  }
+  return read_text(path, text);
+}
+
+void write_routing_trace(const RoutingTrace& trace, const std::string& path) {
+  if (trace.ep() == 0) throw Error(path, "", "cannot write an empty routing trace");
+  const std::string content = path.ends_with(".json") ? to_json_text(trace) : to_plain_text(trace);
+  // Written next to the target and renamed over it, so a reader never sees half a file and a
+  // failed write leaves the old file intact.
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp =
+      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(path, "", std::string("cannot write: ") + std::strerror(errno));
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw Error(path, "", "cannot write: I/O error");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw Error(path, "", "cannot write: " + ec.message());
+  }
+}
+
+}  // namespace mfabric::workload

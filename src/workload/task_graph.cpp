@@ -1,0 +1,175 @@
+#include "workload/task_graph.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace mfabric::workload {
+
+const char* to_string(TaskKind k) {
+  switch (k) {
+    case TaskKind::Compute:
+      return "compute";
+    case TaskKind::Collective:
+      return "collective";
+    case TaskKind::P2P:
+      return "p2p";
+  }
+  return "?";
+}
+
+const char* to_string(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::AllReduce:
+      return "all-reduce";
+    case CollectiveKind::AllGather:
+      return "all-gather";
+    case CollectiveKind::ReduceScatter:
+      return "reduce-scatter";
+    case CollectiveKind::AllToAll:
+      return "all-to-all";
+    case CollectiveKind::Broadcast:
+      return "broadcast";
+    case CollectiveKind::Barrier:
+      return "barrier";
+  }
+  return "?";
+}
+
+const char* to_string(Traffic t) {
+  switch (t) {
+    case Traffic::None:
+      return "none";
+    case Traffic::TP:
+      return "tp";
+    case Traffic::EP:
+      return "ep";
+    case Traffic::DP:
+      return "dp";
+    case Traffic::PP:
+      return "pp";
+  }
+  return "?";
+}
+
+const char* to_string(Phase p) {
+  switch (p) {
+    case Phase::Forward:
+      return "fwd";
+    case Phase::Backward:
+      return "bwd";
+    case Phase::Update:
+      return "update";
+    case Phase::Other:
+      return "other";
+  }
+  return "?";
+}
+
+const char* to_string(Op o) {
+  switch (o) {
+    case Op::Attention:
+      return "attention";
+    case Op::Router:
+      return "router";
+    case Op::Experts:
+      return "experts";
+    case Op::SharedExperts:
+      return "shared-experts";
+    case Op::DenseFfn:
+      return "dense-ffn";
+    case Op::LmHead:
+      return "lm-head";
+    case Op::TpAllReduce:
+      return "tp-all-reduce";
+    case Op::Dispatch:
+      return "dispatch";
+    case Op::Combine:
+      return "combine";
+    case Op::PpActivation:
+      return "pp-activation";
+    case Op::PpGradient:
+      return "pp-gradient";
+    case Op::DenseGradAllReduce:
+      return "dense-grad-all-reduce";
+    case Op::ExpertGradAllReduce:
+      return "expert-grad-all-reduce";
+    case Op::Generic:
+      return "generic";
+  }
+  return "?";
+}
+
+std::int64_t ByteMatrix::off_diagonal_sum() const {
+  std::int64_t sum = 0;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j)
+      sum += i == j ? 0 : at(i, j);
+  }
+  return sum;
+}
+
+ByteMatrix ByteMatrix::transposed() const {
+  ByteMatrix t(n);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j)
+      t.at(j, i) = at(i, j);
+  }
+  return t;
+}
+
+TaskId TaskGraph::add(const Task& task, std::span<const TaskId> deps) {
+  const auto id = static_cast<TaskId>(tasks_.size());
+  for (TaskId d : deps) {
+    if (d < 0 || d >= id) {
+      throw std::logic_error(
+          fmt::format("TaskGraph::add: dependency {} of task {} does not exist", d, id));
+    }
+  }
+  tasks_.push_back(task);
+  dep_ids_.insert(dep_ids_.end(), deps.begin(), deps.end());
+  dep_begin_.push_back(static_cast<std::uint32_t>(dep_ids_.size()));
+  return id;
+}
+
+std::int32_t TaskGraph::add_group(std::vector<std::int32_t> gpus) {
+  auto it = group_index_.find(gpus);
+  if (it != group_index_.end()) return it->second;
+  const auto id = static_cast<std::int32_t>(groups_.size());
+  group_index_.emplace(gpus, id);
+  groups_.push_back(std::move(gpus));
+  return id;
+}
+
+std::int32_t TaskGraph::add_matrix(ByteMatrix m) {
+  matrices_.push_back(std::move(m));
+  return static_cast<std::int32_t>(matrices_.size() - 1);
+}
+
+std::span<const TaskId> TaskGraph::deps(TaskId id) const {
+  const auto i = static_cast<std::size_t>(id);
+  return std::span<const TaskId>(dep_ids_.data() + dep_begin_[i],
+                                 dep_begin_[i + 1] - dep_begin_[i]);
+}
+
+std::string TaskGraph::label(TaskId id) const {
+  const Task& t = task(id);
+  std::string where = fmt::format("it{}", t.iteration);
+  if (t.layer >= 0) where += fmt::format(" L{}", t.layer);
+  if (t.micro_batch >= 0) where += fmt::format(" mb{}", t.micro_batch);
+  switch (t.kind) {
+    case TaskKind::Compute:
+      return fmt::format("{} {} {} (gpu {}, {})", where, to_string(t.phase), to_string(t.op), t.gpu,
+                         to_string(t.duration));
+    case TaskKind::Collective:
+      return fmt::format("{} {} {} ({} {}, {} GPUs, {})", where, to_string(t.phase),
+                         to_string(t.op), to_string(t.traffic), to_string(t.collective),
+                         group(t.group).size(), to_string(t.bytes));
+    case TaskKind::P2P:
+      return fmt::format("{} {} {} ({} {} -> {}, {})", where, to_string(t.phase), to_string(t.op),
+                         to_string(t.traffic), t.gpu, t.peer, to_string(t.bytes));
+  }
+  return where;
+}
+
+}  // namespace mfabric::workload

@@ -1,0 +1,134 @@
+// TaskGraph: what a training job asks of the machine, independent of any fabric. A task is
+// compute on one GPU, a collective over a group of GPUs, or a point-to-point transfer; it may
+// start when all its dependencies have finished. The engine (sim/) runs it on a fabric.
+//
+// Byte conventions:
+//  - AllReduce, ReduceScatter, AllGather, Broadcast: `bytes` is the full buffer S each member
+//    holds (NCCL's count x element size; for all-gather the output buffer).
+//  - AllToAll without a matrix: every member sends bytes / n to each member (itself included).
+//  - AllToAll with a matrix (all-to-all-v): matrix(i, j) bytes go from member i to member j of
+//    the group, members in group order; `bytes` is then the sum of the off-diagonal entries.
+//  - P2P: `bytes` from `gpu` to `peer`.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+
+namespace mfabric::workload {
+
+using TaskId = std::int32_t;
+
+enum class TaskKind : std::uint8_t { Compute, Collective, P2P };
+enum class CollectiveKind : std::uint8_t {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  Broadcast,
+  Barrier
+};
+// Which parallelism a communication task serves (None for compute).
+enum class Traffic : std::uint8_t { None, TP, EP, DP, PP };
+enum class Phase : std::uint8_t { Forward, Backward, Update, Other };
+// What a task does, for labels, reports and replayed durations.
+enum class Op : std::uint8_t {
+  Attention,
+  Router,
+  Experts,
+  SharedExperts,
+  DenseFfn,
+  LmHead,
+  TpAllReduce,
+  Dispatch,  // first all-to-all of a MoE layer (after the gate in forward)
+  Combine,   // second all-to-all (after the experts in forward)
+  PpActivation,
+  PpGradient,
+  DenseGradAllReduce,
+  ExpertGradAllReduce,
+  Generic,  // imported (Chakra) tasks
+};
+
+const char* to_string(TaskKind k);
+const char* to_string(CollectiveKind k);
+const char* to_string(Traffic t);
+const char* to_string(Phase p);
+const char* to_string(Op o);
+
+// Bytes from member i to member j of a group, row-major n x n.
+struct ByteMatrix {
+  int n = 0;
+  std::vector<std::int64_t> bytes;
+
+  ByteMatrix() = default;
+  explicit ByteMatrix(int size) : n(size), bytes(static_cast<std::size_t>(size) * size, 0) {}
+  std::int64_t& at(int i, int j) { return bytes[static_cast<std::size_t>(i) * n + j]; }
+  std::int64_t at(int i, int j) const { return bytes[static_cast<std::size_t>(i) * n + j]; }
+  std::int64_t off_diagonal_sum() const;
+  ByteMatrix transposed() const;
+};
+
+struct Task {
+  TaskKind kind = TaskKind::Compute;
+  Op op = Op::Generic;
+  Phase phase = Phase::Other;
+  Traffic traffic = Traffic::None;
+  CollectiveKind collective = CollectiveKind::AllReduce;
+  std::int32_t gpu = -1;     // Compute: the GPU; P2P: the sender
+  std::int32_t peer = -1;    // P2P: the receiver
+  std::int32_t group = -1;   // Collective: index into groups()
+  std::int32_t matrix = -1;  // Collective AllToAll-v: index into matrices()
+  std::int16_t layer = -1;
+  std::int16_t micro_batch = -1;
+  std::int16_t iteration = 0;
+  Time duration;  // Compute
+  Bytes bytes;    // Collective, P2P (see the conventions above)
+};
+
+class TaskGraph {
+ public:
+  explicit TaskGraph(int gpus = 0) : gpus_(gpus) {}
+
+  // Adds a task after `deps` (which must already exist). Returns its id.
+  TaskId add(const Task& task, std::span<const TaskId> deps = {});
+  TaskId add(const Task& task, std::initializer_list<TaskId> deps) {
+    return add(task, std::span<const TaskId>(deps.begin(), deps.size()));
+  }
+  // Registers a group of GPUs (ordered; the order defines member indices). Identical groups
+  // share one index.
+  std::int32_t add_group(std::vector<std::int32_t> gpus);
+  std::int32_t add_matrix(ByteMatrix m);
+
+  int gpus() const { return gpus_; }
+  void set_gpus(int n) { gpus_ = n; }
+  std::size_t size() const { return tasks_.size(); }
+  const Task& task(TaskId id) const { return tasks_[static_cast<std::size_t>(id)]; }
+  const std::vector<Task>& tasks() const { return tasks_; }
+  std::span<const TaskId> deps(TaskId id) const;
+  const std::vector<std::int32_t>& group(std::int32_t g) const {
+    return groups_[static_cast<std::size_t>(g)];
+  }
+  const std::vector<std::vector<std::int32_t>>& groups() const { return groups_; }
+  const ByteMatrix& matrix(std::int32_t m) const { return matrices_[static_cast<std::size_t>(m)]; }
+  std::size_t matrix_count() const { return matrices_.size(); }
+
+  // "it0 L3 mb2 fwd dispatch (EP all-to-all, 8 GPUs)".
+  std::string label(TaskId id) const;
+
+ private:
+  int gpus_;
+  std::vector<Task> tasks_;
+  // Dependencies in compressed rows: deps of task i are dep_ids_[dep_begin_[i], dep_begin_[i+1]).
+  std::vector<TaskId> dep_ids_;
+  std::vector<std::uint32_t> dep_begin_{0};
+  std::vector<std::vector<std::int32_t>> groups_;
+  std::vector<ByteMatrix> matrices_;
+  std::map<std::vector<std::int32_t>, std::int32_t> group_index_;
+};
+
+}  // namespace mfabric::workload

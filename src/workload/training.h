@@ -1,0 +1,92 @@
+// The MoE training job as a TaskGraph: one or more iterations of a pipeline schedule over
+// micro-batches, with the communication every parallelism needs.
+//
+// Per MoE layer and micro-batch, on every TP group of every EP rank (docs/workload.md):
+//   forward:  attention -> [TP all-reduce] -> router -> dispatch all-to-all-v -> experts
+//             (and shared experts) -> combine all-to-all-v -> [TP all-reduce]
+//   backward: combine-bwd all-to-all-v -> experts-bwd -> dispatch-bwd all-to-all-v -> router-bwd
+//             -> [TP all-reduce] -> attention-bwd -> [TP all-reduce]
+// Dense layers replace router/all-to-alls/experts by a dense FFN. Pipeline stages exchange
+// activations (forward) and gradients (backward) point-to-point, 1/TP of the tensor per TP rank
+// (Megatron-LM's scatter/gather optimisation). After the last backward of a stage: gradient
+// all-reduce of the non-expert parameters over the EP x DP ranks, and of the expert parameters
+// over the DP ranks holding the same experts. The next iteration starts after both.
+//
+// All-to-all bytes come from the routing trace: tokens from EP rank a to the experts hosted on
+// rank b, x hidden x dtype bytes, / TP (each TP rank carries its share). Rows of the trace are
+// rescaled to the workload's tokens x top_k, so a trace gives the distribution and the workload
+// the volume. DP replica d uses micro-batch (m + d x micro_batches) of the trace.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workload/compute.h"
+#include "workload/model.h"
+#include "workload/parallelism.h"
+#include "workload/routing.h"
+#include "workload/task_graph.h"
+
+namespace mfabric::workload {
+
+enum class PipelineSchedule { OneFOneB, GPipe };
+const char* to_string(PipelineSchedule s);
+// "1f1b" or "gpipe"; throws mfabric::Error otherwise.
+PipelineSchedule parse_schedule(const std::string& text);
+
+struct TrainingSpec {
+  ModelSpec model;
+  ParallelismSpec parallelism;
+  int gpus_per_server = 8;
+  int micro_batch = 8;     // sequences per micro-batch
+  int global_batch = 128;  // sequences per iteration, split over DP replicas (docs/workload.md)
+  int seq = 4096;          // tokens per sequence
+  GpuSpec gpu;
+  Efficiency efficiency;
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  int iterations = 1;
+  const ComputeReplay* replay = nullptr;  // measured durations, when given
+
+  // Sequences per iteration / (micro-batch x DP); throws mfabric::Error naming global_batch if
+  // that is not a whole number >= 1.
+  int micro_batches() const;
+  // Tokens each EP rank routes per micro-batch (micro_batch x seq).
+  std::int64_t tokens_per_micro_batch() const {
+    return static_cast<std::int64_t>(micro_batch) * seq;
+  }
+};
+
+// A synthetic routing trace sized for `spec` (its MoE layers, EP, experts, iterations, and
+// micro_batches x DP micro-batches), from `params` with tokens and top-k taken from the spec.
+RoutingTrace synthetic_trace_for(const TrainingSpec& spec, SyntheticRouting params,
+                                 std::uint64_t seed);
+
+// Builds the task graph. Throws mfabric::Error for inconsistent input (trace EP or expert count
+// differing from the spec, a MoE layer missing from the trace, a bad batch split).
+TaskGraph build_training_graph(const TrainingSpec& spec, const RoutingTrace& trace);
+
+struct WorkloadSummary {
+  int gpus = 0;
+  ParallelismSpec parallelism;
+  int micro_batches = 0;
+  int region_servers = 0;
+  std::vector<int> stage_layers;
+  std::int64_t compute_tasks = 0;
+  std::int64_t collective_tasks = 0;
+  std::int64_t p2p_tasks = 0;
+  // Bytes per iteration by parallelism: all-reduce, all-gather, reduce-scatter and broadcast
+  // count their buffer once per member (what each GPU hands to NCCL); all-to-all counts the bytes
+  // that leave each member (off the diagonal); p2p its bytes. Averaged over iterations.
+  std::int64_t bytes_tp = 0, bytes_ep = 0, bytes_dp = 0, bytes_pp = 0;
+  // Per stage: compute time per iteration of its busiest GPU (seconds), averaged over iterations.
+  std::vector<double> compute_s_per_stage;
+  // Forward time of one MoE layer for one micro-batch on the busiest GPU: attention (incl.
+  // router) and experts, averaged over layers, micro-batches and iterations (seconds).
+  double attention_fwd_s = 0;
+  double experts_fwd_s = 0;
+};
+
+WorkloadSummary summarize(const TrainingSpec& spec, const TaskGraph& graph);
+
+}  // namespace mfabric::workload

@@ -1,0 +1,261 @@
+#include "workload/training.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/error.h"
+
+namespace mfabric::workload {
+namespace {
+
+// 4 layers (first dense), 4 experts top-2: small enough to count every task by hand.
+ModelSpec tiny_model() {
+  return parse_model(R"(
+name: tiny
+layers: 4
+hidden: 64
+attention: {kind: mha, heads: 4}
+ffn_dense: 128
+ffn_expert: 32
+experts: 4
+top_k: 2
+dense_layers: 1
+vocab: 1000
+)",
+                     "tiny.yaml");
+}
+
+TrainingSpec tiny_spec(int tp, int pp, int ep, int dp) {
+  TrainingSpec spec;
+  spec.model = tiny_model();
+  spec.parallelism = {.tp = tp, .pp = pp, .ep = ep, .dp = dp};
+  spec.gpus_per_server = 4;
+  spec.micro_batch = 2;
+  spec.seq = 16;
+  spec.global_batch = 2 * dp * 3;  // 3 micro-batches
+  spec.gpu = find_gpu("h800");
+  return spec;
+}
+
+std::map<std::string, int> count_ops(const TaskGraph& g) {
+  std::map<std::string, int> n;
+  for (const Task& t : g.tasks()) {
+    n[std::string(to_string(t.kind)) + ":" + to_string(t.op)] += 1;
+  }
+  return n;
+}
+
+TEST(TrainingGraph, CountsEveryTaskOfOneIteration) {
+  // TP 2, PP 2, EP 2, DP 2 = 16 GPUs; stage 0 holds layers 0 (dense) and 1, stage 1 layers 2, 3.
+  const TrainingSpec spec = tiny_spec(2, 2, 2, 2);
+  ASSERT_EQ(spec.micro_batches(), 3);
+  const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 7));
+  const auto n = count_ops(g);
+  const int M = 3, stage_gpus = 8, moe_layers = 3, layers = 4;
+  // Attention fwd + bwd on every GPU for every layer and micro-batch.
+  EXPECT_EQ(n.at("compute:attention"), 2 * layers * M * stage_gpus);
+  EXPECT_EQ(n.at("compute:dense-ffn"), 2 * 1 * M * stage_gpus);
+  EXPECT_EQ(n.at("compute:experts"), 2 * moe_layers * M * stage_gpus);
+  EXPECT_EQ(n.at("compute:router"), 2 * moe_layers * M * stage_gpus);
+  EXPECT_EQ(n.at("compute:lm-head"), 2 * M * stage_gpus);
+  // Four all-to-alls per MoE layer and micro-batch, one per (dp, tp) EP group.
+  EXPECT_EQ(n.at("collective:dispatch") + n.at("collective:combine"), 4 * moe_layers * M * 2 * 2);
+  // Four TP all-reduces per layer and micro-batch in each of the 4 TP groups of a stage.
+  EXPECT_EQ(n.at("collective:tp-all-reduce"), 4 * layers * M * 4);
+  // Activations forward and gradients backward across the one stage boundary, per GPU.
+  EXPECT_EQ(n.at("p2p:pp-activation"), M * stage_gpus);
+  EXPECT_EQ(n.at("p2p:pp-gradient"), M * stage_gpus);
+  // Per stage: one dense gradient all-reduce per TP rank (over EP x DP = 4 GPUs), one expert
+  // all-reduce per (TP, EP) (over DP = 2 GPUs).
+  EXPECT_EQ(n.at("collective:dense-grad-all-reduce"), 2 * 2);
+  EXPECT_EQ(n.at("collective:expert-grad-all-reduce"), 2 * 2 * 2);
+  EXPECT_EQ(g.gpus(), 16);
+}
+
+TEST(TrainingGraph, GroupsStayInsideTheirStageAndParallelism) {
+  const TrainingSpec spec = tiny_spec(2, 2, 2, 2);
+  const RankLayout layout(spec.parallelism, spec.model, spec.gpus_per_server);
+  const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 7));
+  for (const Task& t : g.tasks()) {
+    if (t.kind != TaskKind::Collective) continue;
+    const auto& members = g.group(t.group);
+    const RankCoord first = layout.coord(members.front());
+    for (int m : members) {
+      const RankCoord c = layout.coord(m);
+      EXPECT_EQ(c.pp, first.pp);
+      if (t.traffic == Traffic::TP) {
+        EXPECT_EQ(c.ep, first.ep);
+        EXPECT_EQ(c.dp, first.dp);
+      }
+      if (t.traffic == Traffic::EP) {
+        EXPECT_EQ(c.tp, first.tp);
+        EXPECT_EQ(c.dp, first.dp);
+      }
+    }
+    if (t.traffic == Traffic::EP) {
+      EXPECT_EQ(members.size(), 2u);
+    }
+  }
+}
+
+TEST(TrainingGraph, AllToAllMatricesCarryTokensTimesHiddenOverTp) {
+  const TrainingSpec spec = tiny_spec(2, 1, 2, 1);
+  const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 3));
+  // Each EP rank sends tokens x top_k x hidden x 2 bytes / TP in total (its own share included).
+  const std::int64_t row = 2 * 16 * 2 * 64 * 2 / 2;
+  int checked = 0;
+  for (const Task& t : g.tasks()) {
+    if (t.kind != TaskKind::Collective || t.op != Op::Dispatch || t.phase != Phase::Forward) {
+      continue;
+    }
+    const ByteMatrix& m = g.matrix(t.matrix);
+    for (int a = 0; a < m.n; ++a) {
+      std::int64_t sum = 0;
+      for (int b = 0; b < m.n; ++b)
+        sum += m.at(a, b);
+      EXPECT_NEAR(static_cast<double>(sum), static_cast<double>(row), 2.0);
+    }
+    EXPECT_EQ(t.bytes.count(), m.off_diagonal_sum());
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+}
+
+// The forward/backward steps of one GPU's compute stream, in the order they were scheduled:
+// "F0F1B0..." (consecutive tasks of the same step collapse into one letter).
+std::string step_order(const TaskGraph& g, int gpu) {
+  std::string s;
+  int last_mb = -1;
+  Phase last_phase = Phase::Other;
+  for (const Task& t : g.tasks()) {
+    if (t.kind != TaskKind::Compute || t.gpu != gpu) continue;
+    if (t.micro_batch == last_mb && t.phase == last_phase) continue;
+    last_mb = t.micro_batch;
+    last_phase = t.phase;
+    s += (t.phase == Phase::Forward ? "F" : "B") + std::to_string(t.micro_batch);
+  }
+  return s;
+}
+
+TEST(TrainingGraph, ComputeStreamFollowsTheSchedule) {
+  // PP 4, 6 micro-batches: stage 0 warms up with 3 forwards, stage 3 alternates from the start.
+  TrainingSpec spec = tiny_spec(1, 4, 1, 1);
+  spec.global_batch = 2 * 6;
+  const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 1));
+  EXPECT_EQ(step_order(g, 0), "F0F1F2F3B0F4B1F5B2B3B4B5");
+  EXPECT_EQ(step_order(g, 3), "F0B0F1B1F2B2F3B3F4B4F5B5");
+  spec.schedule = PipelineSchedule::GPipe;
+  const TaskGraph gpipe = build_training_graph(spec, synthetic_trace_for(spec, {}, 1));
+  EXPECT_EQ(step_order(gpipe, 0), "F0F1F2F3F4F5B0B1B2B3B4B5");
+}
+
+TEST(TrainingGraph, SecondIterationWaitsForGradientAllReduce) {
+  TrainingSpec spec = tiny_spec(1, 1, 2, 2);
+  spec.iterations = 2;
+  const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 5));
+  TaskId first_of_second = -1;
+  for (TaskId id = 0; id < static_cast<TaskId>(g.size()); ++id) {
+    if (g.task(id).iteration == 1 && g.task(id).kind == TaskKind::Compute) {
+      first_of_second = id;
+      break;
+    }
+  }
+  ASSERT_GE(first_of_second, 0);
+  bool waits = false;
+  for (TaskId d : g.deps(first_of_second)) {
+    waits = waits || g.task(d).traffic == Traffic::DP;
+  }
+  EXPECT_TRUE(waits) << g.label(first_of_second);
+}
+
+TEST(TrainingGraph, DeterministicForASeed) {
+  const TrainingSpec spec = tiny_spec(2, 2, 2, 2);
+  const TaskGraph a = build_training_graph(spec, synthetic_trace_for(spec, {}, 11));
+  const TaskGraph b = build_training_graph(spec, synthetic_trace_for(spec, {}, 11));
+  ASSERT_EQ(a.size(), b.size());
+  for (TaskId i = 0; i < static_cast<TaskId>(a.size()); ++i) {
+    ASSERT_EQ(a.task(i).duration, b.task(i).duration);
+    ASSERT_EQ(a.task(i).bytes, b.task(i).bytes);
+  }
+  ASSERT_EQ(a.matrix_count(), b.matrix_count());
+  for (std::size_t m = 0; m < a.matrix_count(); ++m) {
+    ASSERT_EQ(a.matrix(static_cast<std::int32_t>(m)).bytes,
+              b.matrix(static_cast<std::int32_t>(m)).bytes);
+  }
+}
+
+TEST(TrainingGraph, SkewedRoutingMakesTheHotExpertGpuSlower) {
+  TrainingSpec spec = tiny_spec(1, 1, 4, 1);
+  RoutingTrace trace(4, 4, 1, {1, 2, 3}, 3);
+  for (int l = 0; l < 3; ++l) {
+    for (int mb = 0; mb < 3; ++mb) {
+      auto m = trace.matrix(0, l, mb);
+      // Every source sends 3/4 of its assignments to expert 0.
+      for (int src = 0; src < 4; ++src) {
+        m[static_cast<std::size_t>(src * 4 + 0)] = 48;
+        m[static_cast<std::size_t>(src * 4 + 1)] = 8;
+        m[static_cast<std::size_t>(src * 4 + 2)] = 4;
+        m[static_cast<std::size_t>(src * 4 + 3)] = 4;
+      }
+    }
+  }
+  const TaskGraph g = build_training_graph(spec, trace);
+  Time hot, cold;
+  for (const Task& t : g.tasks()) {
+    if (t.op == Op::Experts && t.phase == Phase::Forward && t.layer == 1 && t.micro_batch == 0) {
+      (t.gpu == 0 ? hot : cold) = t.duration;
+    }
+  }
+  EXPECT_GT(hot, cold);
+}
+
+TEST(TrainingGraph, RejectsInconsistentInput) {
+  const TrainingSpec spec = tiny_spec(1, 1, 2, 1);
+  EXPECT_THROW(build_training_graph(spec, RoutingTrace(4, 4, 1, {1, 2, 3}, 1)), Error);
+  EXPECT_THROW(build_training_graph(spec, RoutingTrace(2, 8, 1, {1, 2, 3}, 1)), Error);
+  EXPECT_THROW(build_training_graph(spec, RoutingTrace(2, 4, 1, {1, 2}, 1)), Error);
+  TrainingSpec bad = spec;
+  bad.global_batch = 5;
+  try {
+    bad.micro_batches();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "global_batch");
+  }
+}
+
+// The paper's traffic mix (its Fig. 2, a Megatron-LM profile on 128 H800 GPUs, seq 4096,
+// micro-batch 8). Tolerances: the paper reads shares off a bar chart ("about 60% TP, 30% EP,
+// PP + DP under 6%"; "over 80% EP"), so we allow +-10 points on the large shares and keep the
+// paper's own bounds on the small ones.
+WorkloadSummary paper_mix(const std::string& model, int tp, int pp, int ep) {
+  TrainingSpec spec;
+  spec.model = load_model(model);
+  spec.parallelism = {.tp = tp, .pp = pp, .ep = ep, .dp = 128 / (tp * pp * ep)};
+  spec.gpu = find_gpu("h800");
+  return summarize(spec, build_training_graph(spec, synthetic_trace_for(spec, {}, 1)));
+}
+
+double share(std::int64_t part, const WorkloadSummary& s) {
+  return static_cast<double>(part) /
+         static_cast<double>(s.bytes_tp + s.bytes_ep + s.bytes_dp + s.bytes_pp);
+}
+
+TEST(PaperTrafficMix, Mixtral8x7bIsMostlyTensorThenExpertParallel) {
+  const WorkloadSummary s = paper_mix("mixtral-8x7b", 4, 4, 8);
+  EXPECT_NEAR(share(s.bytes_tp, s), 0.60, 0.10);
+  EXPECT_NEAR(share(s.bytes_ep, s), 0.30, 0.10);
+  EXPECT_LT(share(s.bytes_pp + s.bytes_dp, s), 0.06);
+}
+
+TEST(PaperTrafficMix, LlamaMoeAndQwenMoeAreMostlyExpertParallel) {
+  for (const char* model : {"llama-moe-6.7b", "qwen-moe"}) {
+    const WorkloadSummary s = paper_mix(model, 1, 4, 16);
+    EXPECT_GT(share(s.bytes_ep, s), 0.80) << model;
+    EXPECT_EQ(s.bytes_tp, 0) << model;
+  }
+}
+
+}  // namespace
+}  // namespace mfabric::workload
