@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/yaml_fields.h"
 #include "workload/model_zoo_data.h"
 
 namespace mfabric::workload {
@@ -97,141 +98,6 @@ std::int64_t ModelSpec::total_params() const {
 }
 
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// YAML reading helpers.
-
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar:
-      return fmt::format("'{}'", node.Scalar());
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "nothing";
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items)
-    out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-// Edit distance, to suggest the field a typo meant.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
-// One YAML map with a fixed set of fields. Unknown and repeated keys are rejected up front
-// (yaml-cpp keeps both copies of a repeated key and lookups see only the first, so a repeated
-// key would otherwise silently lose one value).
-class Fields {
- public:
-  Fields(const YAML::Node& node, std::string source, std::string path,
-         std::vector<std::string> known)
-      : node_(node), source_(std::move(source)), path_(std::move(path)), known_(std::move(known)) {
-    std::set<std::string> seen;
-    for (const auto& entry : node_) {
-      if (!entry.first.IsScalar()) {
-        throw Error(source_, path_,
-                    fmt::format("expected field names as keys, got {}", describe(entry.first)));
-      }
-      const std::string& key = entry.first.Scalar();
-      if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
-        std::string hint;
-        for (const std::string& k : known_) {
-          if (edit_distance(key, k) <= 2) {
-            hint = fmt::format("did you mean '{}'? ", k);
-            break;
-          }
-        }
-        throw Error(source_, field(key),
-                    fmt::format("unknown field; {}(known: {})", hint, join(known_)));
-      }
-      if (!seen.insert(key).second) throw Error(source_, field(key), "is given twice");
-    }
-  }
-
-  std::string field(const std::string& key) const {
-    return path_.empty() ? key : path_ + "." + key;
-  }
-  bool has(const std::string& key) const { return static_cast<bool>(node_[key]); }
-  YAML::Node get(const std::string& key) const { return node_[key]; }
-
-  // A decimal integer. yaml-cpp's as<int>() would also take hex and octal forms, so the scalar
-  // is parsed here.
-  std::optional<int> optional_int(const std::string& key) const {
-    const YAML::Node value = node_[key];
-    if (!value) return std::nullopt;
-    if (value.IsScalar()) {
-      const std::string& text = value.Scalar();
-      const char* begin = text.data();
-      const char* end = text.data() + text.size();
-      if (begin != end && *begin == '+') ++begin;
-      int out = 0;
-      auto [ptr, ec] = std::from_chars(begin, end, out);
-      if (ec == std::errc() && ptr == end && begin != end) return out;
-      if (ec == std::errc::result_out_of_range) {
-        throw Error(source_, field(key), fmt::format("integer out of range: {}", describe(value)));
-      }
-    }
-    throw Error(source_, field(key), fmt::format("expected an integer, got {}", describe(value)));
-  }
-
-  int required_int(const std::string& key) const {
-    if (!has(key)) throw Error(source_, field(key), "is required; expected an integer");
-    return *optional_int(key);
-  }
-
-  std::optional<std::string> optional_string(const std::string& key) const {
-    const YAML::Node value = node_[key];
-    if (!value) return std::nullopt;
-    if (!value.IsScalar()) {
-      throw Error(source_, field(key), fmt::format("expected text, got {}", describe(value)));
-    }
-    return value.Scalar();
-  }
-
-  std::optional<bool> optional_bool(const std::string& key) const {
-    const YAML::Node value = node_[key];
-    if (!value) return std::nullopt;
-    if (value.IsScalar()) {
-      std::string text = value.Scalar();
-      std::transform(text.begin(), text.end(), text.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      if (text == "true") return true;
-      if (text == "false") return false;
-    }
-    throw Error(source_, field(key),
-                fmt::format("expected true or false, got {}", describe(value)));
-  }
-
-  const std::string& source() const { return source_; }
-
- private:
-  YAML::Node node_;
-  std::string source_;
-  std::string path_;
-  std::vector<std::string> known_;
-};
 
 // Range checks; each names the field and the allowed range.
 void check_positive(const Fields& f, const std::string& key, int value) {

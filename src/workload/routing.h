@@ -75,9 +75,14 @@ struct SyntheticRouting {
   double source_concentration = 0.5;
   double source_weight = 0.5;  // mix of the source's preference vs the layer's popularity
   // Adjacent-layer correlation: share of a token's routing at layer l that follows the
-  // transition matrix from layer l-1 (0 = independent layers, 1 = fully determined).
+  // transition matrix from layer l-1 (0 = independent layers, 1 = fully determined). The
+  // transition matrices are rescaled so that a layer's expected load (its skew) does not
+  // depend on it.
   double layer_correlation = 0.7;
-  double transition_concentration = 0.3;  // Dirichlet concentration of transition rows
+  // Concentration of the Dirichlet affinity columns of the transition matrices: per expert with
+  // up to 4 x top_k experts, total 4 x top_k x this above (small = a token's next expert
+  // depends more on its current one; docs/routing.md).
+  double transition_concentration = 0.3;
 };
 
 // Generates a trace. Deterministic for (params, rng seed).
@@ -100,9 +105,12 @@ struct RoutingStats {
   double cv_first_iteration = 0, cv_last_iteration = 0;
   // Sparsity: share of (source, expert) pairs that carry 80% of the tokens (small = sparse).
   double pairs_for_80pct = 0;
-  // Adjacent-layer correlation: mean over experts j of max over experts i of the Pearson
-  // correlation between load(l, j) and load(l-1, i) across (iteration, micro-batch, source);
-  // and the same for layers two apart, as a baseline.
+  // Adjacent-layer correlation: each (iteration, micro-batch, source) sample's normalized load
+  // minus its record's mean over sources and its source's mean over records (what is specific
+  // to that micro-batch of that source); mean over experts j of layer l of the max over experts
+  // i of layer l-1 of the Pearson correlation of these residuals, averaged over layer pairs;
+  // and the same for layers two apart as the baseline (chance level). In [-1, 1]; 0 with one
+  // source or one record.
   double adjacent_layer_correlation = 0;
   double distant_layer_correlation = 0;
 };

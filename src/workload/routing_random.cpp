@@ -93,6 +93,34 @@ void Sampler::dirichlet(double concentration, std::span<double> out) {
     x /= sum;
 }
 
+void Sampler::dirichlet(std::span<const double> alpha, std::span<double> out) {
+  // Gamma(a) = Gamma(a + 1) U^(1/a) below shape 1: keep the first factor as it is (it is O(1))
+  // and the second as its logarithm log(U) / a, which can be far below the smallest double.
+  // Shifting the logarithms by their maximum before exponentiating leaves the component with
+  // the largest one at Gamma(a + 1) times 1, so the sum cannot underflow; one logarithm per
+  // component instead of two.
+  std::vector<double>& log_part = tail_;
+  log_part.assign(out.size(), 0.0);
+  double top = -std::numeric_limits<double>::infinity();
+  for (std::size_t e = 0; e < out.size(); ++e) {
+    const double a = alpha[e];
+    if (a >= 1.0) {
+      out[e] = gamma_at_least_one(a);
+    } else {
+      log_part[e] = std::log(1.0 - uniform()) / a;
+      out[e] = gamma_at_least_one(a + 1.0);
+    }
+    top = std::max(top, log_part[e]);
+  }
+  double sum = 0.0;
+  for (std::size_t e = 0; e < out.size(); ++e) {
+    out[e] *= std::exp(log_part[e] - top);
+    sum += out[e];
+  }
+  for (double& x : out)
+    x /= sum;
+}
+
 std::int64_t Sampler::binomial(std::int64_t n, double p) {
   if (n <= 0 || !(p > 0.0)) return 0;
   if (p >= 1.0) return n;

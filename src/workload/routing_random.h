@@ -27,6 +27,9 @@ class Sampler {
   // Dirichlet(concentration, ..., concentration) into `out` (sums to 1): normalized gamma
   // variates, in log space below kDirectShape.
   void dirichlet(double concentration, std::span<double> out);
+  // Dirichlet(alpha[0], ..., alpha[n-1]) into `out` (sums to 1); every alpha > 0, however small
+  // (the U^(1/a) factor of small shapes is kept as a logarithm until normalized).
+  void dirichlet(std::span<const double> alpha, std::span<double> out);
   // Binomial(n, p). Exact (inversion) while the smaller of n*p and n*(1-p) is below
   // kExactMean; above, the normal approximation rounded to an integer and clamped to [0, n]
   // (its error is then far below the sampling noise the traces model).
@@ -41,7 +44,7 @@ class Sampler {
  private:
   double gamma_at_least_one(double shape);
   Rng rng_;
-  std::vector<double> tail_;  // multinomial scratch: suffix sums of the weights
+  std::vector<double> tail_;  // scratch: multinomial suffix sums, Dirichlet logarithms
 };
 
 }  // namespace mfabric::workload::routing_detail

@@ -17,14 +17,19 @@ namespace mfabric::workload {
 namespace {
 
 // A layer's samples, one per (iteration, micro-batch, source): the source's normalized expert
-// load, stored expert-major ([experts x samples]) and standardized per expert (zero mean, unit
-// norm) so that a Pearson correlation is one dot product. Experts whose load never changes get
-// a zero column: their correlation with anything counts as 0.
+// load (its row divided by its sum; an all-zero row gives zero shares), minus the mean of its
+// record (the same iteration and micro-batch, over the sources) and minus the mean of its
+// source (over the records), plus the grand mean: the part of a source's load that is specific
+// to this micro-batch. Stored expert-major ([experts x samples]) and scaled per expert to unit
+// norm (the residuals already have zero mean) so that a Pearson correlation is one dot product.
+// Experts whose residual is zero (one source, one record, or a load that never changes) get a
+// zero column: their correlation with anything counts as 0.
 std::vector<double> standardized_layer(const RoutingTrace& t, int layer_idx) {
   const auto x = static_cast<std::size_t>(t.experts());
   const auto ep = static_cast<std::size_t>(t.ep());
-  const std::size_t samples =
-      static_cast<std::size_t>(t.iterations()) * static_cast<std::size_t>(t.micro_batches()) * ep;
+  const std::size_t records =
+      static_cast<std::size_t>(t.iterations()) * static_cast<std::size_t>(t.micro_batches());
+  const std::size_t samples = records * ep;
   std::vector<double> z(x * samples, 0.0);
   std::size_t s = 0;
   for (int it = 0; it < t.iterations(); ++it) {
@@ -42,20 +47,36 @@ std::vector<double> standardized_layer(const RoutingTrace& t, int layer_idx) {
       }
     }
   }
+  std::vector<double> record_mean(records), source_mean(ep);
   for (std::size_t e = 0; e < x; ++e) {
-    double* col = z.data() + e * samples;
-    double mean = 0.0;
-    for (std::size_t k = 0; k < samples; ++k)
-      mean += col[k];
-    mean /= static_cast<double>(samples);
-    double ss = 0.0;
-    for (std::size_t k = 0; k < samples; ++k) {
-      col[k] -= mean;
-      ss += col[k] * col[k];
+    double* col = z.data() + e * samples;  // sample k = record * ep + source
+    std::fill(record_mean.begin(), record_mean.end(), 0.0);
+    std::fill(source_mean.begin(), source_mean.end(), 0.0);
+    double grand = 0.0;
+    for (std::size_t rec = 0; rec < records; ++rec) {
+      for (std::size_t r = 0; r < ep; ++r) {
+        const double v = col[rec * ep + r];
+        record_mean[rec] += v;
+        source_mean[r] += v;
+        grand += v;
+      }
     }
-    // Shares are in [0, 1]; a spread this small is rounding, not signal.
+    for (double& v : record_mean)
+      v /= static_cast<double>(ep);
+    for (double& v : source_mean)
+      v /= static_cast<double>(records);
+    grand /= static_cast<double>(samples);
+    double ss = 0.0;
+    for (std::size_t rec = 0; rec < records; ++rec) {
+      for (std::size_t r = 0; r < ep; ++r) {
+        double& v = col[rec * ep + r];
+        v = v - record_mean[rec] - source_mean[r] + grand;
+        ss += v * v;
+      }
+    }
+    // Shares are in [0, 1]; a residual this small is rounding, not signal.
     const double norm = std::sqrt(ss);
-    if (samples < 2 || norm < 1e-12) {
+    if (norm < 1e-9) {
       std::fill(col, col + samples, 0.0);
     } else {
       for (std::size_t k = 0; k < samples; ++k)
@@ -187,7 +208,7 @@ RoutingStats routing_stats(const RoutingTrace& t) {
   // Correlations: a layer's standardized samples are needed by the next two layers only.
   const std::size_t samples =
       static_cast<std::size_t>(t.iterations()) * static_cast<std::size_t>(t.micro_batches()) * ep;
-  if (layers >= 2 && samples >= 2) {
+  if (layers >= 2 && t.ep() >= 2 && samples / ep >= 2) {
     std::vector<float> two_back, one_back = sample_major(standardized_layer(t, 0), x, samples);
     double adjacent = 0.0, distant = 0.0;
     for (int li = 1; li < layers; ++li) {

@@ -158,30 +158,95 @@ TEST(RoutingGenerator, SmallSourceConcentrationMakesSparseMatrices) {
   EXPECT_LT(sparse, 0.6 * dense) << sparse << " vs " << dense;
 }
 
-TEST(RoutingGenerator, AdjacentLayersCorrelateThroughTheTransitionMatrix) {
-  auto p = small_params();
-  // Many sources (the samples vary mostly by source) and few experts, so that the best of the
-  // candidate experts of the earlier layer is rarely a chance match (over seeds 1-20 the adjacent
-  // score stays >= 0.53, the independent one <= 0.28 and the distant one >= 0.13 lower).
-  p.tokens_per_rank = 512;
-  p.source_concentration = 1.0;
-  p.source_weight = 0.8;
+// Mean coefficient of variation of the expert load of one layer over a trace's records.
+double layer_cv(const RoutingTrace& t, int li) {
+  double total = 0.0;
+  for (int it = 0; it < t.iterations(); ++it) {
+    for (int mb = 0; mb < t.micro_batches(); ++mb) {
+      std::vector<double> load(static_cast<std::size_t>(t.experts()), 0.0);
+      auto m = t.matrix(it, li, mb);
+      for (std::size_t k = 0; k < m.size(); ++k)
+        load[k % load.size()] += m[k];
+      const double n = static_cast<double>(load.size());
+      const double mean = std::accumulate(load.begin(), load.end(), 0.0) / n;
+      double var = 0.0;
+      for (double v : load)
+        var += (v - mean) * (v - mean);
+      total += std::sqrt(var / n) / mean;
+    }
+  }
+  return total / (t.iterations() * t.micro_batches());
+}
+
+// Mixtral 8x7B's routing shape: EP 8, 8 experts, top-2, 32 MoE layers.
+RoutingTrace mixtral_like(SyntheticRouting p, int iterations, int micro_batches,
+                          std::uint64_t seed) {
+  return generate_routing(p, 8, 8, iterations, layer_list(32), micro_batches, Rng(seed));
+}
+
+TEST(RoutingGenerator, SkewPersistsAtLateLayersAndDecays) {
+  // The transition matrices are rescaled to map the previous layer's expected load onto this
+  // layer's, so the last of 32 chained layers keeps its own skew (the same as without the chain)
+  // and loses it over training like the first layer does.
+  const SyntheticRouting p;
+  SyntheticRouting independent = p;
+  independent.layer_correlation = 0.0;
+  SyntheticRouting late = p;
+  late.start_iteration = 10000;
+  const auto chained = mixtral_like(p, 1, 8, 1);
+  const auto unchained = mixtral_like(independent, 1, 8, 1);
+  const auto trained = mixtral_like(late, 1, 8, 1);
+
+  const double first = layer_cv(chained, 0), last = layer_cv(chained, 31);
+  EXPECT_GT(last, 0.4 * first) << last << " vs " << first;  // layers differ (layer_skew_spread)
+  EXPECT_LT(last, 2.5 * first) << last << " vs " << first;
+  EXPECT_NEAR(last / layer_cv(unchained, 31), 1.0, 0.15);
+  double chained_mean = 0.0, unchained_mean = 0.0;
+  for (int li = 1; li < 32; ++li) {
+    chained_mean += layer_cv(chained, li);
+    unchained_mean += layer_cv(unchained, li);
+  }
+  EXPECT_NEAR(chained_mean / unchained_mean, 1.0, 0.1);
+
+  EXPECT_GT(last, 1.3 * layer_cv(trained, 31)) << last << " vs " << layer_cv(trained, 31);
+  const double early_cv = routing_stats(chained).cv_first_iteration;
+  const double late_cv = routing_stats(trained).cv_first_iteration;
+  EXPECT_GT(early_cv, 1.5 * late_cv) << early_cv << " vs " << late_cv;
+}
+
+TEST(RoutingGenerator, AdjacentLayersBeatLayersTwoApartAtMixtralShape) {
+  // Default parameters, 4 iterations x 4 micro-batches. Over seeds 1-20: adjacent 0.27-0.29,
+  // two apart 0.16-0.17 (the chance level of the statistic here is about 0.15); with
+  // independent layers both 0.14-0.15.
+  SyntheticRouting p;
+  const auto chained = routing_stats(mixtral_like(p, 4, 4, 7));
+  p.layer_correlation = 0.0;
+  const auto independent = routing_stats(mixtral_like(p, 4, 4, 7));
+  EXPECT_GT(chained.adjacent_layer_correlation, chained.distant_layer_correlation + 0.07)
+      << chained.adjacent_layer_correlation << " vs " << chained.distant_layer_correlation;
+  EXPECT_GT(chained.adjacent_layer_correlation, independent.adjacent_layer_correlation + 0.07)
+      << chained.adjacent_layer_correlation << " vs " << independent.adjacent_layer_correlation;
+  EXPECT_NEAR(independent.adjacent_layer_correlation, independent.distant_layer_correlation, 0.03);
+}
+
+TEST(RoutingGenerator, AdjacentLayersBeatLayersTwoApartWithManyExperts) {
+  // EP 16, 64 experts, default parameters. Over seeds 1-20 (4 x 8 records): adjacent 0.25-0.27,
+  // two apart 0.12, independent layers 0.11 both.
+  SyntheticRouting p;
   auto stats = [&](double correlation) {
     p.layer_correlation = correlation;
-    return routing_stats(generate_routing(p, 48, 8, 4, layer_list(4), 2, Rng(13)));
+    return routing_stats(generate_routing(p, 16, 64, 4, layer_list(6), 8, Rng(11)));
   };
-  const auto chained = stats(0.9);
+  const auto chained = stats(0.7);
   const auto independent = stats(0.0);
-  EXPECT_GT(chained.adjacent_layer_correlation, 0.5);
-  EXPECT_GT(chained.adjacent_layer_correlation, independent.adjacent_layer_correlation + 0.2)
-      << chained.adjacent_layer_correlation << " vs " << independent.adjacent_layer_correlation;
-  EXPECT_GT(chained.adjacent_layer_correlation, chained.distant_layer_correlation + 0.08)
+  EXPECT_GT(chained.adjacent_layer_correlation, chained.distant_layer_correlation + 0.07)
       << chained.adjacent_layer_correlation << " vs " << chained.distant_layer_correlation;
+  EXPECT_NEAR(independent.adjacent_layer_correlation, independent.distant_layer_correlation, 0.03);
 }
 
 TEST(RoutingGenerator, DefaultsAtModerateScale) {
   // The default parameters with a realistic token count: exact row sums, a skewed and sparse
-  // trace, adjacent layers more alike than distant ones.
+  // trace.
   const SyntheticRouting p;
   const auto t = generate_routing(p, 8, 32, 2, layer_list(4), 2, Rng(17));
   for (int r = 0; r < 8; ++r)
@@ -306,6 +371,34 @@ TEST(RoutingSampler, GammaAndDirichlet) {
     for (double v : d)
       EXPECT_GE(v, 0.0);
   }
+}
+
+TEST(RoutingSampler, DirichletWithUnequalParameters) {
+  Sampler s(Rng(4).derive("test"));
+  // Mean of component e is alpha_e / sum(alpha), also when most parameters are far below the
+  // shape where gamma variates underflow.
+  const std::vector<double> alpha = {2.0, 0.5, 0.05, 1e-4, 1e-4, 0.4499};
+  std::vector<double> d(alpha.size()), mean(alpha.size(), 0.0);
+  const int draws = 20000;
+  for (int i = 0; i < draws; ++i) {
+    s.dirichlet(alpha, d);
+    ASSERT_NEAR(std::accumulate(d.begin(), d.end(), 0.0), 1.0, 1e-12);
+    for (std::size_t e = 0; e < d.size(); ++e) {
+      ASSERT_GE(d[e], 0.0);
+      mean[e] += d[e] / draws;
+    }
+  }
+  const double total = std::accumulate(alpha.begin(), alpha.end(), 0.0);
+  for (std::size_t e = 0; e < alpha.size(); ++e) {
+    const double m = alpha[e] / total;
+    // sd of one component: sqrt(m (1 - m) / (total + 1)).
+    EXPECT_NEAR(mean[e], m, 4 * std::sqrt(m * (1 - m) / (total + 1) / draws) + 1e-9) << e;
+  }
+  // Every parameter tiny: still a distribution.
+  const std::vector<double> tiny(8, 1e-6);
+  d.resize(tiny.size());
+  s.dirichlet(tiny, d);
+  EXPECT_NEAR(std::accumulate(d.begin(), d.end(), 0.0), 1.0, 1e-12);
 }
 
 TEST(RoutingSampler, MultinomialKeepsTheTotal) {

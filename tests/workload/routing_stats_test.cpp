@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "workload/routing.h"
@@ -43,35 +44,67 @@ TEST(RoutingStats, SparsityCountsTheHeaviestPairsFirst) {
   EXPECT_DOUBLE_EQ(routing_stats(t).pairs_for_80pct, 3.0 / 5);
 }
 
-TEST(RoutingStats, AdjacentLayerFollowsPreviousLayer) {
-  // 3 layers, 2 experts, 6 sources. Layer 1 copies layer 0 with the experts swapped (perfectly
-  // predictable from one expert of layer 0); layer 2 is constant across sources (correlation
-  // with anything counts as 0).
-  RoutingTrace t(6, 2, 1, {0, 1, 2}, 1);
-  const std::vector<std::int32_t> layer0 = {10, 0, 8, 2, 5, 5, 3, 7, 9, 1, 0, 10};
-  std::vector<std::int32_t> layer1(layer0.size());
-  for (std::size_t r = 0; r < 6; ++r) {
-    layer1[2 * r] = layer0[2 * r + 1];
-    layer1[2 * r + 1] = layer0[2 * r];
+// Rows of 10 tokens over 2 experts for 2 sources x 3 micro-batches (1 iteration): `a[mb][r]`
+// tokens to expert 0, the rest to expert 1.
+void fill_layer(RoutingTrace& t, int li, const std::vector<std::vector<std::int32_t>>& a) {
+  for (int mb = 0; mb < 3; ++mb) {
+    const auto& v = a[static_cast<std::size_t>(mb)];
+    fill(t, 0, li, mb, {v[0], 10 - v[0], v[1], 10 - v[1]});
   }
-  fill(t, 0, 0, 0, layer0);
-  fill(t, 0, 1, 0, layer1);
-  fill(t, 0, 2, 0, std::vector<std::int32_t>(12, 5));
+}
+
+// Varies per (micro-batch, source) beyond what a source or a micro-batch has in common.
+const std::vector<std::vector<std::int32_t>> kVarying = {{10, 2}, {7, 6}, {4, 3}};
+// Expert 0's share = 0.5 + source effect (+0.2, -0.2) + micro-batch effect (+0.3, 0, -0.3):
+// nothing specific to a (micro-batch, source) pair.
+const std::vector<std::vector<std::int32_t>> kAdditive = {{10, 6}, {7, 3}, {4, 0}};
+
+TEST(RoutingStats, AdjacentLayerFollowsPreviousLayer) {
+  // Layer 1 is layer 0 with the experts swapped: perfectly predictable from one expert of
+  // layer 0. Layers 2 and 3 have the same per-source pattern (each source always sends 9 of 10
+  // tokens to "its" expert) but nothing beyond it, which a predictor can learn from the source
+  // alone: it counts 0, as does layer 2 against layer 1.
+  RoutingTrace t(2, 2, 1, {0, 1, 2, 3}, 3);
+  fill_layer(t, 0, kVarying);
+  std::vector<std::vector<std::int32_t>> swapped = kVarying;
+  for (auto& mb : swapped) {
+    for (auto& v : mb)
+      v = 10 - v;
+  }
+  fill_layer(t, 1, swapped);
+  const std::vector<std::vector<std::int32_t>> per_source = {{9, 1}, {9, 1}, {9, 1}};
+  fill_layer(t, 2, per_source);
+  fill_layer(t, 3, per_source);
   const auto st = routing_stats(t);
-  // Pairs (0,1): every expert correlates perfectly with one expert of layer 0 -> 1.
-  // Pairs (1,2): layer 2 is constant -> 0. Mean over the two adjacent pairs: 0.5.
-  EXPECT_NEAR(st.adjacent_layer_correlation, 0.5, 1e-6);  // single precision
-  EXPECT_NEAR(st.distant_layer_correlation, 0.0, 1e-6);   // layer 2 vs layer 0
+  // Pairs (0,1): 1; (1,2) and (2,3): 0. Layers two apart, (0,2) and (1,3): 0.
+  EXPECT_NEAR(st.adjacent_layer_correlation, 1.0 / 3.0, 1e-6);  // single precision
+  EXPECT_NEAR(st.distant_layer_correlation, 0.0, 1e-6);
 }
 
 TEST(RoutingStats, DistantBaselineUsesLayersTwoApart) {
-  RoutingTrace t(4, 2, 1, {0, 1, 2}, 1);
-  fill(t, 0, 0, 0, {1, 9, 4, 6, 7, 3, 9, 1});
-  fill(t, 0, 1, 0, {5, 5, 5, 5, 5, 5, 5, 5});  // constant
-  fill(t, 0, 2, 0, {1, 9, 4, 6, 7, 3, 9, 1});  // = layer 0
+  RoutingTrace t(2, 2, 1, {0, 1, 2}, 3);
+  fill_layer(t, 0, kVarying);
+  fill_layer(t, 1, kAdditive);  // source and micro-batch effects only
+  fill_layer(t, 2, kVarying);   // = layer 0
   const auto st = routing_stats(t);
   EXPECT_NEAR(st.distant_layer_correlation, 1.0, 1e-6);
   EXPECT_NEAR(st.adjacent_layer_correlation, 0.0, 1e-6);
+}
+
+TEST(RoutingStats, CorrelationIgnoresRowSums) {
+  // Loads are shares of the row: doubling some rows changes nothing.
+  RoutingTrace a(2, 2, 1, {0, 1}, 3), b(2, 2, 1, {0, 1}, 3);
+  std::vector<std::vector<std::int32_t>> next = {{3, 9}, {5, 1}, {8, 6}};
+  fill_layer(a, 0, kVarying);
+  fill_layer(a, 1, next);
+  fill_layer(b, 0, kVarying);
+  fill_layer(b, 1, next);
+  auto m = b.matrix(0, 1, 2);
+  for (auto& v : m)
+    v *= 2;
+  EXPECT_NEAR(routing_stats(a).adjacent_layer_correlation,
+              routing_stats(b).adjacent_layer_correlation, 1e-6);
+  EXPECT_GT(routing_stats(a).adjacent_layer_correlation, 0.0);
 }
 
 TEST(RoutingStats, DegenerateTraces) {
@@ -87,6 +120,18 @@ TEST(RoutingStats, DegenerateTraces) {
   fill(one, 0, 0, 0, {3, 1});
   fill(one, 0, 1, 0, {1, 3});
   EXPECT_EQ(routing_stats(one).adjacent_layer_correlation, 0.0);
+  // One record: what differs between sources is all per-source, nothing is left.
+  RoutingTrace one_record(3, 2, 1, {0, 1}, 1);
+  fill(one_record, 0, 0, 0, {3, 1, 0, 4, 2, 2});
+  fill(one_record, 0, 1, 0, {1, 3, 4, 0, 2, 2});
+  EXPECT_EQ(routing_stats(one_record).adjacent_layer_correlation, 0.0);
+  // One source over several records: everything is per-record.
+  RoutingTrace one_source(1, 2, 3, {0, 1}, 1);
+  for (int it = 0; it < 3; ++it) {
+    fill(one_source, it, 0, 0, {it, 4 - it});
+    fill(one_source, it, 1, 0, {4 - it, it});
+  }
+  EXPECT_EQ(routing_stats(one_source).adjacent_layer_correlation, 0.0);
 }
 
 }  // namespace

@@ -1,0 +1,187 @@
+#include "collective/lowering.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "collective/lowering_impl.h"
+#include "core/error.h"
+
+namespace mfabric::collective {
+namespace detail {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+void validate_request(const CollectiveRequest& request, const fabric::Topology& topology,
+                      const char* algorithm) {
+  const std::string kind = workload::to_string(request.kind);
+  if (request.members.empty()) {
+    throw Error("", "", fmt::format("{}: {} has no members", algorithm, kind));
+  }
+  if (request.bytes.count() < 0) {
+    throw Error(
+        "", "",
+        fmt::format("{}: {} of negative size ({} bytes)", algorithm, kind, request.bytes.count()));
+  }
+  if (request.matrix != nullptr && request.kind != workload::CollectiveKind::AllToAll) {
+    throw Error(
+        "", "",
+        fmt::format("{}: a byte matrix only applies to all-to-all, not {}", algorithm, kind));
+  }
+  const auto nodes = static_cast<fabric::NodeId>(topology.nodes().size());
+  for (std::size_t i = 0; i < request.members.size(); ++i) {
+    const fabric::NodeId id = request.members[i];
+    if (id < 0 || id >= nodes) {
+      throw Error("", "",
+                  fmt::format("{}: member {} of the {} is node {}, outside the topology's {} "
+                              "nodes",
+                              algorithm, i, kind, id, nodes));
+    }
+    if (topology.node(id).kind != fabric::NodeKind::Gpu) {
+      throw Error("", "",
+                  fmt::format("{}: member {} of the {} is {} ({}), not a GPU", algorithm, i, kind,
+                              topology.name(id), fabric::to_string(topology.node(id).kind)));
+    }
+  }
+  std::vector<fabric::NodeId> sorted = request.members;
+  std::sort(sorted.begin(), sorted.end());
+  const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+  if (dup != sorted.end()) {
+    throw Error("", "",
+                fmt::format("{}: {} lists {} more than once; members must be distinct", algorithm,
+                            kind, topology.name(*dup)));
+  }
+}
+
+std::uint64_t transfer_hash(std::uint64_t seed, int step, int src, int dst) {
+  // Each round is a bijection of the running value xor one index, so for a fixed seed and
+  // prefix, distinct last indices give distinct hashes.
+  std::uint64_t h = splitmix64(seed);
+  h = splitmix64(h ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(step)));
+  h = splitmix64(h ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)));
+  h = splitmix64(h ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(dst)));
+  return h;
+}
+
+Bytes scale_up(Bytes size, std::int64_t num, std::int64_t den) {
+  const std::int64_t s = size.count();
+  const std::int64_t q = s / den;
+  const std::int64_t r = s % den;
+  return Bytes(q * num + (r * num + den - 1) / den);
+}
+
+void append_ring(Step& step, const CollectiveRequest& request, const std::vector<int>& ring,
+                 Bytes size, int latency_hops, int step_index) {
+  const std::size_t n = ring.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const int src = ring[i];
+    const int dst = ring[(i + 1) % n];
+    Transfer t;
+    t.src = request.members[static_cast<std::size_t>(src)];
+    t.dst = request.members[static_cast<std::size_t>(dst)];
+    t.size = size;
+    t.latency_hops = latency_hops;
+    t.flow_hash = transfer_hash(request.flow_hash, step_index, src, dst);
+    step.transfers.push_back(t);
+  }
+}
+
+std::vector<std::vector<int>> members_by_server(const CollectiveRequest& request,
+                                                const fabric::Topology& topology) {
+  std::vector<int> server_ids;
+  std::vector<std::vector<int>> groups;
+  for (std::size_t i = 0; i < request.members.size(); ++i) {
+    const int server = topology.node(request.members[i]).server;
+    const auto it = std::find(server_ids.begin(), server_ids.end(), server);
+    const auto pos = static_cast<std::size_t>(it - server_ids.begin());
+    if (it == server_ids.end()) {
+      server_ids.push_back(server);
+      groups.emplace_back();
+    }
+    groups[pos].push_back(static_cast<int>(i));
+  }
+  return groups;
+}
+
+}  // namespace detail
+
+namespace {
+
+const std::vector<std::string> kAllReduceChoices{"auto", "ring", "hierarchical"};
+const std::vector<std::string> kAllToAllChoices{"direct"};
+const std::vector<std::string> kAllGatherChoices{"ring"};
+const std::vector<std::string> kReduceScatterChoices{"ring"};
+
+void check_choice(const std::string& field, const char* collective, const std::string& value,
+                  const std::vector<std::string>& valid) {
+  if (std::find(valid.begin(), valid.end(), value) != valid.end()) return;
+  throw Error("", field,
+              fmt::format("{} has no algorithm '{}' (valid: {})", collective, value,
+                          fmt::join(valid, ", ")));
+}
+
+}  // namespace
+
+std::vector<std::string> lowering_names() {
+  return {"ring", "hierarchical", "direct"};
+}
+
+std::unique_ptr<Lowering> make_lowering(const std::string& name) {
+  if (name == "ring") return std::make_unique<detail::RingLowering>();
+  if (name == "hierarchical") return std::make_unique<detail::HierarchicalLowering>();
+  if (name == "direct") return std::make_unique<detail::DirectLowering>();
+  throw Error("", "",
+              fmt::format("unknown collective algorithm '{}' (known: {})", name,
+                          fmt::join(lowering_names(), ", ")));
+}
+
+Lowerer::Lowerer(const AlgorithmChoice& choice)
+    : choice_(choice),
+      ring_(make_lowering("ring")),
+      hierarchical_(make_lowering("hierarchical")),
+      direct_(make_lowering("direct")) {
+  check_choice("all_reduce", "all-reduce", choice_.all_reduce, kAllReduceChoices);
+  check_choice("all_to_all", "all-to-all", choice_.all_to_all, kAllToAllChoices);
+  check_choice("all_gather", "all-gather", choice_.all_gather, kAllGatherChoices);
+  check_choice("reduce_scatter", "reduce-scatter", choice_.reduce_scatter, kReduceScatterChoices);
+}
+
+Plan Lowerer::lower(const CollectiveRequest& request, const fabric::Topology& topology) const {
+  using workload::CollectiveKind;
+  switch (request.kind) {
+    case CollectiveKind::AllReduce: {
+      if (choice_.all_reduce == "ring") return ring_->lower(request, topology);
+      if (choice_.all_reduce == "hierarchical") return hierarchical_->lower(request, topology);
+      // auto: hierarchical when the members span several servers and some server holds
+      // several of them; otherwise there is nothing for the hierarchy to gain.
+      detail::validate_request(request, topology, "auto");
+      const auto servers = detail::members_by_server(request, topology);
+      const bool several_servers = servers.size() > 1;
+      const bool shared_server =
+          std::any_of(servers.begin(), servers.end(), [](const auto& s) { return s.size() > 1; });
+      if (several_servers && shared_server) return hierarchical_->lower(request, topology);
+      return ring_->lower(request, topology);
+    }
+    case CollectiveKind::AllToAll:
+      return direct_->lower(request, topology);
+    case CollectiveKind::AllGather:
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::Broadcast:
+    case CollectiveKind::Barrier:
+      return ring_->lower(request, topology);
+  }
+  return ring_->lower(request, topology);
+}
+
+}  // namespace mfabric::collective

@@ -1,0 +1,56 @@
+// Internal to collective/: the three lowerings and the helpers they share. Users go through
+// make_lowering() or Lowerer (lowering.h); docs/collectives.md describes the algorithms.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "collective/lowering.h"
+
+namespace mfabric::collective::detail {
+
+class RingLowering final : public Lowering {
+ public:
+  const char* name() const override { return "ring"; }
+  Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const override;
+};
+
+class HierarchicalLowering final : public Lowering {
+ public:
+  const char* name() const override { return "hierarchical"; }
+  Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const override;
+};
+
+class DirectLowering final : public Lowering {
+ public:
+  const char* name() const override { return "direct"; }
+  Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const override;
+};
+
+// Throws mfabric::Error unless the request has at least one member, every member is a GPU node
+// of `topology`, members are distinct, bytes are non-negative and a matrix comes only with
+// all-to-all. `algorithm` prefixes the messages.
+void validate_request(const CollectiveRequest& request, const fabric::Topology& topology,
+                      const char* algorithm);
+
+// The ECMP hash of the transfer of `step` from member `src` to member `dst` (indices into
+// request.members): a deterministic mix of the request's seed and the three indices.
+std::uint64_t transfer_hash(std::uint64_t seed, int step, int src, int dst);
+
+// ceil(size x num / den) without overflowing for any realistic size; size >= 0, den > 0.
+Bytes scale_up(Bytes size, std::int64_t num, std::int64_t den);
+
+// Appends to `step` the n transfers ring[i] -> ring[(i+1) % n] (ring holds member indices) of
+// `size` bytes each, with `latency_hops`; `step_index` feeds the flow hashes.
+void append_ring(Step& step, const CollectiveRequest& request, const std::vector<int>& ring,
+                 Bytes size, int latency_hops, int step_index);
+
+// Servers spanned by the members and the member indices on each, servers in order of first
+// appearance, members in group order.
+std::vector<std::vector<int>> members_by_server(const CollectiveRequest& request,
+                                                const fabric::Topology& topology);
+
+// The ring plan of an already validated request (not all-to-all).
+Plan ring_plan(const CollectiveRequest& request);
+
+}  // namespace mfabric::collective::detail

@@ -1,0 +1,358 @@
+#include "net/router.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace mfabric::net {
+
+using fabric::LinkId;
+using fabric::LinkKind;
+using fabric::Node;
+using fabric::NodeId;
+using fabric::NodeKind;
+using fabric::Topology;
+
+namespace {
+
+// One ECMP decision: a choice among `count` equal-cost options at hop `hop`.
+std::size_t pick(std::uint64_t key, int hop, std::size_t count) {
+  if (count <= 1) return 0;
+  return static_cast<std::size_t>(
+      mix_hash(key + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(hop + 1)) % count);
+}
+
+// Salt for the choice of NIC pair and proxy GPU, so that it is independent of the per-hop
+// switch choices.
+constexpr int kPairHop = 1000;
+constexpr int kProxyHop = 2000;
+
+}  // namespace
+
+std::uint64_t mix_hash(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+Router::Router(const Topology& topology) : t_(&topology) {
+  sync();
+}
+
+void Router::sync() {
+  const Topology& t = *t_;
+  const std::size_t n = t.nodes().size();
+  const std::size_t m = t.links().size();
+  if (n == nodes_seen_ && m == links_seen_) return;
+  up_.resize(m);
+  for (std::size_t l = links_seen_; l < m; ++l) {
+    up_[l] = t.links()[l].rate.bps() > 0 ? 1 : 0;
+  }
+  nodes_seen_ = n;
+  links_seen_ = m;
+
+  gpu_nvlink_.assign(n, kNoLink);
+  switch_index_.assign(n, -1);
+  std::int32_t switches = 0;
+  for (std::size_t v = 0; v < n; ++v) {
+    const Node& node = t.nodes()[v];
+    if (node.kind == NodeKind::Switch) switch_index_[v] = switches++;
+    if (node.kind == NodeKind::Gpu) {
+      for (LinkId l : t.links_of(static_cast<NodeId>(v))) {
+        if (t.link(l).kind == LinkKind::NvLink) gpu_nvlink_[v] = l;
+      }
+    }
+  }
+  // Switch-switch adjacency: only these links are transit; OCS and patch panels never are.
+  switch_row_.assign(static_cast<std::size_t>(switches) + 1, 0);
+  switch_edges_.clear();
+  for (std::size_t v = 0; v < n; ++v) {
+    const std::int32_t i = switch_index_[v];
+    if (i < 0) continue;
+    for (LinkId l : t.links_of(static_cast<NodeId>(v))) {
+      const NodeId w = t.other_end(l, static_cast<NodeId>(v));
+      const std::int32_t j = switch_index_[static_cast<std::size_t>(w)];
+      if (j >= 0 && w != static_cast<NodeId>(v)) switch_edges_.push_back({l, j});
+    }
+    switch_row_[static_cast<std::size_t>(i) + 1] = static_cast<std::int32_t>(switch_edges_.size());
+  }
+  for (auto& mode : tables_) {
+    mode.assign(static_cast<std::size_t>(switches), {});
+  }
+}
+
+void Router::set_link_up(LinkId link, bool up) {
+  auto& state = up_[static_cast<std::size_t>(link)];
+  const std::uint8_t v = up ? 1 : 0;
+  if (state == v) return;
+  state = v;
+  const fabric::Link& k = t_->link(link);
+  // Only switch-switch links are in the distance tables; NIC links are looked at per query.
+  if (switch_index_[static_cast<std::size_t>(k.a)] >= 0 &&
+      switch_index_[static_cast<std::size_t>(k.b)] >= 0) {
+    for (auto& tab : tables_[0]) {
+      tab.clear();
+    }
+  }
+}
+
+std::size_t Router::cached_tables() const {
+  std::size_t c = 0;
+  for (const auto& mode : tables_) {
+    for (const auto& tab : mode) {
+      c += tab.empty() ? 0 : 1;
+    }
+  }
+  return c;
+}
+
+const std::vector<std::uint16_t>& Router::table(std::int32_t dest, bool allow_down) {
+  auto& tab = tables_[allow_down ? 1 : 0][static_cast<std::size_t>(dest)];
+  if (!tab.empty()) return tab;
+  // Breadth-first search from the destination; links are full duplex, so distances to it equal
+  // distances from it.
+  tab.assign(switch_row_.size() - 1, kUnreachable);
+  tab[static_cast<std::size_t>(dest)] = 0;
+  bfs_queue_.clear();
+  bfs_queue_.push_back(dest);
+  for (std::size_t head = 0; head < bfs_queue_.size(); ++head) {
+    const std::int32_t x = bfs_queue_[head];
+    const auto next = static_cast<std::uint16_t>(tab[static_cast<std::size_t>(x)] + 1);
+    for (std::int32_t e = switch_row_[static_cast<std::size_t>(x)];
+         e < switch_row_[static_cast<std::size_t>(x) + 1]; ++e) {
+      const SwitchEdge& edge = switch_edges_[static_cast<std::size_t>(e)];
+      auto& d = tab[static_cast<std::size_t>(edge.neighbor)];
+      if (d != kUnreachable || !usable(edge.link, allow_down)) continue;
+      d = next;
+      bfs_queue_.push_back(edge.neighbor);
+    }
+  }
+  return tab;
+}
+
+LinkId Router::pcie_link(NodeId gpu, NodeId nic) const {
+  for (LinkId l : t_->links_of(nic)) {
+    const fabric::Link& k = t_->link(l);
+    if (k.kind == LinkKind::Pcie && (k.a == gpu || k.b == gpu)) return l;
+  }
+  return kNoLink;
+}
+
+NodeId Router::access_gpu(NodeId gpu, NodeId nic, std::uint64_t key, bool allow_down) const {
+  const LinkId own = pcie_link(gpu, nic);
+  if (own != kNoLink) return usable(own, allow_down) ? gpu : fabric::kNoNode;
+  const LinkId nv = nvlink_of(gpu);
+  if (nv == kNoLink || !usable(nv, allow_down)) return fabric::kNoNode;
+  // The proxy: a GPU of the NIC's server on the NIC's PCIe link (several when GPUs outnumber
+  // NICs; the flow hash picks one so that flows spread over them).
+  std::size_t owners = 0;
+  for (LinkId l : t_->links_of(nic)) {
+    const fabric::Link& k = t_->link(l);
+    if (k.kind != LinkKind::Pcie || !usable(l, allow_down)) continue;
+    const NodeId p = t_->other_end(l, nic);
+    const LinkId pnv = nvlink_of(p);
+    if (pnv != kNoLink && usable(pnv, allow_down)) ++owners;
+  }
+  if (owners == 0) return fabric::kNoNode;
+  std::size_t want = pick(key, kProxyHop, owners);
+  for (LinkId l : t_->links_of(nic)) {
+    const fabric::Link& k = t_->link(l);
+    if (k.kind != LinkKind::Pcie || !usable(l, allow_down)) continue;
+    const NodeId p = t_->other_end(l, nic);
+    const LinkId pnv = nvlink_of(p);
+    if (pnv == kNoLink || !usable(pnv, allow_down)) continue;
+    if (want-- == 0) return p;
+  }
+  return fabric::kNoNode;
+}
+
+int Router::nic_distance(NodeId a, NodeId b, bool allow_down) {
+  int best = kInfinity;
+  for (LinkId la : t_->links_of(a)) {
+    const fabric::Link& k = t_->link(la);
+    if (k.kind != LinkKind::Cable || !usable(la, allow_down)) continue;
+    const NodeId sa = t_->other_end(la, a);
+    if (sa == b) return 1;  // a direct NIC-NIC circuit
+    const std::int32_t ia = switch_index_[static_cast<std::size_t>(sa)];
+    if (ia < 0) continue;  // an OCS or patch-panel port: not a way into the network
+    for (LinkId lb : t_->links_of(b)) {
+      const fabric::Link& kb = t_->link(lb);
+      if (kb.kind != LinkKind::Cable || !usable(lb, allow_down)) continue;
+      const std::int32_t ib = switch_index_[static_cast<std::size_t>(t_->other_end(lb, b))];
+      if (ib < 0) continue;
+      const std::uint16_t d = table(ib, allow_down)[static_cast<std::size_t>(ia)];
+      if (d != kUnreachable) best = std::min(best, static_cast<int>(d) + 2);
+    }
+  }
+  return best;
+}
+
+void Router::add(LinkId l, NodeId from, Route& out) const {
+  out.channels.push_back(channel_of(*t_, l, from));
+  out.latency += t_->link(l).latency;
+}
+
+void Router::append_network(NodeId a, NodeId b, std::uint64_t key, bool allow_down, Route& out) {
+  // A direct circuit is the shortest path there is.
+  choices_.clear();
+  for (LinkId la : t_->links_of(a)) {
+    const fabric::Link& k = t_->link(la);
+    if (k.kind == LinkKind::Cable && usable(la, allow_down) && t_->other_end(la, a) == b) {
+      choices_.push_back(la);
+    }
+  }
+  if (!choices_.empty()) {
+    add(choices_[pick(key, 0, choices_.size())], a, out);
+    return;
+  }
+  // Otherwise through switches: first the (NIC a uplink, NIC b downlink) pair of least distance.
+  struct Ends {
+    LinkId la, lb;
+    std::int32_t sa, sb;
+  };
+  Ends ends[16];
+  std::size_t count = 0;
+  int best = kInfinity;
+  for (LinkId la : t_->links_of(a)) {
+    if (t_->link(la).kind != LinkKind::Cable || !usable(la, allow_down)) continue;
+    const std::int32_t sa = switch_index_[static_cast<std::size_t>(t_->other_end(la, a))];
+    if (sa < 0) continue;
+    for (LinkId lb : t_->links_of(b)) {
+      if (t_->link(lb).kind != LinkKind::Cable || !usable(lb, allow_down)) continue;
+      const std::int32_t sb = switch_index_[static_cast<std::size_t>(t_->other_end(lb, b))];
+      if (sb < 0) continue;
+      const std::uint16_t d = table(sb, allow_down)[static_cast<std::size_t>(sa)];
+      if (d == kUnreachable || d > best) continue;
+      if (d < best) count = 0;
+      best = d;
+      if (count < std::size(ends)) ends[count++] = {la, lb, sa, sb};
+    }
+  }
+  const Ends e = ends[pick(key, 0, count)];
+  add(e.la, a, out);
+  const auto& tab = table(e.sb, allow_down);
+  std::int32_t x = e.sa;
+  NodeId x_node = t_->other_end(e.la, a);
+  for (int hop = 1; x != e.sb; ++hop) {
+    const std::uint16_t want = static_cast<std::uint16_t>(tab[static_cast<std::size_t>(x)] - 1);
+    const std::int32_t first = switch_row_[static_cast<std::size_t>(x)];
+    const std::int32_t last = switch_row_[static_cast<std::size_t>(x) + 1];
+    std::size_t options = 0;
+    for (std::int32_t i = first; i < last; ++i) {
+      const SwitchEdge& edge = switch_edges_[static_cast<std::size_t>(i)];
+      if (tab[static_cast<std::size_t>(edge.neighbor)] == want && usable(edge.link, allow_down)) {
+        ++options;
+      }
+    }
+    std::size_t take = pick(key, hop, options);
+    for (std::int32_t i = first; i < last; ++i) {
+      const SwitchEdge& edge = switch_edges_[static_cast<std::size_t>(i)];
+      if (tab[static_cast<std::size_t>(edge.neighbor)] != want || !usable(edge.link, allow_down)) {
+        continue;
+      }
+      if (take-- == 0) {
+        add(edge.link, x_node, out);
+        x = edge.neighbor;
+        x_node = t_->other_end(edge.link, x_node);
+        break;
+      }
+    }
+  }
+  add(e.lb, x_node, out);
+}
+
+bool Router::find(NodeId src, NodeId dst, std::uint64_t flow_hash, Route& out, bool allow_down) {
+  const Topology& t = *t_;
+  const auto n_nodes = static_cast<NodeId>(t.nodes().size());
+  for (NodeId v : {src, dst}) {
+    if (v < 0 || v >= n_nodes || t.node(v).kind != NodeKind::Gpu) {
+      throw Error("", "transfer",
+                  fmt::format("a transfer goes between GPUs; node {} is {}", v,
+                              v < 0 || v >= n_nodes ? "not in the topology" : t.name(v)));
+    }
+  }
+  out.channels.clear();
+  out.latency = Time::zero();
+  out.cost = {};
+  out.up = true;
+  if (src == dst) return true;  // nothing crosses the fabric
+
+  const int s_src = t.node(src).server;
+  const int s_dst = t.node(dst).server;
+  if (s_src == s_dst) {
+    const LinkId ls = nvlink_of(src);
+    const LinkId ld = nvlink_of(dst);
+    if (ls == kNoLink || ld == kNoLink || !usable(ls, allow_down) || !usable(ld, allow_down)) {
+      return false;
+    }
+    add(ls, src, out);
+    add(ld, t.nvswitch(s_src), out);
+  } else {
+    const std::uint64_t key = mix_hash(flow_hash);
+    const int n = t.cluster().nics_per_server;
+    // Each NIC of each side with the GPU that would use it (kNoNode: unusable).
+    src_via_.resize(static_cast<std::size_t>(n));
+    dst_via_.resize(static_cast<std::size_t>(n));
+    for (int j = 0; j < n; ++j) {
+      src_via_[j] = access_gpu(src, t.nic(s_src, j), key, allow_down);
+      dst_via_[j] = access_gpu(dst, t.nic(s_dst, j), key, allow_down);
+    }
+    const auto& src_via = src_via_;
+    const auto& dst_via = dst_via_;
+    // Fewest proxies first (a GPU's own NIC is always preferred), then the shortest network
+    // path; ties broken by the flow hash.
+    int best = kInfinity;
+    for (int proxies = 0; proxies <= 2 && candidates_.empty(); ++proxies) {
+      candidates_.clear();
+      best = kInfinity;
+      for (int j = 0; j < n; ++j) {
+        if (src_via[j] == fabric::kNoNode) continue;
+        const int pa = src_via[j] != src ? 1 : 0;
+        for (int k = 0; k < n; ++k) {
+          if (dst_via[k] == fabric::kNoNode) continue;
+          if (pa + (dst_via[k] != dst ? 1 : 0) != proxies) continue;
+          const NodeId a = t.nic(s_src, j);
+          const NodeId b = t.nic(s_dst, k);
+          const int d = nic_distance(a, b, allow_down);
+          if (d == kInfinity || d > best) continue;
+          if (d < best) candidates_.clear();
+          best = d;
+          candidates_.push_back({a, b, src_via[j], dst_via[k]});
+        }
+      }
+      if (!candidates_.empty()) out.cost = {proxies, best};
+    }
+    if (candidates_.empty()) return false;
+    const Candidate c = candidates_[pick(key, kPairHop, candidates_.size())];
+    candidates_.clear();
+
+    if (c.src_gpu != src) {
+      add(nvlink_of(src), src, out);
+      add(nvlink_of(c.src_gpu), t.nvswitch(s_src), out);
+    }
+    add(pcie_link(c.src_gpu, c.a), c.src_gpu, out);
+    append_network(c.a, c.b, key, allow_down, out);
+    add(pcie_link(c.dst_gpu, c.b), c.b, out);
+    if (c.dst_gpu != dst) {
+      add(nvlink_of(c.dst_gpu), c.dst_gpu, out);
+      add(nvlink_of(dst), t.nvswitch(s_dst), out);
+    }
+  }
+  if (allow_down) {
+    for (ChannelId ch : out.channels) {
+      if (!link_up(link_of_channel(ch))) out.up = false;
+    }
+  }
+  return true;
+}
+
+void Router::route(NodeId src, NodeId dst, std::uint64_t flow_hash, Route& out) {
+  if (find(src, dst, flow_hash, out, false)) return;
+  if (find(src, dst, flow_hash, out, true)) return;
+  throw Error("", "transfer",
+              fmt::format("no route from {} to {} in fabric '{}'", t_->name(src), t_->name(dst),
+                          t_->spec()));
+}
+
+}  // namespace mfabric::net

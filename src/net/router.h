@@ -1,0 +1,128 @@
+// Routing of GPU-to-GPU transfers over a Topology (rules in docs/network.md).
+//
+// A route is a list of directed channels: each fabric Link l is two channels, 2l for a->b and
+// 2l+1 for b->a. Inside a server a transfer goes GPU -> NVSwitch -> GPU over the two GPUs'
+// NvLink links (so the NVSwitch is a per-GPU egress and ingress port). Between servers it goes
+// GPU -> PCIe -> NIC -> network -> NIC -> PCIe -> GPU, detouring through a proxy GPU of the same
+// server (over the NVSwitch) at either end when the GPU's own NIC cannot reach the other side.
+// The network part is a shortest path over Switch nodes (or a direct NIC-NIC circuit), with
+// equal-cost choices made by a hash of the transfer's flow_hash and the hop number (ECMP).
+// OCS and patch-panel nodes are never transit: an optical circuit is a direct NIC-NIC link.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <vector>
+
+#include "core/units.h"
+#include "fabric/topology.h"
+
+namespace mfabric::net {
+
+using ChannelId = std::int32_t;
+inline constexpr fabric::LinkId kNoLink = -1;
+
+// The channel of `link` leaving `from` (one of the link's ends).
+inline ChannelId channel_of(const fabric::Topology& t, fabric::LinkId link, fabric::NodeId from) {
+  return 2 * link + (t.link(link).a == from ? 0 : 1);
+}
+inline fabric::LinkId link_of_channel(ChannelId c) {
+  return c / 2;
+}
+
+// Ordered lexicographically: fewer proxy GPUs first, then fewer network links. Two routes of
+// equal cost are interchangeable for ECMP (and for re-routing around a failed link).
+struct RouteCost {
+  int proxies = 0;
+  int network_links = 0;
+  auto operator<=>(const RouteCost&) const = default;
+};
+
+struct Route {
+  std::vector<ChannelId> channels;
+  Time latency;  // sum of the links' latencies
+  RouteCost cost;
+  bool up = true;  // false: the route crosses a down link (only from route(..., allow_down))
+};
+
+// splitmix64's finalizer: a fixed, portable mix so that ECMP choices are the same everywhere.
+std::uint64_t mix_hash(std::uint64_t x);
+
+class Router {
+ public:
+  explicit Router(const fabric::Topology& topology);
+
+  // Re-reads the topology after nodes or links were appended to it (e.g. optical circuits added
+  // as NIC-NIC links); new links are up if their rate is positive.
+  void sync();
+
+  // A down link (rate 0) carries no new route.
+  void set_link_up(fabric::LinkId link, bool up);
+  bool link_up(fabric::LinkId link) const { return up_[static_cast<std::size_t>(link)] != 0; }
+
+  // Fills `out` with the route of a transfer from GPU `src` to GPU `dst` over up links and
+  // returns true, or returns false when there is none. With allow_down, links that are down
+  // count as present (out.up tells whether the route found crosses one). src == dst gives an
+  // empty route. Throws mfabric::Error if src or dst is not a GPU.
+  bool find(fabric::NodeId src, fabric::NodeId dst, std::uint64_t flow_hash, Route& out,
+            bool allow_down = false);
+
+  // find() over up links, else over all links (a stalled route); throws mfabric::Error naming
+  // src and dst when there is no route at all.
+  void route(fabric::NodeId src, fabric::NodeId dst, std::uint64_t flow_hash, Route& out);
+
+  // Distance tables cached (one per destination switch and link-state mode), for tests and
+  // memory accounting.
+  std::size_t cached_tables() const;
+
+ private:
+  static constexpr std::uint16_t kUnreachable = 0xFFFF;
+  static constexpr int kInfinity = 1 << 29;
+
+  struct SwitchEdge {
+    fabric::LinkId link;
+    std::int32_t neighbor;  // switch index
+  };
+
+  bool usable(fabric::LinkId l, bool allow_down) const {
+    return allow_down || up_[static_cast<std::size_t>(l)] != 0;
+  }
+  const std::vector<std::uint16_t>& table(std::int32_t dest_switch, bool allow_down);
+  // Network links from NIC a to NIC b (kInfinity if unreachable).
+  int nic_distance(fabric::NodeId a, fabric::NodeId b, bool allow_down);
+  // Link between a GPU and a NIC (kNoLink if none).
+  fabric::LinkId pcie_link(fabric::NodeId gpu, fabric::NodeId nic) const;
+  fabric::LinkId nvlink_of(fabric::NodeId gpu) const {
+    return gpu_nvlink_[static_cast<std::size_t>(gpu)];
+  }
+  // The GPU (own GPU, or a proxy) that sends through `nic` for `gpu`; kNoNode if the NIC has no
+  // usable PCIe link or the proxy cannot be reached over the NVSwitch.
+  fabric::NodeId access_gpu(fabric::NodeId gpu, fabric::NodeId nic, std::uint64_t key,
+                            bool allow_down) const;
+  void append_network(fabric::NodeId a, fabric::NodeId b, std::uint64_t key, bool allow_down,
+                      Route& out);
+  void add(fabric::LinkId l, fabric::NodeId from, Route& out) const;
+
+  const fabric::Topology* t_;
+  std::size_t nodes_seen_ = 0;
+  std::size_t links_seen_ = 0;
+  std::vector<std::uint8_t> up_;
+  std::vector<fabric::LinkId> gpu_nvlink_;  // per node (kNoLink unless a GPU)
+  std::vector<std::int32_t> switch_index_;  // per node (-1 unless a Switch)
+  // Switch-switch adjacency in compressed rows, by switch index.
+  std::vector<std::int32_t> switch_row_;
+  std::vector<SwitchEdge> switch_edges_;
+  // [mode][dest switch]: hop counts from every switch to the destination switch; empty until
+  // first used. mode 0 = up links only, 1 = all links.
+  std::vector<std::vector<std::uint16_t>> tables_[2];
+  std::vector<std::int32_t> bfs_queue_;
+  // Scratch for candidate NIC pairs.
+  struct Candidate {
+    fabric::NodeId a, b, src_gpu, dst_gpu;
+  };
+  std::vector<Candidate> candidates_;
+  std::vector<fabric::NodeId> src_via_, dst_via_;
+  std::vector<std::int32_t> choices_;
+};
+
+}  // namespace mfabric::net

@@ -1,0 +1,327 @@
+#include "sim/engine.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <deque>
+#include <queue>
+#include <unordered_map>
+
+#include "core/error.h"
+
+namespace mfabric::sim {
+
+using workload::Task;
+using workload::TaskGraph;
+using workload::TaskId;
+using workload::TaskKind;
+
+Time RunResult::mean_iteration_time() const {
+  if (iteration_times.empty()) return Time::zero();
+  std::int64_t sum = 0;
+  for (Time t : iteration_times)
+    sum += t.ps();
+  return Time::picoseconds(sum / static_cast<std::int64_t>(iteration_times.size()));
+}
+
+fabric::NodeId gpu_node(const fabric::Topology& topology, int g) {
+  const int per_server = topology.cluster().gpus_per_server;
+  return topology.gpu(g / per_server, g % per_server);
+}
+
+namespace {
+
+int traffic_index(workload::Traffic t) {
+  for (std::size_t i = 0; i < kTrafficClasses.size(); ++i) {
+    if (kTrafficClasses[i] == t) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+class Executor {
+ public:
+  Executor(const TaskGraph& graph, const fabric::Topology& topology, net::Backend& backend,
+           const EngineOptions& options)
+      : graph_(graph),
+        topology_(topology),
+        backend_(backend),
+        options_(options),
+        lowerer_(options.algorithms),
+        n_(graph.size()),
+        waiting_(n_),
+        start_(n_, Time::max()),
+        end_(n_, Time::max()),
+        ready_after_comm_(n_, 0),
+        gpus_(static_cast<std::size_t>(graph.gpus())) {
+    const int available = topology.count(fabric::NodeKind::Gpu);
+    if (graph.gpus() > available) {
+      throw Error(fmt::format("the workload needs {} GPUs but fabric {} has {} ({} servers x {})",
+                              graph.gpus(), topology.spec(), available, topology.cluster().servers,
+                              topology.cluster().gpus_per_server));
+    }
+    for (int g = 0; g < graph.gpus(); ++g) {
+      gpus_[static_cast<std::size_t>(g)].node = gpu_node(topology, g);
+    }
+    // Successors in compressed rows (the graph stores predecessors).
+    std::vector<std::uint32_t> count(n_ + 1, 0);
+    for (TaskId t = 0; t < static_cast<TaskId>(n_); ++t) {
+      const auto deps = graph.deps(t);
+      waiting_[static_cast<std::size_t>(t)] = static_cast<std::int32_t>(deps.size());
+      for (TaskId d : deps)
+        ++count[static_cast<std::size_t>(d) + 1];
+    }
+    for (std::size_t i = 1; i <= n_; ++i)
+      count[i] += count[i - 1];
+    succ_begin_ = count;
+    succ_.resize(count[n_]);
+    for (TaskId t = 0; t < static_cast<TaskId>(n_); ++t) {
+      for (TaskId d : graph.deps(t))
+        succ_[count[static_cast<std::size_t>(d)]++] = t;
+    }
+  }
+
+  RunResult run() {
+    const auto wall_start = std::chrono::steady_clock::now();
+    for (TaskId t = 0; t < static_cast<TaskId>(n_); ++t) {
+      if (waiting_[static_cast<std::size_t>(t)] == 0) make_ready(t, /*after_comm=*/false);
+    }
+    while (true) {
+      const std::optional<Time> net = backend_.next_event_time();
+      const bool have_compute = !compute_done_.empty();
+      if (!net && !have_compute) break;
+      if (net && (!have_compute || *net <= compute_done_.top().time)) {
+        backend_.advance(*net);
+        drain_network_completions();
+        continue;
+      }
+      const ComputeDone done = compute_done_.top();
+      compute_done_.pop();
+      backend_.advance(done.time);
+      ++events_;
+      finish_compute(done.task, done.time);
+    }
+    if (finished_ != n_) {
+      throw std::logic_error(fmt::format("engine: {} of {} tasks never ran (cyclic dependencies?)",
+                                         n_ - finished_, n_));
+    }
+    RunResult r = summarize();
+    r.wall_time_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return r;
+  }
+
+ private:
+  struct Gpu {
+    fabric::NodeId node = fabric::kNoNode;
+    std::deque<TaskId> ready;
+    bool busy = false;
+    Time free_since;
+    Time exposed;
+  };
+
+  struct ComputeDone {
+    Time time;
+    std::uint64_t seq;
+    TaskId task;
+    bool operator>(const ComputeDone& o) const {
+      return time != o.time ? time > o.time : seq > o.seq;
+    }
+  };
+
+  struct ActiveCollective {
+    collective::Plan plan;
+    std::size_t step = 0;
+    std::size_t outstanding = 0;
+  };
+
+  Time now() const { return backend_.now(); }
+
+  void make_ready(TaskId id, bool after_comm) {
+    const Task& t = graph_.task(id);
+    ready_after_comm_[static_cast<std::size_t>(id)] = after_comm ? 1 : 0;
+    switch (t.kind) {
+      case TaskKind::Compute: {
+        Gpu& gpu = gpus_[static_cast<std::size_t>(t.gpu)];
+        gpu.ready.push_back(id);
+        if (!gpu.busy) start_next_compute(t.gpu);
+        break;
+      }
+      case TaskKind::Collective:
+        start_collective(id);
+        break;
+      case TaskKind::P2P: {
+        start_[static_cast<std::size_t>(id)] = now();
+        collective::Transfer tr;
+        tr.src = gpus_[static_cast<std::size_t>(t.gpu)].node;
+        tr.dst = gpus_[static_cast<std::size_t>(t.peer)].node;
+        tr.size = t.bytes;
+        tr.flow_hash = static_cast<std::uint64_t>(id) * 0x9e3779b97f4a7c15ULL;
+        ++events_;
+        backend_.start(tr, [this, id](net::TransferId, Time) { arrived_.push_back(id); });
+        break;
+      }
+    }
+  }
+
+  void start_next_compute(int g) {
+    Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    if (gpu.ready.empty()) return;
+    const TaskId id = gpu.ready.front();
+    gpu.ready.pop_front();
+    const Time t = now();
+    // Idle time before this task counts as exposed communication when what it waited for last
+    // was a communication task.
+    if (t > gpu.free_since && ready_after_comm_[static_cast<std::size_t>(id)]) {
+      gpu.exposed += t - gpu.free_since;
+    }
+    gpu.busy = true;
+    start_[static_cast<std::size_t>(id)] = t;
+    compute_done_.push(ComputeDone{t + graph_.task(id).duration, seq_++, id});
+  }
+
+  void finish_compute(TaskId id, Time at) {
+    const int g = graph_.task(id).gpu;
+    Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    gpu.busy = false;
+    gpu.free_since = at;
+    finish(id, at);
+    if (!gpu.busy) start_next_compute(g);
+  }
+
+  void start_collective(TaskId id) {
+    const Task& t = graph_.task(id);
+    start_[static_cast<std::size_t>(id)] = now();
+    collective::CollectiveRequest req;
+    req.kind = t.collective;
+    for (std::int32_t g : graph_.group(t.group)) {
+      req.members.push_back(gpus_[static_cast<std::size_t>(g)].node);
+    }
+    req.bytes = t.bytes;
+    req.matrix = t.matrix >= 0 ? &graph_.matrix(t.matrix) : nullptr;
+    req.flow_hash = static_cast<std::uint64_t>(id) * 0x9e3779b97f4a7c15ULL;
+    ActiveCollective active{lowerer_.lower(req, topology_), 0, 0};
+    active_.emplace(id, std::move(active));
+    ++events_;
+    start_step(id);
+  }
+
+  // Starts the next non-empty step of the collective, or finishes it.
+  void start_step(TaskId id) {
+    ActiveCollective& a = active_.at(id);
+    while (a.step < a.plan.steps.size() && a.plan.steps[a.step].transfers.empty())
+      ++a.step;
+    if (a.step == a.plan.steps.size()) {
+      active_.erase(id);
+      finish(id, now());
+      return;
+    }
+    const auto& transfers = a.plan.steps[a.step].transfers;
+    a.outstanding = transfers.size();
+    for (const collective::Transfer& tr : transfers) {
+      backend_.start(tr, [this, id](net::TransferId, Time) { arrived_.push_back(id); });
+    }
+  }
+
+  // Transfers that completed during backend_.advance(): handled afterwards, so that the backend
+  // is never asked to start a transfer from inside its own event processing.
+  void drain_network_completions() {
+    for (std::size_t i = 0; i < arrived_.size(); ++i) {
+      const TaskId id = arrived_[i];
+      if (graph_.task(id).kind == TaskKind::P2P) {
+        finish(id, now());
+      } else {
+        transfer_done(id);
+      }
+    }
+    arrived_.clear();
+  }
+
+  void transfer_done(TaskId id) {
+    ActiveCollective& a = active_.at(id);
+    if (--a.outstanding > 0) return;
+    ++a.step;
+    start_step(id);
+  }
+
+  void finish(TaskId id, Time at) {
+    end_[static_cast<std::size_t>(id)] = at;
+    ++finished_;
+    if (options_.progress && (finished_ & 0xffff) == 0) options_.progress(finished_, n_);
+    const bool comm = graph_.task(id).kind != TaskKind::Compute;
+    for (std::uint32_t i = succ_begin_[static_cast<std::size_t>(id)];
+         i < succ_begin_[static_cast<std::size_t>(id) + 1]; ++i) {
+      const TaskId s = succ_[i];
+      if (--waiting_[static_cast<std::size_t>(s)] == 0) make_ready(s, comm);
+    }
+  }
+
+  RunResult summarize() const {
+    RunResult r;
+    int iterations = 0;
+    for (const Task& t : graph_.tasks())
+      iterations = std::max(iterations, t.iteration + 1);
+    std::vector<Time> first(static_cast<std::size_t>(iterations), Time::max());
+    std::vector<Time> last(static_cast<std::size_t>(iterations), Time::zero());
+    std::array<double, 4> comm{};
+    const double gpus = std::max(1, graph_.gpus());
+    for (TaskId id = 0; id < static_cast<TaskId>(n_); ++id) {
+      const Task& t = graph_.task(id);
+      const auto i = static_cast<std::size_t>(t.iteration);
+      const Time s = start_[static_cast<std::size_t>(id)];
+      const Time e = end_[static_cast<std::size_t>(id)];
+      first[i] = std::min(first[i], s);
+      last[i] = std::max(last[i], e);
+      r.makespan = std::max(r.makespan, e);
+      const int k = traffic_index(t.traffic);
+      if (k >= 0) {
+        const double members =
+            t.kind == TaskKind::P2P ? 2.0 : static_cast<double>(graph_.group(t.group).size());
+        comm[static_cast<std::size_t>(k)] += (e - s).seconds() * members / gpus;
+      }
+      if (options_.record_spans) r.spans.push_back(TaskSpan{id, s, e});
+    }
+    for (int i = 0; i < iterations; ++i) {
+      r.iteration_times.push_back(last[static_cast<std::size_t>(i)] -
+                                  first[static_cast<std::size_t>(i)]);
+    }
+    const double its = std::max(1, iterations);
+    for (std::size_t k = 0; k < comm.size(); ++k)
+      r.comm_time[k] = Time::from_seconds(comm[k] / its);
+    double exposed = 0;
+    for (const Gpu& g : gpus_)
+      exposed += g.exposed.seconds();
+    r.exposed_comm = Time::from_seconds(exposed / gpus / its);
+    r.channels = backend_.channel_stats();
+    r.events = events_ + backend_.events_processed();
+    return r;
+  }
+
+  const TaskGraph& graph_;
+  const fabric::Topology& topology_;
+  net::Backend& backend_;
+  const EngineOptions& options_;
+  collective::Lowerer lowerer_;
+  std::size_t n_;
+  std::vector<std::int32_t> waiting_;
+  std::vector<std::uint32_t> succ_begin_;
+  std::vector<TaskId> succ_;
+  std::vector<Time> start_;
+  std::vector<Time> end_;
+  std::vector<char> ready_after_comm_;
+  std::vector<Gpu> gpus_;
+  std::priority_queue<ComputeDone, std::vector<ComputeDone>, std::greater<>> compute_done_;
+  std::unordered_map<TaskId, ActiveCollective> active_;
+  std::vector<TaskId> arrived_;
+  std::uint64_t seq_ = 0;
+  std::size_t finished_ = 0;
+  std::int64_t events_ = 0;
+};
+
+}  // namespace
+
+RunResult run(const workload::TaskGraph& graph, const fabric::Topology& topology,
+              net::Backend& backend, const EngineOptions& options) {
+  return Executor(graph, topology, backend, options).run();
+}
+
+}  // namespace mfabric::sim

@@ -1,0 +1,65 @@
+// The engine: runs a TaskGraph on a Topology with a network Backend.
+//
+// Each GPU has a compute stream that runs its compute tasks one at a time, in the order they
+// become ready (the task graph already orders them by schedule); communication runs alongside.
+// A collective task is lowered (collective/) to steps of transfers that the backend simulates;
+// a p2p task is one transfer. A task starts when all its dependencies have finished.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "collective/lowering.h"
+#include "core/units.h"
+#include "fabric/topology.h"
+#include "net/backend.h"
+#include "workload/task_graph.h"
+
+namespace mfabric::sim {
+
+struct TaskSpan {
+  workload::TaskId task = -1;
+  Time start;
+  Time end;
+};
+
+struct EngineOptions {
+  collective::AlgorithmChoice algorithms;
+  // Keep the start and end of every task (for trace.json and collectives.csv).
+  bool record_spans = true;
+  // Called now and then with (tasks finished, tasks in total), for progress displays.
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+// Traffic classes in RunResult arrays: TP, EP, DP, PP.
+inline constexpr std::array<workload::Traffic, 4> kTrafficClasses{
+    workload::Traffic::TP, workload::Traffic::EP, workload::Traffic::DP, workload::Traffic::PP};
+
+struct RunResult {
+  // Per iteration: from the first task of the iteration starting to its last task ending.
+  std::vector<Time> iteration_times;
+  Time makespan;
+  // Mean over GPUs and iterations of the time a GPU's compute stream sat idle because the task
+  // it was waiting for depended last on a communication task.
+  Time exposed_comm;
+  // Per traffic class (kTrafficClasses order), per iteration: sum over its tasks of duration x
+  // member GPUs / all GPUs, the average time a GPU spends in that kind of communication.
+  std::array<Time, 4> comm_time{};
+  std::vector<TaskSpan> spans;  // when record_spans
+  std::vector<net::ChannelStats> channels;
+  std::int64_t events = 0;  // engine events + network events
+  double wall_time_s = 0;
+
+  Time mean_iteration_time() const;
+};
+
+// Throws mfabric::Error if the graph needs more GPUs than the topology has.
+RunResult run(const workload::TaskGraph& graph, const fabric::Topology& topology,
+              net::Backend& backend, const EngineOptions& options = {});
+
+// Topology GPU node of graph GPU g: server g / gpus_per_server, local index g % gpus_per_server.
+fabric::NodeId gpu_node(const fabric::Topology& topology, int g);
+
+}  // namespace mfabric::sim

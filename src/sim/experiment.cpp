@@ -1,0 +1,321 @@
+#include "sim/experiment.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/yaml_fields.h"
+#include "fabric/builders.h"
+#include "workload/chakra.h"
+#include "workload/compute.h"
+
+namespace mfabric::sim {
+namespace {
+
+const std::vector<std::string> kTopFields = {"name",   "description", "seed",      "cluster",
+                                             "fabric", "workload",    "simulation"};
+const std::vector<std::string> kClusterFields = {
+    "servers", "gpus_per_server", "nics_per_server", "numa_nodes",
+    "link",    "link_latency",    "nvswitch",        "gpu"};
+const std::vector<std::string> kWorkloadFields = {
+    "model",    "tp",      "pp",         "ep",    "dp",    "micro_batch", "global_batch", "seq",
+    "schedule", "routing", "collective", "bytes", "group", "algorithm",   "chakra"};
+const std::vector<std::string> kModelOnly = {
+    "model", "tp", "pp", "ep", "dp", "micro_batch", "global_batch", "seq", "schedule", "routing"};
+const std::vector<std::string> kMicroOnly = {"collective", "bytes", "group", "algorithm"};
+const std::vector<std::string> kSyntheticFields = {
+    "skew_initial",          "skew_final",
+    "skew_decay_iterations", "start_iteration",
+    "layer_skew_spread",     "iteration_jitter",
+    "source_concentration",  "source_weight",
+    "layer_correlation",     "transition_concentration"};
+const std::vector<std::string> kSimulationFields = {"backend", "iterations", "algorithms"};
+const std::vector<std::string> kAlgorithmFields = {"all_reduce", "all_to_all", "all_gather",
+                                                   "reduce_scatter"};
+
+// A path in the experiment file is relative to the file's directory.
+std::string relative_to(const std::string& source, const std::string& path) {
+  if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
+  const auto dir = std::filesystem::path(source).parent_path();
+  return dir.empty() ? path : (dir / path).string();
+}
+
+workload::CollectiveKind parse_collective(const std::string& text, const Fields& f) {
+  using workload::CollectiveKind;
+  if (text == "all-reduce") return CollectiveKind::AllReduce;
+  if (text == "all-to-all") return CollectiveKind::AllToAll;
+  if (text == "all-gather") return CollectiveKind::AllGather;
+  if (text == "reduce-scatter") return CollectiveKind::ReduceScatter;
+  throw Error(f.source(), f.field("collective"),
+              fmt::format("unknown collective '{}' (known: all-reduce, all-to-all, all-gather, "
+                          "reduce-scatter)",
+                          text));
+}
+
+void positive(const Fields& f, const std::string& key, int v) {
+  if (v < 1) throw Error(f.source(), f.field(key), fmt::format("must be at least 1, got {}", v));
+}
+
+void parse_cluster(const YAML::Node& node, Experiment& e) {
+  const Fields f(node, e.source, "cluster", kClusterFields);
+  fabric::ClusterSpec& c = e.cluster;
+  c.servers = f.optional_int("servers").value_or(c.servers);
+  c.gpus_per_server = f.optional_int("gpus_per_server").value_or(c.gpus_per_server);
+  c.nics_per_server = f.optional_int("nics_per_server").value_or(c.nics_per_server);
+  c.numa_nodes = f.optional_int("numa_nodes").value_or(c.numa_nodes);
+  c.link = f.optional_rate("link").value_or(c.link);
+  c.link_latency = f.optional_time("link_latency").value_or(c.link_latency);
+  c.nvswitch = f.optional_rate("nvswitch").value_or(c.nvswitch);
+  e.gpu = f.optional_string("gpu").value_or(e.gpu);
+  with_context(e.source, "cluster.gpu", [&] { return workload::find_gpu(e.gpu); });
+  with_context(e.source, "cluster", [&] {
+    c.validate();
+    return 0;
+  });
+}
+
+void parse_fabric(const YAML::Node& node, Experiment& e) {
+  if (node.IsScalar()) {
+    e.fabric = with_context(e.source, "fabric", [&] { return Spec::parse(node.Scalar()); });
+    return;
+  }
+  if (!node.IsMap() || !node["kind"] || !node["kind"].IsScalar()) {
+    throw Error(
+        e.source, "fabric",
+        "expected a fabric name such as 'fat-tree' or a map {kind: mfabric, alpha: 6, ...}");
+  }
+  std::map<std::string, std::string> params;
+  for (const auto& entry : node) {
+    const std::string key = entry.first.Scalar();
+    if (key == "kind") continue;
+    if (!entry.second.IsScalar()) {
+      throw Error(e.source, "fabric." + key,
+                  fmt::format("expected a value, got {}", describe(entry.second)));
+    }
+    params[key] = entry.second.Scalar();
+  }
+  e.fabric = Spec(node["kind"].Scalar(), params);
+}
+
+workload::SyntheticRouting parse_synthetic(const YAML::Node& node, const std::string& source) {
+  workload::SyntheticRouting p;
+  if (!node || node.IsNull()) return p;
+  const Fields f(node, source, "workload.routing.synthetic", kSyntheticFields);
+  p.skew_initial = f.optional_double("skew_initial").value_or(p.skew_initial);
+  p.skew_final = f.optional_double("skew_final").value_or(p.skew_final);
+  p.skew_decay_iterations =
+      f.optional_double("skew_decay_iterations").value_or(p.skew_decay_iterations);
+  p.start_iteration = f.optional_int("start_iteration").value_or(p.start_iteration);
+  p.layer_skew_spread = f.optional_double("layer_skew_spread").value_or(p.layer_skew_spread);
+  p.iteration_jitter = f.optional_double("iteration_jitter").value_or(p.iteration_jitter);
+  p.source_concentration =
+      f.optional_double("source_concentration").value_or(p.source_concentration);
+  p.source_weight = f.optional_double("source_weight").value_or(p.source_weight);
+  p.layer_correlation = f.optional_double("layer_correlation").value_or(p.layer_correlation);
+  p.transition_concentration =
+      f.optional_double("transition_concentration").value_or(p.transition_concentration);
+  return p;
+}
+
+void parse_workload(const YAML::Node& node, Experiment& e) {
+  const Fields f(node, e.source, "workload", kWorkloadFields);
+  const int kinds =
+      (f.has("model") ? 1 : 0) + (f.has("collective") ? 1 : 0) + (f.has("chakra") ? 1 : 0);
+  if (kinds != 1) {
+    throw Error(e.source, "workload",
+                "expected exactly one of 'model' (a training job), 'collective' (a "
+                "microbenchmark) or 'chakra' (a trace prefix)");
+  }
+  auto reject = [&](const std::vector<std::string>& keys, const char* kind) {
+    for (const std::string& k : keys) {
+      if (f.has(k)) {
+        throw Error(e.source, f.field(k), fmt::format("does not apply to a {} workload", kind));
+      }
+    }
+  };
+  if (f.has("chakra")) {
+    reject(kModelOnly, "chakra");
+    reject(kMicroOnly, "chakra");
+    e.chakra = relative_to(e.source, *f.optional_string("chakra"));
+    return;
+  }
+  if (f.has("collective")) {
+    reject(kModelOnly, "collective");
+    MicroBenchmark m;
+    m.collective = parse_collective(*f.optional_string("collective"), f);
+    m.bytes = f.optional_bytes("bytes").value_or(m.bytes);
+    m.group = f.optional_string("group").value_or(m.group);
+    if (m.group != "all" && m.group != "per-server" && m.group != "per-rail") {
+      throw Error(e.source, f.field("group"),
+                  fmt::format("unknown group '{}' (known: all, per-server, per-rail)", m.group));
+    }
+    m.algorithm = f.optional_string("algorithm").value_or("");
+    e.micro = m;
+    return;
+  }
+  reject(kMicroOnly, "model");
+  ModelWorkload w;
+  w.model = *f.optional_string("model");
+  w.tp = f.optional_int("tp").value_or(1);
+  w.pp = f.optional_int("pp").value_or(1);
+  w.ep = f.optional_int("ep").value_or(1);
+  w.dp = f.optional_int("dp");
+  w.micro_batch = f.optional_int("micro_batch").value_or(w.micro_batch);
+  w.global_batch = f.optional_int("global_batch").value_or(w.global_batch);
+  w.seq = f.optional_int("seq").value_or(w.seq);
+  w.schedule = f.optional_string("schedule").value_or(w.schedule);
+  for (const char* k : {"tp", "pp", "ep", "micro_batch", "global_batch", "seq"}) {
+    if (f.has(k)) positive(f, k, *f.optional_int(k));
+  }
+  if (w.dp) positive(f, "dp", *w.dp);
+  with_context(e.source, f.field("schedule"), [&] { return workload::parse_schedule(w.schedule); });
+  if (f.has("routing")) {
+    const Fields r(f.get("routing"), e.source, "workload.routing", {"synthetic", "trace"});
+    if (r.has("synthetic") == r.has("trace")) {
+      throw Error(e.source, "workload.routing",
+                  "expected exactly one of 'synthetic: {...}' or 'trace: FILE'");
+    }
+    if (r.has("trace")) w.routing_trace = relative_to(e.source, *r.optional_string("trace"));
+    if (r.has("synthetic")) w.synthetic = parse_synthetic(r.get("synthetic"), e.source);
+  }
+  e.model = w;
+}
+
+void parse_simulation(const YAML::Node& node, Experiment& e) {
+  const Fields f(node, e.source, "simulation", kSimulationFields);
+  e.backend = f.optional_string("backend").value_or(e.backend);
+  if (e.backend != "flow") {
+    throw Error(e.source, f.field("backend"),
+                fmt::format("unknown backend '{}' (known: flow)", e.backend));
+  }
+  e.iterations = f.optional_int("iterations").value_or(e.iterations);
+  if (e.iterations < 1 || e.iterations > 10000) {
+    throw Error(e.source, f.field("iterations"),
+                fmt::format("must be between 1 and 10000, got {}", e.iterations));
+  }
+  if (f.has("algorithms")) {
+    const Fields a(f.get("algorithms"), e.source, "simulation.algorithms", kAlgorithmFields);
+    e.algorithms.all_reduce = a.optional_string("all_reduce").value_or(e.algorithms.all_reduce);
+    e.algorithms.all_to_all = a.optional_string("all_to_all").value_or(e.algorithms.all_to_all);
+    e.algorithms.all_gather = a.optional_string("all_gather").value_or(e.algorithms.all_gather);
+    e.algorithms.reduce_scatter =
+        a.optional_string("reduce_scatter").value_or(e.algorithms.reduce_scatter);
+    with_context(e.source, "simulation.algorithms", [&] {
+      collective::Lowerer check(e.algorithms);
+      return 0;
+    });
+  }
+}
+
+}  // namespace
+
+Experiment parse_experiment(const std::string& yaml_text, const std::string& source) {
+  Experiment e;
+  e.source = source;
+  const YAML::Node root = parse_yaml(yaml_text, source);
+  const Fields f(root, source, "", kTopFields);
+  e.seed = f.optional_uint64("seed").value_or(e.seed);
+  if (f.has("cluster")) parse_cluster(f.get("cluster"), e);
+  if (f.has("fabric")) parse_fabric(f.get("fabric"), e);
+  if (!f.has("workload")) throw Error(source, "workload", "is required");
+  parse_workload(f.get("workload"), e);
+  if (f.has("simulation")) parse_simulation(f.get("simulation"), e);
+  // Fail on a bad fabric now rather than after the workload is built.
+  with_context(source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster).tiers(); });
+  return e;
+}
+
+Experiment load_experiment(const std::string& path) {
+  return parse_experiment(read_text_file(path), path);
+}
+
+namespace {
+
+workload::TaskGraph build_micro(const Experiment& e, const MicroBenchmark& m) {
+  const int per_server = e.cluster.gpus_per_server;
+  const int gpus = e.cluster.servers * per_server;
+  workload::TaskGraph g(gpus);
+  std::vector<std::vector<std::int32_t>> groups;
+  if (m.group == "all") {
+    groups.emplace_back();
+    for (int i = 0; i < gpus; ++i)
+      groups.back().push_back(i);
+  } else if (m.group == "per-server") {
+    for (int s = 0; s < e.cluster.servers; ++s) {
+      groups.emplace_back();
+      for (int k = 0; k < per_server; ++k)
+        groups.back().push_back(s * per_server + k);
+    }
+  } else {
+    for (int k = 0; k < per_server; ++k) {
+      groups.emplace_back();
+      for (int s = 0; s < e.cluster.servers; ++s)
+        groups.back().push_back(s * per_server + k);
+    }
+  }
+  // Iterations run the collectives back to back: each waits for all of the previous one.
+  std::vector<workload::TaskId> previous;
+  for (int it = 0; it < e.iterations; ++it) {
+    std::vector<workload::TaskId> current;
+    for (const auto& members : groups) {
+      workload::Task t;
+      t.kind = workload::TaskKind::Collective;
+      t.collective = m.collective;
+      t.group = g.add_group(members);
+      t.bytes = m.bytes;
+      t.iteration = static_cast<std::int16_t>(it);
+      current.push_back(g.add(t, previous));
+    }
+    previous = std::move(current);
+  }
+  return g;
+}
+
+}  // namespace
+
+workload::TaskGraph build_workload(const Experiment& e) {
+  const int gpus = e.cluster.servers * e.cluster.gpus_per_server;
+  if (e.micro) return build_micro(e, *e.micro);
+  if (!e.chakra.empty()) {
+    workload::ChakraOptions options;
+    options.gpu = workload::find_gpu(e.gpu);
+    return workload::read_chakra(e.chakra, options);
+  }
+  const ModelWorkload& w = *e.model;
+  workload::TrainingSpec spec;
+  spec.model =
+      with_context(e.source, "workload.model", [&] { return workload::load_model(w.model); });
+  spec.gpu = workload::find_gpu(e.gpu);
+  const int per_replica = w.tp * w.pp * w.ep;
+  int dp = w.dp.value_or(gpus / per_replica);
+  if (!w.dp && gpus % per_replica != 0) {
+    throw Error(
+        e.source, "workload",
+        fmt::format("the cluster's {} GPUs are not a multiple of tp x pp x ep = {}; give dp", gpus,
+                    per_replica));
+  }
+  if (dp * per_replica > gpus) {
+    throw Error(e.source, "workload.dp",
+                fmt::format("dp x tp x pp x ep = {} GPUs, more than the cluster's {}",
+                            dp * per_replica, gpus));
+  }
+  spec.parallelism = {.tp = w.tp, .pp = w.pp, .ep = w.ep, .dp = dp};
+  spec.gpus_per_server = e.cluster.gpus_per_server;
+  spec.micro_batch = w.micro_batch;
+  spec.global_batch = w.global_batch;
+  spec.seq = w.seq;
+  spec.schedule = workload::parse_schedule(w.schedule);
+  spec.iterations = e.iterations;
+  with_context(e.source, "workload", [&] {
+    workload::RankLayout check(spec.parallelism, spec.model, spec.gpus_per_server);
+    return spec.micro_batches();
+  });
+  const workload::RoutingTrace trace =
+      w.routing_trace.empty() ? workload::synthetic_trace_for(spec, w.synthetic, e.seed)
+                              : workload::read_routing_trace(w.routing_trace);
+  return with_context(e.source, "workload",
+                      [&] { return workload::build_training_graph(spec, trace); });
+}
+
+}  // namespace mfabric::sim

@@ -1,0 +1,64 @@
+// Experiment files (YAML, docs/experiment.md): the cluster, the fabric, the workload and the
+// simulation settings of one run. Unknown keys are errors, so a typo is never a silent default.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "collective/lowering.h"
+#include "core/spec.h"
+#include "fabric/topology.h"
+#include "workload/routing.h"
+#include "workload/task_graph.h"
+#include "workload/training.h"
+
+namespace mfabric::sim {
+
+// A single collective instead of a model: {collective, bytes, group, algorithm}.
+struct MicroBenchmark {
+  workload::CollectiveKind collective = workload::CollectiveKind::AllReduce;
+  Bytes bytes = Bytes::gib(1);
+  // "all": one collective over every GPU; "per-server": one per server, concurrently;
+  // "per-rail": one per local GPU index across servers, concurrently.
+  std::string group = "all";
+  std::string algorithm;  // empty: the default for the collective (lowering.h)
+};
+
+struct ModelWorkload {
+  std::string model = "mixtral-8x22b";
+  int tp = 1, pp = 1, ep = 1;
+  std::optional<int> dp;  // default: GPUs / (tp x pp x ep)
+  int micro_batch = 8;
+  int global_batch = 128;
+  int seq = 4096;
+  std::string schedule = "1f1b";
+  // Routing: a recorded trace file, or the synthetic generator with these parameters.
+  std::string routing_trace;
+  workload::SyntheticRouting synthetic;
+};
+
+struct Experiment {
+  std::string source;  // the file it came from, for messages
+  std::uint64_t seed = 1;
+  fabric::ClusterSpec cluster;
+  std::string gpu = "h800";
+  Spec fabric{"fat-tree", {}};
+  std::optional<ModelWorkload> model;
+  std::optional<MicroBenchmark> micro;
+  std::string chakra;  // a Chakra trace prefix
+  std::string backend = "flow";
+  int iterations = 1;
+  collective::AlgorithmChoice algorithms;
+};
+
+// Throws mfabric::Error(path, field, expectation) on unreadable files, YAML errors, unknown keys,
+// missing or invalid values.
+Experiment load_experiment(const std::string& path);
+Experiment parse_experiment(const std::string& yaml_text, const std::string& source);
+
+// The task graph the experiment's workload describes (GPUs numbered as in the rank layout, GPU g
+// on server g / gpus_per_server).
+workload::TaskGraph build_workload(const Experiment& e);
+
+}  // namespace mfabric::sim

@@ -1,0 +1,5 @@
+#include "net/router.h"
+
+#include <gtest/gtest.h>
+
+TEST(Router, Placeholder) {}
