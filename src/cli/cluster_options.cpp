@@ -33,16 +33,11 @@ fabric::ClusterSpec ClusterOptions::to_spec() const {
   spec.link = with_context("", "--link", [&] { return parse_rate(link); });
   spec.link_latency = with_context("", "--link-latency", [&] { return parse_time(link_latency); });
   spec.nvswitch = with_context("", "--nvswitch", [&] { return parse_rate(nvswitch); });
-  try {
+  // ClusterSpec names its fields as in YAML (gpus_per_server); here they are options.
+  with_option_names([&] {
     spec.validate();
-  } catch (const Error& e) {
-    // ClusterSpec names its fields as in YAML (gpus_per_server); on the command line they are
-    // options (--gpus-per-server).
-    std::string option = "--" + e.field();
-    for (char& ch : option)
-      ch = ch == '_' ? '-' : ch;
-    throw Error("", option, e.message());
-  }
+    return 0;
+  });
   return spec;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "fabric/topology.h"
 #include "workload/training.h"
 
@@ -54,6 +55,20 @@ struct ClusterOptions {
 // name one themselves.
 fabric::Topology build_named_fabric(const std::string& text, const fabric::ClusterSpec& cluster,
                                     std::optional<int> radix);
+
+// Runs fn(); an mfabric::Error naming a YAML-style field ("gpus_per_server") is re-thrown naming
+// the command-line option instead ("--gpus-per-server"), since that is what the user typed.
+template <class F>
+auto with_option_names(F&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const Error& e) {
+    if (e.field().empty()) throw;
+    std::string option = "--" + e.field();
+    for (char& ch : option) ch = ch == '_' ? '-' : ch;
+    throw Error("", option, e.message());
+  }
+}
 
 // Expands "all" into the default comparison set; keeps the order the user gave otherwise.
 std::vector<std::string> expand_fabric_names(const std::vector<std::string>& names);

@@ -81,16 +81,10 @@ workload::TrainingSpec training_spec_from(const std::string& model, int gpus, in
   spec.global_batch = global_batch;
   spec.seq = seq;
   // Validate the layout and the batch split now, naming command-line options.
-  with_context("", "parallelism",
-               [&] { return workload::RankLayout(spec.parallelism, spec.model, gpus_per_server); });
-  try {
-    spec.micro_batches();
-  } catch (const Error& e) {
-    std::string option = "--" + e.field();
-    for (char& ch : option)
-      ch = ch == '_' ? '-' : ch;
-    throw Error("", option, e.message());
-  }
+  with_option_names([&] {
+    workload::RankLayout check(spec.parallelism, spec.model, gpus_per_server);
+    return spec.micro_batches();
+  });
   return spec;
 }
 

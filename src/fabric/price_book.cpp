@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/yaml_fields.h"
 #include "fabric/cost.h"
 
 namespace mfabric::fabric {
@@ -54,22 +55,6 @@ auto find_speed(Map& speeds, double bps) -> decltype(speeds.begin()) {
   return speeds.end();
 }
 
-// What a YAML node looks like, for messages.
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing";
-    case YAML::NodeType::Scalar:
-      return fmt::format("'{}'", node.Scalar());
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "nothing";
-}
 
 // A non-negative finite number. yaml-cpp's as<double>() would also take ".inf" and ".nan",
 // which make no sense as a price, so the scalar is parsed here.
