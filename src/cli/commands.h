@@ -28,6 +28,7 @@ Command register_fabrics(CLI::App& root);
 Command register_workload(CLI::App& root);
 Command register_trace(CLI::App& root);
 Command register_models(CLI::App& root);
+Command register_simulate(CLI::App& root);
 
 // The training job the options describe, validated; errors name the options. gpus = 0 means
 // "DP from --dp".

@@ -20,9 +20,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::vector<mfabric::cli::Command> commands{
-      mfabric::cli::register_cost(app),    mfabric::cli::register_topology(app),
-      mfabric::cli::register_fabrics(app), mfabric::cli::register_workload(app),
-      mfabric::cli::register_trace(app),   mfabric::cli::register_models(app),
+      mfabric::cli::register_cost(app),     mfabric::cli::register_topology(app),
+      mfabric::cli::register_fabrics(app),  mfabric::cli::register_workload(app),
+      mfabric::cli::register_trace(app),    mfabric::cli::register_models(app),
+      mfabric::cli::register_simulate(app),
   };
 
   try {

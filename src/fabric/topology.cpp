@@ -60,10 +60,11 @@ void ClusterSpec::validate() const {
   if (nics_per_server < 1) {
     throw Error("", "nics_per_server", fmt::format("must be at least 1, got {}", nics_per_server));
   }
-  if (numa_nodes < 1 || numa_nodes > nics_per_server) {
-    throw Error("", "numa_nodes",
-                fmt::format("must be between 1 and nics_per_server ({}), got {}", nics_per_server,
-                            numa_nodes));
+  if (numa_nodes < 0 || numa_nodes > nics_per_server) {
+    throw Error(
+        "", "numa_nodes",
+        fmt::format("must be between 1 and nics_per_server ({}), or 0 for automatic, got {}",
+                    nics_per_server, numa_nodes));
   }
   if (link.bps() <= 0) throw Error("", "link", "must be a positive rate such as '400G'");
   if (nvswitch.bps() <= 0) throw Error("", "nvswitch", "must be a positive rate such as '900GB/s'");
@@ -103,8 +104,8 @@ void Topology::add_servers() {
       add_node(Node{.kind = NodeKind::Gpu, .server = s, .index = k});
     const NodeId nvs = add_node(Node{.kind = NodeKind::NvSwitch, .server = s, .index = 0});
     for (int j = 0; j < n; ++j) {
-      add_node(Node{
-          .kind = NodeKind::Nic, .server = s, .index = j, .numa = j * cluster_.numa_nodes / n});
+      add_node(
+          Node{.kind = NodeKind::Nic, .server = s, .index = j, .numa = j * cluster_.numa() / n});
     }
     for (int k = 0; k < g; ++k) {
       add_link(base + k, nvs, cluster_.nvswitch, Time::zero(), LinkKind::NvLink);

@@ -11,7 +11,7 @@
 //    bandwidth, and a Pcie link to its NIC(s) at the NIC link rate with zero latency.
 //    With n NICs and g GPUs per server: if n >= g, NIC j hangs off GPU floor(j*g/n); otherwise
 //    GPU k uses NIC floor(k*n/g).
-//  - NICs are split evenly over numa_nodes NUMA nodes: NIC j is on NUMA node floor(j*numa/n).
+//  - NICs are split evenly over numa() NUMA nodes: NIC j is on NUMA node floor(j*numa/n).
 //  - Every Cable link is a fibre with transceivers at its electrical ends (NIC, switch); OCS and
 //    patch-panel ends are passive.
 #pragma once
@@ -73,7 +73,9 @@ struct ClusterSpec {
   int servers = 128;
   int gpus_per_server = 8;
   int nics_per_server = 8;
-  int numa_nodes = 2;
+  int numa_nodes = 0;  // 0 = automatic: 2, or 1 with a single NIC per server
+  // The NUMA node count in force (numa_nodes, or the automatic choice).
+  int numa() const { return numa_nodes > 0 ? numa_nodes : (nics_per_server >= 2 ? 2 : 1); }
   Rate link = Rate::gbps(400);
   Time link_latency = Time::microseconds(1);
   Rate nvswitch = Rate::bytes_per_second(900e9);  // per GPU, each direction

@@ -21,20 +21,103 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kBytesPerBitPs = 1e-12 / 8.0;
 // Rates within this relative distance are the same rate: the flow keeps its completion event.
 constexpr double kSameRate = 1e-9;
+// Margins of the max-min checks (relative, absolute in bits/s): far above rounding noise, far
+// below any rate difference that matters.
+constexpr double kRel = 1e-9;
+constexpr double kAbs = 1e-6;
+// Rounds of growing the re-filled set before re-filling the whole connected set instead, and
+// the size from which a set that more than doubles in one round goes there at once.
+constexpr int kMaxExpansions = 8;
+constexpr std::size_t kLargeSet = 32;
+// Water-filling scans for the smallest share level by level (cheap when there are few distinct
+// levels, as usual) for at most this many levels, then continues with a heap.
+constexpr int kScanLevels = 32;
 // A channel carrying less than this is idle (guards sums that cancel to rounding noise).
 constexpr double kIdleBps = 1e-3;
 
 enum class FlowState : std::uint8_t { Free, Active, Delivering };
 
-struct DrainEvent {
-  std::int64_t t;
-  std::int32_t slot;
-  std::uint32_t version;
-};
-struct DrainLater {
-  bool operator()(const DrainEvent& x, const DrainEvent& y) const {
-    return x.t != y.t ? x.t > y.t : x.slot > y.slot;
+// Min-heap of flow slots by the time their last byte leaves (ties by slot, for determinism).
+// Each slot's position is kept, so that a new rate moves the flow's entry instead of leaving a
+// stale one behind.
+class DrainQueue {
+ public:
+  bool empty() const { return heap_.empty(); }
+  std::int32_t top() const { return heap_.front(); }
+  std::int64_t top_time() const { return key_[static_cast<std::size_t>(heap_.front())]; }
+
+  void set(std::int32_t slot, std::int64_t t) {
+    const auto s = static_cast<std::size_t>(slot);
+    if (s >= key_.size()) {
+      key_.resize(s + 1, 0);
+      where_.resize(s + 1, -1);
+    }
+    if (where_[s] < 0) {
+      key_[s] = t;
+      heap_.push_back(slot);
+      where_[s] = static_cast<std::int32_t>(heap_.size() - 1);
+      up(heap_.size() - 1);
+      return;
+    }
+    const std::int64_t old = key_[s];
+    key_[s] = t;
+    if (t < old) {
+      up(static_cast<std::size_t>(where_[s]));
+    } else {
+      down(static_cast<std::size_t>(where_[s]));
+    }
   }
+
+  void erase(std::int32_t slot) {
+    const auto s = static_cast<std::size_t>(slot);
+    if (s >= where_.size() || where_[s] < 0) return;
+    const auto i = static_cast<std::size_t>(where_[s]);
+    const std::int32_t last = heap_.back();
+    heap_.pop_back();
+    where_[s] = -1;
+    if (i == heap_.size()) return;
+    place(i, last);
+    up(i);
+    down(static_cast<std::size_t>(where_[static_cast<std::size_t>(last)]));
+  }
+
+ private:
+  bool before(std::int32_t a, std::int32_t b) const {
+    const std::int64_t ka = key_[static_cast<std::size_t>(a)];
+    const std::int64_t kb = key_[static_cast<std::size_t>(b)];
+    return ka != kb ? ka < kb : a < b;
+  }
+  void place(std::size_t i, std::int32_t slot) {
+    heap_[i] = slot;
+    where_[static_cast<std::size_t>(slot)] = static_cast<std::int32_t>(i);
+  }
+  void up(std::size_t i) {
+    const std::int32_t x = heap_[i];
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 2;
+      if (!before(x, heap_[parent])) break;
+      place(i, heap_[parent]);
+      i = parent;
+    }
+    place(i, x);
+  }
+  void down(std::size_t i) {
+    const std::int32_t x = heap_[i];
+    const std::size_t n = heap_.size();
+    for (;;) {
+      std::size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
+      if (!before(heap_[child], x)) break;
+      place(i, heap_[child]);
+      i = child;
+    }
+    place(i, x);
+  }
+
+  std::vector<std::int32_t> heap_;
+  std::vector<std::int64_t> key_;    // per slot
+  std::vector<std::int32_t> where_;  // per slot: index in heap_, or -1
 };
 
 struct Delivery {
@@ -51,12 +134,9 @@ struct DeliveryLater {
 struct ShareEntry {
   double share;
   std::int32_t channel;
-  std::uint32_t version;
 };
 struct ShareLater {
-  bool operator()(const ShareEntry& x, const ShareEntry& y) const {
-    return x.share != y.share ? x.share > y.share : x.channel > y.channel;
-  }
+  bool operator()(const ShareEntry& x, const ShareEntry& y) const { return x.share > y.share; }
 };
 
 // Picoseconds to drain `bytes` at `bps`, rounded up so that a transfer never finishes before its
@@ -70,24 +150,50 @@ std::int64_t drain_ps(double bytes, double bps) {
 }  // namespace
 
 struct FlowBackend::State {
-  struct Flow {
+  // What the rate solver touches, kept small so that many flows share a cache line.
+  struct Hot {
     double rate = 0;
-    double new_rate = 0;
+    double new_rate = 0;        // in the current water-filling
+    std::uint32_t mark = 0;     // == epoch: in V, the set being re-filled
+    std::uint32_t frozen = 0;   // == fill_stamp: rate set in the current water-filling
+    std::uint32_t checked = 0;  // == check_stamp: looked at in the current expand()
+    ChannelId bneck = -1;       // a channel where the flow was last found to be a bottleneck
+    std::int32_t len = 0;       // channels on the route
+    bool fresh = false;         // started or re-routed since the last recomputation
+    FlowState state = FlowState::Free;
+  };
+  struct Cold {
     double remaining = 0;  // bytes still to send as of `last`
     std::int64_t last = 0;
     std::int64_t latency_ps = 0;  // route latency x latency_hops
-    std::uint32_t mark = 0;       // epoch: in the current recomputation
-    std::uint32_t frozen = 0;     // epoch: rate fixed in the current water-filling
-    std::uint32_t version = 0;    // drain events of other versions are stale
-    std::int32_t len = 0;         // channels on the route
-    FlowState state = FlowState::Free;
-    bool fresh = false;  // started or re-routed since the last recomputation
     TransferId id = -1;
     fabric::NodeId src = fabric::kNoNode;
     fabric::NodeId dst = fabric::kNoNode;
     std::uint64_t hash = 0;
     int latency_hops = 1;
     RouteCost cost;
+  };
+  // Per channel, what a recomputation reads and writes, kept together.
+  struct Chan {
+    double cap = 0;
+    double load = 0;      // sum of the rates of the flows on it
+    double residual = 0;  // water-filling: capacity not yet given out
+    double new_load = 0;  // water-filling: load in the tentative allocation
+    double v_old = 0;     // sum of the current rates of its V flows
+    std::int32_t unfrozen = 0;
+    std::int32_t v_count = 0;  // its V flows
+    std::int32_t v_head = -1;  // their list in vnodes
+    std::uint32_t mark = 0;    // == epoch: a channel of V
+  };
+  struct ChanStamps {
+    double max_rate = 0;         // expand(): largest tentative rate, infinite if not full
+    std::uint32_t raised = 0;    // == fill_stamp: some flow on it got faster
+    std::uint32_t bchecked = 0;  // == check_stamp: looked at as a bottleneck in expand()
+    std::uint32_t maxed = 0;     // == check_stamp: max_rate is valid
+  };
+  struct VNode {
+    std::int32_t flow;
+    std::int32_t next;
   };
 
   const Topology& topo;
@@ -99,22 +205,19 @@ struct FlowBackend::State {
   std::size_t active = 0;
   SolverStats solver;
 
-  // Per channel.
-  std::vector<double> cap;
-  std::vector<std::vector<std::int32_t>> on;  // active flows (slots) crossing the channel
-  std::vector<double> load;                   // sum of their rates
-  std::vector<std::int64_t> settled;          // stats are up to date until this time
+  std::vector<Chan> chans;
+  std::vector<ChanStamps> stamps;
+  std::vector<std::vector<std::int32_t>> on;  // active flows (slots) crossing each channel
+  std::vector<std::int64_t> settled;          // channel statistics are up to date until then
   std::vector<ChannelStats> stats;
-  std::vector<std::uint32_t> mark;
-  // Water-filling scratch.
-  std::vector<double> residual;
-  std::vector<std::int32_t> unfrozen;
-  std::vector<std::uint32_t> share_version;
-  std::vector<double> new_load;
+  std::vector<ChannelId> twin;    // mirrored PCIe channel -> the cable channel it mirrors
+  std::vector<ChannelId> mirror;  // cable channel -> its mirrored PCIe channel
+  std::vector<std::int32_t> scratch;
 
   // Per flow slot. Routes live in one flat array with a fixed stride (grown when a longer route
   // appears) so that starting a transfer allocates nothing once the arrays are warm.
-  std::vector<Flow> flows;
+  std::vector<Hot> hot;
+  std::vector<Cold> cold;
   std::vector<DoneCallback> callbacks;
   std::int32_t stride = 12;
   std::vector<ChannelId> path;
@@ -129,12 +232,15 @@ struct FlowBackend::State {
   bool dirty = false;
 
   std::uint32_t epoch = 0;
-  std::vector<ChannelId> comp_channels;
-  std::vector<std::int32_t> comp_flows;
+  std::uint32_t fill_stamp = 0;
+  std::uint32_t check_stamp = 0;
+  std::vector<ChannelId> comp_channels;  // V's channels
+  std::vector<std::int32_t> comp_flows;  // V
+  std::vector<VNode> vnodes;
   std::vector<ShareEntry> shares;
   std::vector<std::int32_t> victims;
 
-  std::vector<DrainEvent> drains;
+  DrainQueue drains;
   std::vector<Delivery> deliveries;
 
   explicit State(const Topology& t) : topo(t), router(t) { sync(); }
@@ -145,41 +251,163 @@ struct FlowBackend::State {
   std::int32_t* pos_of(std::int32_t slot) {
     return pos.data() + static_cast<std::ptrdiff_t>(slot) * stride;
   }
+  Hot& hot_of(std::int32_t s) { return hot[static_cast<std::size_t>(s)]; }
+  Cold& cold_of(std::int32_t s) { return cold[static_cast<std::size_t>(s)]; }
+  Chan& chan(ChannelId c) { return chans[static_cast<std::size_t>(c)]; }
+  std::vector<std::int32_t>& flows_on(ChannelId c) { return on[static_cast<std::size_t>(c)]; }
 
   void sync() {
     const std::size_t channels = 2 * topo.links().size();
-    if (channels == cap.size()) return;
-    const std::size_t old = cap.size();
+    if (channels == chans.size()) return;
+    const std::size_t old = chans.size();
     router.sync();
-    cap.resize(channels);
+    chans.resize(channels);
     for (std::size_t c = old; c < channels; ++c) {
-      cap[c] = topo.links()[c / 2].rate.bps();
+      chans[c].cap = topo.links()[c / 2].rate.bps();
     }
+    stamps.resize(channels);
     on.resize(channels);
-    load.resize(channels, 0.0);
     settled.resize(channels, now);
     stats.resize(channels);
-    mark.resize(channels, 0);
-    residual.resize(channels, 0.0);
-    unfrozen.resize(channels, 0);
-    share_version.resize(channels, 0);
-    new_load.resize(channels, 0.0);
+    twin.resize(channels, -1);
+    mirror.resize(channels, -1);
+    if (old == 0) {
+      find_mirrors();
+      return;
+    }
+    // A link appended at a NIC may give it a second way out: its PCIe stops mirroring.
+    for (std::size_t l = old / 2; l < channels / 2; ++l) {
+      for (fabric::NodeId v : {topo.links()[l].a, topo.links()[l].b}) {
+        if (topo.node(v).kind != fabric::NodeKind::Nic) continue;
+        for (LinkId k : topo.links_of(v)) {
+          if (topo.link(k).kind == fabric::LinkKind::Pcie) unmirror(k);
+        }
+      }
+    }
+  }
+
+  // --- Mirrored PCIe channels -----------------------------------------------------------------
+  //
+  // A NIC with one PCIe link and one network link (a cable to a switch or another NIC; cables
+  // to an OCS or patch panel carry no route) passes every flow of its PCIe channel on to its
+  // cable and back: a NIC is never transit. If the PCIe is at least as fast, its channels can
+  // never be a bottleneck and always carry exactly what the cable carries, so the solver leaves
+  // them out (a third of the channels of a cross-server route) and their statistics are the
+  // cable's. The mirroring ends, for good, if the NIC gains a link or the PCIe becomes slower;
+  // the flows then get the PCIe channel back.
+
+  void find_mirrors() {
+    for (std::size_t v = 0; v < topo.nodes().size(); ++v) {
+      const auto nic = static_cast<fabric::NodeId>(v);
+      if (topo.node(nic).kind != fabric::NodeKind::Nic) continue;
+      LinkId pcie = kNoLink;
+      LinkId cable = kNoLink;
+      int pcies = 0;
+      int cables = 0;
+      for (LinkId l : topo.links_of(nic)) {
+        const fabric::Link& k = topo.link(l);
+        const fabric::NodeKind other = topo.node(topo.other_end(l, nic)).kind;
+        if (k.kind == fabric::LinkKind::Pcie) {
+          pcie = l;
+          ++pcies;
+        } else if (k.kind == fabric::LinkKind::Cable &&
+                   (other == fabric::NodeKind::Switch || other == fabric::NodeKind::Nic)) {
+          cable = l;
+          ++cables;
+        }
+      }
+      if (pcies != 1 || cables != 1) continue;
+      if (chan(2 * pcie).cap < chan(2 * cable).cap) continue;
+      const fabric::NodeId gpu = topo.other_end(pcie, nic);
+      const fabric::NodeId sw = topo.other_end(cable, nic);
+      pair(channel_of(topo, pcie, gpu), channel_of(topo, cable, nic));
+      pair(channel_of(topo, pcie, nic), channel_of(topo, cable, sw));
+    }
+  }
+
+  fabric::NodeId from_node(ChannelId c) const {
+    const fabric::Link& k = topo.link(link_of_channel(c));
+    return c % 2 == 0 ? k.a : k.b;
+  }
+
+  void pair(ChannelId pcie, ChannelId cable) {
+    twin[static_cast<std::size_t>(pcie)] = cable;
+    mirror[static_cast<std::size_t>(cable)] = pcie;
+  }
+
+  // Ends the mirroring of a PCIe link's channels, if any.
+  void unmirror(LinkId pcie) {
+    for (ChannelId p : {2 * pcie, 2 * pcie + 1}) {
+      const ChannelId c = twin[static_cast<std::size_t>(p)];
+      if (c < 0) continue;
+      settle(c);
+      const auto pi = static_cast<std::size_t>(p);
+      stats[pi] = stats[static_cast<std::size_t>(c)];  // mirrored since the start
+      settled[pi] = now;
+      chan(p).load = chan(c).load;
+      // From the GPU into the NIC, the PCIe comes before the cable; the other way, after.
+      const bool before = topo.node(from_node(p)).kind == fabric::NodeKind::Gpu;
+      scratch = flows_on(c);
+      for (std::int32_t s : scratch) {
+        const ChannelId* q = path_of(s);
+        std::int32_t at = 0;
+        while (q[at] != c) ++at;
+        insert_channel(s, before ? at : at + 1, p);
+      }
+      twin[pi] = -1;
+      mirror[static_cast<std::size_t>(c)] = -1;
+    }
+  }
+
+  void insert_channel(std::int32_t slot, std::int32_t at, ChannelId c) {
+    if (hot_of(slot).len + 1 > stride) grow_stride(hot_of(slot).len + 1);
+    Hot& f = hot_of(slot);
+    ChannelId* p = path_of(slot);
+    std::int32_t* q = pos_of(slot);
+    for (std::int32_t j = f.len; j > at; --j) {
+      p[j] = p[j - 1];
+      q[j] = q[j - 1];
+    }
+    auto& list = flows_on(c);
+    p[at] = c;
+    q[at] = static_cast<std::int32_t>(list.size());
+    list.push_back(slot);
+    ++f.len;
+  }
+
+  // The route's channels as routed: mirrored PCIe channels put back in place.
+  std::vector<ChannelId> full_path(std::int32_t slot) {
+    std::vector<ChannelId> out;
+    const ChannelId* p = path_of(slot);
+    for (std::int32_t i = 0; i < hot_of(slot).len; ++i) {
+      const ChannelId m = mirror[static_cast<std::size_t>(p[i])];
+      // The cable leaving a NIC (its channel from the NIC) follows the PCIe into the NIC.
+      const bool out_of_nic = m >= 0 && topo.node(from_node(p[i])).kind == fabric::NodeKind::Nic;
+      if (m >= 0 && out_of_nic) out.push_back(m);
+      out.push_back(p[i]);
+      if (m >= 0 && !out_of_nic) out.push_back(m);
+    }
+    return out;
   }
 
   void settle(ChannelId c) {
     const auto i = static_cast<std::size_t>(c);
     const std::int64_t dt = now - settled[i];
     if (dt <= 0) return;
-    if (load[i] > kIdleBps) {
-      stats[i].bytes += load[i] * static_cast<double>(dt) * kBytesPerBitPs;
+    const double load = chans[i].load;
+    if (load > kIdleBps) {
+      stats[i].bytes += load * static_cast<double>(dt) * kBytesPerBitPs;
       stats[i].busy += Time::picoseconds(dt);
     }
     settled[i] = now;
   }
 
   void settle_all() {
-    for (std::size_t c = 0; c < cap.size(); ++c) {
+    for (std::size_t c = 0; c < chans.size(); ++c) {
       settle(static_cast<ChannelId>(c));
+    }
+    for (std::size_t c = 0; c < chans.size(); ++c) {
+      if (twin[c] >= 0) stats[c] = stats[static_cast<std::size_t>(twin[c])];
     }
   }
 
@@ -189,8 +417,9 @@ struct FlowBackend::State {
       free_slots.pop_back();
       return s;
     }
-    const auto s = static_cast<std::int32_t>(flows.size());
-    flows.emplace_back();
+    const auto s = static_cast<std::int32_t>(hot.size());
+    hot.emplace_back();
+    cold.emplace_back();
     callbacks.emplace_back();
     path.resize(path.size() + static_cast<std::size_t>(stride));
     pos.resize(pos.size() + static_cast<std::size_t>(stride));
@@ -199,9 +428,9 @@ struct FlowBackend::State {
 
   void grow_stride(std::int32_t len) {
     const std::int32_t wider = std::max(len, 2 * stride);
-    std::vector<ChannelId> p(flows.size() * static_cast<std::size_t>(wider));
+    std::vector<ChannelId> p(hot.size() * static_cast<std::size_t>(wider));
     std::vector<std::int32_t> q(p.size());
-    for (std::size_t s = 0; s < flows.size(); ++s) {
+    for (std::size_t s = 0; s < hot.size(); ++s) {
       std::copy_n(path.begin() + static_cast<std::ptrdiff_t>(s) * stride, stride,
                   p.begin() + static_cast<std::ptrdiff_t>(s) * wider);
       std::copy_n(pos.begin() + static_cast<std::ptrdiff_t>(s) * stride, stride,
@@ -215,32 +444,36 @@ struct FlowBackend::State {
   void attach(std::int32_t slot, const Route& r) {
     const auto len = static_cast<std::int32_t>(r.channels.size());
     if (len > stride) grow_stride(len);
-    flows[static_cast<std::size_t>(slot)].len = len;
+    Hot& f = hot_of(slot);
+    f.bneck = -1;
+    f.fresh = true;
     ChannelId* p = path_of(slot);
     std::int32_t* q = pos_of(slot);
+    std::int32_t n = 0;
     for (std::int32_t i = 0; i < len; ++i) {
       const ChannelId c = r.channels[static_cast<std::size_t>(i)];
-      auto& list = on[static_cast<std::size_t>(c)];
-      p[i] = c;
-      q[i] = static_cast<std::int32_t>(list.size());
+      if (twin[static_cast<std::size_t>(c)] >= 0) continue;  // mirrored: the cable stands for it
+      auto& list = flows_on(c);
+      p[n] = c;
+      q[n] = static_cast<std::int32_t>(list.size());
       list.push_back(slot);
       seeds.push_back(c);
+      ++n;
     }
-    flows[static_cast<std::size_t>(slot)].fresh = true;
+    f.len = n;
     fresh.push_back(slot);
     dirty = true;
   }
 
   // Takes a flow off its channels, bringing their statistics up to date first.
   void detach(std::int32_t slot) {
-    Flow& f = flows[static_cast<std::size_t>(slot)];
+    Hot& f = hot_of(slot);
     const ChannelId* p = path_of(slot);
     const std::int32_t* q = pos_of(slot);
     for (std::int32_t i = 0; i < f.len; ++i) {
       const ChannelId c = p[i];
-      const auto ci = static_cast<std::size_t>(c);
       settle(c);
-      auto& list = on[ci];
+      auto& list = flows_on(c);
       const std::int32_t at = q[i];
       const std::int32_t moved = list.back();
       list[static_cast<std::size_t>(at)] = moved;
@@ -249,7 +482,7 @@ struct FlowBackend::State {
         // Fix the moved flow's back-pointer for this channel.
         const ChannelId* mp = path_of(moved);
         std::int32_t* mq = pos_of(moved);
-        const std::int32_t mlen = flows[static_cast<std::size_t>(moved)].len;
+        const std::int32_t mlen = hot_of(moved).len;
         for (std::int32_t j = 0; j < mlen; ++j) {
           if (mp[j] == c) {
             mq[j] = at;
@@ -257,7 +490,8 @@ struct FlowBackend::State {
           }
         }
       }
-      load[ci] = list.empty() ? 0.0 : load[ci] - f.rate;
+      Chan& ch = chan(c);
+      ch.load = list.empty() ? 0.0 : ch.load - f.rate;
       seeds.push_back(c);
     }
     level = std::min(level, f.rate);
@@ -266,206 +500,393 @@ struct FlowBackend::State {
   }
 
   // Bytes sent since the flow's last update are taken off what it has left.
-  void catch_up(Flow& f) {
-    if (f.rate > 0 && now > f.last) {
-      f.remaining =
-          std::max(0.0, f.remaining - f.rate * static_cast<double>(now - f.last) * kBytesPerBitPs);
+  void catch_up(std::int32_t s) {
+    const double rate = hot_of(s).rate;
+    Cold& c = cold_of(s);
+    if (rate > 0 && now > c.last) {
+      c.remaining =
+          std::max(0.0, c.remaining - rate * static_cast<double>(now - c.last) * kBytesPerBitPs);
     }
-    f.last = now;
+    c.last = now;
   }
 
   void deliver_at(std::int32_t slot, std::int64_t t) {
-    Flow& f = flows[static_cast<std::size_t>(slot)];
-    f.state = FlowState::Delivering;
-    deliveries.push_back({t, f.id, slot});
+    hot_of(slot).state = FlowState::Delivering;
+    deliveries.push_back({t, cold_of(slot).id, slot});
     std::push_heap(deliveries.begin(), deliveries.end(), DeliveryLater{});
   }
 
   void push_drain(std::int32_t slot) {
-    const Flow& f = flows[static_cast<std::size_t>(slot)];
-    const std::int64_t d = drain_ps(f.remaining, f.rate);
-    if (d == std::numeric_limits<std::int64_t>::max()) return;
-    drains.push_back({now + d, slot, f.version});
-    std::push_heap(drains.begin(), drains.end(), DrainLater{});
-  }
-
-  bool stale(const DrainEvent& e) const {
-    const Flow& f = flows[static_cast<std::size_t>(e.slot)];
-    return f.state != FlowState::Active || f.version != e.version;
-  }
-
-  std::optional<std::int64_t> peek() {
-    while (!drains.empty() && stale(drains.front())) {
-      std::pop_heap(drains.begin(), drains.end(), DrainLater{});
-      drains.pop_back();
+    const Cold& c = cold_of(slot);
+    const std::int64_t d = drain_ps(c.remaining, hot_of(slot).rate);
+    if (d == std::numeric_limits<std::int64_t>::max()) {
+      drains.erase(slot);
+      return;
     }
+    drains.set(slot, now + d);
+  }
+
+  std::optional<std::int64_t> peek() const {
     std::optional<std::int64_t> t;
-    if (!drains.empty()) t = drains.front().t;
+    if (!drains.empty()) t = drains.top_time();
     if (!deliveries.empty() && (!t || deliveries.front().t < *t)) t = deliveries.front().t;
     return t;
   }
 
-  // Drops stale events when they outnumber live ones, so that the heap stays proportional to
-  // the active flows however often rates change.
-  void compact_drains() {
-    if (drains.size() < 1024 || drains.size() < 4 * active) return;
-    std::erase_if(drains, [&](const DrainEvent& e) { return stale(e); });
-    std::make_heap(drains.begin(), drains.end(), DrainLater{});
-  }
-
+  // Stamps: a counter per kind; marks equal to the counter are current. On wrap-around every
+  // mark is cleared so that no old mark equals a new value.
   void next_epoch() {
     if (++epoch == 0) {
-      // Wrapped: clear every stamp so that no old stamp equals a new epoch.
-      std::fill(mark.begin(), mark.end(), 0);
-      for (Flow& f : flows) {
-        f.mark = f.frozen = 0;
-      }
+      for (Hot& f : hot) f.mark = 0;
+      for (Chan& c : chans) c.mark = 0;
       epoch = 1;
     }
   }
-
-  void push_share(ChannelId c) {
-    const auto i = static_cast<std::size_t>(c);
-    shares.push_back({residual[i] / unfrozen[i], c, ++share_version[i]});
-    std::push_heap(shares.begin(), shares.end(), ShareLater{});
+  void next_fill() {
+    if (++fill_stamp == 0) {
+      for (Hot& f : hot) f.frozen = 0;
+      for (ChanStamps& s : stamps) s.raised = 0;
+      fill_stamp = 1;
+    }
+  }
+  void next_check() {
+    if (++check_stamp == 0) {
+      for (Hot& f : hot) f.checked = 0;
+      for (ChanStamps& s : stamps) s.bchecked = s.maxed = 0;
+      check_stamp = 1;
+    }
   }
 
-  // Recomputes max-min fair rates after the changes recorded since the last call.
+  // --- Rate recomputation ---------------------------------------------------------------------
   //
-  // Which flows can change: progressive filling raises all rates together and freezes a flow
+  // Which flows can change. Progressive filling raises all rates together and freezes a flow
   // when one of its channels fills. Removing a flow of rate r, or adding one whose rate will be
   // at least r (a flow's rate is at least min over its channels of capacity / flows, because it
   // is the largest flow on its bottleneck), leaves the filling below level r untouched, so every
-  // flow slower than r keeps its rate exactly. The others are re-filled on the capacity the
-  // slower ones leave, and only those connected to a changed channel through shared channels
-  // can change. A link rate change sets the level to 0.
+  // flow slower than r keeps its rate exactly (a link rate change sets the level to 0).
+  //
+  // Which flows do change is usually far fewer: re-filling only a set V (at first the flows on
+  // the changed channels) with every other flow held at its rate, the result is the max-min
+  // allocation if and only if every flow has a bottleneck, a full channel on which no flow is
+  // faster (Bertsekas & Gallager, Data Networks, 6.5). V's flows have one by construction if no
+  // held flow is faster on it; a held flow can only lose its own where V's flows slowed down or
+  // sped up. Flows failing either test join V and the filling runs again. If V keeps growing,
+  // the whole connected set of flows at or above the level is re-filled instead, which needs no
+  // test.
+
+  void add_variable(std::int32_t s) {
+    Hot& f = hot_of(s);
+    f.mark = epoch;
+    comp_flows.push_back(s);
+    const ChannelId* p = path_of(s);
+    for (std::int32_t i = 0; i < f.len; ++i) {
+      Chan& ch = chan(p[i]);
+      if (ch.mark != epoch) {
+        ch.mark = epoch;
+        ch.v_count = 0;
+        ch.v_old = 0;
+        ch.v_head = -1;
+        comp_channels.push_back(p[i]);
+      }
+      ++ch.v_count;
+      ch.v_old += f.rate;
+      vnodes.push_back({s, ch.v_head});
+      ch.v_head = static_cast<std::int32_t>(vnodes.size() - 1);
+    }
+  }
+
+  // Every flow connected to V through shared channels, at or above the level.
+  void close_component(double fixed_below) {
+    for (std::size_t head = 0; head < comp_channels.size(); ++head) {
+      for (std::int32_t s : flows_on(comp_channels[head])) {
+        const Hot& f = hot_of(s);
+        if (f.mark == epoch || (!f.fresh && f.rate < fixed_below)) continue;
+        add_variable(s);
+      }
+    }
+  }
+
+  // Water-filling of V over its channels; flows outside V keep their rates and use capacity.
+  // Sets new_rate and bneck of V's flows and new_load of V's channels.
+  void water_fill() {
+    next_fill();
+    ++solver.water_fills;
+    solver.channels_filled += static_cast<std::int64_t>(comp_channels.size());
+    shares.clear();
+    for (ChannelId c : comp_channels) {
+      Chan& ch = chan(c);
+      // Capacity held by flows outside V: the channel's load less V's part of it.
+      const bool all_v = static_cast<std::size_t>(ch.v_count) == flows_on(c).size();
+      const double held = all_v ? 0.0 : std::max(0.0, ch.load - ch.v_old);
+      ch.residual = std::max(0.0, ch.cap - held);
+      ch.unfrozen = ch.v_count;
+      ch.new_load = held;
+      shares.push_back({ch.residual / ch.v_count, c});
+    }
+    if (!fill_by_scan()) fill_by_heap();
+  }
+
+  // Gives every unfrozen V flow on channel c the rate x.
+  void freeze_channel(ChannelId c, double x) {
+    const std::uint32_t fill = fill_stamp;
+    Chan& ch = chan(c);
+    for (std::int32_t n = ch.v_head; n >= 0; n = vnodes[static_cast<std::size_t>(n)].next) {
+      const std::int32_t s = vnodes[static_cast<std::size_t>(n)].flow;
+      Hot& f = hot_of(s);
+      if (f.frozen == fill) continue;
+      f.frozen = fill;
+      f.new_rate = x;
+      f.bneck = c;
+      const bool raised = x > f.rate * (1.0 + kRel) + kAbs;
+      const ChannelId* p = path_of(s);
+      for (std::int32_t i = 0; i < f.len; ++i) {
+        Chan& d = chan(p[i]);
+        d.new_load += x;
+        if (raised) stamps[static_cast<std::size_t>(p[i])].raised = fill;
+        if (p[i] == c) continue;
+        d.residual = std::max(0.0, d.residual - x);
+        --d.unfrozen;
+      }
+    }
+    ch.unfrozen = 0;
+  }
+
+  // Each round finds the smallest fair share with a scan (no data-dependent branches to
+  // mispredict, unlike a heap) and fills every channel at that level. Returns false, with the
+  // channels left in `shares`, when there are more levels than kScanLevels.
+  bool fill_by_scan() {
+    for (int round = 0;; ++round) {
+      double m = kInf;
+      std::size_t w = 0;
+      for (const ShareEntry& e : shares) {
+        const Chan& ch = chan(e.channel);
+        if (ch.unfrozen == 0) continue;
+        shares[w++] = e;
+        m = std::min(m, ch.residual / ch.unfrozen);
+      }
+      shares.resize(w);
+      if (w == 0) return true;
+      if (round == kScanLevels) return false;
+      // Channels at the same level (to rounding) fill together; each at its own current share,
+      // which earlier channels of the round can only have raised.
+      const double level_now = m + m * 1e-12;
+      for (const ShareEntry& e : shares) {
+        const Chan& ch = chan(e.channel);
+        if (ch.unfrozen == 0) continue;
+        const double x = ch.residual / ch.unfrozen;
+        if (x <= level_now) freeze_channel(e.channel, x);
+      }
+    }
+  }
+
+  // Many levels: a heap of channels by fair share. A channel's share never falls while flows
+  // freeze elsewhere (a flow freezes at the smallest share, at most this channel's), so each
+  // channel sits in the heap once, and an entry found below its channel's current share is
+  // pushed back with the new value instead of every freeze pushing one.
+  void fill_by_heap() {
+    for (ShareEntry& e : shares) {
+      const Chan& ch = chan(e.channel);
+      e.share = ch.residual / ch.unfrozen;
+    }
+    std::make_heap(shares.begin(), shares.end(), ShareLater{});
+    while (!shares.empty()) {
+      std::pop_heap(shares.begin(), shares.end(), ShareLater{});
+      const ShareEntry e = shares.back();
+      shares.pop_back();
+      const Chan& ch = chan(e.channel);
+      if (ch.unfrozen == 0) continue;
+      const double x = ch.residual / ch.unfrozen;
+      if (x > e.share) {
+        shares.push_back({x, e.channel});
+        std::push_heap(shares.begin(), shares.end(), ShareLater{});
+        continue;
+      }
+      freeze_channel(e.channel, x);
+    }
+  }
+
+  // Rate of a flow in the tentative allocation.
+  double tentative(const Hot& f) const { return f.mark == epoch ? f.new_rate : f.rate; }
+
+  // Whether channel c is full in the tentative allocation, and if so the largest rate on it;
+  // worked out once per channel and expand() call.
+  double fastest_if_full(ChannelId c) {
+    Chan& ch = chan(c);
+    ChanStamps& st = stamps[static_cast<std::size_t>(c)];
+    if (st.maxed != check_stamp) {
+      st.maxed = check_stamp;
+      const double used = ch.mark == epoch ? ch.new_load : ch.load;
+      double m = kInf;  // not full: nobody's bottleneck
+      if (used >= ch.cap * (1.0 - kRel) - kAbs) {
+        m = 0;
+        for (std::int32_t s : flows_on(c)) m = std::max(m, tentative(hot_of(s)));
+      }
+      st.max_rate = m;
+    }
+    return st.max_rate;
+  }
+
+  // Whether a flow outside V still has a bottleneck in the tentative allocation. The margins
+  // absorb rounding; a false "no" only costs a larger V.
+  bool has_bottleneck(std::int32_t s) {
+    Hot& g = hot_of(s);
+    const double r = g.rate * (1.0 + kRel) + kAbs;
+    if (g.bneck >= 0 && fastest_if_full(g.bneck) <= r) return true;
+    const ChannelId* p = path_of(s);
+    for (std::int32_t i = 0; i < g.len; ++i) {
+      if (p[i] != g.bneck && fastest_if_full(p[i]) <= r) {
+        g.bneck = p[i];
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Flows outside V that break the max-min conditions of the tentative allocation join V.
+  // Returns how many did.
+  std::size_t expand(double fixed_below) {
+    next_check();
+    const std::uint32_t check = check_stamp;
+    victims.clear();
+    // A V flow's bottleneck is full and no V flow on it is faster; no held flow may be either.
+    // Every V flow that froze there froze at the same rate, so each is looked at once.
+    for (std::int32_t s : comp_flows) {
+      const Hot& f = hot_of(s);
+      ChanStamps& st = stamps[static_cast<std::size_t>(f.bneck)];
+      if (st.bchecked == check) continue;
+      st.bchecked = check;
+      const Chan& b = chan(f.bneck);
+      if (static_cast<std::size_t>(b.v_count) == flows_on(f.bneck).size()) continue;
+      const double r = f.new_rate * (1.0 + kRel) + kAbs;
+      if (b.load - b.v_old <= r) continue;  // all held flows together are no faster
+      for (std::int32_t o : flows_on(f.bneck)) {
+        Hot& g = hot_of(o);
+        if (g.mark == epoch || g.checked == check || g.rate < fixed_below || g.rate <= r) continue;
+        g.checked = check;
+        victims.push_back(o);
+      }
+    }
+    // A held flow keeps its bottleneck unless, on one of V's channels, a full channel's load
+    // fell or a flow on a full channel got faster (a channel that is not full is nobody's
+    // bottleneck). Flows slower than the level provably keep theirs.
+    for (ChannelId c : comp_channels) {
+      const Chan& ch = chan(c);
+      if (static_cast<std::size_t>(ch.v_count) == flows_on(c).size()) continue;
+      const double full = ch.cap * (1.0 - kRel) - kAbs;
+      const bool fell = ch.load >= full && ch.new_load < ch.load - (ch.cap * kRel + kAbs);
+      const bool raised =
+          ch.new_load >= full && stamps[static_cast<std::size_t>(c)].raised == fill_stamp;
+      if (!fell && !raised) continue;
+      for (std::int32_t o : flows_on(c)) {
+        Hot& g = hot_of(o);
+        if (g.mark == epoch || g.checked == check || g.rate < fixed_below) continue;
+        g.checked = check;
+        if (!has_bottleneck(o)) victims.push_back(o);
+      }
+    }
+    for (std::int32_t s : victims) add_variable(s);
+    return victims.size();
+  }
+
   void flush() {
     if (!dirty) return;
     dirty = false;
     double lvl = level;
     for (std::int32_t s : fresh) {
-      const Flow& f = flows[static_cast<std::size_t>(s)];
+      const Hot& f = hot_of(s);
       if (!f.fresh || f.state != FlowState::Active) continue;
       const ChannelId* p = path_of(s);
       for (std::int32_t i = 0; i < f.len; ++i) {
-        const auto c = static_cast<std::size_t>(p[i]);
-        lvl = std::min(lvl, cap[c] / static_cast<double>(on[c].size()));
+        lvl = std::min(lvl, chan(p[i]).cap / static_cast<double>(flows_on(p[i]).size()));
       }
     }
     fresh.clear();
     level = kInf;
     // Rates computed on different occasions may differ in the last bits; a margin keeps a flow
     // at the level itself among the flows re-filled.
-    const double fixed_below = lvl * (1.0 - 1e-9);
+    const double fixed_below = lvl * (1.0 - kRel);
 
     next_epoch();
-    const std::uint32_t ep = epoch;
     comp_channels.clear();
     comp_flows.clear();
+    vnodes.clear();
     for (ChannelId c : seeds) {
-      if (mark[static_cast<std::size_t>(c)] == ep) continue;
-      mark[static_cast<std::size_t>(c)] = ep;
-      comp_channels.push_back(c);
+      for (std::int32_t s : flows_on(c)) {
+        const Hot& f = hot_of(s);
+        if (f.mark == epoch || (!f.fresh && f.rate < fixed_below)) continue;
+        add_variable(s);
+      }
     }
     seeds.clear();
-    for (std::size_t head = 0; head < comp_channels.size(); ++head) {
-      const ChannelId c = comp_channels[head];
-      for (std::int32_t s : on[static_cast<std::size_t>(c)]) {
-        Flow& f = flows[static_cast<std::size_t>(s)];
-        if (f.mark == ep || (!f.fresh && f.rate < fixed_below)) continue;
-        f.mark = ep;
-        comp_flows.push_back(s);
-        const ChannelId* p = path_of(s);
-        for (std::int32_t i = 0; i < f.len; ++i) {
-          const auto d = static_cast<std::size_t>(p[i]);
-          if (mark[d] == ep) continue;
-          mark[d] = ep;
-          comp_channels.push_back(p[i]);
-        }
+    if (comp_flows.empty()) return;
+
+    int rounds = 0;
+    for (;;) {
+      water_fill();
+      if (rounds < 0) break;
+      const std::size_t before = comp_flows.size();
+      const std::size_t added = expand(fixed_below);
+      if (added == 0) break;
+      // A large set that more than doubles is heading for the whole component: fill that now.
+      if (++rounds >= kMaxExpansions || (added > before && before >= kLargeSet)) {
+        close_component(fixed_below);
+        ++solver.closures;
+        rounds = -1;  // the closed component needs no test
       }
     }
-    if (comp_flows.empty() && comp_channels.empty()) return;
 
-    // Water-filling over the component: flows outside it keep their rates and use capacity.
-    shares.clear();
+    // A flow whose rate barely moved keeps it (and its completion event); the loads must then
+    // count the rate it keeps, or the difference would pile up in channels that never empty.
+    for (std::int32_t s : comp_flows) {
+      Hot& f = hot_of(s);
+      if (f.fresh || std::abs(f.new_rate - f.rate) > kSameRate * std::max(f.new_rate, f.rate)) {
+        continue;
+      }
+      const double keep = f.rate - f.new_rate;
+      f.new_rate = f.rate;
+      const ChannelId* p = path_of(s);
+      for (std::int32_t i = 0; i < f.len; ++i) chan(p[i]).new_load += keep;
+    }
     for (ChannelId c : comp_channels) {
-      const auto i = static_cast<std::size_t>(c);
       settle(c);
-      double fixed = 0;
-      std::int32_t n = 0;
-      for (std::int32_t s : on[i]) {
-        const Flow& f = flows[static_cast<std::size_t>(s)];
-        if (f.mark == ep) {
-          ++n;
-        } else {
-          fixed += f.rate;
-        }
-      }
-      residual[i] = std::max(0.0, cap[i] - fixed);
-      unfrozen[i] = n;
-      new_load[i] = fixed;
-      if (n > 0) push_share(c);
-    }
-    while (!shares.empty()) {
-      std::pop_heap(shares.begin(), shares.end(), ShareLater{});
-      const ShareEntry e = shares.back();
-      shares.pop_back();
-      const auto ci = static_cast<std::size_t>(e.channel);
-      if (unfrozen[ci] == 0 || share_version[ci] != e.version) continue;
-      const double x = e.share;
-      for (std::int32_t s : on[ci]) {
-        Flow& f = flows[static_cast<std::size_t>(s)];
-        if (f.mark != ep || f.frozen == ep) continue;
-        f.frozen = ep;
-        f.new_rate = x;
-        const ChannelId* p = path_of(s);
-        for (std::int32_t i = 0; i < f.len; ++i) {
-          const auto d = static_cast<std::size_t>(p[i]);
-          new_load[d] += x;
-          if (d == ci) continue;
-          residual[d] = std::max(0.0, residual[d] - x);
-          if (--unfrozen[d] > 0) push_share(p[i]);
-        }
-      }
-      unfrozen[ci] = 0;
-    }
-
-    for (ChannelId c : comp_channels) {
-      const auto i = static_cast<std::size_t>(c);
-      load[i] = on[i].empty() ? 0.0 : new_load[i];
+      Chan& ch = chan(c);
+      ch.load = flows_on(c).empty() ? 0.0 : ch.new_load;
     }
     for (std::int32_t s : comp_flows) {
-      Flow& f = flows[static_cast<std::size_t>(s)];
+      Hot& f = hot_of(s);
       const double r = f.new_rate;
-      if (!f.fresh && std::abs(r - f.rate) <= kSameRate * std::max(r, f.rate)) continue;
-      catch_up(f);
+      if (!f.fresh && r == f.rate) continue;
+      catch_up(s);
+      ++solver.rates_changed;
       f.rate = r;
       f.fresh = false;
-      ++f.version;
-      if (r > 0) push_drain(s);
+      if (r > 0) {
+        push_drain(s);
+      } else {
+        drains.erase(s);
+      }
     }
     ++events;
     ++solver.recomputations;
     solver.flows_recomputed += static_cast<std::int64_t>(comp_flows.size());
+    solver.channels_recomputed += static_cast<std::int64_t>(comp_channels.size());
     solver.largest_recomputation =
         std::max(solver.largest_recomputation, static_cast<std::int64_t>(comp_flows.size()));
-    compact_drains();
   }
 
   void finish_draining(std::int32_t slot) {
     detach(slot);
-    Flow& f = flows[static_cast<std::size_t>(slot)];
-    f.remaining = 0;
-    f.rate = 0;
-    deliver_at(slot, now + f.latency_ps);
+    hot_of(slot).rate = 0;
+    Cold& c = cold_of(slot);
+    c.remaining = 0;
+    deliver_at(slot, now + c.latency_ps);
   }
 
   void fire(const Delivery& d) {
     DoneCallback cb = std::move(callbacks[static_cast<std::size_t>(d.slot)]);
     callbacks[static_cast<std::size_t>(d.slot)] = nullptr;
-    Flow& f = flows[static_cast<std::size_t>(d.slot)];
-    f.state = FlowState::Free;
-    f.id = -1;
+    hot_of(d.slot).state = FlowState::Free;
+    cold_of(d.slot).id = -1;
     free_slots.push_back(d.slot);
     --active;
     ++events;
@@ -476,26 +897,25 @@ struct FlowBackend::State {
   void reroute_off(LinkId link) {
     victims.clear();
     for (ChannelId c : {2 * link, 2 * link + 1}) {
-      const auto& list = on[static_cast<std::size_t>(c)];
+      const auto& list = flows_on(c);
       victims.insert(victims.end(), list.begin(), list.end());
     }
     for (std::int32_t s : victims) {
-      Flow& f = flows[static_cast<std::size_t>(s)];
-      if (!router.find(f.src, f.dst, f.hash, route, false) || route.cost != f.cost) continue;
-      catch_up(f);
+      Cold& c = cold_of(s);
+      if (!router.find(c.src, c.dst, c.hash, route, false) || route.cost != c.cost) continue;
+      catch_up(s);
       detach(s);
-      Flow& g = flows[static_cast<std::size_t>(s)];
-      g.rate = 0;
-      ++g.version;
-      g.latency_ps = route.latency.ps() * g.latency_hops;
+      hot_of(s).rate = 0;
+      drains.erase(s);
+      c.latency_ps = route.latency.ps() * c.latency_hops;
       attach(s, route);
       ++solver.rerouted;
     }
   }
 
   std::int32_t find_active(TransferId id) const {
-    for (std::size_t s = 0; s < flows.size(); ++s) {
-      if (flows[s].id == id && flows[s].state == FlowState::Active) {
+    for (std::size_t s = 0; s < hot.size(); ++s) {
+      if (cold[s].id == id && hot[s].state == FlowState::Active) {
         return static_cast<std::int32_t>(s);
       }
     }
@@ -521,25 +941,25 @@ TransferId FlowBackend::start(const collective::Transfer& t, DoneCallback on_don
 
   const std::int32_t slot = s.allocate_slot();
   const TransferId id = s.next_id++;
-  State::Flow& f = s.flows[static_cast<std::size_t>(slot)];
-  f.id = id;
-  f.src = t.src;
-  f.dst = t.dst;
-  f.hash = t.flow_hash;
-  f.cost = s.route.cost;
-  f.latency_hops = t.latency_hops;
-  f.latency_ps = s.route.latency.ps() * t.latency_hops;
-  f.remaining = static_cast<double>(t.size.count());
+  State::Cold& c = s.cold_of(slot);
+  c.id = id;
+  c.src = t.src;
+  c.dst = t.dst;
+  c.hash = t.flow_hash;
+  c.cost = s.route.cost;
+  c.latency_hops = t.latency_hops;
+  c.latency_ps = s.route.latency.ps() * t.latency_hops;
+  c.remaining = static_cast<double>(t.size.count());
+  c.last = s.now;
+  State::Hot& f = s.hot_of(slot);
   f.rate = 0;
-  f.last = s.now;
   f.len = 0;
-  ++f.version;
   s.callbacks[static_cast<std::size_t>(slot)] = std::move(on_done);
   ++s.active;
   ++s.events;
   if (t.size.count() == 0 || s.route.channels.empty()) {
     // Nothing to drain (or nothing to cross): only the latency remains.
-    s.deliver_at(slot, s.now + (s.route.channels.empty() ? 0 : f.latency_ps));
+    s.deliver_at(slot, s.now + (s.route.channels.empty() ? 0 : c.latency_ps));
     return id;
   }
   f.state = FlowState::Active;
@@ -558,8 +978,15 @@ void FlowBackend::set_link_rate(LinkId link, Rate rate) {
   }
   for (ChannelId c : {2 * link, 2 * link + 1}) {
     s.settle(c);
-    s.cap[static_cast<std::size_t>(c)] = rate.bps();
+    s.chan(c).cap = rate.bps();
     s.seeds.push_back(c);
+  }
+  // A mirrored PCIe channel must stay at least as fast as its cable.
+  for (ChannelId c : {2 * link, 2 * link + 1}) {
+    const ChannelId t = s.twin[static_cast<std::size_t>(c)];
+    if (t >= 0 && s.chan(c).cap < s.chan(t).cap) s.unmirror(link);
+    const ChannelId m = s.mirror[static_cast<std::size_t>(c)];
+    if (m >= 0 && s.chan(m).cap < s.chan(c).cap) s.unmirror(link_of_channel(m));
   }
   s.level = 0;
   s.dirty = true;
@@ -594,11 +1021,10 @@ void FlowBackend::advance(Time t) {
     s.now = *next;
     // Everything at this timestamp is one batch: flows whose bytes are done leave their
     // channels, completions fire (their callbacks may start transfers), then one recomputation.
-    while (!s.drains.empty() && s.drains.front().t == s.now) {
-      std::pop_heap(s.drains.begin(), s.drains.end(), DrainLater{});
-      const DrainEvent e = s.drains.back();
-      s.drains.pop_back();
-      if (!s.stale(e)) s.finish_draining(e.slot);
+    while (!s.drains.empty() && s.drains.top_time() == s.now) {
+      const std::int32_t slot = s.drains.top();
+      s.drains.erase(slot);
+      s.finish_draining(slot);
     }
     while (!s.deliveries.empty() && s.deliveries.front().t == s.now) {
       std::pop_heap(s.deliveries.begin(), s.deliveries.end(), DeliveryLater{});
@@ -628,14 +1054,13 @@ std::optional<Rate> FlowBackend::rate_of(TransferId id) const {
   s_->flush();
   const std::int32_t slot = s_->find_active(id);
   if (slot < 0) return std::nullopt;
-  return Rate::bits_per_second(s_->flows[static_cast<std::size_t>(slot)].rate);
+  return Rate::bits_per_second(s_->hot_of(slot).rate);
 }
 
 std::vector<ChannelId> FlowBackend::channels_of(TransferId id) const {
   const std::int32_t slot = s_->find_active(id);
   if (slot < 0) return {};
-  const ChannelId* p = s_->path_of(slot);
-  return {p, p + s_->flows[static_cast<std::size_t>(slot)].len};
+  return s_->full_path(slot);
 }
 
 SolverStats FlowBackend::solver_stats() const {

@@ -1,18 +1,20 @@
-// The flow-level (fluid) network backend. Every active transfer is a fluid flow over its route's
-// channels; flows share channels max-min fairly (water-filling), and rates are recomputed only
-// when something changes: transfers starting or finishing, links changing rate. Everything that
-// happens at one timestamp is one batch with one recomputation, and a recomputation only touches
-// the flows whose rates can change (docs/network.md explains why that set is exact).
+// The flow-level (fluid) network backend (docs/network.md). Every active transfer is a fluid
+// flow over its route's channels (router.h); flows share channels max-min fairly. Rates are
+// recomputed only when something changes (transfers starting or finishing, link rates), once per
+// timestamp however many changes it has, and only for the flows the change can reach: a small
+// set is re-filled and the max-min conditions are checked around it, growing it where they fail.
 //
 // Timing of one transfer: its bytes drain at its (changing) rate; once the last byte has left,
-// the transfer completes after latency_hops x the route's latency. Zero-byte transfers complete
-// after the latency alone; a transfer from a GPU to itself completes at once.
+// the transfer completes after latency_hops x the route's latency (times in whole picoseconds,
+// rounded up). Zero-byte transfers complete after the latency alone; a transfer from a GPU to
+// itself completes at once.
 //
 // Link failures (rate 0): a transfer crossing the link moves to another route of equal cost
 // (same number of proxy GPUs and network links, ECMP re-hashed over the links still up) if there
-// is one, and otherwise stalls at rate 0 on its route until the link comes back. A transfer
-// started while no route is up starts stalled on a route over down links; no route at all is
-// an mfabric::Error naming both GPUs.
+// is one, and otherwise stalls at rate 0 on its route until the link comes back. A stalled
+// transfer has no next event: next_event_time() can be empty while transfers are active. A
+// transfer started while no route is up starts stalled on a route over down links; no route at
+// all is an mfabric::Error naming both GPUs.
 //
 // Not re-entrant: completion callbacks may call start(), set_link_rate() and the queries, but not
 // advance().
@@ -28,12 +30,18 @@
 
 namespace mfabric::net {
 
-// Work counters of the rate solver, for benchmarks and tuning.
+// Work counters of the rate solver, for benchmarks and tuning (docs/network.md). "V" is the set
+// of flows a recomputation re-fills; sums are over all recomputations.
 struct SolverStats {
   std::int64_t recomputations = 0;
-  std::int64_t flows_recomputed = 0;  // summed over recomputations
-  std::int64_t largest_recomputation = 0;
-  std::int64_t rerouted = 0;
+  std::int64_t flows_recomputed = 0;       // sum of |V|
+  std::int64_t channels_recomputed = 0;    // sum of V's channels
+  std::int64_t largest_recomputation = 0;  // largest |V|
+  std::int64_t rates_changed = 0;          // flows whose rate changed
+  std::int64_t water_fills = 0;            // >= recomputations: V may grow and be re-filled
+  std::int64_t channels_filled = 0;        // channels over all water-fillings
+  std::int64_t closures = 0;               // recomputations that re-filled a whole component
+  std::int64_t rerouted = 0;               // transfers moved off a failed link
 };
 
 class FlowBackend final : public Backend {

@@ -51,7 +51,7 @@ class Executor {
         waiting_(n_),
         start_(n_, Time::max()),
         end_(n_, Time::max()),
-        ready_after_comm_(n_, 0),
+        last_dep_(n_, -1),
         gpus_(static_cast<std::size_t>(graph.gpus())) {
     const int available = topology.count(fabric::NodeKind::Gpu);
     if (graph.gpus() > available) {
@@ -83,7 +83,7 @@ class Executor {
   RunResult run() {
     const auto wall_start = std::chrono::steady_clock::now();
     for (TaskId t = 0; t < static_cast<TaskId>(n_); ++t) {
-      if (waiting_[static_cast<std::size_t>(t)] == 0) make_ready(t, /*after_comm=*/false);
+      if (waiting_[static_cast<std::size_t>(t)] == 0) make_ready(t, -1);
     }
     while (true) {
       const std::optional<Time> net = backend_.next_event_time();
@@ -136,9 +136,9 @@ class Executor {
 
   Time now() const { return backend_.now(); }
 
-  void make_ready(TaskId id, bool after_comm) {
+  void make_ready(TaskId id, TaskId last_dep) {
     const Task& t = graph_.task(id);
-    ready_after_comm_[static_cast<std::size_t>(id)] = after_comm ? 1 : 0;
+    last_dep_[static_cast<std::size_t>(id)] = last_dep;
     switch (t.kind) {
       case TaskKind::Compute: {
         Gpu& gpu = gpus_[static_cast<std::size_t>(t.gpu)];
@@ -169,10 +169,13 @@ class Executor {
     const TaskId id = gpu.ready.front();
     gpu.ready.pop_front();
     const Time t = now();
-    // Idle time before this task counts as exposed communication when what it waited for last
-    // was a communication task.
-    if (t > gpu.free_since && ready_after_comm_[static_cast<std::size_t>(id)]) {
-      gpu.exposed += t - gpu.free_since;
+    // Idle time before this task is exposed communication when what it waited for last was a
+    // communication task, but only as long as that communication took: waiting for a pipeline
+    // neighbour's compute (a bubble) before the transfer could even start is not communication.
+    const TaskId dep = last_dep_[static_cast<std::size_t>(id)];
+    if (t > gpu.free_since && dep >= 0 && graph_.task(dep).kind != TaskKind::Compute) {
+      const Time comm = end_[static_cast<std::size_t>(dep)] - start_[static_cast<std::size_t>(dep)];
+      gpu.exposed += std::min(t - gpu.free_since, comm);
     }
     gpu.busy = true;
     start_[static_cast<std::size_t>(id)] = t;
@@ -247,11 +250,10 @@ class Executor {
     end_[static_cast<std::size_t>(id)] = at;
     ++finished_;
     if (options_.progress && (finished_ & 0xffff) == 0) options_.progress(finished_, n_);
-    const bool comm = graph_.task(id).kind != TaskKind::Compute;
     for (std::uint32_t i = succ_begin_[static_cast<std::size_t>(id)];
          i < succ_begin_[static_cast<std::size_t>(id) + 1]; ++i) {
       const TaskId s = succ_[i];
-      if (--waiting_[static_cast<std::size_t>(s)] == 0) make_ready(s, comm);
+      if (--waiting_[static_cast<std::size_t>(s)] == 0) make_ready(s, id);
     }
   }
 
@@ -307,7 +309,8 @@ class Executor {
   std::vector<TaskId> succ_;
   std::vector<Time> start_;
   std::vector<Time> end_;
-  std::vector<char> ready_after_comm_;
+  // The dependency that finished last (what a ready task waited for), or -1.
+  std::vector<TaskId> last_dep_;
   std::vector<Gpu> gpus_;
   std::priority_queue<ComputeDone, std::vector<ComputeDone>, std::greater<>> compute_done_;
   std::unordered_map<TaskId, ActiveCollective> active_;

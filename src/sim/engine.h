@@ -41,8 +41,9 @@ struct RunResult {
   // Per iteration: from the first task of the iteration starting to its last task ending.
   std::vector<Time> iteration_times;
   Time makespan;
-  // Mean over GPUs and iterations of the time a GPU's compute stream sat idle because the task
-  // it was waiting for depended last on a communication task.
+  // Mean over GPUs and iterations of the time a GPU's compute stream sat idle waiting for
+  // communication: when the task it waited for depended last on a communication task, the idle
+  // time up to that communication's own duration (pipeline bubbles before it are not counted).
   Time exposed_comm;
   // Per traffic class (kTrafficClasses order), per iteration: sum over its tasks of duration x
   // member GPUs / all GPUs, the average time a GPU spends in that kind of communication.

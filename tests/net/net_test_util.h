@@ -34,6 +34,15 @@ inline fabric::LinkId link_between(const fabric::Topology& t, fabric::NodeId a, 
   return -1;
 }
 
+// The network cable of a NIC (its one Cable link).
+inline fabric::LinkId cable_of(const fabric::Topology& t, fabric::NodeId nic) {
+  for (fabric::LinkId l : t.links_of(nic)) {
+    if (t.link(l).kind == fabric::LinkKind::Cable) return l;
+  }
+  ADD_FAILURE() << "no cable on " << t.name(nic);
+  return -1;
+}
+
 inline collective::Transfer transfer(fabric::NodeId src, fabric::NodeId dst, std::int64_t bytes,
                                      std::uint64_t hash = 0, int latency_hops = 1) {
   collective::Transfer t;

@@ -1,0 +1,126 @@
+// mfabric simulate: run an experiment (docs/experiment.md) and report iteration time and
+// communication; optionally write results.json, links.csv, collectives.csv and trace.json.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "fabric/builders.h"
+#include "net/flow_backend.h"
+#include "report/simulation_report.h"
+#include "sim/engine.h"
+#include "sim/experiment.h"
+
+namespace mfabric::cli {
+namespace {
+
+struct SimulateOptions {
+  std::string experiment;
+  std::string fabric;
+  std::optional<int> iterations;
+  std::string out;
+  bool json = false;
+};
+
+// Progress on stderr for runs longer than a couple of seconds; silent when stderr is not a
+// terminal (CI logs, pipes).
+class Progress {
+ public:
+  Progress() : enabled_(::isatty(STDERR_FILENO) != 0), start_(Clock::now()) {}
+  void operator()(std::size_t done, std::size_t total) {
+    if (!enabled_) return;
+    const auto now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (elapsed < 2.0 || now - last_ < std::chrono::milliseconds(500)) return;
+    last_ = now;
+    shown_ = true;
+    std::cerr << fmt::format("\rsimulating: {:5.1f}% of {} tasks, {:.1f}s",
+                             100.0 * static_cast<double>(done) / static_cast<double>(total), total,
+                             elapsed)
+              << std::flush;
+  }
+  ~Progress() {
+    if (shown_) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool enabled_;
+  bool shown_ = false;
+  Clock::time_point start_;
+  Clock::time_point last_;
+};
+
+int run_simulate(const SimulateOptions& o) {
+  sim::Experiment e = sim::load_experiment(o.experiment);
+  if (!o.fabric.empty()) {
+    e.fabric = with_context("", "--fabric", [&] { return Spec::parse(o.fabric); });
+  }
+  if (o.iterations) {
+    if (*o.iterations < 1) throw Error("", "--iterations", "must be at least 1");
+    e.iterations = *o.iterations;
+  }
+  const fabric::Topology topology =
+      with_context(e.source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster); });
+  const workload::TaskGraph graph = sim::build_workload(e);
+  collective::AlgorithmChoice algorithms = e.algorithms;
+  if (e.micro && !e.micro->algorithm.empty()) {
+    switch (e.micro->collective) {
+      case workload::CollectiveKind::AllReduce:
+        algorithms.all_reduce = e.micro->algorithm;
+        break;
+      case workload::CollectiveKind::AllToAll:
+        algorithms.all_to_all = e.micro->algorithm;
+        break;
+      case workload::CollectiveKind::AllGather:
+        algorithms.all_gather = e.micro->algorithm;
+        break;
+      default:
+        algorithms.reduce_scatter = e.micro->algorithm;
+        break;
+    }
+  }
+  net::FlowBackend backend(topology);
+  Progress progress;
+  sim::EngineOptions options;
+  options.algorithms = with_context(e.source, "workload.algorithm", [&] {
+    collective::Lowerer check(algorithms);
+    return algorithms;
+  });
+  options.record_spans = !o.out.empty();
+  options.progress = [&progress](std::size_t done, std::size_t total) { progress(done, total); };
+  const sim::RunResult result = sim::run(graph, topology, backend, options);
+  const report::SimulationReport rep{e, topology, graph, result};
+  if (!o.out.empty()) report::write_simulation_outputs(rep, o.out);
+  if (o.json) {
+    std::cout << report::results_json(rep).dump(2) << "\n";
+  } else {
+    std::cout << report::results_text(rep);
+    if (!o.out.empty()) {
+      std::cout << fmt::format(
+          "\nwrote {0}/results.json, {0}/links.csv, {0}/collectives.csv, {0}/trace.json\n", o.out);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command register_simulate(CLI::App& root) {
+  auto o = std::make_shared<SimulateOptions>();
+  CLI::App* app = root.add_subcommand(
+      "simulate", "Run an experiment file: a workload on a fabric with a network backend");
+  app->add_option("experiment", o->experiment, "Experiment YAML file (docs/experiment.md)")
+      ->required();
+  app->add_option("--fabric", o->fabric, "Override the experiment's fabric, NAME[:key=value,...]");
+  app->add_option("--iterations", o->iterations, "Override the number of training iterations");
+  app->add_option("--out", o->out,
+                  "Write results.json, links.csv, collectives.csv and trace.json (Perfetto) here");
+  app->add_flag("--json", o->json, "Print the results as JSON");
+  return Command{app, [o] { return run_simulate(*o); }};
+}
+
+}  // namespace mfabric::cli

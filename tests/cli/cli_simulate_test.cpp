@@ -1,0 +1,114 @@
+// `mfabric simulate`: golden output of a microbenchmark, the --out files, and bad input.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli_harness.h"
+
+namespace {
+
+using mfabric::testing::data;
+using mfabric::testing::expect_error;
+using mfabric::testing::run;
+namespace fs = std::filesystem;
+
+std::string example(const std::string& name) {
+  return (fs::path(MFABRIC_TEST_DATA_DIR) / ".." / ".." / ".." / "examples" / name).string();
+}
+
+// Everything but the line that measures the run itself (wall time, events per second).
+std::string without_timing(const std::string& text) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t end = text.find('\n', pos);
+    const std::string line = text.substr(pos, end == std::string::npos ? end : end - pos + 1);
+    if (line.find("wall time") == std::string::npos) {
+      out += line;
+    }
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+TEST(CliSimulate, RingAllReduceMicrobenchmark) {
+  const auto o = run("simulate all-reduce-ring.yaml", example("micro"));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string golden_path = data("simulate_all_reduce_ring.txt");
+  if (std::getenv("MFABRIC_UPDATE_GOLDEN")) {
+    std::ofstream(golden_path) << without_timing(o.out);
+    return;
+  }
+  std::ifstream in(golden_path);
+  std::stringstream golden;
+  golden << in.rdbuf();
+  EXPECT_EQ(without_timing(o.out), golden.str());
+  // 2 x 15/16 x 1GiB / 400G + 30 x 2us.
+  EXPECT_NE(o.out.find("40.325ms"), std::string::npos) << o.out;
+}
+
+TEST(CliSimulate, WritesEveryOutputAndTheyAreDeterministic) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("mfabric_sim_out_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string cmd = "simulate " + example("micro/all-to-all-per-rail.yaml") + " --out ";
+  ASSERT_EQ(run(cmd + (dir / "a").string()).exit_code, 0);
+  ASSERT_EQ(run(cmd + (dir / "b").string()).exit_code, 0);
+  for (const char* f : {"results.json", "links.csv", "collectives.csv", "trace.json"}) {
+    ASSERT_TRUE(fs::exists(dir / "a" / f)) << f;
+    EXPECT_GT(fs::file_size(dir / "a" / f), 0u) << f;
+  }
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  EXPECT_EQ(slurp(dir / "a" / "results.json"), slurp(dir / "b" / "results.json"));
+  EXPECT_NE(slurp(dir / "a" / "trace.json").find("\"traceEvents\""), std::string::npos);
+  EXPECT_EQ(slurp(dir / "a" / "links.csv").rfind("link,direction,from,to,kind", 0), 0u);
+  fs::remove_all(dir);
+}
+
+TEST(CliSimulate, JsonHasTheDocumentedFields) {
+  const auto o = run("simulate " + example("micro/all-reduce-ring.yaml") + " --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (const char* key : {"\"iteration_time_s\"", "\"exposed_comm_s\"", "\"comm_time_s\"",
+                          "\"events\"", "\"wall_time_s\"", "\"seed\""}) {
+    EXPECT_NE(o.out.find(key), std::string::npos) << key;
+  }
+}
+
+TEST(CliSimulate, FabricOverride) {
+  const auto o = run("simulate " + example("micro/all-reduce-ring.yaml") +
+                     " --fabric fat-tree:radix=4 --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("fat-tree:radix=4"), std::string::npos);
+}
+
+TEST(CliSimulateErrors, MissingFile) {
+  expect_error("simulate /nonexistent/exp.yaml", "/nonexistent/exp.yaml");
+}
+TEST(CliSimulateErrors, UnknownKey) {
+  expect_error("simulate " + data("experiment_typo.yaml"), "clustr");
+}
+TEST(CliSimulateErrors, BadFabricOverride) {
+  expect_error("simulate " + example("micro/all-reduce-ring.yaml") + " --fabric warp-drive",
+               "warp-drive");
+}
+TEST(CliSimulateErrors, NoPartialOutputOnError) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("mfabric_sim_bad_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  expect_error("simulate " + data("experiment_typo.yaml") + " --out " + dir.string(), "clustr");
+  EXPECT_FALSE(fs::exists(dir / "results.json"));
+}
+TEST(CliSimulateErrors, ExperimentIsRequired) {
+  expect_error("simulate", "experiment", 2);
+}
+
+}  // namespace

@@ -1,0 +1,129 @@
+#include "sim/experiment.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace mfabric::sim {
+namespace {
+
+// The error's field, or "" when parsing succeeded.
+std::string error_field(const std::string& yaml) {
+  try {
+    parse_experiment(yaml, "exp.yaml");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.source(), "exp.yaml") << e.what();
+    return e.field();
+  }
+  return "";
+}
+
+TEST(Experiment, ParsesEverySection) {
+  const Experiment e = parse_experiment(R"(
+name: test
+seed: 42
+cluster: {servers: 16, gpus_per_server: 8, nics_per_server: 8, link: 200G, link_latency: 500ns,
+          nvswitch: 450GB/s, gpu: a100}
+fabric: {kind: mfabric, alpha: 6, region: 4}
+workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, micro_batch: 4, global_batch: 64, seq: 2048,
+           schedule: gpipe, routing: {synthetic: {skew_initial: 1.5, layer_correlation: 0.5}}}
+simulation: {backend: flow, iterations: 3, algorithms: {all_reduce: ring}}
+)",
+                                        "exp.yaml");
+  EXPECT_EQ(e.seed, 42u);
+  EXPECT_EQ(e.cluster.servers, 16);
+  EXPECT_DOUBLE_EQ(e.cluster.link.gbps(), 200);
+  EXPECT_EQ(e.cluster.link_latency, Time::nanoseconds(500));
+  EXPECT_EQ(e.gpu, "a100");
+  EXPECT_EQ(e.fabric.to_string(), "mfabric:alpha=6,region=4");
+  ASSERT_TRUE(e.model.has_value());
+  EXPECT_EQ(e.model->tp, 4);
+  EXPECT_EQ(e.model->schedule, "gpipe");
+  EXPECT_DOUBLE_EQ(e.model->synthetic.skew_initial, 1.5);
+  EXPECT_DOUBLE_EQ(e.model->synthetic.layer_correlation, 0.5);
+  EXPECT_EQ(e.iterations, 3);
+  EXPECT_EQ(e.algorithms.all_reduce, "ring");
+  const workload::TaskGraph g = build_workload(e);
+  EXPECT_EQ(g.gpus(), 128);
+}
+
+TEST(Experiment, FabricAsTextAndMicroBenchmarks) {
+  const Experiment e = parse_experiment(R"(
+cluster: {servers: 4}
+fabric: "fat-tree:oversubscription=3"
+workload: {collective: all-to-all, bytes: 64MiB, group: per-rail}
+simulation: {iterations: 2}
+)",
+                                        "exp.yaml");
+  EXPECT_EQ(e.fabric.to_string(), "fat-tree:oversubscription=3");
+  ASSERT_TRUE(e.micro.has_value());
+  const workload::TaskGraph g = build_workload(e);
+  // 8 rails x 2 iterations; the second iteration waits for all of the first.
+  EXPECT_EQ(g.size(), 16u);
+  EXPECT_EQ(g.deps(8).size(), 8u);
+  EXPECT_EQ(g.group(g.task(0).group).size(), 4u);
+}
+
+TEST(ExperimentErrors, NameTheField) {
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nclustr: {servers: 4}\n"), "clustr");
+  EXPECT_EQ(error_field("cluster: {servers: 4, link: 400}\nworkload: {model: mixtral-8x7b}\n"),
+            "cluster.link");
+  EXPECT_EQ(error_field("cluster: {servers: 0}\nworkload: {model: mixtral-8x7b}\n"),
+            "cluster.servers");
+  EXPECT_EQ(error_field("cluster: {gpu: v100}\nworkload: {model: mixtral-8x7b}\n"), "cluster.gpu");
+  EXPECT_EQ(error_field("cluster: {servers: 4}\n"), "workload");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, collective: all-reduce}\n"), "workload");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, bytes: 1GiB}\n"), "workload.bytes");
+  EXPECT_EQ(error_field("workload: {collective: all-reduce, bytes: 1024}\n"), "workload.bytes");
+  EXPECT_EQ(error_field("workload: {collective: scatter}\n"), "workload.collective");
+  EXPECT_EQ(error_field("workload: {collective: all-reduce, group: odd}\n"), "workload.group");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, tp: 0}\n"), "workload.tp");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, schedule: zigzag}\n"),
+            "workload.schedule");
+  EXPECT_EQ(error_field("workload: {model: m, routing: {trace: a, synthetic: {}}}\n"),
+            "workload.routing");
+  EXPECT_EQ(error_field("workload: {model: m, routing: {synthetic: {skew: 1}}}\n"),
+            "workload.routing.synthetic.skew");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {backend: packet}\n"),
+            "simulation.backend");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {iterations: 0}\n"),
+            "simulation.iterations");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
+                        "simulation: {algorithms: {all_to_all: ring}}\n"),
+            "simulation.algorithms.all_to_all");
+  EXPECT_EQ(error_field("fabric: {kind: mfabric, alpha: 9}\nworkload: {model: mixtral-8x7b}\n"),
+            "fabric.alpha");
+  EXPECT_EQ(error_field("fabric: [1, 2]\nworkload: {model: mixtral-8x7b}\n"), "fabric");
+  EXPECT_EQ(error_field("seed: -3\nworkload: {model: mixtral-8x7b}\n"), "seed");
+}
+
+TEST(ExperimentErrors, MalformedYamlAndMissingFile) {
+  try {
+    parse_experiment("workload: {model: [\n", "exp.yaml");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.source(), "exp.yaml");
+    EXPECT_NE(std::string(e.what()).find("line"), std::string::npos);
+  }
+  try {
+    load_experiment("/nonexistent/exp.yaml");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.source(), "/nonexistent/exp.yaml");
+  }
+}
+
+TEST(ExperimentErrors, BadJobShapesNameTheWorkload) {
+  const Experiment e = parse_experiment(
+      "cluster: {servers: 4}\nworkload: {model: mixtral-8x7b, tp: 4, pp: 1, ep: 8, dp: 4}\n",
+      "exp.yaml");
+  try {
+    build_workload(e);
+    FAIL();
+  } catch (const Error& err) {
+    EXPECT_EQ(err.field(), "workload.dp");
+  }
+}
+
+}  // namespace
+}  // namespace mfabric::sim
