@@ -40,6 +40,7 @@ test-sanitize: deps
 
 bench: build
 	./$(RELEASE_DIR)/bench/mfabric_bench --benchmark_min_time=0.2
+	bash bench/scenarios.sh ./$(RELEASE_DIR)/src/cli/mfabric
 
 format:
 	@find src tests bench -name '*.h' -o -name '*.cpp' | xargs clang-format -i

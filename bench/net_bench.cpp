@@ -50,7 +50,8 @@ Transfer make(NodeId src, NodeId dst, std::int64_t bytes, std::uint64_t hash) {
 }
 
 void run_to_idle(FlowBackend& net) {
-  while (const auto t = net.next_event_time()) net.advance(*t);
+  while (const auto t = net.next_event_time())
+    net.advance(*t);
 }
 
 void report(benchmark::State& state, std::int64_t transfers, std::int64_t events,
@@ -150,12 +151,14 @@ void BM_RandomPermutation(benchmark::State& state) {
       const int w = wave[static_cast<std::size_t>(g)]++;
       if (w >= waves) return;
       const auto bytes = static_cast<std::int64_t>(100'000 + rng.uniform() * 9'900'000);
-      net->start(make(gpu(t, g), gpu(t, dest[static_cast<std::size_t>(w)][static_cast<std::size_t>(g)]),
-                      bytes, static_cast<std::uint64_t>(w) * kGpus + static_cast<std::uint64_t>(g)),
-                 [&send, g](TransferId, Time) { send(g); });
+      net->start(
+          make(gpu(t, g), gpu(t, dest[static_cast<std::size_t>(w)][static_cast<std::size_t>(g)]),
+               bytes, static_cast<std::uint64_t>(w) * kGpus + static_cast<std::uint64_t>(g)),
+          [&send, g](TransferId, Time) { send(g); });
       ++transfers;
     };
-    for (int g = 0; g < kGpus; ++g) send(g);
+    for (int g = 0; g < kGpus; ++g)
+      send(g);
     run_to_idle(*net);
     events += net->events_processed();
   }
@@ -209,7 +212,8 @@ void BM_MixtralExpertTraffic(benchmark::State& state) {
         }
       }
     };
-    for (int g = 0; g < kRegions; ++g) timers.push({static_cast<std::int64_t>(g) * 50'000'000, g});
+    for (int g = 0; g < kRegions; ++g)
+      timers.push({static_cast<std::int64_t>(g) * 50'000'000, g});
     for (;;) {
       const auto next = net->next_event_time();
       if (!timers.empty() && (!next || timers.top().first <= next->ps())) {

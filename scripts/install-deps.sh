@@ -9,6 +9,7 @@ packages=(
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libprotobuf-dev protobuf-compiler zlib1g-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  time python3
 )
 
 missing=()

@@ -351,7 +351,8 @@ struct FlowBackend::State {
       for (std::int32_t s : scratch) {
         const ChannelId* q = path_of(s);
         std::int32_t at = 0;
-        while (q[at] != c) ++at;
+        while (q[at] != c)
+          ++at;
         insert_channel(s, before ? at : at + 1, p);
       }
       twin[pi] = -1;
@@ -537,22 +538,28 @@ struct FlowBackend::State {
   // mark is cleared so that no old mark equals a new value.
   void next_epoch() {
     if (++epoch == 0) {
-      for (Hot& f : hot) f.mark = 0;
-      for (Chan& c : chans) c.mark = 0;
+      for (Hot& f : hot)
+        f.mark = 0;
+      for (Chan& c : chans)
+        c.mark = 0;
       epoch = 1;
     }
   }
   void next_fill() {
     if (++fill_stamp == 0) {
-      for (Hot& f : hot) f.frozen = 0;
-      for (ChanStamps& s : stamps) s.raised = 0;
+      for (Hot& f : hot)
+        f.frozen = 0;
+      for (ChanStamps& s : stamps)
+        s.raised = 0;
       fill_stamp = 1;
     }
   }
   void next_check() {
     if (++check_stamp == 0) {
-      for (Hot& f : hot) f.checked = 0;
-      for (ChanStamps& s : stamps) s.bchecked = s.maxed = 0;
+      for (Hot& f : hot)
+        f.checked = 0;
+      for (ChanStamps& s : stamps)
+        s.bchecked = s.maxed = 0;
       check_stamp = 1;
     }
   }
@@ -719,7 +726,8 @@ struct FlowBackend::State {
       double m = kInf;  // not full: nobody's bottleneck
       if (used >= ch.cap * (1.0 - kRel) - kAbs) {
         m = 0;
-        for (std::int32_t s : flows_on(c)) m = std::max(m, tentative(hot_of(s)));
+        for (std::int32_t s : flows_on(c))
+          m = std::max(m, tentative(hot_of(s)));
       }
       st.max_rate = m;
     }
@@ -784,7 +792,8 @@ struct FlowBackend::State {
         if (!has_bottleneck(o)) victims.push_back(o);
       }
     }
-    for (std::int32_t s : victims) add_variable(s);
+    for (std::int32_t s : victims)
+      add_variable(s);
     return victims.size();
   }
 
@@ -845,7 +854,9 @@ struct FlowBackend::State {
       const double keep = f.rate - f.new_rate;
       f.new_rate = f.rate;
       const ChannelId* p = path_of(s);
-      for (std::int32_t i = 0; i < f.len; ++i) chan(p[i]).new_load += keep;
+      for (std::int32_t i = 0; i < f.len; ++i) {
+        chan(p[i]).new_load += keep;
+      }
     }
     for (ChannelId c : comp_channels) {
       settle(c);
@@ -974,7 +985,8 @@ void FlowBackend::set_link_rate(LinkId link, Rate rate) {
     throw Error("", "link", fmt::format("no link {} in the topology", link));
   }
   if (!(rate.bps() >= 0) || !std::isfinite(rate.bps())) {
-    throw Error("", "link", fmt::format("rate must be finite and not negative, got {}", rate.bps()));
+    throw Error("", "link",
+                fmt::format("rate must be finite and not negative, got {}", rate.bps()));
   }
   for (ChannelId c : {2 * link, 2 * link + 1}) {
     s.settle(c);

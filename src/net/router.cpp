@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace mfabric::net {
@@ -46,11 +48,18 @@ void Router::sync() {
   const std::size_t m = t.links().size();
   if (n == nodes_seen_ && m == links_seen_) return;
   up_.resize(m);
+  // Circuits (NIC-NIC links) are looked at per query; only new nodes, NvLink or switch-switch
+  // links change the structures below.
+  bool rebuild = n != nodes_seen_;
   for (std::size_t l = links_seen_; l < m; ++l) {
-    up_[l] = t.links()[l].rate.bps() > 0 ? 1 : 0;
+    const fabric::Link& k = t.links()[l];
+    up_[l] = k.rate.bps() > 0 ? 1 : 0;
+    rebuild = rebuild || k.kind == LinkKind::NvLink ||
+              (t.node(k.a).kind == NodeKind::Switch && t.node(k.b).kind == NodeKind::Switch);
   }
   nodes_seen_ = n;
   links_seen_ = m;
+  if (!rebuild) return;
 
   gpu_nvlink_.assign(n, kNoLink);
   switch_index_.assign(n, -1);
@@ -272,6 +281,11 @@ bool Router::find(NodeId src, NodeId dst, std::uint64_t flow_hash, Route& out, b
                               v < 0 || v >= n_nodes ? "not in the topology" : t.name(v)));
     }
   }
+  return build_route(src, dst, mix_hash(flow_hash), out, allow_down);
+}
+
+bool Router::build_route(NodeId src, NodeId dst, std::uint64_t key, Route& out, bool allow_down) {
+  const Topology& t = *t_;
   out.channels.clear();
   out.latency = Time::zero();
   out.cost = {};
@@ -289,7 +303,6 @@ bool Router::find(NodeId src, NodeId dst, std::uint64_t flow_hash, Route& out, b
     add(ls, src, out);
     add(ld, t.nvswitch(s_src), out);
   } else {
-    const std::uint64_t key = mix_hash(flow_hash);
     const int n = t.cluster().nics_per_server;
     // Each NIC of each side with the GPU that would use it (kNoNode: unusable).
     src_via_.resize(static_cast<std::size_t>(n));

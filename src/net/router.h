@@ -102,6 +102,9 @@ class Router {
   void append_network(fabric::NodeId a, fabric::NodeId b, std::uint64_t key, bool allow_down,
                       Route& out);
   void add(fabric::LinkId l, fabric::NodeId from, Route& out) const;
+  // find() after its checks; `key` is the mixed flow hash all choices derive from.
+  bool build_route(fabric::NodeId src, fabric::NodeId dst, std::uint64_t key, Route& out,
+                   bool allow_down);
 
   const fabric::Topology* t_;
   std::size_t nodes_seen_ = 0;
@@ -122,6 +125,7 @@ class Router {
   };
   std::vector<Candidate> candidates_;
   std::vector<fabric::NodeId> src_via_, dst_via_;
+
   std::vector<std::int32_t> choices_;
 };
 

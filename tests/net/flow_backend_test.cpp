@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -25,7 +26,6 @@ using fabric::Topology;
 using testing::cable_of;
 using testing::cluster;
 using testing::link_between;
-using testing::ps_for;
 using testing::Recorder;
 using testing::run_to_idle;
 using testing::transfer;
@@ -60,8 +60,8 @@ TEST(FlowBackend, OddSizesRoundUpToThePicosecond) {
   run_to_idle(net);
   EXPECT_EQ(rec.at(a).ps(), 560 + 2 * kUs);
   // 1 byte at 300 Gbps = 26.67 ps -> 27.
-  fabric::Topology fast = fabric::build_fabric("fat-tree:radix=4",
-                                               cluster(2, 1, 1, Rate::gbps(300), Time::zero()));
+  fabric::Topology fast =
+      fabric::build_fabric("fat-tree:radix=4", cluster(2, 1, 1, Rate::gbps(300), Time::zero()));
   FlowBackend net2(fast);
   Recorder rec2;
   const TransferId b = rec2.start(net2, transfer(fast.gpu(0, 0), fast.gpu(1, 0), 1));
@@ -79,7 +79,8 @@ TEST(FlowBackend, NTransfersOnOneLinkEachGetOneNth) {
     ids.push_back(rec.start(net, transfer(t.gpu(0, k), t.gpu(1, k), 1'000'000)));
   }
   ASSERT_TRUE(net.next_event_time().has_value());
-  for (TransferId id : ids) EXPECT_DOUBLE_EQ(net.rate_of(id)->gbps(), 25.0);
+  for (TransferId id : ids)
+    EXPECT_DOUBLE_EQ(net.rate_of(id)->gbps(), 25.0);
   run_to_idle(net);
   for (TransferId id : ids) {
     EXPECT_NEAR(static_cast<double>(rec.at(id).ps()), 4 * 80.0 * kUs + 2.0 * kUs, 1.0);
@@ -217,9 +218,8 @@ TEST(FlowBackend, ProxiedGpusShareTheEpsNics) {
   const auto& stats = net.channel_stats();
   double eps_bytes = 0;
   for (int j = 0; j < 2; ++j) {
-    eps_bytes += stats[static_cast<std::size_t>(
-                           channel_of(t, cable_of(t, t.nic(0, j)), t.nic(0, j)))]
-                     .bytes;
+    eps_bytes +=
+        stats[static_cast<std::size_t>(channel_of(t, cable_of(t, t.nic(0, j)), t.nic(0, j)))].bytes;
   }
   EXPECT_NEAR(eps_bytes, 6e6, 1.0);
 }
@@ -236,7 +236,8 @@ TEST(FlowBackend, LinkDownMidTransferReroutesOverAnotherSpine) {
   net.set_link_rate(uplink, Rate::gbps(0));
   const auto after = net.channels_of(id);
   ASSERT_EQ(after.size(), 6u);
-  for (ChannelId c : after) EXPECT_NE(link_of_channel(c), uplink);
+  for (ChannelId c : after)
+    EXPECT_NE(link_of_channel(c), uplink);
   EXPECT_EQ(net.solver_stats().rerouted, 1);
   EXPECT_DOUBLE_EQ(net.rate_of(id)->gbps(), 100.0);
   run_to_idle(net);
@@ -392,13 +393,15 @@ TEST(FlowBackend, ChannelStatsCountBytesAndBusyTime) {
   const auto pcie_b = static_cast<std::size_t>(path_b.front());
   EXPECT_NEAR(stats[pcie_b].bytes, 2.5e5, 1e-3);
   EXPECT_EQ(stats[pcie_b].busy.ps(), 40 * kUs);
-  const auto shared = static_cast<std::size_t>(channel_of(t, cable_of(t, t.nic(0, 0)), t.nic(0, 0)));
+  const auto shared =
+      static_cast<std::size_t>(channel_of(t, cable_of(t, t.nic(0, 0)), t.nic(0, 0)));
   EXPECT_NEAR(stats[shared].bytes, 1.5e6, 1e-3);
   EXPECT_EQ(stats[shared].busy.ps(), 120 * kUs);
   // Nothing went the other way.
   EXPECT_EQ(stats[static_cast<std::size_t>(shared ^ 1)].bytes, 0.0);
   double total = 0;
-  for (const auto& s : stats) total += s.bytes;
+  for (const auto& s : stats)
+    total += s.bytes;
   EXPECT_NEAR(total, 4 * 1.5e6, 1e-2);  // PCIe, cable, cable, PCIe for each byte
 }
 
@@ -410,7 +413,8 @@ TEST(FlowBackend, SimultaneousStartsAreOneRecomputation) {
   for (int s = 0; s < 8; ++s) {
     for (int d = 0; d < 8; ++d) {
       if (s == d) continue;
-      rec.start(net, transfer(t.gpu(s, 0), t.gpu(d, 1), 100'000, static_cast<std::uint64_t>(s * 8 + d)));
+      rec.start(net,
+                transfer(t.gpu(s, 0), t.gpu(d, 1), 100'000, static_cast<std::uint64_t>(s * 8 + d)));
       ++started;
     }
   }
@@ -442,12 +446,14 @@ std::map<TransferId, double> reference_max_min(
   std::vector<TransferId> ids;
   std::vector<std::vector<std::size_t>> on(cap.size());
   for (const auto& [id, p] : paths) {
-    for (ChannelId c : p) on[static_cast<std::size_t>(c)].push_back(ids.size());
+    for (ChannelId c : p)
+      on[static_cast<std::size_t>(c)].push_back(ids.size());
     ids.push_back(id);
   }
   std::vector<double> left = cap;
   std::vector<int> unfixed(cap.size());
-  for (std::size_t c = 0; c < cap.size(); ++c) unfixed[c] = static_cast<int>(on[c].size());
+  for (std::size_t c = 0; c < cap.size(); ++c)
+    unfixed[c] = static_cast<int>(on[c].size());
   std::vector<bool> fixed(ids.size(), false);
   std::map<TransferId, double> rate;
   for (;;) {
@@ -510,8 +516,8 @@ std::vector<Time> random_run(Topology& t, std::uint64_t seed, bool check_max_min
       const int s = static_cast<int>(rng.uniform() * gpus);
       const int d = static_cast<int>(rng.uniform() * gpus);
       const auto bytes = static_cast<std::int64_t>(1 + rng.uniform() * 2e6);
-      ids.push_back(rec.start(net, transfer(gpu(s), gpu(d), bytes,
-                                            static_cast<std::uint64_t>(rng.uniform() * 1e9))));
+      ids.push_back(rec.start(
+          net, transfer(gpu(s), gpu(d), bytes, static_cast<std::uint64_t>(rng.uniform() * 1e9))));
     }
     if (round % 4 == 3) {
       const fabric::LinkId l = perturb[rng.below(perturb.size())];
@@ -540,11 +546,13 @@ std::vector<Time> random_run(Topology& t, std::uint64_t seed, bool check_max_min
     }
     net.advance(net.now() + Time::microseconds(static_cast<std::int64_t>(1 + rng.uniform() * 30)));
   }
-  for (const auto& [l, r] : changed) net.set_link_rate(l, t.link(l).rate);
+  for (const auto& [l, r] : changed)
+    net.set_link_rate(l, t.link(l).rate);
   run_to_idle(net);
   EXPECT_EQ(net.active_transfers(), 0u);
   std::vector<Time> out;
-  for (TransferId id : ids) out.push_back(rec.at(id));
+  for (TransferId id : ids)
+    out.push_back(rec.at(id));
   return out;
 }
 

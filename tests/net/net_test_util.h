@@ -54,7 +54,7 @@ inline collective::Transfer transfer(fabric::NodeId src, fabric::NodeId dst, std
   return t;
 }
 
-// Completion times by transfer id, filled by the callbacks of start_recorded().
+// Completion times by transfer id, filled by the callbacks of the transfers it starts.
 struct Recorder {
   std::vector<std::optional<Time>> done;
 
@@ -78,11 +78,6 @@ inline void run_to_idle(Backend& b) {
   while (const auto t = b.next_event_time()) {
     b.advance(*t);
   }
-}
-
-// Time to push `bits` at `gbps`, in picoseconds (exact for the round numbers the tests use).
-inline std::int64_t ps_for(double bits, double gbps) {
-  return static_cast<std::int64_t>(bits / (gbps * 1e9) * 1e12 + 0.5);
 }
 
 }  // namespace mfabric::net::testing

@@ -89,7 +89,8 @@ TEST(Router, DownLinkIsAvoidedAndTablesAreRebuilt) {
   r.set_link_up(up, false);
   for (std::uint64_t h = 0; h < 32; ++h) {
     ASSERT_TRUE(r.find(t.gpu(0, 0), t.gpu(7, 0), h, route));
-    for (ChannelId c : route.channels) EXPECT_NE(link_of_channel(c), up);
+    for (ChannelId c : route.channels)
+      EXPECT_NE(link_of_channel(c), up);
     EXPECT_EQ(route.cost, (RouteCost{0, 4}));
   }
   r.set_link_up(up, true);
@@ -188,11 +189,19 @@ TEST(Router, RouteOverDownLinkWhenNothingElseExists) {
 }
 
 TEST(Router, DistanceTablesAreCachedPerDestinationSwitch) {
-  const Topology t = fabric::build_fabric("fat-tree:radix=8", cluster(8, 1, 1));
+  Topology t = fabric::build_fabric("fat-tree:radix=8", cluster(8, 1, 1));
   Router r(t);
   Route route;
-  for (int s = 1; s < 8; ++s) ASSERT_TRUE(r.find(t.gpu(0, 0), t.gpu(s, 0), 0, route));
+  for (int s = 1; s < 8; ++s) {
+    ASSERT_TRUE(r.find(t.gpu(0, 0), t.gpu(s, 0), 0, route));
+  }
   EXPECT_EQ(r.cached_tables(), 2u);  // one per destination leaf
+  // A circuit does not touch the switch graph: the tables stay, and the circuit is used.
+  t.add_link(t.nic(0, 0), t.nic(7, 0), t.cluster().link, Time::zero(), LinkKind::Cable);
+  r.sync();
+  EXPECT_EQ(r.cached_tables(), 2u);
+  ASSERT_TRUE(r.find(t.gpu(0, 0), t.gpu(7, 0), 0, route));
+  EXPECT_EQ(route.cost, (RouteCost{0, 1}));
 }
 
 TEST(MixHash, IsFixed) {
