@@ -9,19 +9,10 @@
 
 #include "collective/lowering_impl.h"
 #include "core/error.h"
+#include "core/rng.h"
 
 namespace mfabric::collective {
 namespace detail {
-namespace {
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 void validate_request(const CollectiveRequest& request, const fabric::Topology& topology,
                       const char* algorithm) {

@@ -13,20 +13,19 @@ std::uint64_t stable_hash(std::string_view s) {
   return h;
 }
 
-// SplitMix64 finaliser: spreads nearby seeds over the whole state space.
-std::uint64_t mix(std::uint64_t z) {
+}  // namespace
+
+std::uint64_t splitmix64(std::uint64_t z) {
   z += 0x9e3779b97f4a7c15ULL;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
 
-}  // namespace
-
-Rng::Rng(std::uint64_t seed) : seed_(seed), engine_(mix(seed)) {}
+Rng::Rng(std::uint64_t seed) : seed_(seed), engine_(splitmix64(seed)) {}
 
 Rng Rng::derive(std::string_view label) const {
-  return Rng(mix(seed_ ^ stable_hash(label)));
+  return Rng(splitmix64(seed_ ^ stable_hash(label)));
 }
 
 double Rng::uniform() {

@@ -8,6 +8,10 @@
 
 namespace mfabric {
 
+// SplitMix64's finaliser: a fixed, portable 64-bit mix. Used to seed streams and wherever a
+// deterministic hash must be the same on every platform (ECMP choices, transfer hashes).
+std::uint64_t splitmix64(std::uint64_t x);
+
 class Rng {
  public:
   explicit Rng(std::uint64_t seed);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/rng.h"
 
 namespace mfabric::net {
 
@@ -32,10 +33,7 @@ constexpr int kProxyHop = 2000;
 }  // namespace
 
 std::uint64_t mix_hash(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
+  return splitmix64(x);
 }
 
 Router::Router(const Topology& topology) : t_(&topology) {
