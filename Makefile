@@ -1,6 +1,7 @@
 # mfabric: the two set-up commands are `make demo` and `make test` (see README.md).
 #
-#   make demo    install deps, build Release, run the main job on its built-in default
+#   make demo    install deps, build Release, run the main job on its built-in default (the cost
+#                comparison, then one simulated iteration of the paper's main job)
 #   make test    install deps, build Release with -Werror, run the whole suite; then the same
 #                suite built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench   Release benchmarks (results go in docs/performance.md)
@@ -25,6 +26,8 @@ build: deps
 
 demo: build
 	./$(RELEASE_DIR)/src/cli/mfabric cost
+	@echo
+	./$(RELEASE_DIR)/src/cli/mfabric simulate examples/mixtral-8x22b.yaml
 
 test: test-release test-sanitize
 
