@@ -66,7 +66,8 @@ auto with_option_names(F&& fn) -> decltype(fn()) {
   } catch (const Error& e) {
     if (e.field().empty()) throw;
     std::string option = "--" + e.field();
-    for (char& ch : option) ch = ch == '_' ? '-' : ch;
+    for (char& ch : option)
+      ch = ch == '_' ? '-' : ch;
     throw Error("", option, e.message());
   }
 }

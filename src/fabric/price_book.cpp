@@ -55,7 +55,6 @@ auto find_speed(Map& speeds, double bps) -> decltype(speeds.begin()) {
   return speeds.end();
 }
 
-
 // A non-negative finite number. yaml-cpp's as<double>() would also take ".inf" and ".nan",
 // which make no sense as a price, so the scalar is parsed here.
 double non_negative_number(const YAML::Node& node, const std::string& source,
