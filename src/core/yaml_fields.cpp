@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -186,16 +188,22 @@ YAML::Node parse_yaml(const std::string& text, const std::string& source) {
   }
 }
 
-std::string read_text_file(const std::string& path) {
+std::string read_text_file(const std::string& path, const std::string& what,
+                           const std::string& expected) {
   std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw Error(path, "", fmt::format("{} not found, cannot read it; expected {}", what, expected));
+  }
   if (std::filesystem::is_directory(path, ec)) {
-    throw Error(path, "", "is a directory, not a file");
+    throw Error(path, "", fmt::format("is a directory, cannot read it; expected {}", expected));
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "", "cannot be read (missing or not permitted)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || in.bad()) {
+    throw Error(path, "", fmt::format("cannot read the {}: {}", what, std::strerror(errno)));
+  }
+  return text.str();
 }
 
 }  // namespace mfabric

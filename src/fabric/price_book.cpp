@@ -6,10 +6,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <iterator>
-#include <sstream>
 #include <string_view>
 #include <vector>
 
@@ -87,23 +84,6 @@ void check_map(const YAML::Node& node, const std::string& source, const std::str
   if (!node.IsMap()) {
     throw Error(source, field, fmt::format("expected {}, got {}", expected, describe(node)));
   }
-}
-
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    throw Error(path, "", "price file not found; expected a YAML file (docs/cost-model.md)");
-  }
-  if (std::filesystem::is_directory(path, ec)) {
-    throw Error(path, "", "is a directory; expected a YAML price file (docs/cost-model.md)");
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  if (!in || in.bad()) {
-    throw Error(path, "", "cannot read the price file (is it readable?)");
-  }
-  return text.str();
 }
 
 void load_speed(PriceBook& book, const std::string& key, const YAML::Node& fields,
@@ -185,7 +165,8 @@ PriceBook PriceBook::paper_defaults() {
 
 PriceBook PriceBook::load(const std::string& path) {
   PriceBook book = paper_defaults();
-  const std::string text = read_file(path);
+  const std::string text =
+      read_text_file(path, "price file", "a YAML price file (docs/cost-model.md)");
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -227,7 +227,8 @@ Experiment parse_experiment(const std::string& yaml_text, const std::string& sou
 }
 
 Experiment load_experiment(const std::string& path) {
-  return parse_experiment(read_text_file(path), path);
+  return parse_experiment(
+      read_text_file(path, "experiment file", "a YAML experiment (docs/experiment.md)"), path);
 }
 
 namespace {

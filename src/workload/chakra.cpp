@@ -10,7 +10,6 @@
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iterator>
 #include <limits>
@@ -27,6 +26,7 @@
 #include <google/protobuf/stubs/logging.h>
 
 #include "core/error.h"
+#include "core/yaml_fields.h"
 #include "workload/chakra/et_def.pb.h"
 
 namespace mfabric::workload {
@@ -36,14 +36,6 @@ namespace pb = ChakraProtoMsg;
 
 // ---------------------------------------------------------------------------------------------
 // Bytes on disk -> messages
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "", "cannot open the file for reading");
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(path, "", "read error");
-  return data;
-}
 
 bool is_gzip(const std::string& data) {
   return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
@@ -395,7 +387,7 @@ std::vector<std::size_t> find_cycle(
 }
 
 RankTrace read_rank(const std::string& file, ChakraSummary& summary) {
-  std::string bytes = slurp(file);
+  std::string bytes = read_text_file(file, "Chakra trace", "a Chakra .et file (docs/chakra.md)");
   const bool compressed = is_gzip(bytes);
   if (compressed) bytes = gunzip(file, bytes);
 

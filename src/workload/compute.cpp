@@ -9,11 +9,11 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <string_view>
 
 #include "core/error.h"
+#include "core/yaml_fields.h"
 
 namespace mfabric::workload {
 
@@ -226,22 +226,23 @@ Time ComputeModel::experts(std::int64_t token_assignments, int local_experts, Ph
   return roofline(expert_flops(token_assignments), bytes, eff_.expert_gemm, phase);
 }
 
-Time ComputeModel::shared_experts(Phase phase) const {
-  if (model_.shared_experts == 0) return roofline(0, 0, 1, phase);  // zero; validates phase
+Time ComputeModel::all_tokens_ffn(std::int64_t params, double flops, Phase phase) const {
+  if (params == 0) return roofline(0, 0, 1, phase);  // no such FFN: zero; validates phase
   const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
   const double d = model_.dtype_bytes;
-  const double bytes =
-      static_cast<double>(model_.shared_expert_params()) * d + 2 * t * model_.hidden * d;
-  return roofline(shared_expert_flops(), bytes, eff_.dense_gemm, phase);
+  // Weights read once, every token's hidden state in and out.
+  const double bytes = static_cast<double>(params) * d + 2 * t * model_.hidden * d;
+  return roofline(flops, bytes, eff_.dense_gemm, phase);
+}
+
+Time ComputeModel::shared_experts(Phase phase) const {
+  return all_tokens_ffn(model_.shared_experts == 0 ? 0 : model_.shared_expert_params(),
+                        shared_expert_flops(), phase);
 }
 
 Time ComputeModel::dense_ffn(Phase phase) const {
-  if (model_.ffn_dense == 0) return roofline(0, 0, 1, phase);  // zero; validates phase
-  const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
-  const double d = model_.dtype_bytes;
-  const double bytes =
-      static_cast<double>(model_.dense_ffn_params()) * d + 2 * t * model_.hidden * d;
-  return roofline(dense_ffn_flops(), bytes, eff_.dense_gemm, phase);
+  return all_tokens_ffn(model_.ffn_dense == 0 ? 0 : model_.dense_ffn_params(), dense_ffn_flops(),
+                        phase);
 }
 
 Time ComputeModel::lm_head(Phase phase) const {
@@ -287,15 +288,7 @@ std::vector<std::string_view> split(std::string_view line) {
 }  // namespace
 
 ComputeReplay ComputeReplay::load(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    throw Error(path, "", "replay file not found; expected a CSV of measured durations");
-  }
-  if (std::filesystem::is_directory(path, ec)) {
-    throw Error(path, "", "is a directory; expected a CSV of measured durations");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "", "cannot read the replay file (is it readable?)");
+  std::istringstream in(read_text_file(path, "replay file", "a CSV of measured durations"));
 
   static constexpr std::array<const char*, 4> kColumns = {"op", "layer", "phase", "duration"};
   // Errors read "file:line: column: message", the file:line form editors jump to.

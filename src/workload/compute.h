@@ -77,6 +77,8 @@ class ComputeModel {
 
  private:
   Time roofline(double flops, double bytes, double efficiency, Phase phase) const;
+  // An FFN every token of the micro-batch passes through (shared experts, dense FFN).
+  Time all_tokens_ffn(std::int64_t params, double flops, Phase phase) const;
 
   ModelSpec model_;
   GpuSpec gpu_;

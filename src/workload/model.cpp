@@ -8,10 +8,8 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/yaml_fields.h"
@@ -315,21 +313,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string read_model_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    throw Error(path, "", "model file not found; expected a model name or a YAML file");
-  }
-  if (std::filesystem::is_directory(path, ec)) {
-    throw Error(path, "", "is a directory; expected a YAML model file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  if (!in || in.bad()) throw Error(path, "", "cannot read the model file (is it readable?)");
-  return text.str();
-}
-
 }  // namespace
 
 std::vector<std::string> model_names() {
@@ -349,7 +332,9 @@ ModelSpec load_model(const std::string& name_or_path) {
   std::error_code ec;
   const std::string ext = lower(std::filesystem::path(name_or_path).extension().string());
   if (std::filesystem::exists(name_or_path, ec) || ext == ".yaml" || ext == ".yml") {
-    return parse_model(read_model_file(name_or_path), name_or_path);
+    return parse_model(
+        read_text_file(name_or_path, "model file", "a model name or a YAML model file"),
+        name_or_path);
   }
   throw Error(fmt::format("unknown model '{}' (known: {}; or a .yaml file)", name_or_path,
                           join(model_names())));

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/yaml_fields.h"
 
 namespace mfabric::workload {
 namespace {
@@ -34,19 +35,6 @@ using nlohmann::json;
 constexpr std::string_view kFormat = "mfabric-routing-trace";
 constexpr int kVersion = 1;
 constexpr std::int64_t kMaxCount = std::numeric_limits<std::int32_t>::max();
-
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw Error(path, "", "cannot read: is a directory");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "", std::string("cannot read: ") + std::strerror(errno));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw Error(path, "", "cannot read: I/O error");
-  return buf.str();
-}
 
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
@@ -575,7 +563,8 @@ std::string to_plain_text(const RoutingTrace& t) {
 }  // namespace
 
 RoutingTrace read_routing_trace(const std::string& path) {
-  std::string raw = read_file(path);
+  std::string raw =
+      read_text_file(path, "routing trace", "a JSON or text routing trace (docs/routing.md)");
   // Editors on Windows may start a UTF-8 file with a byte-order mark; it is not content.
   if (raw.starts_with("\xEF\xBB\xBF")) raw.replace(0, 3, 3, ' ');
   const auto first = std::find_if(raw.begin(), raw.end(), [](char c) { return !is_space(c); });

@@ -129,6 +129,18 @@ class GraphBuilder {
     return graph_.add(t, deps);
   }
 
+  // A task of `kind` doing `op`, stamped with where it belongs in the iteration.
+  Task stamped(TaskKind kind, Op op, Phase phase, int layer, int mb) const {
+    Task t;
+    t.kind = kind;
+    t.op = op;
+    t.phase = phase;
+    t.layer = static_cast<std::int16_t>(layer);
+    t.micro_batch = static_cast<std::int16_t>(mb);
+    t.iteration = static_cast<std::int16_t>(iteration_);
+    return t;
+  }
+
   // Compute on `g` after its data dependency `after` and after the GPU's previous compute task
   // (the compute stream runs tasks in schedule order).
   TaskId compute(int g, TaskId after, Op op, Phase phase, int layer, int mb, Time d) {
@@ -136,14 +148,8 @@ class GraphBuilder {
     auto& pend = pending_[static_cast<std::size_t>(g)];
     deps.insert(deps.end(), pend.begin(), pend.end());
     pend.clear();
-    Task t;
-    t.kind = TaskKind::Compute;
-    t.op = op;
-    t.phase = phase;
+    Task t = stamped(TaskKind::Compute, op, phase, layer, mb);
     t.gpu = g;
-    t.layer = static_cast<std::int16_t>(layer);
-    t.micro_batch = static_cast<std::int16_t>(mb);
-    t.iteration = static_cast<std::int16_t>(iteration_);
     t.duration = d;
     const TaskId id = add(t, deps);
     last_compute_[static_cast<std::size_t>(g)] = id;
@@ -153,31 +159,20 @@ class GraphBuilder {
   TaskId collective(CollectiveKind kind, Op op, Traffic traffic, Phase phase, int layer, int mb,
                     std::vector<std::int32_t> members, Bytes bytes, std::int32_t matrix,
                     std::vector<TaskId> deps) {
-    Task t;
-    t.kind = TaskKind::Collective;
+    Task t = stamped(TaskKind::Collective, op, phase, layer, mb);
     t.collective = kind;
-    t.op = op;
     t.traffic = traffic;
-    t.phase = phase;
     t.group = graph_.add_group(std::move(members));
     t.matrix = matrix;
-    t.layer = static_cast<std::int16_t>(layer);
-    t.micro_batch = static_cast<std::int16_t>(mb);
-    t.iteration = static_cast<std::int16_t>(iteration_);
     t.bytes = bytes;
     return add(t, deps);
   }
 
   TaskId p2p(int src, int dst, Op op, Phase phase, int mb, Bytes bytes, TaskId after) {
-    Task t;
-    t.kind = TaskKind::P2P;
-    t.op = op;
+    Task t = stamped(TaskKind::P2P, op, phase, /*layer=*/-1, mb);
     t.traffic = Traffic::PP;
-    t.phase = phase;
     t.gpu = src;
     t.peer = dst;
-    t.micro_batch = static_cast<std::int16_t>(mb);
-    t.iteration = static_cast<std::int16_t>(iteration_);
     t.bytes = bytes;
     std::vector<TaskId> deps{after};
     return add(t, deps);
