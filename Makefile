@@ -3,17 +3,27 @@
 #   make demo    install deps, build Release, run the main job on its built-in default (the cost
 #                comparison, then one simulated iteration of the paper's main job)
 #   make test    install deps, build Release with -Werror, run the whole suite; then the same
-#                suite built with AddressSanitizer + UndefinedBehaviorSanitizer
+#                suite built by clang with AddressSanitizer + UndefinedBehaviorSanitizer, in the
+#                fuzzing build, which also replays fuzz/regressions/ and smoke-runs every harness
+#   make fuzz    build the libFuzzer harnesses and fuzz each for FUZZ_SECONDS (default 60) or
+#                FUZZ_RUNS executions; FUZZ_HARNESSES picks some (docs/reliability.md)
 #   make bench   Release benchmarks (results go in docs/performance.md)
 #   make format  clang-format every C++ file
 #   make build   Release build only
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 RELEASE_DIR := build/release
-SANITIZE_DIR := build/sanitize
+# The sanitizer build is the fuzzing build (clang, ASan + UBSan, libFuzzer coverage), so that
+# `make test` compiles the project twice, not three times. -O1 keeps fuzzing and the suite fast.
+FUZZ_DIR := build/fuzz
 CMAKE_COMMON := -G Ninja -DMFABRIC_WERROR=ON
+CMAKE_FUZZ := $(CMAKE_COMMON) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DMFABRIC_BUILD_FUZZ=ON -DMFABRIC_BUILD_BENCH=OFF
+FUZZ_SECONDS ?=
+FUZZ_RUNS ?=
+FUZZ_HARNESSES ?=
 
-.PHONY: all deps build demo test test-release test-sanitize bench format clean
+.PHONY: all deps build demo test test-release test-sanitize fuzz bench format clean
 
 all: build
 
@@ -35,11 +45,15 @@ test-release: build
 	cd $(RELEASE_DIR) && ctest --output-on-failure -j $(JOBS)
 
 test-sanitize: deps
-	@cmake -S . -B $(SANITIZE_DIR) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Debug \
-	  -DMFABRIC_SANITIZE=address,undefined -DMFABRIC_BUILD_BENCH=OFF >/dev/null
-	@cmake --build $(SANITIZE_DIR) -j $(JOBS)
-	cd $(SANITIZE_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	@cmake -S . -B $(FUZZ_DIR) $(CMAKE_FUZZ) >/dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS)
+	cd $(FUZZ_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
+
+fuzz: deps
+	@cmake -S . -B $(FUZZ_DIR) $(CMAKE_FUZZ) >/dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target mfabric_fuzz_harnesses
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) bash fuzz/fuzz.sh run $(FUZZ_DIR) $(FUZZ_HARNESSES)
 
 bench: build
 	./$(RELEASE_DIR)/bench/mfabric_bench --benchmark_min_time=0.2

@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   clang-format
+  clang libclang-rt-dev  # the clang build of make test and make fuzz: libFuzzer, ASan, UBSan
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libprotobuf-dev protobuf-compiler zlib1g-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev

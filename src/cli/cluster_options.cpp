@@ -66,6 +66,20 @@ fabric::Topology build_named_fabric(const std::string& text, const fabric::Clust
   }
 }
 
+int checked_iterations(int iterations, const std::string& option) {
+  if (iterations < 1 || iterations > workload::kMaxIterations) {
+    throw Error(
+        "", option,
+        fmt::format("must be between 1 and {}, got {}", workload::kMaxIterations, iterations));
+  }
+  return iterations;
+}
+
+Bytes max_memory_option(const std::string& text, const std::string& option) {
+  if (text.empty()) return Bytes(workload::kDefaultMaxJobMemory);
+  return with_context("", option, [&] { return parse_bytes(text); });
+}
+
 std::vector<std::string> expand_fabric_names(const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const std::string& n : names) {

@@ -30,9 +30,10 @@ Command register_trace(CLI::App& root);
 Command register_models(CLI::App& root);
 Command register_simulate(CLI::App& root);
 
-// The training job the options describe, validated; errors name the options. gpus = 0 means
-// "DP from --dp".
-workload::TrainingSpec training_spec_from(const std::string& model, int gpus, int tp, int pp,
+// The training job the options describe, validated (ranges as in experiment files); errors name
+// the options. Without gpus, DP comes from --dp.
+workload::TrainingSpec training_spec_from(const std::string& model, std::optional<int> gpus,
+                                          int tp, int pp,
                                           int ep, std::optional<int> dp, int micro_batch,
                                           int global_batch, int seq, const std::string& gpu,
                                           int gpus_per_server);
@@ -71,6 +72,12 @@ auto with_option_names(F&& fn) -> decltype(fn()) {
     throw Error("", option, e.message());
   }
 }
+
+// Training iterations from an option, in the range experiment files accept (1 to
+// workload::kMaxIterations); mfabric::Error naming `option` otherwise.
+int checked_iterations(int iterations, const std::string& option);
+// A --max-memory option's value ("16GiB"), or workload::kDefaultMaxJobMemory when empty.
+Bytes max_memory_option(const std::string& text, const std::string& option);
 
 // Expands "all" into the default comparison set; keeps the order the user gave otherwise.
 std::vector<std::string> expand_fabric_names(const std::vector<std::string>& names);

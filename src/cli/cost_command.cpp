@@ -42,7 +42,7 @@ int run_cost(const CostOptions& o) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : results)
       out.push_back(report::cost_json(r));
-    std::cout << (results.size() == 1 ? out.front() : out).dump(2) << "\n";
+    std::cout << json_text(results.size() == 1 ? out.front() : out) << "\n";
     return 0;
   }
   std::cout << fmt::format(

@@ -2,10 +2,12 @@
 // Mixture-of-Experts training.
 //
 // Exit codes: 0 success, 1 bad input (file, value, configuration), 2 bad usage (unknown option,
-// missing argument).
+// missing argument), 3 internal error (a bug in mfabric, or the machine ran out of memory).
 #include <CLI/CLI.hpp>
 
+#include <exception>
 #include <iostream>
+#include <new>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -26,6 +28,19 @@ int main(int argc, char** argv) {
       mfabric::cli::register_simulate(app),
   };
 
+  // An empty value ("--stats ''") is never meant: say so, rather than treating the option as
+  // absent and blaming another one.
+  const CLI::Validator non_empty(
+      [](std::string& value) {
+        return value.empty() ? std::string("expected a value, got an empty string") : std::string();
+      },
+      "", "non-empty");
+  for (const auto& command : commands) {
+    for (CLI::Option* option : command.app->get_options()) {
+      if (option->get_type_size() > 0) option->check(non_empty);
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -40,6 +55,19 @@ int main(int argc, char** argv) {
   } catch (const mfabric::Error& e) {
     std::cerr << "mfabric: error: " << e.what() << "\n";
     return 1;
+  } catch (const std::bad_alloc&) {
+    // Size guards refuse jobs that do not fit before building them; reaching this means the
+    // machine has less memory than the estimate assumed.
+    std::cerr << "mfabric: error: out of memory; try a smaller job (fewer servers, iterations or "
+                 "micro-batches)\n";
+    return 3;
+  } catch (const std::exception& e) {
+    // Last resort: every bad input is meant to be an mfabric::Error, so this is a bug.
+    std::cerr << "mfabric: internal error: " << e.what() << " (please report this)\n";
+    return 3;
+  } catch (...) {
+    std::cerr << "mfabric: internal error: unknown exception (please report this)\n";
+    return 3;
   }
   return 0;
 }

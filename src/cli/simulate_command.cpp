@@ -21,6 +21,7 @@ struct SimulateOptions {
   std::string experiment;
   std::string fabric;
   std::optional<int> iterations;
+  std::string max_memory;
   std::string out;
   bool json = false;
 };
@@ -59,9 +60,9 @@ int run_simulate(const SimulateOptions& o) {
   if (!o.fabric.empty()) {
     e.fabric = with_context("", "--fabric", [&] { return Spec::parse(o.fabric); });
   }
-  if (o.iterations) {
-    if (*o.iterations < 1) throw Error("", "--iterations", "must be at least 1");
-    e.iterations = *o.iterations;
+  if (o.iterations) sim::set_iterations(e, *o.iterations, "--iterations");
+  if (!o.max_memory.empty()) {
+    e.max_memory = with_context("", "--max-memory", [&] { return parse_bytes(o.max_memory); });
   }
   const fabric::Topology topology =
       with_context(e.source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster); });
@@ -96,7 +97,7 @@ int run_simulate(const SimulateOptions& o) {
   const report::SimulationReport rep{e, topology, graph, result};
   if (!o.out.empty()) report::write_simulation_outputs(rep, o.out);
   if (o.json) {
-    std::cout << report::results_json(rep).dump(2) << "\n";
+    std::cout << json_text(report::results_json(rep)) << "\n";
   } else {
     std::cout << report::results_text(rep);
     if (!o.out.empty()) {
@@ -116,7 +117,11 @@ Command register_simulate(CLI::App& root) {
   app->add_option("experiment", o->experiment, "Experiment YAML file (docs/experiment.md)")
       ->required();
   app->add_option("--fabric", o->fabric, "Override the experiment's fabric, NAME[:key=value,...]");
-  app->add_option("--iterations", o->iterations, "Override the number of training iterations");
+  app->add_option("--iterations", o->iterations,
+                  "Override the number of training iterations (1 to 10000)");
+  app->add_option("--max-memory", o->max_memory,
+                  "Refuse jobs whose estimated memory is above this (default 8GiB; overrides "
+                  "simulation.max_memory)");
   app->add_option("--out", o->out,
                   "Write results.json, links.csv, collectives.csv and trace.json (Perfetto) here");
   app->add_flag("--json", o->json, "Print the results as JSON");

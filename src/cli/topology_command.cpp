@@ -19,7 +19,7 @@ int run_topology(const TopologyOptions& o) {
   const fabric::ClusterSpec cluster = o.cluster.to_spec();
   const fabric::Topology t = build_named_fabric(o.fabric, cluster, o.cluster.radix);
   if (o.json) {
-    std::cout << report::topology_json(t).dump(2) << "\n";
+    std::cout << json_text(report::topology_json(t)) << "\n";
   } else if (o.dot) {
     std::cout << report::topology_dot(t);
   } else {

@@ -24,6 +24,7 @@ struct TraceOptions {
   std::string generator;
   std::string out;
   std::string stats;
+  std::string max_memory;
   bool json = false;
 };
 
@@ -54,7 +55,7 @@ int run_trace(const TraceOptions& o) {
     const workload::RoutingTrace trace = workload::read_routing_trace(o.stats);
     const workload::RoutingStats stats = workload::routing_stats(trace);
     if (o.json) {
-      std::cout << report::routing_stats_json(trace, stats).dump(2) << "\n";
+      std::cout << json_text(report::routing_stats_json(trace, stats)) << "\n";
     } else {
       std::cout << report::routing_stats_text(o.stats, trace, stats);
     }
@@ -63,13 +64,27 @@ int run_trace(const TraceOptions& o) {
   if (o.model.empty()) throw Error("", "--model", "give --model NAME (or --stats FILE)");
   if (o.out.empty()) throw Error("", "--out", "give --out FILE for the trace (.json or text)");
   if (o.ep < 1) throw Error("", "--ep", "give the expert-parallel degree, e.g. --ep 8");
-  if (o.micro_batches < 1) {
-    throw Error("", "--micro-batches", fmt::format("must be at least 1, got {}", o.micro_batches));
+  if (o.micro_batches < 1 || o.micro_batches > 32767) {
+    throw Error("", "--micro-batches",
+                fmt::format("must be between 1 and 32767, got {}", o.micro_batches));
   }
+  const int iterations = checked_iterations(o.iterations, "--iterations");
   // A one-stage, TP 1 job with `ep` ranks and as many micro-batches as asked.
-  workload::TrainingSpec spec = training_spec_from(
-      o.model, 0, 1, 1, o.ep, 1, o.micro_batch, o.micro_batch * o.micro_batches, o.seq, "h800", 8);
-  spec.iterations = o.iterations;
+  workload::TrainingSpec spec =
+      training_spec_from(o.model, std::nullopt, 1, 1, o.ep, 1, o.micro_batch,
+                         o.micro_batch * o.micro_batches, o.seq, "h800", 8);
+  spec.iterations = iterations;
+  const std::int64_t bytes = workload::routing_trace_bytes(
+      o.ep, spec.model.experts, iterations, spec.model.moe_layers(), o.micro_batches);
+  const Bytes limit = max_memory_option(o.max_memory, "--max-memory");
+  if (bytes > limit.count()) {
+    throw Error("", "--max-memory",
+                fmt::format("the trace holds {} x {} x {} x {} x {} counts, an estimated {} in "
+                            "memory, more than the limit of {}; raise --max-memory to write it "
+                            "anyway, or use fewer iterations or micro-batches",
+                            iterations, spec.model.moe_layers(), o.micro_batches, o.ep,
+                            spec.model.experts, to_string(Bytes(bytes)), to_string(limit)));
+  }
   const workload::SyntheticRouting params =
       with_context("", "--generator", [&] { return generator_params(o.generator); });
   const workload::RoutingTrace trace = workload::synthetic_trace_for(spec, params, o.seed);
@@ -90,7 +105,8 @@ Command register_trace(CLI::App& root) {
       "trace", "Write a synthetic expert-routing trace (--out) or summarise one (--stats)");
   app->add_option("--model", o->model, "Model name from the zoo or a model YAML file");
   app->add_option("--ep", o->ep, "Expert-parallel degree (source ranks of the trace)");
-  app->add_option("--iterations", o->iterations, "Training iterations")->capture_default_str();
+  app->add_option("--iterations", o->iterations, "Training iterations (1 to 10000)")
+      ->capture_default_str();
   app->add_option("--micro-batches", o->micro_batches, "Micro-batches per iteration")
       ->capture_default_str();
   app->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")
@@ -106,6 +122,8 @@ Command register_trace(CLI::App& root) {
                               "Write the trace here (.json for JSON, anything else for text)");
   auto* stats = app->add_option("--stats", o->stats, "Summarise this trace instead");
   out->excludes(stats);
+  app->add_option("--max-memory", o->max_memory,
+                  "Refuse traces whose estimated memory is above this (default 8GiB)");
   app->add_flag("--json", o->json, "With --stats: print JSON");
   return Command{app, [o] { return run_trace(*o); }};
 }

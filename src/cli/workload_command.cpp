@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/units.h"
 #include "report/workload_report.h"
 #include "workload/chakra.h"
 #include "workload/training.h"
@@ -16,7 +17,10 @@ namespace {
 struct WorkloadOptions {
   std::string model;
   std::string chakra;
-  int gpus = 0;
+  std::string control_deps = "relaxed";
+  std::string comm_groups;
+  std::string max_rank_bytes;
+  std::optional<int> gpus;
   int tp = 1;
   int pp = 1;
   int ep = 1;
@@ -31,16 +35,25 @@ struct WorkloadOptions {
   std::uint64_t seed = 1;
   std::string routing;
   std::string replay;
+  std::string max_memory;
   bool json = false;
 };
 
 int run_chakra(const WorkloadOptions& o) {
   workload::ChakraOptions options;
   options.gpu = workload::find_gpu(o.gpu);
+  options.control_deps = with_context("", "--control-deps",
+                                      [&] { return workload::parse_control_deps(o.control_deps); });
+  options.comm_groups = o.comm_groups;
+  options.limits.max_memory = max_memory_option(o.max_memory, "--max-memory").count();
+  if (!o.max_rank_bytes.empty()) {
+    options.limits.max_rank_bytes =
+        with_context("", "--max-rank-bytes", [&] { return parse_bytes(o.max_rank_bytes); }).count();
+  }
   workload::ChakraSummary summary;
   workload::read_chakra(o.chakra, options, &summary);
   if (o.json) {
-    std::cout << report::chakra_json(summary).dump(2) << "\n";
+    std::cout << json_text(report::chakra_json(summary)) << "\n";
   } else {
     std::cout << report::chakra_text(o.chakra, summary);
   }
@@ -49,42 +62,28 @@ int run_chakra(const WorkloadOptions& o) {
 
 }  // namespace
 
-workload::TrainingSpec training_spec_from(const std::string& model, int gpus, int tp, int pp,
-                                          int ep, std::optional<int> dp, int micro_batch,
-                                          int global_batch, int seq, const std::string& gpu,
-                                          int gpus_per_server) {
+workload::TrainingSpec training_spec_from(const std::string& model, std::optional<int> gpus,
+                                          int tp, int pp, int ep, std::optional<int> dp,
+                                          int micro_batch, int global_batch, int seq,
+                                          const std::string& gpu, int gpus_per_server) {
   workload::TrainingSpec spec;
   spec.model = with_context("", "--model", [&] { return workload::load_model(model); });
   spec.gpu = with_context("", "--gpu", [&] { return workload::find_gpu(gpu); });
-  for (const auto& [name, v] : {std::pair{"--tp", tp}, {"--pp", pp}, {"--ep", ep}}) {
-    if (v < 1) throw Error("", name, fmt::format("must be at least 1, got {}", v));
+  if (gpus && *gpus < 1) throw Error("", "--gpus", fmt::format("must be at least 1, got {}", *gpus));
+  if (!gpus && !dp) {
+    throw Error("", "--gpus", "give the number of GPUs (--gpus N, or --dp) so that the job size "
+                              "is known");
   }
-  int d = dp.value_or(0);
-  if (gpus > 0) {
-    const int per_replica = tp * pp * ep;
-    if (gpus % per_replica != 0) {
-      throw Error("", "--gpus",
-                  fmt::format("{} GPUs is not a multiple of TP x PP x EP = {} x {} x {} = {}", gpus,
-                              tp, pp, ep, per_replica));
-    }
-    if (dp && *dp * per_replica != gpus) {
-      throw Error("", "--dp",
-                  fmt::format("DP {} x TP {} x PP {} x EP {} = {} differs from --gpus {}", *dp, tp,
-                              pp, ep, *dp * per_replica, gpus));
-    }
-    d = gpus / per_replica;
-  }
-  if (d < 1) throw Error("", "--gpus", "give --gpus (or --dp) so that the job size is known");
-  spec.parallelism = workload::ParallelismSpec{.tp = tp, .pp = pp, .ep = ep, .dp = d};
+  spec.parallelism = with_option_names([&] {
+    return workload::resolve_parallelism(tp, pp, ep, dp, gpus.value_or(0), spec.model,
+                                         gpus_per_server);
+  });
   spec.gpus_per_server = gpus_per_server;
   spec.micro_batch = micro_batch;
   spec.global_batch = global_batch;
   spec.seq = seq;
   // Validate the layout and the batch split now, naming command-line options.
-  with_option_names([&] {
-    workload::RankLayout check(spec.parallelism, spec.model, gpus_per_server);
-    return spec.micro_batches();
-  });
+  with_option_names([&] { return spec.micro_batches(); });
   return spec;
 }
 
@@ -96,7 +95,12 @@ int run_model(const WorkloadOptions& o) {
                          o.seq, o.gpu, o.gpus_per_server);
   spec.schedule =
       with_context("", "--schedule", [&] { return workload::parse_schedule(o.schedule); });
-  spec.iterations = o.iterations;
+  spec.iterations = checked_iterations(o.iterations, "--iterations");
+  with_option_names([&] {
+    workload::check_job_size(spec, max_memory_option(o.max_memory, "--max-memory"),
+                             "max_memory");
+    return 0;
+  });
   std::optional<workload::ComputeReplay> replay;
   if (!o.replay.empty()) {
     replay = workload::ComputeReplay::load(o.replay);
@@ -108,7 +112,7 @@ int run_model(const WorkloadOptions& o) {
   const workload::TaskGraph graph = workload::build_training_graph(spec, trace);
   const workload::WorkloadSummary summary = workload::summarize(spec, graph);
   if (o.json) {
-    std::cout << report::workload_json(spec, summary, o.seed).dump(2) << "\n";
+    std::cout << json_text(report::workload_json(spec, summary, o.seed)) << "\n";
   } else {
     std::cout << report::workload_text(spec, summary);
   }
@@ -130,6 +134,18 @@ Command register_workload(CLI::App& root) {
                                  "Read Chakra execution traces PREFIX.<rank>.et instead of "
                                  "building a model's graph");
   model->excludes(chakra);
+  app->add_option("--control-deps", o->control_deps,
+                  "With --chakra: strict, relaxed (drop control dependencies on missing nodes or "
+                  "closing cycles, counted) or ignore")
+      ->needs(chakra)
+      ->capture_default_str();
+  app->add_option("--comm-groups", o->comm_groups,
+                  "With --chakra: ASTRA-sim communicator-group JSON {\"0\": [0, 1], ...} naming "
+                  "the ranks of each numeric pg_name")
+      ->needs(chakra);
+  app->add_option("--max-rank-bytes", o->max_rank_bytes,
+                  "With --chakra: most decoded bytes read from one rank file (default 1GiB)")
+      ->needs(chakra);
   app->add_option("--gpus", o->gpus, "GPUs in the job (= DP x TP x PP x EP)");
   app->add_option("--tp", o->tp, "Tensor-parallel degree (inside a server)")->capture_default_str();
   app->add_option("--pp", o->pp, "Pipeline stages")->capture_default_str();
@@ -147,7 +163,7 @@ Command register_workload(CLI::App& root) {
       ->capture_default_str();
   app->add_option("--schedule", o->schedule, "Pipeline schedule: 1f1b or gpipe")
       ->capture_default_str();
-  app->add_option("--iterations", o->iterations, "Training iterations in the graph")
+  app->add_option("--iterations", o->iterations, "Training iterations in the graph (1 to 10000)")
       ->capture_default_str();
   app->add_option("--seed", o->seed, "Seed of the synthetic expert routing")->capture_default_str();
   app->add_option("--routing", o->routing,
@@ -156,6 +172,8 @@ Command register_workload(CLI::App& root) {
   app->add_option("--replay", o->replay,
                   "CSV of measured compute durations (op,layer,phase,duration) replacing the "
                   "compute model's");
+  app->add_option("--max-memory", o->max_memory,
+                  "Refuse jobs whose estimated memory is above this (default 8GiB)");
   app->add_flag("--json", o->json, "Print JSON");
   return Command{app, [o] {
                    if (!o->chakra.empty()) return run_chakra(*o);

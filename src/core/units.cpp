@@ -75,7 +75,12 @@ double decimal_prefix(char c) {
 }  // namespace
 
 Time Time::from_seconds(double seconds) {
-  return Time(static_cast<std::int64_t>(std::llround(seconds * 1e12)));
+  const double ps = seconds * 1e12;
+  if (!(std::fabs(ps) < 9.2e18)) {
+    throw Error(
+        fmt::format("{} s is outside the representable time range (about +-106 days)", seconds));
+  }
+  return Time(static_cast<std::int64_t>(std::llround(ps)));
 }
 
 Time transmission_time(Bytes size, Rate rate) {
@@ -83,6 +88,9 @@ Time transmission_time(Bytes size, Rate rate) {
   if (rate.bps() <= 0) return Time::max();
   const long double ps =
       static_cast<long double>(size.count()) * 8.0L * 1e12L / static_cast<long double>(rate.bps());
+  // Past the clock's range the transfer never ends in simulated time; callers that must finish
+  // it report Time::max() as an error.
+  if (!(ps < 9.2e18L)) return Time::max();
   return Time::picoseconds(static_cast<std::int64_t>(std::ceil(ps - 1e-6L)));
 }
 
@@ -197,6 +205,7 @@ std::string to_string(Rate r) {
   if (b >= 1e9) return trim_number(b * 1e-9) + "Gbps";
   if (b >= 1e6) return trim_number(b * 1e-6) + "Mbps";
   if (b >= 1e3) return trim_number(b * 1e-3) + "Kbps";
+  if (b > 0 && b < 1) return fmt::format("{:.3g}bps", b);  // never "0bps" for a tiny rate
   return trim_number(b) + "bps";
 }
 

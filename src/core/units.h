@@ -26,7 +26,7 @@ class Time {
   static constexpr Time milliseconds(std::int64_t ms) { return Time(ms * 1000000000); }
   static constexpr Time zero() { return Time(0); }
   static constexpr Time max() { return Time(INT64_MAX); }
-  // Rounds to the nearest picosecond.
+  // Rounds to the nearest picosecond; mfabric::Error outside the int64 picosecond range.
   static Time from_seconds(double seconds);
 
   constexpr std::int64_t ps() const { return ps_; }

@@ -188,22 +188,5 @@ YAML::Node parse_yaml(const std::string& text, const std::string& source) {
   }
 }
 
-std::string read_text_file(const std::string& path, const std::string& what,
-                           const std::string& expected) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    throw Error(path, "", fmt::format("{} not found, cannot read it; expected {}", what, expected));
-  }
-  if (std::filesystem::is_directory(path, ec)) {
-    throw Error(path, "", fmt::format("is a directory, cannot read it; expected {}", expected));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  if (!in || in.bad()) {
-    throw Error(path, "", fmt::format("cannot read the {}: {}", what, std::strerror(errno)));
-  }
-  return text.str();
-}
 
 }  // namespace mfabric

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/input_files.h"
 #include "core/units.h"
 
 namespace mfabric {
@@ -57,10 +58,5 @@ class Fields {
 // Parses a whole YAML document, turning yaml-cpp's exceptions into mfabric::Error with the line
 // and column.
 YAML::Node parse_yaml(const std::string& text, const std::string& source);
-// Reads a whole file. `what` names the kind of file ("price file") and `expected` what the
-// user should give instead ("a YAML price file (docs/cost-model.md)"); a missing file, a
-// directory or a read error is an mfabric::Error naming the path.
-std::string read_text_file(const std::string& path, const std::string& what = "file",
-                           const std::string& expected = "a readable file");
 
 }  // namespace mfabric

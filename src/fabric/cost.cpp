@@ -19,7 +19,21 @@ constexpr const char* kPaperKinds = "fat-tree, rail-optimized, rail-only, topoop
 // and round up to 101. The small slack covers ratios that are not exact in binary (e.g. 2.2).
 std::int64_t uplinks(std::int64_t down_ports, double oversubscription) {
   const double up = static_cast<double>(down_ports) / oversubscription;
+  // Converting a double outside the int64 range is undefined; a ratio so small that the uplink
+  // count leaves the range where doubles count exactly (2^53) is an input error, not a count.
+  if (!(up <= 9007199254740992.0)) {
+    throw Error("", "oversubscription",
+                fmt::format("expected a positive down:up ratio such as 1 or 3, got {} (too small: "
+                            "{} down ports would need {:g} uplinks)",
+                            oversubscription, down_ports, up));
+  }
   return static_cast<std::int64_t>(std::ceil(up - 1e-9 * up));
+}
+
+void check_price(double value, double max, const char* field) {
+  if (!(value >= 0 && value <= max)) {
+    throw Error("", field, fmt::format("expected a value in [0, {:g}], got {}", max, value));
+  }
 }
 
 // Switch ports of a fat-tree whose edge layer has `edge_down` host-facing ports: edge-up =
@@ -174,6 +188,13 @@ BillOfMaterials bill_of_materials(const Topology& topology, CostConvention conve
 }
 
 CostBreakdown price(const BillOfMaterials& bom, const LinkPrices& prices, double fibre_length_m) {
+  check_price(prices.transceiver, kMaxUnitPriceUsd, "transceiver");
+  check_price(prices.nic, kMaxUnitPriceUsd, "nic");
+  check_price(prices.switch_port, kMaxUnitPriceUsd, "switch_port");
+  check_price(prices.ocs_port, kMaxUnitPriceUsd, "ocs_port");
+  check_price(prices.patch_panel_port, kMaxUnitPriceUsd, "patch_panel_port");
+  check_price(prices.fibre_per_m, kMaxUnitPriceUsd, "fibre_per_m");
+  check_price(fibre_length_m, kMaxFibreLengthM, "fibre_length_m");
   CostBreakdown cost;
   cost.nics = static_cast<double>(bom.nics) * prices.nic;
   cost.transceivers = static_cast<double>(bom.transceivers) * prices.transceiver;

@@ -33,6 +33,12 @@ struct BillOfMaterials {
   bool operator==(const BillOfMaterials&) const = default;
 };
 
+// Sane maxima for price files (docs/cost-model.md): no network part costs a billion dollars, no
+// fibre run in a data centre is 100 km. With them, every cost mfabric computes for any fabric it
+// can build stays finite and exact to the cent; price() refuses prices beyond them.
+inline constexpr double kMaxUnitPriceUsd = 1e9;  // per item, and per metre of fibre
+inline constexpr double kMaxFibreLengthM = 1e5;
+
 // Prices in US dollars for one link speed.
 struct LinkPrices {
   double transceiver = 0;
@@ -91,6 +97,8 @@ BillOfMaterials paper_bill_of_materials(const std::string& kind, int servers, in
 // Dispatches on the convention, reading kind and parameters from the topology.
 BillOfMaterials bill_of_materials(const Topology& topology, CostConvention convention);
 
+// Throws mfabric::Error naming the field for a price outside [0, kMaxUnitPriceUsd] or a fibre
+// length outside [0, kMaxFibreLengthM] (a PriceBook filled in code rather than from a file).
 CostBreakdown price(const BillOfMaterials& bom, const LinkPrices& prices, double fibre_length_m);
 
 }  // namespace mfabric::fabric

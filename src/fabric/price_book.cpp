@@ -52,10 +52,11 @@ auto find_speed(Map& speeds, double bps) -> decltype(speeds.begin()) {
   return speeds.end();
 }
 
-// A non-negative finite number. yaml-cpp's as<double>() would also take ".inf" and ".nan",
-// which make no sense as a price, so the scalar is parsed here.
-double non_negative_number(const YAML::Node& node, const std::string& source,
-                           const std::string& field, const char* what) {
+// A finite number in [0, max]. yaml-cpp's as<double>() would also take ".inf" and ".nan",
+// which make no sense as a price, so the scalar is parsed here. The cap keeps every cost far
+// inside what a double holds exactly to the cent (docs/cost-model.md).
+double bounded_number(const YAML::Node& node, const std::string& source, const std::string& field,
+                      const char* what, double max, const char* unit) {
   if (node.IsScalar()) {
     const std::string& text = node.Scalar();
     double value = 0;
@@ -63,9 +64,14 @@ double non_negative_number(const YAML::Node& node, const std::string& source,
     const char* end = text.data() + text.size();
     if (begin != end && *begin == '+') ++begin;
     auto [ptr, ec] = std::from_chars(begin, end, value);
-    if (ec == std::errc() && ptr == end && begin != end && std::isfinite(value) && value >= 0) {
-      return value;
+    const bool parsed = ptr == end && begin != end;
+    if (parsed && ((ec == std::errc() && std::isfinite(value) && value > max) ||
+                   (ec == std::errc::result_out_of_range && *begin != '-'))) {
+      throw Error(source, field,
+                  fmt::format("expected {} of at most {:.0f} {}, got {}", what, max, unit,
+                              describe(node)));
     }
+    if (ec == std::errc() && parsed && std::isfinite(value) && value >= 0) return value;
   }
   throw Error(source, field, fmt::format("expected {}, got {}", what, describe(node)));
 }
@@ -124,10 +130,11 @@ void load_speed(PriceBook& book, const std::string& key, const YAML::Node& field
       throw Error(source, field + "." + name,
                   fmt::format("unknown price field (known: {})", known_price_fields()));
     }
-    prices.*kPriceFields[i].member = non_negative_number(
+    const bool per_metre = i + 1 == kPriceFields.size();
+    prices.*kPriceFields[i].member = bounded_number(
         entry.second, source, field + "." + name,
-        i + 1 == kPriceFields.size() ? "a non-negative price in dollars per metre"
-                                     : "a non-negative price in dollars");
+        per_metre ? "a non-negative price in dollars per metre" : "a non-negative price in dollars",
+        kMaxUnitPriceUsd, per_metre ? "dollars per metre" : "dollars");
     if (given[i]) throw Error(source, field + "." + name, "is given twice");
     given[i] = true;
   }
@@ -189,8 +196,9 @@ PriceBook PriceBook::load(const std::string& path) {
     }
     seen_keys.push_back(key);
     if (key == "fibre_length_m") {
-      book.set_fibre_length_m(
-          non_negative_number(entry.second, path, key, "a non-negative fibre length in metres"));
+      book.set_fibre_length_m(bounded_number(entry.second, path, key,
+                                             "a non-negative fibre length in metres",
+                                             kMaxFibreLengthM, "metres"));
     } else if (key == "link_speeds") {
       // An empty "link_speeds:" is allowed: it overrides nothing.
       if (entry.second.IsNull()) continue;

@@ -66,13 +66,31 @@ void ClusterSpec::validate() const {
         fmt::format("must be between 1 and nics_per_server ({}), or 0 for automatic, got {}",
                     nics_per_server, numa_nodes));
   }
-  if (link.bps() <= 0) throw Error("", "link", "must be a positive rate such as '400G'");
-  if (nvswitch.bps() <= 0) throw Error("", "nvswitch", "must be a positive rate such as '900GB/s'");
-  if (link_latency < Time::zero()) throw Error("", "link_latency", "must not be negative");
-  // Node ids are 32-bit; keep well inside.
-  const long long per_server = 1LL + gpus_per_server + nics_per_server;
-  if (static_cast<long long>(servers) * per_server > 100'000'000LL) {
-    throw Error("", "servers", fmt::format("{} servers is more than mfabric can hold", servers));
+  // Rates and latencies are bounded so that every transfer time of a sane job fits the
+  // picosecond clock (int64: about 106 days): at 1 Mbps even 1 TB takes 93 days.
+  const auto check_rate = [](const char* field, Rate r, const char* example) {
+    if (!(r.bps() >= kMinLinkRate.bps() && r.bps() <= kMaxLinkRate.bps())) {
+      throw Error(
+          "", field,
+          fmt::format("must be a rate between {} and {} such as '{}', got {}",
+                      to_string(kMinLinkRate), to_string(kMaxLinkRate), example, to_string(r)));
+    }
+  };
+  check_rate("link", link, "400G");
+  check_rate("nvswitch", nvswitch, "900GB/s");
+  if (link_latency < Time::zero() || link_latency > kMaxLinkLatency) {
+    throw Error("", "link_latency",
+                fmt::format("must be between 0 and {}, got {}", to_string(kMaxLinkLatency),
+                            to_string(link_latency)));
+  }
+  if (servers > kMaxServers) {
+    throw Error(
+        "", "servers",
+        fmt::format("{} servers is more than mfabric can hold (at most {})", servers, kMaxServers));
+  }
+  if (gpus_per_server > kMaxPerServer || nics_per_server > kMaxPerServer) {
+    throw Error("", gpus_per_server > kMaxPerServer ? "gpus_per_server" : "nics_per_server",
+                fmt::format("must be at most {} per server", kMaxPerServer));
   }
 }
 

@@ -69,6 +69,14 @@ struct Region {
   int ports = 0;
 };
 
+// Ranges of ClusterSpec (docs/experiment.md): wide enough for any real cluster, narrow enough
+// that the topology fits in memory and transfer times fit the picosecond clock.
+inline constexpr int kMaxServers = 65536;
+inline constexpr int kMaxPerServer = 1024;
+inline constexpr Rate kMinLinkRate = Rate::bits_per_second(1e6);   // 1 Mbps
+inline constexpr Rate kMaxLinkRate = Rate::bits_per_second(1e15);  // 1 Pbps
+inline constexpr Time kMaxLinkLatency = Time::milliseconds(1000);
+
 struct ClusterSpec {
   int servers = 128;
   int gpus_per_server = 8;

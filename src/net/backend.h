@@ -23,6 +23,22 @@ struct ChannelStats {
   Time busy;
 };
 
+// An active transfer that has no next event and will never finish unless something changes:
+// for the engine's message when a run cannot complete.
+struct StalledTransfer {
+  enum class Why : std::uint8_t {
+    LinkDown,       // rate 0: a link of its route is down and no other route is up
+    PastTimeRange,  // at its rate, its last byte would leave after the largest representable time
+  };
+  TransferId id = -1;
+  fabric::NodeId src = fabric::kNoNode;
+  fabric::NodeId dst = fabric::kNoNode;
+  Bytes remaining;
+  Rate rate;
+  fabric::LinkId down_link = -1;  // for LinkDown: the first down link on its route
+  Why why = Why::LinkDown;
+};
+
 class Backend {
  public:
   using DoneCallback = std::function<void(TransferId, Time)>;
@@ -46,6 +62,9 @@ class Backend {
   virtual std::size_t active_transfers() const = 0;
   virtual std::int64_t events_processed() const = 0;
   virtual const std::vector<ChannelStats>& channel_stats() const = 0;
+  // Up to `limit` active transfers without a next event (see StalledTransfer), in a
+  // deterministic order.
+  virtual std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const = 0;
 };
 
 }  // namespace mfabric::net

@@ -43,6 +43,10 @@ enum class FlowState : std::uint8_t { Free, Active, Delivering };
 class DrainQueue {
  public:
   bool empty() const { return heap_.empty(); }
+  bool contains(std::int32_t slot) const {
+    const auto s = static_cast<std::size_t>(slot);
+    return s < where_.size() && where_[s] >= 0;
+  }
   std::int32_t top() const { return heap_.front(); }
   std::int64_t top_time() const { return key_[static_cast<std::size_t>(heap_.front())]; }
 
@@ -520,7 +524,11 @@ struct FlowBackend::State {
   void push_drain(std::int32_t slot) {
     const Cold& c = cold_of(slot);
     const std::int64_t d = drain_ps(c.remaining, hot_of(slot).rate);
-    if (d == std::numeric_limits<std::int64_t>::max()) {
+    // Stalled (rate 0) or draining past the end of the picosecond clock: no event. If nothing
+    // else changes its rate, the engine ends with the transfer unfinished and asks
+    // stalled_transfers() why.
+    if (d == std::numeric_limits<std::int64_t>::max() ||
+        d > std::numeric_limits<std::int64_t>::max() - now) {
       drains.erase(slot);
       return;
     }
@@ -1073,6 +1081,34 @@ std::vector<ChannelId> FlowBackend::channels_of(TransferId id) const {
   const std::int32_t slot = s_->find_active(id);
   if (slot < 0) return {};
   return s_->full_path(slot);
+}
+
+std::vector<StalledTransfer> FlowBackend::stalled_transfers(std::size_t limit) const {
+  State& s = *s_;
+  s.flush();
+  std::vector<StalledTransfer> out;
+  for (std::size_t i = 0; i < s.hot.size() && out.size() < limit; ++i) {
+    const auto slot = static_cast<std::int32_t>(i);
+    if (s.hot[i].state != FlowState::Active || s.drains.contains(slot)) continue;
+    StalledTransfer st;
+    const State::Cold& c = s.cold[i];
+    st.id = c.id;
+    st.src = c.src;
+    st.dst = c.dst;
+    st.rate = Rate::bits_per_second(s.hot[i].rate);
+    st.remaining = Bytes(static_cast<std::int64_t>(std::min(
+        c.remaining - st.rate.bps() / 8.0 * static_cast<double>(s.now - c.last) * 1e-12, 9e18)));
+    st.why =
+        st.rate.bps() > 0 ? StalledTransfer::Why::PastTimeRange : StalledTransfer::Why::LinkDown;
+    for (ChannelId ch : s.full_path(slot)) {
+      if (!s.router.link_up(link_of_channel(ch))) {
+        st.down_link = link_of_channel(ch);
+        break;
+      }
+    }
+    out.push_back(st);
+  }
+  return out;
 }
 
 SolverStats FlowBackend::solver_stats() const {

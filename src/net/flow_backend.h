@@ -62,6 +62,8 @@ class FlowBackend final : public Backend {
   std::int64_t events_processed() const override;
   const std::vector<ChannelStats>& channel_stats() const override;
 
+  std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
+
   // Diagnostics, O(active transfers): the current rate and channels of a transfer still moving
   // bytes (nullopt / empty once its bytes are done).
   std::optional<Rate> rate_of(TransferId id) const;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json_text.h"  // the JSON these functions return is printed with json_text()
 #include "fabric/cost.h"
 #include "fabric/topology.h"
 

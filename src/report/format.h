@@ -1,4 +1,8 @@
 // Number formatting for human-readable output (tables); JSON carries plain numbers.
+//
+// Nothing here casts a double to an integer type: a value outside the int64 range would print
+// garbage ("-$-0"). Finite values of any size print exactly (as the double holds them); NaN and
+// infinity are mfabric::Error, because they mean a result could not be computed.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +12,8 @@ namespace mfabric::report {
 
 // 1234567 -> "1,234,567".
 std::string with_commas(std::int64_t n);
+// 1234567.4 -> "1,234,567" (rounded to a whole number, half away from zero).
+std::string whole_number(double x);
 // 13493248.0 -> "$13,493,248" (rounded to whole dollars).
 std::string dollars(double usd);
 // 2248.5 -> "$2,248.50".

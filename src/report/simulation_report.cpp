@@ -1,12 +1,15 @@
 #include "report/simulation_report.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
+#include <cctype>
+#include <ostream>
+#include <sstream>
 
 #include "core/error.h"
+#include "core/json_text.h"
+#include "core/output_files.h"
+#include "core/output_text.h"
 #include "report/format.h"
 #include "report/table.h"
 
@@ -16,9 +19,22 @@ namespace {
 using workload::Task;
 using workload::TaskKind;
 
-const char* traffic_key(std::size_t k) {
-  static constexpr const char* kKeys[] = {"tp", "ep", "dp", "pp"};
-  return kKeys[k];
+// JSON key of a traffic class: "tp", "ep", ... (workload::to_string), so a class the engine
+// adds appears without a change here.
+std::string traffic_key(std::size_t k) {
+  return workload::to_string(sim::kTrafficClasses[k]);
+}
+
+// Table label: "TP" for the two-letter parallelism classes, "Other" for a word.
+std::string traffic_label(std::size_t k) {
+  std::string name = traffic_key(k);
+  if (name.size() <= 2) {
+    for (char& c : name)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  } else if (!name.empty()) {
+    name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+  }
+  return name;
 }
 
 std::string workload_label(const sim::Experiment& e) {
@@ -31,6 +47,17 @@ std::string workload_label(const sim::Experiment& e) {
                        to_string(e.micro->bytes), e.micro->group);
   }
   return "chakra " + e.chakra;
+}
+
+double events_per_second(const sim::RunResult& res) {
+  return res.wall_time_s > 0 ? static_cast<double>(res.events) / res.wall_time_s : 0.0;
+}
+
+// Trace timestamps: microseconds rounded to the nanosecond (the precision Perfetto shows).
+double trace_microseconds(Time t) {
+  const std::int64_t ps = t.ps();
+  const std::int64_t ns = ps >= 0 ? (ps + 500) / 1000 : -((-ps + 500) / 1000);
+  return static_cast<double>(ns) / 1000.0;
 }
 
 }  // namespace
@@ -61,36 +88,36 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
   };
   if (timing) {
     j["wall_time_s"] = res.wall_time_s;
-    j["events_per_s"] =
-        res.wall_time_s > 0 ? static_cast<double>(res.events) / res.wall_time_s : 0.0;
+    j["events_per_s"] = events_per_second(res);
   }
   return j;
 }
 
 std::string results_text(const SimulationReport& r) {
   const sim::RunResult& res = r.result;
-  std::string out =
-      fmt::format("simulate {}: {} on {} ({} GPUs, {} tasks)\n\n", r.experiment.source,
-                  workload_label(r.experiment), r.topology.spec(), r.graph.gpus(),
-                  with_commas(static_cast<std::int64_t>(r.graph.size())));
+  // Names come from the user (a file name, a model name): printable() keeps a byte 0xff or a
+  // newline in them from breaking the lines.
+  std::string out = fmt::format(
+      "simulate {}: {} on {} ({} GPUs, {} tasks)\n\n", printable(r.experiment.source),
+      printable(workload_label(r.experiment)), printable(r.topology.spec()), r.graph.gpus(),
+      with_commas(static_cast<std::int64_t>(r.graph.size())));
   Table t({"metric", "value"});
   t.add_row({"iteration time", to_string(res.mean_iteration_time())});
   t.add_row({"exposed communication (per GPU)", to_string(res.exposed_comm)});
-  static constexpr const char* kNames[] = {"TP", "EP", "DP", "PP"};
   for (std::size_t k = 0; k < sim::kTrafficClasses.size(); ++k) {
-    t.add_row({fmt::format("{} communication (per GPU)", kNames[k]), to_string(res.comm_time[k])});
+    t.add_row({fmt::format("{} communication (per GPU)", traffic_label(k)),
+               to_string(res.comm_time[k])});
   }
   t.add_row({"events", with_commas(res.events)});
   // What the run itself took is on its own line: it changes from run to run, the table does not.
-  const std::string timing = fmt::format(
-      "\nsimulated in {:.2f}s wall time ({} events per second)\n", res.wall_time_s,
-      with_commas(static_cast<std::int64_t>(
-          res.wall_time_s > 0 ? static_cast<double>(res.events) / res.wall_time_s : 0)));
+  const std::string timing =
+      fmt::format("\nsimulated in {:.2f}s wall time ({} events per second)\n", res.wall_time_s,
+                  whole_number(events_per_second(res)));
   return out + t.render() + timing;
 }
 
-std::string links_csv(const SimulationReport& r) {
-  std::string out = "link,direction,from,to,kind,rate_gbps,bytes,busy_s,utilisation\n";
+void write_links_csv(const SimulationReport& r, std::ostream& out) {
+  out << "link,direction,from,to,kind,rate_gbps,bytes,busy_s,utilisation\n";
   const double span = r.result.makespan.seconds();
   const auto& links = r.topology.links();
   for (std::size_t l = 0; l < links.size(); ++l) {
@@ -103,19 +130,23 @@ std::string links_csv(const SimulationReport& r) {
       const fabric::NodeId from = dir == 0 ? link.a : link.b;
       const fabric::NodeId to = dir == 0 ? link.b : link.a;
       const double capacity = link.rate.bps() / 8.0 * span;
-      out += fmt::format("{},{},{},{},{},{},{:.0f},{:.9f},{:.6f}\n", l, dir == 0 ? "ab" : "ba",
-                         r.topology.name(from), r.topology.name(to), fabric::to_string(link.kind),
-                         link.rate.gbps(), s.bytes, s.busy.seconds(),
-                         capacity > 0 ? s.bytes / capacity : 0.0);
+      out << fmt::format("{},{},{},{},{},{},{:.0f},{:.9f},{:.6f}\n", l, dir == 0 ? "ab" : "ba",
+                         csv_field(r.topology.name(from)), csv_field(r.topology.name(to)),
+                         csv_field(fabric::to_string(link.kind)), link.rate.gbps(), s.bytes,
+                         s.busy.seconds(), capacity > 0 ? s.bytes / capacity : 0.0);
     }
   }
-  return out;
 }
 
-std::string collectives_csv(const SimulationReport& r) {
-  std::string out =
-      "task,iteration,layer,micro_batch,phase,op,traffic,collective,members,bytes,start_s,end_s,"
-      "duration_s\n";
+std::string links_csv(const SimulationReport& r) {
+  std::ostringstream out;
+  write_links_csv(r, out);
+  return out.str();
+}
+
+void write_collectives_csv(const SimulationReport& r, std::ostream& out) {
+  out << "task,iteration,layer,micro_batch,phase,op,traffic,collective,members,bytes,start_s,"
+         "end_s,duration_s\n";
   for (const sim::TaskSpan& span : r.result.spans) {
     const Task& t = r.graph.task(span.task);
     if (t.kind == TaskKind::Compute) continue;
@@ -123,41 +154,53 @@ std::string collectives_csv(const SimulationReport& r) {
     const std::int64_t bytes = t.kind == TaskKind::Collective && t.matrix >= 0
                                    ? r.graph.matrix(t.matrix).off_diagonal_sum()
                                    : t.bytes.count();
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.9f},{:.9f},{:.9f}\n", span.task,
-                       t.iteration, t.layer, t.micro_batch, workload::to_string(t.phase),
-                       workload::to_string(t.op), workload::to_string(t.traffic),
-                       t.kind == TaskKind::P2P ? "p2p" : workload::to_string(t.collective), members,
-                       bytes, span.start.seconds(), span.end.seconds(),
-                       (span.end - span.start).seconds());
+    out << fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{:.9f},{:.9f},{:.9f}\n", span.task, t.iteration, t.layer,
+        t.micro_batch, csv_field(workload::to_string(t.phase)), csv_field(workload::to_string(t.op)),
+        csv_field(workload::to_string(t.traffic)),
+        csv_field(t.kind == TaskKind::P2P ? "p2p" : workload::to_string(t.collective)), members,
+        bytes, span.start.seconds(), span.end.seconds(), (span.end - span.start).seconds());
   }
-  return out;
 }
 
-std::string trace_json(const SimulationReport& r) {
-  // Written by hand rather than through nlohmann::json: a 1024-GPU iteration has about a million
-  // events, and building the document in memory first would triple the peak memory.
-  std::string out = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  bool first = true;
-  auto emit = [&](int pid, int tid, const std::string& name, const char* cat, Time start,
-                  Time end) {
-    out += fmt::format(
-        "{}{{\"name\":\"{}\",\"cat\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},"
-        "\"ts\":{:.3f},\"dur\":{:.3f}}}",
-        first ? "" : ",\n", name, cat, pid, tid, start.seconds() * 1e6,
-        (end - start).seconds() * 1e6);
-    first = false;
-  };
+std::string collectives_csv(const SimulationReport& r) {
+  std::ostringstream out;
+  write_collectives_csv(r, out);
+  return out.str();
+}
+
+void write_trace_json(const SimulationReport& r, std::ostream& out) {
+  JsonArrayStream events(out, {{"displayTimeUnit", "ms"}}, "traceEvents", -1);
+  // Metadata: one process per GPU with two named tracks.
+  nlohmann::json process = {{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {}}};
+  nlohmann::json thread = {
+      {"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0}, {"args", {}}};
   for (int g = 0; g < r.graph.gpus(); ++g) {
-    out += fmt::format(
-        "{}{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"name\":\"GPU "
-        "{}\"}}}},\n"
-        "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":0,\"args\":{{\"name\":"
-        "\"compute\"}}}},\n"
-        "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":1,\"args\":{{\"name\":"
-        "\"communication\"}}}}",
-        first ? "" : ",\n", g, g, g, g);
-    first = false;
+    process["pid"] = g;
+    process["args"]["name"] = fmt::format("GPU {}", g);
+    events.add(process);
+    thread["pid"] = g;
+    thread["tid"] = 0;
+    thread["args"]["name"] = "compute";
+    events.add(thread);
+    thread["tid"] = 1;
+    thread["args"]["name"] = "communication";
+    events.add(thread);
   }
+  // One complete event per task and member GPU. The object is reused: assigning to existing
+  // keys avoids rebuilding it a million times.
+  nlohmann::json event = {{"name", ""}, {"cat", ""},  {"ph", "X"}, {"pid", 0},
+                          {"tid", 0},   {"ts", 0.0}, {"dur", 0.0}};
+  auto emit = [&](int pid, int tid, const std::string& name, const char* cat,
+                  const sim::TaskSpan& span) {
+    event["name"] = name;
+    event["cat"] = cat;
+    event["pid"] = pid;
+    event["tid"] = tid;
+    event["ts"] = trace_microseconds(span.start);
+    event["dur"] = trace_microseconds(span.end - span.start);
+    events.add(event);
+  };
   for (const sim::TaskSpan& span : r.result.spans) {
     const Task& t = r.graph.task(span.task);
     std::string name = workload::to_string(t.op);
@@ -166,57 +209,40 @@ std::string trace_json(const SimulationReport& r) {
     name += std::string(" ") + workload::to_string(t.phase);
     switch (t.kind) {
       case TaskKind::Compute:
-        emit(t.gpu, 0, name, "compute", span.start, span.end);
+        emit(t.gpu, 0, name, "compute", span);
         break;
       case TaskKind::P2P:
-        emit(t.gpu, 1, name, workload::to_string(t.traffic), span.start, span.end);
-        emit(t.peer, 1, name, workload::to_string(t.traffic), span.start, span.end);
+        emit(t.gpu, 1, name, workload::to_string(t.traffic), span);
+        emit(t.peer, 1, name, workload::to_string(t.traffic), span);
         break;
       case TaskKind::Collective:
         for (std::int32_t g : r.graph.group(t.group)) {
-          emit(g, 1, name, workload::to_string(t.traffic), span.start, span.end);
+          emit(g, 1, name, workload::to_string(t.traffic), span);
         }
         break;
     }
   }
-  out += "\n]}\n";
-  return out;
+  events.finish();
 }
 
-void write_file_atomically(const std::string& path, const std::string& content) {
-  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(path, "", "cannot be written (directory missing or not permitted)");
-    out << content;
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(tmp);
-      throw Error(path, "", "writing failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw Error(path, "", "cannot be written: " + ec.message());
-  }
+std::string trace_json(const SimulationReport& r) {
+  std::ostringstream out;
+  write_trace_json(r, out);
+  return out.str();
 }
 
 void write_simulation_outputs(const SimulationReport& r, const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error(dir, "", "cannot create the output directory: " + ec.message());
-  const std::filesystem::path d(dir);
-  // Everything is rendered before anything is written, so an error leaves no partial set.
-  const std::string results = results_json(r, /*timing=*/false).dump(2) + "\n";
-  const std::string links = links_csv(r);
-  const std::string collectives = collectives_csv(r);
-  const std::string trace = trace_json(r);
-  write_file_atomically((d / "results.json").string(), results);
-  write_file_atomically((d / "links.csv").string(), links);
-  write_file_atomically((d / "collectives.csv").string(), collectives);
-  write_file_atomically((d / "trace.json").string(), trace);
+  // Each file is produced while it is written (the trace is streamed); an error in any of them
+  // leaves `dir` as it was.
+  write_output_set(
+      dir, {
+               {kSimulationOutputFiles[0],
+                [&](std::ostream& out) { out << json_text(results_json(r, false)) << "\n"; }},
+               {kSimulationOutputFiles[1], [&](std::ostream& out) { write_links_csv(r, out); }},
+               {kSimulationOutputFiles[2],
+                [&](std::ostream& out) { write_collectives_csv(r, out); }},
+               {kSimulationOutputFiles[3], [&](std::ostream& out) { write_trace_json(r, out); }},
+           });
 }
 
 }  // namespace mfabric::report

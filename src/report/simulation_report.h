@@ -1,12 +1,14 @@
 // Outputs of `mfabric simulate` (docs/cli.md): the summary (text and results.json), per-link
-// and per-collective CSVs, and a Chrome/Perfetto trace. Files are written under a temporary name
-// and renamed, so a failed run never leaves a half-written file.
+// and per-collective CSVs, and a Chrome/Perfetto trace. The files of --out are written as one
+// set (core/output_files.h): the directory holds the previous complete set or the new one.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <iosfwd>
 #include <string>
 
+#include "core/json_text.h"  // the JSON these functions return is printed with json_text()
 #include "fabric/topology.h"
 #include "sim/engine.h"
 #include "sim/experiment.h"
@@ -24,25 +26,35 @@ struct SimulationReport {
 };
 
 // {"schema", "experiment", "seed", "fabric", "gpus", "iterations", "iteration_time_s",
-//  "iteration_times_s", "exposed_comm_s", "comm_time_s": {"tp","ep","dp","pp"}, "events",
+//  "iteration_times_s", "exposed_comm_s", "comm_time_s": {one key per traffic class of the
+//  engine (sim::kTrafficClasses): "tp", "ep", "dp", "pp", ...}, "events",
 //  "wall_time_s", "events_per_s", "tasks"}. Without `timing`, the two fields that measure the
 // run (wall_time_s, events_per_s) are left out, so that results.json is byte-identical for the
 // same experiment and seed.
 nlohmann::json results_json(const SimulationReport& r, bool timing = true);
 std::string results_text(const SimulationReport& r);
 
+// CSV files follow RFC 4180 (a field with a comma, quote or line break is quoted).
 // One row per directed channel that carried bytes or belongs to a network cable:
 // link,direction,from,to,kind,rate_gbps,bytes,busy_s,utilisation
+void write_links_csv(const SimulationReport& r, std::ostream& out);
 std::string links_csv(const SimulationReport& r);
 // One row per collective and p2p task:
 // task,iteration,layer,micro_batch,phase,op,traffic,collective,members,bytes,start_s,end_s,duration_s
+void write_collectives_csv(const SimulationReport& r, std::ostream& out);
 std::string collectives_csv(const SimulationReport& r);
-// Chrome trace event format: a process per GPU with a compute and a communication track.
+// Chrome trace event format: {"displayTimeUnit": "ms", "traceEvents": [...]}, a process per GPU
+// with a compute and a communication track; times in microseconds, rounded to the nanosecond.
+// Streamed event by event: a 1024-GPU trace is about 90 MB.
+void write_trace_json(const SimulationReport& r, std::ostream& out);
 std::string trace_json(const SimulationReport& r);
 
-// Writes `content` to `path` atomically (temporary file in the same directory, then rename).
-void write_file_atomically(const std::string& path, const std::string& content);
-// results.json, links.csv, collectives.csv, trace.json under `dir` (created if needed).
+// The names of the files write_simulation_outputs writes, in order.
+inline constexpr const char* kSimulationOutputFiles[] = {"results.json", "links.csv",
+                                                         "collectives.csv", "trace.json"};
+// results.json, links.csv, collectives.csv and trace.json as one set in `dir`
+// (write_output_set in core/output_files.h: the directory ends with the previous complete set
+// or the new one, whatever happens).
 void write_simulation_outputs(const SimulationReport& r, const std::string& dir);
 
 }  // namespace mfabric::report

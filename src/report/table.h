@@ -1,5 +1,7 @@
-// A plain-text table for terminal output: columns are sized to their widest cell, numbers are
-// right-aligned, text left-aligned.
+// A plain-text table for terminal output: columns are sized to their widest cell (in
+// characters, not bytes), numbers are right-aligned, text left-aligned. Cells go through
+// printable() (core/output_text.h): a name holding a newline, a control character or invalid
+// UTF-8 cannot break the table or the terminal.
 #pragma once
 
 #include <string>

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "core/output_text.h"
 #include "report/format.h"
 #include "report/table.h"
 
@@ -43,6 +44,17 @@ Counts count(const fabric::Topology& t) {
     c.switch_ports_used += t.node(l.b).kind == NodeKind::Switch ? 1 : 0;
   }
   return c;
+}
+
+// Text inside a Graphviz double-quoted string: valid UTF-8 without line breaks, with quotes and
+// backslashes escaped.
+std::string dot_string(const std::string& text) {
+  std::string out;
+  for (char c : printable(text)) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
 }
 
 std::string tier_name(const fabric::Topology& t, int tier) {
@@ -86,7 +98,7 @@ nlohmann::json topology_json(const fabric::Topology& t) {
 std::string topology_text(const fabric::Topology& t) {
   const Counts c = count(t);
   std::string out = fmt::format("fabric {}: {} servers x {} GPUs, {} NICs of {} per server\n",
-                                t.spec(), t.cluster().servers, t.cluster().gpus_per_server,
+                                printable(t.spec()), t.cluster().servers, t.cluster().gpus_per_server,
                                 t.cluster().nics_per_server, to_string(t.cluster().link));
   // Kinds in the order a reader walks the fabric: server inside, then the network.
   Table nodes({"nodes", "count"});
@@ -124,14 +136,15 @@ std::string topology_text(const fabric::Topology& t) {
     std::string ps;
     for (const auto& [k, v] : t.params())
       ps += fmt::format("{}{}={}", ps.empty() ? "" : ", ", k, v);
-    out += "parameters: " + ps + "\n";
+    out += "parameters: " + printable(ps) + "\n";
   }
   return out;
 }
 
 std::string topology_dot(const fabric::Topology& t) {
-  std::string out = fmt::format("// mfabric topology {} ({} servers)\ngraph \"{}\" {{\n", t.spec(),
-                                t.cluster().servers, t.spec());
+  std::string out =
+      fmt::format("// mfabric topology {} ({} servers)\ngraph \"{}\" {{\n", printable(t.spec()),
+                  t.cluster().servers, dot_string(t.spec()));
   out += "  graph [rankdir=BT, splines=false, nodesep=0.1];\n  node [fontsize=9];\n";
   const int servers = t.cluster().servers;
   for (int s = 0; s < servers; ++s) {
@@ -157,13 +170,13 @@ std::string topology_dot(const fabric::Topology& t) {
       out += fmt::format(
           "  n{} [label=\"{}\", shape=doubleoctagon, style=filled, "
           "fillcolor=lightyellow];\n",
-          id, t.name(id));
+          id, dot_string(t.name(id)));
     }
   }
   for (const auto& [tier, ids] : by_tier) {
     out += "  { rank=same;";
     for (fabric::NodeId id : ids) {
-      out += fmt::format(" n{} [label=\"{}\", shape=box3d];", id, t.name(id));
+      out += fmt::format(" n{} [label=\"{}\", shape=box3d];", id, dot_string(t.name(id)));
     }
     out += " }\n";
   }

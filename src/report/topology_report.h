@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/json_text.h"  // the JSON these functions return is printed with json_text()
 #include "fabric/topology.h"
 
 namespace mfabric::report {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/output_text.h"
 #include "report/format.h"
 #include "report/table.h"
 
@@ -59,7 +60,7 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
       "workload {} on {} GPUs ({}): TP {} x PP {} x EP {} x DP {}\n"
       "batch: micro-batch {} x seq {}, global batch {} -> {} micro-batches per iteration ({})\n"
       "region: {} server(s) per EP group (EP {} x TP {} GPUs); layers per stage: {}\n\n",
-      spec.model.name, s.gpus, spec.gpu.name, p.tp, p.pp, p.ep, p.dp, spec.micro_batch, spec.seq,
+      printable(spec.model.name), s.gpus, printable(spec.gpu.name), p.tp, p.pp, p.ep, p.dp, spec.micro_batch, spec.seq,
       spec.global_batch, s.micro_batches, workload::to_string(spec.schedule), s.region_servers,
       p.ep, p.tp, fmt::join(s.stage_layers, " "));
   Table tasks({"tasks", "count"});
@@ -107,7 +108,7 @@ std::string chakra_text(const std::string& prefix, const workload::ChakraSummary
   t.add_row({"send", with_commas(s.send)});
   t.add_row({"recv", with_commas(s.recv)});
   t.add_row({"other", with_commas(s.other)});
-  return fmt::format("chakra trace {}: {} ranks\n\n", prefix, s.ranks) + t.render();
+  return fmt::format("chakra trace {}: {} ranks\n\n", printable(prefix), s.ranks) + t.render();
 }
 
 nlohmann::json routing_stats_json(const workload::RoutingTrace& trace,
@@ -131,7 +132,7 @@ std::string routing_stats_text(const std::string& path, const workload::RoutingT
   std::string out = fmt::format(
       "routing trace {}: EP {}, {} experts, {} iteration(s) x {} MoE layer(s) x {} "
       "micro-batch(es) = {} records\n\n",
-      path, trace.ep(), trace.experts(), trace.iterations(), trace.layers().size(),
+      printable(path), trace.ep(), trace.experts(), trace.iterations(), trace.layers().size(),
       trace.micro_batches(), s.records);
   Table t({"statistic", "value", "meaning"});
   t.add_row({"skew (max/mean expert load)",

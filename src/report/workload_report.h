@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "core/json_text.h"  // the JSON these functions return is printed with json_text()
 #include "workload/chakra.h"
 #include "workload/routing.h"
 #include "workload/training.h"

@@ -31,6 +31,9 @@ fabric::NodeId gpu_node(const fabric::Topology& topology, int g) {
 
 namespace {
 
+constexpr const char* kPastTimeRange =
+    "past the largest time mfabric represents (2^63 ps, about 106 days of simulated time)";
+
 int traffic_index(workload::Traffic t) {
   for (std::size_t i = 0; i < kTrafficClasses.size(); ++i) {
     if (kTrafficClasses[i] == t) return static_cast<int>(i);
@@ -100,10 +103,7 @@ class Executor {
       ++events_;
       finish_compute(done.task, done.time);
     }
-    if (finished_ != n_) {
-      throw std::logic_error(fmt::format("engine: {} of {} tasks never ran (cyclic dependencies?)",
-                                         n_ - finished_, n_));
-    }
+    if (finished_ != n_) throw unfinished_error();
     RunResult r = summarize();
     r.wall_time_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -179,7 +179,14 @@ class Executor {
     }
     gpu.busy = true;
     start_[static_cast<std::size_t>(id)] = t;
-    compute_done_.push(ComputeDone{t + graph_.task(id).duration, seq_++, id});
+    const Time duration = graph_.task(id).duration;
+    if (duration < Time::zero() || duration > Time::max() - t) {
+      throw Error("", "",
+                  fmt::format("task {} ({}) lasts {} from {}: {}", id, graph_.label(id),
+                              to_string(duration), to_string(t),
+                              duration < Time::zero() ? "a negative duration" : kPastTimeRange));
+    }
+    compute_done_.push(ComputeDone{t + duration, seq_++, id});
   }
 
   void finish_compute(TaskId id, Time at) {
@@ -257,6 +264,53 @@ class Executor {
     }
   }
 
+  // Why tasks are left when no event remains, naming the first of them: a transfer that cannot
+  // finish (a link down with no other route, or an end past the picosecond clock), or
+  // dependencies that can never be met.
+  Error unfinished_error() const {
+    const std::size_t left = n_ - finished_;
+    const std::string head =
+        fmt::format("the run cannot finish: {} of {} tasks never completed", left, n_);
+    const std::vector<net::StalledTransfer> stalled = backend_.stalled_transfers(1);
+    if (!stalled.empty()) {
+      const net::StalledTransfer& st = stalled.front();
+      std::string task;
+      for (TaskId id = 0; id < static_cast<TaskId>(n_); ++id) {
+        const auto i = static_cast<std::size_t>(id);
+        if (start_[i] != Time::max() && end_[i] == Time::max() &&
+            graph_.task(id).kind != TaskKind::Compute) {
+          task = fmt::format("task {} ({}) is waiting for a transfer that cannot finish: ", id,
+                             graph_.label(id));
+          break;
+        }
+      }
+      std::string why;
+      if (st.why == net::StalledTransfer::Why::LinkDown) {
+        why = st.down_link >= 0
+                  ? fmt::format("link {} ({} - {}) is down and no other route is up", st.down_link,
+                                topology_.name(topology_.link(st.down_link).a),
+                                topology_.name(topology_.link(st.down_link).b))
+                  : std::string("its route is down");
+      } else {
+        why = fmt::format("at {} it would end {}", to_string(st.rate), kPastTimeRange);
+      }
+      return Error(
+          "", "",
+          fmt::format("{}; {}{} -> {} with {} left: {}", head, task, topology_.name(st.src),
+                      topology_.name(st.dst), to_string(st.remaining), why));
+    }
+    // No transfer is stuck: what is left waits for dependencies that never finish.
+    for (TaskId id = 0; id < static_cast<TaskId>(n_); ++id) {
+      const auto i = static_cast<std::size_t>(id);
+      if (end_[i] != Time::max()) continue;
+      return Error("", "",
+                   fmt::format("{}; the first, task {} ({}), waits for {} dependencies that never "
+                               "finish (a dependency cycle)",
+                               head, id, graph_.label(id), waiting_[i]));
+    }
+    return Error("", "", head);
+  }
+
   RunResult summarize() const {
     RunResult r;
     int iterations = 0;
@@ -264,7 +318,7 @@ class Executor {
       iterations = std::max(iterations, t.iteration + 1);
     std::vector<Time> first(static_cast<std::size_t>(iterations), Time::max());
     std::vector<Time> last(static_cast<std::size_t>(iterations), Time::zero());
-    std::array<double, 4> comm{};
+    std::array<double, kTrafficClasses.size()> comm{};
     const double gpus = std::max(1, graph_.gpus());
     for (TaskId id = 0; id < static_cast<TaskId>(n_); ++id) {
       const Task& t = graph_.task(id);

@@ -33,9 +33,11 @@ struct EngineOptions {
   std::function<void(std::size_t, std::size_t)> progress;
 };
 
-// Traffic classes in RunResult arrays: TP, EP, DP, PP.
-inline constexpr std::array<workload::Traffic, 4> kTrafficClasses{
-    workload::Traffic::TP, workload::Traffic::EP, workload::Traffic::DP, workload::Traffic::PP};
+// Traffic classes in RunResult arrays: TP, EP, DP, PP, then Other (communication of no
+// recognised parallelism, such as an imported trace's collectives without a group name).
+inline constexpr std::array<workload::Traffic, 5> kTrafficClasses{
+    workload::Traffic::TP, workload::Traffic::EP, workload::Traffic::DP, workload::Traffic::PP,
+    workload::Traffic::Other};
 
 struct RunResult {
   // Per iteration: from the first task of the iteration starting to its last task ending.
@@ -47,7 +49,7 @@ struct RunResult {
   Time exposed_comm;
   // Per traffic class (kTrafficClasses order), per iteration: sum over its tasks of duration x
   // member GPUs / all GPUs, the average time a GPU spends in that kind of communication.
-  std::array<Time, 4> comm_time{};
+  std::array<Time, kTrafficClasses.size()> comm_time{};
   std::vector<TaskSpan> spans;  // when record_spans
   std::vector<net::ChannelStats> channels;
   std::int64_t events = 0;  // engine events + network events

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/error.h"
@@ -18,19 +19,35 @@ const std::vector<std::string> kTopFields = {"name",   "description", "seed",   
 const std::vector<std::string> kClusterFields = {
     "servers", "gpus_per_server", "nics_per_server", "numa_nodes",
     "link",    "link_latency",    "nvswitch",        "gpu"};
-const std::vector<std::string> kWorkloadFields = {
-    "model",    "tp",      "pp",         "ep",    "dp",    "micro_batch", "global_batch", "seq",
-    "schedule", "routing", "collective", "bytes", "group", "algorithm",   "chakra"};
+const std::vector<std::string> kWorkloadFields = {"model",
+                                                  "tp",
+                                                  "pp",
+                                                  "ep",
+                                                  "dp",
+                                                  "micro_batch",
+                                                  "global_batch",
+                                                  "seq",
+                                                  "schedule",
+                                                  "routing",
+                                                  "collective",
+                                                  "bytes",
+                                                  "group",
+                                                  "algorithm",
+                                                  "chakra",
+                                                  "chakra_control_deps",
+                                                  "chakra_comm_groups"};
 const std::vector<std::string> kModelOnly = {
     "model", "tp", "pp", "ep", "dp", "micro_batch", "global_batch", "seq", "schedule", "routing"};
 const std::vector<std::string> kMicroOnly = {"collective", "bytes", "group", "algorithm"};
+const std::vector<std::string> kChakraOnly = {"chakra_control_deps", "chakra_comm_groups"};
 const std::vector<std::string> kSyntheticFields = {
     "skew_initial",          "skew_final",
     "skew_decay_iterations", "start_iteration",
     "layer_skew_spread",     "iteration_jitter",
     "source_concentration",  "source_weight",
     "layer_correlation",     "transition_concentration"};
-const std::vector<std::string> kSimulationFields = {"backend", "iterations", "algorithms"};
+const std::vector<std::string> kSimulationFields = {"backend", "iterations", "algorithms",
+                                                    "max_memory"};
 const std::vector<std::string> kAlgorithmFields = {"all_reduce", "all_to_all", "all_gather",
                                                    "reduce_scatter"};
 
@@ -138,10 +155,17 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
     reject(kModelOnly, "chakra");
     reject(kMicroOnly, "chakra");
     e.chakra = relative_to(e.source, *f.optional_string("chakra"));
+    if (const auto policy = f.optional_string("chakra_control_deps")) {
+      e.chakra_control_deps = with_context(e.source, f.field("chakra_control_deps"),
+                                           [&] { return workload::parse_control_deps(*policy); });
+    }
+    e.chakra_comm_groups =
+        relative_to(e.source, f.optional_string("chakra_comm_groups").value_or(""));
     return;
   }
   if (f.has("collective")) {
     reject(kModelOnly, "collective");
+    reject(kChakraOnly, "collective");
     MicroBenchmark m;
     m.collective = parse_collective(*f.optional_string("collective"), f);
     m.bytes = f.optional_bytes("bytes").value_or(m.bytes);
@@ -155,6 +179,7 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
     return;
   }
   reject(kMicroOnly, "model");
+  reject(kChakraOnly, "model");
   ModelWorkload w;
   w.model = *f.optional_string("model");
   w.tp = f.optional_int("tp").value_or(1);
@@ -189,11 +214,13 @@ void parse_simulation(const YAML::Node& node, Experiment& e) {
     throw Error(e.source, f.field("backend"),
                 fmt::format("unknown backend '{}' (known: flow)", e.backend));
   }
-  e.iterations = f.optional_int("iterations").value_or(e.iterations);
-  if (e.iterations < 1 || e.iterations > 10000) {
-    throw Error(e.source, f.field("iterations"),
-                fmt::format("must be between 1 and 10000, got {}", e.iterations));
+  if (f.has("iterations")) {
+    with_context(e.source, "", [&] {
+      set_iterations(e, *f.optional_int("iterations"), f.field("iterations"));
+      return 0;
+    });
   }
+  if (f.has("max_memory")) e.max_memory = *f.optional_bytes("max_memory");
   if (f.has("algorithms")) {
     const Fields a(f.get("algorithms"), e.source, "simulation.algorithms", kAlgorithmFields);
     e.algorithms.all_reduce = a.optional_string("all_reduce").value_or(e.algorithms.all_reduce);
@@ -226,12 +253,23 @@ Experiment parse_experiment(const std::string& yaml_text, const std::string& sou
   return e;
 }
 
+void set_iterations(Experiment& e, int iterations, const std::string& field) {
+  if (iterations < 1 || iterations > kMaxIterations) {
+    throw Error("", field,
+                fmt::format("must be between 1 and {}, got {}", kMaxIterations, iterations));
+  }
+  e.iterations = iterations;
+}
+
 Experiment load_experiment(const std::string& path) {
   return parse_experiment(
       read_text_file(path, "experiment file", "a YAML experiment (docs/experiment.md)"), path);
 }
 
 namespace {
+
+// A transfer in flight: the lowering's Transfer, the backend's flow state and route.
+constexpr double kBytesPerTransfer = 256;
 
 workload::TaskGraph build_micro(const Experiment& e, const MicroBenchmark& m) {
   const int per_server = e.cluster.gpus_per_server;
@@ -255,6 +293,22 @@ workload::TaskGraph build_micro(const Experiment& e, const MicroBenchmark& m) {
         groups.back().push_back(s * per_server + k);
     }
   }
+  // The lowering holds one step's transfers per collective at a time: n x (n - 1) for a direct
+  // all-to-all, a few per member for rings. Refuse what cannot fit before running it.
+  const double n = static_cast<double>(groups.front().size());
+  const double transfers_per_step =
+      static_cast<double>(groups.size()) *
+      (m.collective == workload::CollectiveKind::AllToAll ? n * (n - 1) : 4.0 * n);
+  const double bytes = transfers_per_step * kBytesPerTransfer;
+  if (bytes > static_cast<double>(e.max_memory.count())) {
+    throw Error(e.source, "simulation.max_memory",
+                fmt::format("the microbenchmark moves {:.3g} transfers at once, an estimated {} "
+                            "of memory, more than the limit of {}; raise simulation.max_memory "
+                            "(or --max-memory) to run it anyway, or use fewer servers",
+                            transfers_per_step,
+                            to_string(Bytes(static_cast<std::int64_t>(std::min(bytes, 9e18)))),
+                            to_string(e.max_memory)));
+  }
   // Iterations run the collectives back to back: each waits for all of the previous one.
   std::vector<workload::TaskId> previous;
   for (int it = 0; it < e.iterations; ++it) {
@@ -263,6 +317,8 @@ workload::TaskGraph build_micro(const Experiment& e, const MicroBenchmark& m) {
       workload::Task t;
       t.kind = workload::TaskKind::Collective;
       t.collective = m.collective;
+      // Not a parallelism of a training job: counted under "other" (comm time, exposed).
+      t.traffic = workload::Traffic::Other;
       t.group = g.add_group(members);
       t.bytes = m.bytes;
       t.iteration = static_cast<std::int16_t>(it);
@@ -281,6 +337,9 @@ workload::TaskGraph build_workload(const Experiment& e) {
   if (!e.chakra.empty()) {
     workload::ChakraOptions options;
     options.gpu = workload::find_gpu(e.gpu);
+    options.control_deps = e.chakra_control_deps;
+    options.comm_groups = e.chakra_comm_groups;
+    options.limits.max_memory = e.max_memory.count();
     return workload::read_chakra(e.chakra, options);
   }
   const ModelWorkload& w = *e.model;
@@ -288,29 +347,34 @@ workload::TaskGraph build_workload(const Experiment& e) {
   spec.model =
       with_context(e.source, "workload.model", [&] { return workload::load_model(w.model); });
   spec.gpu = workload::find_gpu(e.gpu);
-  const int per_replica = w.tp * w.pp * w.ep;
-  int dp = w.dp.value_or(gpus / per_replica);
-  if (!w.dp && gpus % per_replica != 0) {
-    throw Error(
-        e.source, "workload",
-        fmt::format("the cluster's {} GPUs are not a multiple of tp x pp x ep = {}; give dp", gpus,
-                    per_replica));
-  }
-  if (dp * per_replica > gpus) {
+  // With dp given, the job may use fewer GPUs than the cluster has.
+  spec.parallelism = with_context(e.source, "workload", [&] {
+    try {
+      return workload::resolve_parallelism(w.tp, w.pp, w.ep, w.dp, w.dp ? 0 : gpus, spec.model,
+                                           e.cluster.gpus_per_server);
+    } catch (const Error& err) {
+      if (err.field() != "gpus") throw;
+      // The job's GPUs are the cluster's here.
+      throw Error("", "",
+                  fmt::format("the cluster's {}; give dp to use fewer GPUs", err.message()));
+    }
+  });
+  if (spec.parallelism.gpus() > gpus) {
     throw Error(e.source, "workload.dp",
                 fmt::format("dp x tp x pp x ep = {} GPUs, more than the cluster's {}",
-                            dp * per_replica, gpus));
+                            spec.parallelism.gpus(), gpus));
   }
-  spec.parallelism = {.tp = w.tp, .pp = w.pp, .ep = w.ep, .dp = dp};
   spec.gpus_per_server = e.cluster.gpus_per_server;
   spec.micro_batch = w.micro_batch;
   spec.global_batch = w.global_batch;
   spec.seq = w.seq;
   spec.schedule = workload::parse_schedule(w.schedule);
   spec.iterations = e.iterations;
-  with_context(e.source, "workload", [&] {
-    workload::RankLayout check(spec.parallelism, spec.model, spec.gpus_per_server);
-    return spec.micro_batches();
+  with_context(e.source, "workload", [&] { return spec.micro_batches(); });
+  with_context(e.source, "", [&] {
+    workload::check_job_size(spec, e.max_memory, "simulation.max_memory",
+                             "simulation.max_memory (or --max-memory)");
+    return 0;
   });
   const workload::RoutingTrace trace =
       w.routing_trace.empty() ? workload::synthetic_trace_for(spec, w.synthetic, e.seed)

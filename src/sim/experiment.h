@@ -9,6 +9,7 @@
 #include "collective/lowering.h"
 #include "core/spec.h"
 #include "fabric/topology.h"
+#include "workload/chakra.h"
 #include "workload/routing.h"
 #include "workload/task_graph.h"
 #include "workload/training.h"
@@ -47,10 +48,20 @@ struct Experiment {
   std::optional<ModelWorkload> model;
   std::optional<MicroBenchmark> micro;
   std::string chakra;  // a Chakra trace prefix
+  workload::ControlDeps chakra_control_deps = workload::ControlDeps::Relaxed;
+  std::string chakra_comm_groups;  // ASTRA-sim communicator-group file (docs/chakra.md), optional
   std::string backend = "flow";
   int iterations = 1;
   collective::AlgorithmChoice algorithms;
+  // Jobs whose estimated memory is above this are refused before they are built
+  // (workload::check_job_size).
+  Bytes max_memory = Bytes(workload::kDefaultMaxJobMemory);
 };
+
+// Training iterations of one run: 1 to kMaxIterations, from the file or the command line alike.
+inline constexpr int kMaxIterations = workload::kMaxIterations;
+// Sets e.iterations; mfabric::Error naming `field` outside 1..kMaxIterations.
+void set_iterations(Experiment& e, int iterations, const std::string& field);
 
 // Throws mfabric::Error(path, field, expectation) on unreadable files, YAML errors, unknown keys,
 // missing or invalid values.

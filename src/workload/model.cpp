@@ -97,18 +97,25 @@ std::int64_t ModelSpec::total_params() const {
 
 namespace {
 
-// Range checks; each names the field and the allowed range.
-void check_positive(const Fields& f, const std::string& key, int value) {
+// Range checks; each names the field and the allowed range. Dimensions stay below 2^20 (far
+// above any real model) so that bytes = tokens x dimension x dtype can never overflow 64 bits.
+constexpr int kMaxDimension = 1 << 20;
+
+void check_positive(const Fields& f, const std::string& key, int value, int max = kMaxDimension) {
   if (value <= 0) {
     throw Error(f.source(), f.field(key),
                 fmt::format("expected a positive integer, got {}", value));
   }
+  if (value > max) {
+    throw Error(f.source(), f.field(key),
+                fmt::format("expected a positive integer of at most {}, got {}", max, value));
+  }
 }
 
 void check_non_negative(const Fields& f, const std::string& key, int value) {
-  if (value < 0) {
+  if (value < 0 || value > kMaxDimension) {
     throw Error(f.source(), f.field(key),
-                fmt::format("expected a non-negative integer, got {}", value));
+                fmt::format("expected an integer from 0 to {}, got {}", kMaxDimension, value));
   }
 }
 
@@ -233,7 +240,7 @@ ModelSpec parse_model(const std::string& yaml_text, const std::string& source) {
   m.description = f.optional_string("description").value_or("");
 
   m.layers = f.required_int("layers");
-  check_positive(f, "layers", m.layers);
+  check_positive(f, "layers", m.layers, 32767);  // task labels hold the layer in 16 bits
   m.hidden = f.required_int("hidden");
   check_positive(f, "hidden", m.hidden);
   m.attention = parse_attention(f.get("attention"), source, m.hidden);

@@ -64,6 +64,37 @@ RankLayout::RankLayout(const ParallelismSpec& p, const ModelSpec& model, int gpu
   }
 }
 
+ParallelismSpec resolve_parallelism(int tp, int pp, int ep, std::optional<int> dp, int gpus,
+                                    const ModelSpec& model, int gpus_per_server) {
+  if (dp && *dp < 1) {
+    throw Error("", "dp", fmt::format("expected a positive data-parallel degree, got {}", *dp));
+  }
+  if (gpus < 0) throw Error("", "gpus", fmt::format("must be at least 1, got {}", gpus));
+  // The degrees on their own, with one replica.
+  RankLayout one_replica(ParallelismSpec{.tp = tp, .pp = pp, .ep = ep, .dp = 1}, model,
+                         gpus_per_server);
+  const std::int64_t per_replica = std::int64_t{tp} * pp * ep;
+  if (gpus == 0) {
+    if (!dp)
+      throw Error("", "gpus", "give the number of GPUs (or dp) so that the job size is known");
+  } else if (dp) {
+    if (per_replica * *dp != gpus) {
+      throw Error("", "dp",
+                  fmt::format("dp x tp x pp x ep = {} x {} x {} x {} = {} GPUs, but the job has {}",
+                              *dp, tp, pp, ep, per_replica * *dp, gpus));
+    }
+  } else if (gpus % per_replica != 0) {
+    throw Error("", "gpus",
+                fmt::format("{} GPUs are not a multiple of tp x pp x ep = {} x {} x {} = {}, so "
+                            "they cannot be split into data-parallel replicas",
+                            gpus, tp, pp, ep, per_replica));
+  }
+  const ParallelismSpec p{
+      .tp = tp, .pp = pp, .ep = ep, .dp = dp ? *dp : static_cast<int>(gpus / per_replica)};
+  RankLayout all(p, model, gpus_per_server);  // the product's range
+  return p;
+}
+
 int RankLayout::gpu(const RankCoord& c) const {
   if (c.tp < 0 || c.tp >= p_.tp || c.ep < 0 || c.ep >= p_.ep || c.dp < 0 || c.dp >= p_.dp ||
       c.pp < 0 || c.pp >= p_.pp) {

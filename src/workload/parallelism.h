@@ -8,6 +8,7 @@
 // layers, as in Megatron-LM and the paper's simulator.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "workload/model.h"
@@ -28,6 +29,15 @@ struct RankCoord {
   int dp = 0;
   int pp = 0;
 };
+
+// The parallelism of a job from the degrees a user gave (dp optional) and the job's GPU count
+// (0 = not known, then dp must be given). Each degree is first checked on its own against the
+// model and the server (RankLayout's checks: tp divides the GPUs per server, ep divides the
+// experts, pp at most the layers, ...) so that the message names the real problem; only then
+// must tp x pp x ep divide the GPUs (dp = GPUs / (tp x pp x ep)) or, with dp given, equal GPUs
+// / dp. mfabric::Error fields: "tp", "pp", "ep", "dp", "gpus".
+ParallelismSpec resolve_parallelism(int tp, int pp, int ep, std::optional<int> dp, int gpus,
+                                    const ModelSpec& model, int gpus_per_server);
 
 class RankLayout {
  public:

@@ -93,7 +93,11 @@ RoutingTrace generate_routing(const SyntheticRouting& params, int ep, int expert
 // {"format": "mfabric-routing-trace", ...} or plain text, one record per line
 // "<iteration> <layer> <micro_batch> [[r0e0, r0e1, ...], [r1e0, ...]]"; a file holding a single
 // bare matrix "[[...], ...]" (the authors' simulator format) is one record used for every
-// layer and iteration. Errors name the file, line and field.
+// layer and iteration. Errors name the file, line and field: a number out of range (1e999), a
+// negative, fractional or non-numeric count, and a trace whose dimensions need more than
+// kMaxRoutingTraceCounts counts (checked before anything is allocated) are mfabric::Error.
+// Writing replaces `path` atomically (core/output_files.h).
+inline constexpr std::int64_t kMaxRoutingTraceCounts = std::int64_t{1} << 28;  // 1 GiB of int32
 RoutingTrace read_routing_trace(const std::string& path);
 void write_routing_trace(const RoutingTrace& trace, const std::string& path);
 

@@ -3,29 +3,27 @@
 // "records[3].tokens[2]" or "line 7").
 #include "workload/routing.h"
 
-#include <unistd.h>
+#include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "core/error.h"
-#include "core/yaml_fields.h"
+#include "core/input_files.h"
+#include "core/json_text.h"
+#include "core/output_files.h"
 
 namespace mfabric::workload {
 namespace {
@@ -35,6 +33,27 @@ using nlohmann::json;
 constexpr std::string_view kFormat = "mfabric-routing-trace";
 constexpr int kVersion = 1;
 constexpr std::int64_t kMaxCount = std::numeric_limits<std::int32_t>::max();
+
+// Refuses a trace whose dimensions need more than kMaxRoutingTraceCounts token counts, before
+// anything that large is allocated (a corrupt or hostile header must cost an error message, not
+// the machine's memory).
+void check_trace_size(const std::string& path, std::int64_t ep, std::int64_t experts,
+                      std::int64_t iterations, std::int64_t layers, std::int64_t micro_batches) {
+  // Doubles cannot overflow here: each factor is at most 2^31.
+  const double counts = static_cast<double>(ep) * static_cast<double>(experts) *
+                        static_cast<double>(iterations) * static_cast<double>(layers) *
+                        static_cast<double>(micro_batches);
+  if (counts > static_cast<double>(kMaxRoutingTraceCounts)) {
+    throw Error(path, "",
+                fmt::format("the trace's dimensions (ep {} x experts {} x iterations {} x layers "
+                            "{} x micro-batches {}) need {:.3g} token counts, more than the {} "
+                            "({} of memory) mfabric holds",
+                            ep, experts, iterations, layers, micro_batches, counts,
+                            kMaxRoutingTraceCounts,
+                            describe_cap(kMaxRoutingTraceCounts *
+                                         static_cast<std::int64_t>(sizeof(std::int32_t)))));
+  }
+}
 
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
@@ -196,6 +215,7 @@ RoutingTrace read_bare_matrix(const std::string& path, const std::string& text, 
     if (!cur.at_end()) {
       throw TextError{cur.pos(), "unexpected " + cur.describe() + " after the matrix"};
     }
+    check_trace_size(path, m.rows, m.cols, 1, 1, 1);
     RoutingTrace trace(m.rows, m.cols, 1, {0}, 1);
     std::copy(m.values.begin(), m.values.end(), trace.matrix(0, 0, 0).begin());
     trace.mark_static();
@@ -287,6 +307,8 @@ RoutingTrace read_text(const std::string& path, const std::string& text) {
       }
     }
   }
+  check_trace_size(path, ep, experts, iterations, static_cast<std::int64_t>(layers.size()),
+                   micro_batches);
   RoutingTrace trace = with_context(
       path, "", [&] { return RoutingTrace(ep, experts, iterations, layers, micro_batches); });
   for (const auto& r : records) {
@@ -300,8 +322,14 @@ RoutingTrace read_text(const std::string& path, const std::string& text) {
 // JSON.
 
 std::string show(const json& v) {
-  std::string s = v.dump();
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  std::string s = json_text(v, -1);
+  if (s.size() > 40) {
+    // Cut at a character boundary, not inside a multi-byte UTF-8 sequence.
+    std::size_t cut = 37;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80)
+      --cut;
+    s = s.substr(0, cut) + "...";
+  }
   return s;
 }
 
@@ -318,6 +346,11 @@ std::int64_t json_int(const json& v, const std::string& field, std::int64_t min,
     }
   } else if (v.is_number_integer()) {
     value = v.get<std::int64_t>();
+  } else if (v.is_number_float()) {
+    // 1e20 or 1.5: JSON numbers that are not integers. A whole one beyond the range is reported
+    // as too large, anything else as not an integer.
+    const double x = v.get<double>();
+    too_large = std::isfinite(x) && x == std::floor(x) && x > static_cast<double>(max);
   }
   if (too_large || (value && *value > max)) {
     throw Error("", field,
@@ -345,7 +378,7 @@ void reject_unknown(const json& obj, std::initializer_list<std::string_view> kno
   }
 }
 
-RoutingTrace parse_json_trace(const json& doc) {
+RoutingTrace parse_json_trace(const json& doc, const std::string& source) {
   if (!doc.is_object()) throw Error("", "", "expected a JSON object");
   reject_unknown(doc,
                  {"format", "version", "ep", "experts", "iterations", "micro_batches", "layers",
@@ -444,6 +477,8 @@ RoutingTrace parse_json_trace(const json& doc) {
   }
 
   // Pass 2: the counts.
+  check_trace_size(source, ep, experts, iterations, static_cast<std::int64_t>(layers.size()),
+                   micro_batches);
   RoutingTrace trace(ep, experts, iterations, layers, micro_batches);
   if (is_static) trace.mark_static();
   for (std::size_t k = 0; k < records.size(); ++k) {
@@ -473,25 +508,130 @@ RoutingTrace parse_json_trace(const json& doc) {
   return trace;
 }
 
+// Where the DOM parser gave up with an error that carries no position: a number too large for
+// a double (nlohmann out_of_range 406, "1e999"). The SAX parser reports the byte offset of the
+// same error; this handler tracks the JSON path to it ("records[3].tokens[2][1]").
+class JsonErrorLocator : public nlohmann::json_sax<json> {
+ public:
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override { return open(false); }
+  bool key(string_t& k) override {
+    frames_.back().key = k;
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(true); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t position, const std::string& token,
+                   const json::exception&) override {
+    position_ = position;
+    token_ = token;
+    path_.clear();
+    for (std::size_t f = 0; f < frames_.size(); ++f) {
+      const Frame& frame = frames_[f];
+      if (frame.array) {
+        // An enclosing array has counted the container being read; the innermost one has not
+        // yet counted the value that failed.
+        const std::size_t index = f + 1 < frames_.size() ? frame.count - 1 : frame.count;
+        path_ += "[" + std::to_string(index) + "]";
+      } else {
+        path_ += (path_.empty() ? "" : ".") + frame.key;
+      }
+    }
+    return false;
+  }
+
+  std::size_t position() const { return position_; }
+  const std::string& token() const { return token_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Frame {
+    bool array;
+    std::size_t count;
+    std::string key;
+  };
+  bool value() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().count;
+    return true;
+  }
+  bool open(bool array) {
+    value();
+    frames_.push_back({array, 0, ""});
+    return true;
+  }
+  bool close() {
+    frames_.pop_back();
+    return true;
+  }
+
+  std::vector<Frame> frames_;
+  std::size_t position_ = 0;
+  std::string token_;
+  std::string path_;
+};
+
+json parse_json_document(const std::string& path, const std::string& raw) {
+  try {
+    return json::parse(raw);
+  } catch (const json::parse_error& e) {
+    // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep "parse error at line..".
+    std::string what = e.what();
+    if (auto tag = what.find("] "); what.starts_with("[json.") && tag != std::string::npos) {
+      what.erase(0, tag + 2);
+    }
+    throw Error(path, "", "invalid JSON: " + what);
+  } catch (const json::exception&) {
+    JsonErrorLocator locator;
+    json::sax_parse(raw, &locator);
+    // The position is just past the offending token.
+    const std::size_t end = std::min(raw.size(), locator.position());
+    const std::size_t start = end - std::min(end, locator.token().size());
+    const std::size_t line_start = start == 0 ? std::string::npos : raw.rfind('\n', start - 1);
+    const std::size_t column = line_start == std::string::npos ? start + 1 : start - line_start;
+    throw Error(path, locator.path(),
+                fmt::format("number {} at line {}, column {} is out of range; every number in a "
+                            "routing trace is an integer of at most {}",
+                            locator.token().empty() ? "?" : locator.token(), line_of(raw, start),
+                            column, kMaxCount));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Writing.
 
-void append_matrix(std::string& out, std::span<const std::int32_t> m, int ep, int experts) {
+void write_matrix(std::ostream& out, std::span<const std::int32_t> m, int ep, int experts) {
   char buf[16];
-  out += '[';
+  out << '[';
   for (int r = 0; r < ep; ++r) {
-    if (r > 0) out += ", ";
-    out += '[';
+    if (r > 0) out << ", ";
+    out << '[';
     for (int e = 0; e < experts; ++e) {
-      if (e > 0) out += ", ";
+      if (e > 0) out << ", ";
       auto v = m[static_cast<std::size_t>(r) * static_cast<std::size_t>(experts) +
                  static_cast<std::size_t>(e)];
       auto res = std::to_chars(buf, buf + sizeof buf, v);
-      out.append(buf, res.ptr);
+      out.write(buf, res.ptr - buf);
     }
-    out += ']';
+    out << ']';
   }
-  out += ']';
+  out << ']';
+}
+
+json matrix_json(std::span<const std::int32_t> m, int ep, int experts) {
+  json rows = json::array();
+  for (int r = 0; r < ep; ++r) {
+    const auto row = m.subspan(static_cast<std::size_t>(r) * static_cast<std::size_t>(experts),
+                               static_cast<std::size_t>(experts));
+    rows.push_back(json(std::vector<std::int32_t>(row.begin(), row.end())));
+  }
+  return rows;
 }
 
 std::string join_layers(const std::vector<int>& layers, const char* sep) {
@@ -503,61 +643,53 @@ std::string join_layers(const std::vector<int>& layers, const char* sep) {
   return s;
 }
 
-std::string to_json_text(const RoutingTrace& t) {
-  // Written by hand rather than through nlohmann::json::dump so that each record sits on one
-  // line: readable, diffable, and without a second in-memory copy of a large trace as a DOM.
-  std::string out = "{\n";
-  out += "  \"format\": \"" + std::string(kFormat) + "\",\n";
-  out += "  \"version\": " + std::to_string(kVersion) + ",\n";
-  out += "  \"ep\": " + std::to_string(t.ep()) + ",\n";
-  out += "  \"experts\": " + std::to_string(t.experts()) + ",\n";
-  out += "  \"iterations\": " + std::to_string(t.iterations()) + ",\n";
-  out += "  \"micro_batches\": " + std::to_string(t.micro_batches()) + ",\n";
-  out += "  \"layers\": [" + join_layers(t.layers(), ", ") + "],\n";
-  if (t.is_static()) out += "  \"static\": true,\n";
-  out += "  \"records\": [";
-  bool first = true;
+// The header members pretty-printed, then one record per line: readable, diffable, and streamed
+// record by record, so a large trace never exists twice in memory.
+void write_json_trace(const RoutingTrace& t, std::ostream& out) {
+  json head = {{"format", kFormat},
+               {"version", kVersion},
+               {"ep", t.ep()},
+               {"experts", t.experts()},
+               {"iterations", t.iterations()},
+               {"micro_batches", t.micro_batches()},
+               {"layers", t.layers()}};
+  if (t.is_static()) head["static"] = true;
+  JsonArrayStream records(out, head, "records", 2);
   for (int it = 0; it < t.iterations(); ++it) {
     for (std::size_t li = 0; li < t.layers().size(); ++li) {
       for (int mb = 0; mb < t.micro_batches(); ++mb) {
-        out += first ? "\n" : ",\n";
-        first = false;
-        out += "    {\"iteration\": " + std::to_string(it) +
-               ", \"layer\": " + std::to_string(t.layers()[li]) +
-               ", \"micro_batch\": " + std::to_string(mb) + ", \"tokens\": ";
-        append_matrix(out, t.matrix(it, static_cast<int>(li), mb), t.ep(), t.experts());
-        out += "}";
+        records.add({{"iteration", it},
+                     {"layer", t.layers()[li]},
+                     {"micro_batch", mb},
+                     {"tokens", matrix_json(t.matrix(it, static_cast<int>(li), mb), t.ep(),
+                                            t.experts())}});
       }
     }
   }
-  out += "\n  ]\n}\n";
-  return out;
+  records.finish();
 }
 
-std::string to_plain_text(const RoutingTrace& t) {
-  std::string out = "# mfabric routing trace: ep " + std::to_string(t.ep()) + ", experts " +
-                    std::to_string(t.experts()) + ", iterations " + std::to_string(t.iterations()) +
-                    ", micro-batches " + std::to_string(t.micro_batches()) + ", layers " +
-                    join_layers(t.layers(), " ") + "\n";
+void write_plain_text(const RoutingTrace& t, std::ostream& out) {
+  out << "# mfabric routing trace: ep " << t.ep() << ", experts " << t.experts()
+      << ", iterations " << t.iterations() << ", micro-batches " << t.micro_batches()
+      << ", layers " << join_layers(t.layers(), " ") << "\n";
   if (t.is_static()) {
     // The bare-matrix form is what marks a trace static when read back.
-    out += "# one static [ep x experts] matrix, used for every MoE layer and iteration\n";
-    append_matrix(out, t.matrix(0, 0, 0), t.ep(), t.experts());
-    out += '\n';
-    return out;
+    out << "# one static [ep x experts] matrix, used for every MoE layer and iteration\n";
+    write_matrix(out, t.matrix(0, 0, 0), t.ep(), t.experts());
+    out << '\n';
+    return;
   }
-  out += "# <iteration> <layer> <micro_batch> [[tokens rank 0 -> expert 0, ...], [rank 1 ...]]\n";
+  out << "# <iteration> <layer> <micro_batch> [[tokens rank 0 -> expert 0, ...], [rank 1 ...]]\n";
   for (int it = 0; it < t.iterations(); ++it) {
     for (std::size_t li = 0; li < t.layers().size(); ++li) {
       for (int mb = 0; mb < t.micro_batches(); ++mb) {
-        out += std::to_string(it) + " " + std::to_string(t.layers()[li]) + " " +
-               std::to_string(mb) + " ";
-        append_matrix(out, t.matrix(it, static_cast<int>(li), mb), t.ep(), t.experts());
-        out += '\n';
+        out << it << ' ' << t.layers()[li] << ' ' << mb << ' ';
+        write_matrix(out, t.matrix(it, static_cast<int>(li), mb), t.ep(), t.experts());
+        out << '\n';
       }
     }
   }
-  return out;
 }
 
 }  // namespace
@@ -569,18 +701,15 @@ RoutingTrace read_routing_trace(const std::string& path) {
   if (raw.starts_with("\xEF\xBB\xBF")) raw.replace(0, 3, 3, ' ');
   const auto first = std::find_if(raw.begin(), raw.end(), [](char c) { return !is_space(c); });
   if (first != raw.end() && *first == '{') {
-    json doc;
+    const json doc = parse_json_document(path, raw);
+    raw = std::string();  // the document holds it all now
     try {
-      doc = json::parse(raw);
-    } catch (const json::parse_error& e) {
-      // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep "parse error at line..".
-      std::string what = e.what();
-      if (auto tag = what.find("] "); what.starts_with("[json.") && tag != std::string::npos) {
-        what.erase(0, tag + 2);
-      }
-      throw Error(path, "", "invalid JSON: " + what);
+      return with_context(path, "", [&] { return parse_json_trace(doc, path); });
+    } catch (const json::exception& e) {
+      // Every access above is type-checked first; this is a safety net so that no nlohmann
+      // exception escapes as anything but an mfabric::Error.
+      throw Error(path, "", std::string("unexpected JSON content: ") + e.what());
     }
-    return with_context(path, "", [&] { return parse_json_trace(doc); });
   }
   // Text and bare matrix may start with '#' comments; the first other character decides.
   const std::string text = blank_comments(raw);
@@ -597,30 +726,16 @@ RoutingTrace read_routing_trace(const std::string& path) {
 
 void write_routing_trace(const RoutingTrace& trace, const std::string& path) {
   if (trace.ep() == 0) throw Error(path, "", "cannot write an empty routing trace");
-  const std::string content = path.ends_with(".json") ? to_json_text(trace) : to_plain_text(trace);
-  // Written next to the target and renamed over it, so a reader never sees half a file and a
-  // failed write leaves the old file intact.
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp =
-      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(path, "", std::string("cannot write: ") + std::strerror(errno));
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw Error(path, "", "cannot write: I/O error");
+  // Written next to the target and renamed over it (core/output_files.h), so a reader never
+  // sees half a file and a failed or interrupted write leaves the old file intact.
+  const bool as_json = path.ends_with(".json");
+  write_file_atomically(path, [&](std::ostream& out) {
+    if (as_json) {
+      write_json_trace(trace, out);
+    } else {
+      write_plain_text(trace, out);
     }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw Error(path, "", "cannot write: " + ec.message());
-  }
+  });
 }
 
 }  // namespace mfabric::workload

@@ -48,6 +48,8 @@ const char* to_string(Traffic t) {
       return "dp";
     case Traffic::PP:
       return "pp";
+    case Traffic::Other:
+      return "other";
   }
   return "?";
 }

@@ -33,8 +33,9 @@ enum class CollectiveKind : std::uint8_t {
   Broadcast,
   Barrier
 };
-// Which parallelism a communication task serves (None for compute).
-enum class Traffic : std::uint8_t { None, TP, EP, DP, PP };
+// Which parallelism a communication task serves (None for compute). Other: communication of no
+// recognised parallelism (imported traces whose process groups say none, docs/chakra.md).
+enum class Traffic : std::uint8_t { None, TP, EP, DP, PP, Other };
 enum class Phase : std::uint8_t { Forward, Backward, Update, Other };
 // What a task does, for labels, reports and replayed durations.
 enum class Op : std::uint8_t {

@@ -35,6 +35,11 @@ const char* to_string(PipelineSchedule s);
 // "1f1b" or "gpipe"; throws mfabric::Error otherwise.
 PipelineSchedule parse_schedule(const std::string& text);
 
+// Training iterations one run may simulate (experiment files and the command line alike).
+inline constexpr int kMaxIterations = 10000;
+// Tokens per sequence (1M: far above any model's context, far below 32-bit token counts).
+inline constexpr int kMaxSeq = 1 << 20;
+
 struct TrainingSpec {
   ModelSpec model;
   ParallelismSpec parallelism;
@@ -88,5 +93,30 @@ struct WorkloadSummary {
 };
 
 WorkloadSummary summarize(const TrainingSpec& spec, const TaskGraph& graph);
+
+// What building and simulating a job will take, estimated from its shape before anything is
+// built (an upper estimate: tests check it against built graphs). Memory counts the task graph,
+// the engine's per-task state, the all-to-all-v matrices and the routing trace.
+struct JobSize {
+  std::int64_t tasks = 0;
+  std::int64_t matrices = 0;
+  std::int64_t trace_bytes = 0;
+  std::int64_t memory_bytes = 0;
+};
+JobSize estimate_job_size(const TrainingSpec& spec);
+
+// Memory a routing trace of these dimensions holds (counts are int32).
+std::int64_t routing_trace_bytes(int ep, int experts, int iterations, int layers,
+                                 int micro_batches);
+
+// The default memory limit for a job (docs/workload.md, "Job size"); the `max_memory` experiment
+// field and the --max-memory option change it.
+inline constexpr std::int64_t kDefaultMaxJobMemory = std::int64_t{8} << 30;  // 8 GiB
+
+// Throws mfabric::Error naming `option` when the job's estimate is above `limit`, or above what
+// the task graph can index at all (2^31 tasks, 32767 micro-batches per iteration), with the
+// estimate in the message; `how_to_raise` (default: option) says how to raise the limit.
+void check_job_size(const TrainingSpec& spec, Bytes limit, const std::string& option,
+                    const std::string& how_to_raise = "");
 
 }  // namespace mfabric::workload

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/error.h"
 
 namespace mfabric {
@@ -94,6 +96,28 @@ TEST(TransmissionTime, SizeOverRate) {
   EXPECT_EQ(transmission_time(Bytes(0), Rate::gbps(8)), Time::zero());
   // Rounds up: 1 byte at 3 bps = 2.666..s -> never early.
   EXPECT_GE(transmission_time(Bytes(1), Rate::bits_per_second(3)).ps(), 2'666'666'666'667);
+}
+
+}  // namespace
+}  // namespace mfabric
+
+namespace mfabric {
+namespace {
+
+TEST(TimeRange, FromSecondsOutsideTheClockIsAnError) {
+  EXPECT_EQ(Time::from_seconds(1e6), Time::picoseconds(1'000'000'000'000'000'000));
+  EXPECT_THROW(Time::from_seconds(1e7), Error);  // 1e19 ps > 2^63
+  EXPECT_THROW(Time::from_seconds(-1e7), Error);
+  EXPECT_THROW(Time::from_seconds(std::numeric_limits<double>::quiet_NaN()), Error);
+  EXPECT_THROW(Time::from_seconds(std::numeric_limits<double>::infinity()), Error);
+}
+
+TEST(TimeRange, TransmissionPastTheClockSaturatesInsteadOfOverflowing) {
+  // 1 GiB at 1 bps is 8.6e9 s = 8.6e21 ps: past int64, so "never" (Time::max()).
+  EXPECT_EQ(transmission_time(Bytes::gib(1), Rate::bits_per_second(1)), Time::max());
+  // Just inside: 1e6 s worth of bits.
+  EXPECT_EQ(transmission_time(Bytes(125'000), Rate::bits_per_second(1)),
+            Time::picoseconds(1'000'000'000'000'000'000));
 }
 
 }  // namespace

@@ -602,5 +602,43 @@ TEST(FlowBackend, RejectsBadArguments) {
   EXPECT_THROW(net.advance(Time::microseconds(1)), std::logic_error);
 }
 
+TEST(FlowBackend, StalledTransferNamesTheDownLinkOnItsRoute) {
+  const Topology t = two_hosts();
+  FlowBackend net(t);
+  Recorder rec;
+  const TransferId id = rec.start(net, transfer(t.gpu(0, 0), t.gpu(1, 0), 1'250'000));  // 100 us
+  EXPECT_TRUE(net.stalled_transfers(10).empty());
+  net.advance(Time::microseconds(30));
+  const fabric::LinkId cable = cable_of(t, t.nic(1, 0));
+  net.set_link_rate(cable, Rate::gbps(0));
+  net.advance(Time::microseconds(50));
+  const std::vector<StalledTransfer> stalled = net.stalled_transfers(10);
+  ASSERT_EQ(stalled.size(), 1u);
+  EXPECT_EQ(stalled[0].id, id);
+  EXPECT_EQ(stalled[0].why, StalledTransfer::Why::LinkDown);
+  EXPECT_EQ(stalled[0].down_link, cable);
+  EXPECT_EQ(stalled[0].src, t.gpu(0, 0));
+  EXPECT_EQ(stalled[0].dst, t.gpu(1, 0));
+  // 30 us at 100G moved 375,000 bytes; nothing since.
+  EXPECT_EQ(stalled[0].remaining.count(), 875'000);
+  EXPECT_TRUE(net.stalled_transfers(0).empty());
+}
+
+TEST(FlowBackend, TransferEndingPastTheClockHasNoEventAndIsReported) {
+  // 2e15 bytes at 1 Mbps: 1.6e10 s, far past 2^63 ps (about 9.2e6 s). The drain time must not
+  // overflow into a bogus (or negative) event time.
+  const Topology t = fabric::build_fabric(
+      "fat-tree:radix=4", cluster(2, 1, 1, fabric::kMinLinkRate, Time::microseconds(1)));
+  FlowBackend net(t);
+  Recorder rec;
+  rec.start(net, transfer(t.gpu(0, 0), t.gpu(1, 0), 2'000'000'000'000'000));
+  EXPECT_FALSE(net.next_event_time().has_value());
+  const std::vector<StalledTransfer> stalled = net.stalled_transfers(10);
+  ASSERT_EQ(stalled.size(), 1u);
+  EXPECT_EQ(stalled[0].why, StalledTransfer::Why::PastTimeRange);
+  EXPECT_DOUBLE_EQ(stalled[0].rate.bps(), 1e6);
+  EXPECT_EQ(stalled[0].down_link, -1);
+}
+
 }  // namespace
 }  // namespace mfabric::net

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "fabric/builders.h"
+#include "net/flow_backend.h"
 
 namespace mfabric::sim {
 namespace {
@@ -52,6 +53,7 @@ class IdealBackend final : public net::Backend {
   std::size_t active_transfers() const override { return pending_.size(); }
   std::int64_t events_processed() const override { return started_; }
   const std::vector<net::ChannelStats>& channel_stats() const override { return stats_; }
+  std::vector<net::StalledTransfer> stalled_transfers(std::size_t) const override { return {}; }
 
   int started_ = 0;
 
@@ -176,6 +178,66 @@ TEST(Engine, GpuNodesFollowTheServerLayout) {
   const auto topo = topology(2, 4);
   EXPECT_EQ(gpu_node(topo, 5), topo.gpu(1, 1));
   EXPECT_EQ(gpu_node(topo, 0), topo.gpu(0, 0));
+}
+
+// The message of the mfabric::Error that running `g` throws, or a failure.
+std::string run_error(const TaskGraph& g, const fabric::Topology& topo, net::Backend& net) {
+  try {
+    run(g, topo, net);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "the run finished";
+  return "";
+}
+
+TEST(Engine, TransferOnADownLinkWithNoOtherRouteIsAnErrorNamingTaskAndLink) {
+  TaskGraph g(2);
+  const auto a = g.add(compute(0, ms));
+  const auto s = g.add(p2p(0, 1, Bytes(1'000'000)), {a});
+  g.add(compute(1, ms), {s});
+  fabric::ClusterSpec c;
+  c.servers = 2;
+  c.gpus_per_server = 1;
+  c.nics_per_server = 1;
+  const auto topo = fabric::build_fabric("fat-tree:radix=4", c);
+  net::FlowBackend net(topo);
+  fabric::LinkId cable = -1;
+  for (fabric::LinkId l : topo.links_of(topo.nic(1, 0))) {
+    if (topo.link(l).kind == fabric::LinkKind::Cable) cable = l;
+  }
+  net.set_link_rate(cable, Rate::gbps(0));
+  const std::string msg = run_error(g, topo, net);
+  EXPECT_NE(msg.find("2 of 3 tasks never completed"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("task 1 ("), std::string::npos) << msg;
+  EXPECT_NE(msg.find("is down and no other route is up"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(topo.name(topo.nic(1, 0))), std::string::npos) << msg;
+}
+
+TEST(Engine, TransferPastTheClockIsAnErrorNotAHang) {
+  TaskGraph g(2);
+  g.add(p2p(0, 1, Bytes(2'000'000'000'000'000)));
+  fabric::ClusterSpec c;
+  c.servers = 2;
+  c.gpus_per_server = 1;
+  c.nics_per_server = 1;
+  c.link = fabric::kMinLinkRate;
+  const auto topo = fabric::build_fabric("fat-tree:radix=4", c);
+  net::FlowBackend net(topo);
+  const std::string msg = run_error(g, topo, net);
+  EXPECT_NE(msg.find("past the largest time"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("1Mbps"), std::string::npos) << msg;
+}
+
+TEST(Engine, ComputeEndingPastTheClockIsAnErrorNamingTheTask) {
+  TaskGraph g(1);
+  g.add(compute(0, Time::max() - Time::picoseconds(5)));
+  g.add(compute(0, ms));
+  IdealBackend net(Rate::gbps(8));
+  const auto topo = topology(1, 1);
+  const std::string msg = run_error(g, topo, net);
+  EXPECT_NE(msg.find("task 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("past the largest time"), std::string::npos) << msg;
 }
 
 }  // namespace

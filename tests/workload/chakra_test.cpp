@@ -1,211 +1,19 @@
-// Chakra reader: each test writes its own small traces (plain and gzip) with the generated
-// protobuf classes into a fresh temporary directory and reads them back.
+// Chakra reader, conversion: nodes -> tasks, collective matching and sizes, eager send/receive,
+// and the errors of matching. Decoding is in chakra_stream_test.cpp, control dependencies in
+// chakra_deps_test.cpp, process groups in chakra_groups_test.cpp.
 #include <gtest/gtest.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
-#include <google/protobuf/stubs/logging.h>
-
-#include "core/error.h"
-#include "workload/chakra.h"
-#include "workload/chakra/et_def.pb.h"
+#include "workload/chakra_test_util.h"
 
 namespace mfabric::workload {
 namespace {
 
-namespace fs = std::filesystem;
-namespace pb = ChakraProtoMsg;
-
-// --- Writing traces ---------------------------------------------------------------------------
-
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("mfabric_chakra_" + std::string(info->name()) + "_" +
-             std::to_string(static_cast<long long>(::getpid())) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string prefix(const std::string& name = "trace") const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-void add_int(pb::Node& n, const std::string& name, std::int64_t v) {
-  auto* a = n.add_attr();
-  a->set_name(name);
-  a->set_int64_val(v);
-}
-
-void add_string(pb::Node& n, const std::string& name, const std::string& v) {
-  auto* a = n.add_attr();
-  a->set_name(name);
-  a->set_string_val(v);
-}
-
-void add_list(pb::Node& n, const std::string& name, std::initializer_list<std::int64_t> values) {
-  auto* a = n.add_attr();
-  a->set_name(name);
-  for (std::int64_t v : values)
-    a->mutable_int64_list()->add_values(v);
-}
-
-pb::Node make(std::uint64_t id, pb::NodeType type, std::initializer_list<std::uint64_t> deps = {},
-              const std::string& name = "") {
-  pb::Node n;
-  n.set_id(id);
-  n.set_name(name.empty() ? "n" + std::to_string(id) : name);
-  n.set_type(type);
-  for (std::uint64_t d : deps)
-    n.add_data_deps(d);
-  return n;
-}
-
-pb::Node comp(std::uint64_t id, std::uint64_t micros,
-              std::initializer_list<std::uint64_t> deps = {}) {
-  pb::Node n = make(id, pb::COMP_NODE, deps);
-  n.set_duration_micros(micros);
-  return n;
-}
-
-pb::Node coll(std::uint64_t id, pb::CollectiveCommType type, std::int64_t size,
-              const std::string& pg, std::initializer_list<std::uint64_t> deps = {}) {
-  pb::Node n = make(id, pb::COMM_COLL_NODE, deps);
-  add_int(n, "comm_type", type);
-  if (size >= 0) add_int(n, "comm_size", size);
-  if (!pg.empty()) add_string(n, "pg_name", pg);
-  return n;
-}
-
-pb::Node send(std::uint64_t id, int dst, std::int64_t size, int tag,
-              std::initializer_list<std::uint64_t> deps = {}) {
-  pb::Node n = make(id, pb::COMM_SEND_NODE, deps);
-  add_int(n, "comm_dst", dst);
-  add_int(n, "comm_size", size);
-  auto* a = n.add_attr();  // int32 as in the schema's documentation
-  a->set_name("comm_tag");
-  a->set_int32_val(tag);
-  return n;
-}
-
-pb::Node recv(std::uint64_t id, int src, std::int64_t size, int tag,
-              std::initializer_list<std::uint64_t> deps = {}) {
-  pb::Node n = make(id, pb::COMM_RECV_NODE, deps);
-  add_int(n, "comm_src", src);
-  add_int(n, "comm_size", size);
-  auto* a = n.add_attr();
-  a->set_name("comm_tag");
-  a->set_int32_val(tag);
-  return n;
-}
-
-// [varint32 length][message], as Chakra's writers frame every message.
-void frame(std::string& out, const google::protobuf::MessageLite& m) {
-  const std::string body = m.SerializeAsString();
-  std::uint64_t n = body.size();
-  do {
-    const auto low = static_cast<unsigned char>(n & 0x7f);
-    n >>= 7;
-    out.push_back(static_cast<char>(n != 0 ? (low | 0x80) : low));
-  } while (n != 0);
-  out += body;
-}
-
-std::string encode(const std::vector<pb::Node>& nodes, const pb::GlobalMetadata* meta = nullptr) {
-  std::string out;
-  pb::GlobalMetadata default_meta;
-  default_meta.set_version("0.0.4");
-  frame(out, meta != nullptr ? *meta : default_meta);
-  for (const pb::Node& n : nodes)
-    frame(out, n);
-  return out;
-}
-
-std::string gzip(const std::string& in) {
-  z_stream zs{};
-  EXPECT_EQ(
-      deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
-      Z_OK);
-  std::string out(deflateBound(&zs, static_cast<uLong>(in.size())), '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << path;
-}
-
-std::string rank_file(const std::string& prefix, int rank) {
-  return prefix + "." + std::to_string(rank) + ".et";
-}
-
-void write_rank(const std::string& prefix, int rank, const std::vector<pb::Node>& nodes,
-                bool compressed = false, const pb::GlobalMetadata* meta = nullptr) {
-  const std::string bytes = encode(nodes, meta);
-  write_bytes(rank_file(prefix, rank), compressed ? gzip(bytes) : bytes);
-}
-
-// --- Reading helpers --------------------------------------------------------------------------
-
-std::vector<TaskId> find(const TaskGraph& g, const std::function<bool(const Task&)>& pred) {
-  std::vector<TaskId> out;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    if (pred(g.task(static_cast<TaskId>(i)))) out.push_back(static_cast<TaskId>(i));
-  }
-  return out;
-}
-
-std::vector<TaskId> deps_of(const TaskGraph& g, TaskId id) {
-  auto d = g.deps(id);
-  std::vector<TaskId> out(d.begin(), d.end());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// Runs the reader and checks it throws an Error located in `file` whose text contains every
-// fragment.
-void expect_error(const std::string& prefix, const std::string& file,
-                  std::initializer_list<std::string> fragments, const ChakraOptions& options = {}) {
-  try {
-    read_chakra(prefix, options);
-    ADD_FAILURE() << "expected an error naming " << file;
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(e.source(), file) << what;
-    for (const std::string& f : fragments) {
-      EXPECT_NE(what.find(f), std::string::npos) << "missing '" << f << "' in: " << what;
-    }
-  }
-}
+using namespace chakra_testing;
 
 // Two ranks: compute (duration) -> compute (num_ops) -> all-reduce "dp" -> send/recv -> compute.
 void write_basic(const std::string& prefix, bool rank0_gz, bool rank1_gz) {
@@ -240,10 +48,10 @@ void check_basic(const TaskGraph& g, const ChakraSummary& s) {
   EXPECT_EQ(s.recv, 1);
   EXPECT_EQ(s.other, 0);
   EXPECT_EQ(g.gpus(), 2);
-  ASSERT_EQ(g.size(), 8u);  // 6 compute + 1 all-reduce + 1 P2P
+  ASSERT_EQ(g.size(), 9u);  // 6 compute + 1 all-reduce + 1 P2P + the receive's completion
 
   const auto computes = find(g, [](const Task& t) { return t.kind == TaskKind::Compute; });
-  ASSERT_EQ(computes.size(), 6u);
+  ASSERT_EQ(computes.size(), 7u);
   const auto colls = find(g, [](const Task& t) { return t.kind == TaskKind::Collective; });
   ASSERT_EQ(colls.size(), 1u);
   const Task& ar = g.task(colls[0]);
@@ -277,15 +85,34 @@ void check_basic(const TaskGraph& g, const ChakraSummary& s) {
   EXPECT_EQ(pt.gpu, 0);
   EXPECT_EQ(pt.peer, 1);
   EXPECT_EQ(pt.bytes, Bytes(4096));
-  EXPECT_EQ(deps_of(g, p2p[0]), (std::vector<TaskId>{colls[0]}));  // union, deduplicated
+  EXPECT_EQ(pt.traffic, Traffic::Other);  // no pg_name
+  // The transfer starts on the send's own dependencies.
+  EXPECT_EQ(deps_of(g, p2p[0]), (std::vector<TaskId>{colls[0]}));
 
-  // The tails depend (control edge) on the merged P2P task.
+  // The receive completes after its own dependencies and the transfer, in zero time on GPU 1.
+  std::vector<TaskId> arrival;
+  for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t) {
+    const auto d = deps_of(g, t);
+    if (g.task(t).kind == TaskKind::Compute && g.task(t).duration == Time::zero() &&
+        std::count(d.begin(), d.end(), p2p[0]) == 1) {
+      arrival.push_back(t);
+    }
+  }
+  ASSERT_EQ(arrival.size(), 1u);
+  EXPECT_EQ(g.task(arrival[0]).gpu, 1);
+  EXPECT_EQ(g.task(arrival[0]).duration, Time::zero());
+  EXPECT_EQ(deps_of(g, arrival[0]), (std::vector<TaskId>{colls[0], p2p[0]}));
+
+  // The tails depend (control edge) on their own node 4: the sender's on the transfer, the
+  // receiver's on the receive's completion.
   const auto tails = find(g, [](const Task& t) {
     return t.kind == TaskKind::Compute && t.duration == Time::microseconds(5);
   });
   ASSERT_EQ(tails.size(), 2u);
-  for (TaskId t : tails)
-    EXPECT_EQ(deps_of(g, t), (std::vector<TaskId>{p2p[0]}));
+  for (TaskId t : tails) {
+    const TaskId expected = g.task(t).gpu == 0 ? p2p[0] : arrival[0];
+    EXPECT_EQ(deps_of(g, t), (std::vector<TaskId>{expected}));
+  }
 }
 
 // --- Conversion -------------------------------------------------------------------------------
@@ -315,7 +142,7 @@ TEST(Chakra, NumOpsWithoutGpuPeakIsZeroTime) {
   const TaskGraph g = read_chakra(dir.prefix(), ChakraOptions{});
   const auto zero = find(
       g, [](const Task& t) { return t.kind == TaskKind::Compute && t.duration == Time::zero(); });
-  EXPECT_EQ(zero.size(), 2u);
+  EXPECT_EQ(zero.size(), 3u);  // the two num_ops nodes and the receive's completion
 }
 
 TEST(Chakra, CpuOpsAndNonComputeNodesAreZeroTimeTasksThatKeepDependencies) {
@@ -436,12 +263,12 @@ TEST(Chakra, GroupsFromPgNamesAndTrafficClasses) {
   ASSERT_EQ(barrier.size(), 1u);
   EXPECT_EQ(g.group(g.task(barrier[0]).group), (std::vector<std::int32_t>{0, 1, 2, 3}));
   EXPECT_EQ(g.task(barrier[0]).bytes, Bytes(0));
-  EXPECT_EQ(g.task(barrier[0]).traffic, Traffic::None);
+  EXPECT_EQ(g.task(barrier[0]).traffic, Traffic::Other);  // the default group says nothing
   EXPECT_EQ(deps_of(g, barrier[0]), gathers);  // both TP gathers
 
   const auto rs = only(CollectiveKind::ReduceScatter);
   ASSERT_EQ(rs.size(), 1u);
-  EXPECT_EQ(g.task(rs[0]).traffic, Traffic::None);
+  EXPECT_EQ(g.task(rs[0]).traffic, Traffic::Other);  // "7" says nothing
   EXPECT_EQ(g.task(rs[0]).bytes, Bytes(32));
 
   const auto bcast = only(CollectiveKind::Broadcast);
@@ -466,6 +293,10 @@ TEST(Chakra, RootedCollectivesMapToTheNearestSymmetricOne) {
   EXPECT_EQ(g.task(3).collective, CollectiveKind::ReduceScatter);
   for (TaskId i = 0; i < 4; ++i)
     EXPECT_EQ(g.task(i).traffic, Traffic::DP);
+  // A gather's comm_size is each member's input, as an all-gather's: 2 members x 8 bytes.
+  EXPECT_EQ(g.task(1).bytes, Bytes(16));
+  for (TaskId i : {0, 2, 3})
+    EXPECT_EQ(g.task(i).bytes, Bytes(8));
 }
 
 TEST(Chakra, CollectivesMatchInTopologicalOrderNotFileOrder) {
@@ -493,10 +324,14 @@ TEST(Chakra, SendsAndReceivesMatchInOrderPerTag) {
   const TaskGraph g = read_chakra(dir.prefix(), ChakraOptions{}, &s);
   EXPECT_EQ(s.send, 4);
   EXPECT_EQ(s.recv, 4);
-  ASSERT_EQ(g.size(), 4u);
+  ASSERT_EQ(g.size(), 8u);  // 4 transfers, 4 receive completions
   std::vector<std::pair<std::int32_t, std::int64_t>> seen;
   for (const Task& t : g.tasks()) {
-    EXPECT_EQ(t.kind, TaskKind::P2P);
+    if (t.kind != TaskKind::P2P) {
+      EXPECT_EQ(t.kind, TaskKind::Compute);
+      EXPECT_EQ(t.duration, Time::zero());
+      continue;
+    }
     EXPECT_EQ(t.peer, 1 - t.gpu);
     seen.emplace_back(t.gpu, t.bytes.count());
   }
@@ -510,110 +345,72 @@ TEST(Chakra, SendsAndReceivesMatchInOrderPerTag) {
   EXPECT_EQ(deps_of(g, second[0]), first);
 }
 
-// --- Errors -----------------------------------------------------------------------------------
 
-TEST(ChakraErrors, MissingPrefixNamesRankZeroFile) {
+TEST(Chakra, SendThenReceiveRingIsEager) {
+  // ASTRA-sim's custom ring: every rank sends to its right neighbour, then receives from its
+  // left, the receive depending on the send. Merging a send with its receive into one task made
+  // this a deadlock; with eager semantics every transfer starts at once.
   TempDir dir;
-  const std::string prefix = dir.prefix("absent");
-  expect_error(prefix, rank_file(prefix, 0), {"absent.0.et", "not found"});
-}
-
-TEST(ChakraErrors, StopsAtTheFirstMissingRank) {
-  TempDir dir;
-  write_rank(dir.prefix(), 0, {comp(1, 1)});
-  write_rank(dir.prefix(), 2, {comp(1, 1)});  // rank 1 missing: rank 2 is not read
-  ChakraSummary s;
-  const TaskGraph g = read_chakra(dir.prefix(), ChakraOptions{}, &s);
-  EXPECT_EQ(s.ranks, 1);
-  EXPECT_EQ(g.gpus(), 1);
-  EXPECT_EQ(g.size(), 1u);
-}
-
-TEST(ChakraErrors, TruncatedFile) {
-  TempDir dir;
-  const std::string bytes = encode({comp(1, 1), comp(2, 1, {1}), comp(3, 1, {2})});
-  write_bytes(rank_file(dir.prefix(), 0), bytes.substr(0, bytes.size() - 3));
-  expect_error(dir.prefix(), rank_file(dir.prefix(), 0), {"node #2", "byte offset", "truncated"});
-}
-
-TEST(ChakraErrors, TruncatedInsideALengthPrefix) {
-  TempDir dir;
-  pb::Node big = comp(2, 1, {1});
-  big.set_name(std::string(300, 'x'));  // a two-byte length prefix
-  std::string bytes = encode({comp(1, 1)});
-  const std::size_t cut = bytes.size();
-  bytes = encode({comp(1, 1), big}).substr(0, cut + 1);
-  write_bytes(rank_file(dir.prefix(), 0), bytes);
-  expect_error(dir.prefix(), rank_file(dir.prefix(), 0), {"node #1", "truncated", "length prefix"});
-}
-
-TEST(ChakraErrors, TruncatedGzipFile) {
-  TempDir dir;
-  const std::string gz = gzip(encode({comp(1, 1), comp(2, 1, {1})}));
-  write_bytes(rank_file(dir.prefix(), 0), gz.substr(0, gz.size() - 6));
-  expect_error(dir.prefix(), rank_file(dir.prefix(), 0), {"gzip", "truncated"});
-}
-
-TEST(ChakraErrors, GarbageBytes) {
-  TempDir dir;
-  write_bytes(rank_file(dir.prefix(), 0), "this is not a Chakra trace at all");
-  expect_error(dir.prefix(), rank_file(dir.prefix(), 0),
-               {"GlobalMetadata", "is this a Chakra .et file?"});
-  // Valid framing around bytes that are not a Node.
-  std::string bytes = encode({comp(1, 1)});
-  bytes += std::string("\x03\xff\xff\xff", 4);
-  write_bytes(rank_file(dir.prefix("framed"), 0), bytes);
-  expect_error(dir.prefix("framed"), rank_file(dir.prefix("framed"), 0),
-               {"node #1", "not a valid Chakra Node"});
-}
-
-TEST(ChakraErrors, NonUtf8TextIsAnErrorWithoutProtobufLogging) {
-  TempDir dir;
-  pb::Node bad = comp(2, 1, {1});
-  bad.set_name("\xff\xfe");
-  {
-    const google::protobuf::LogSilencer quiet;  // the writer complains too
-    write_rank(dir.prefix(), 0, {comp(1, 1), bad});
+  const int n = 4;
+  for (int r = 0; r < n; ++r) {
+    write_rank(dir.prefix(), r,
+               {send(1, (r + 1) % n, 1000, 0), recv(2, (r + n - 1) % n, 1000, 0, {1}),
+                comp(3, 7, {2})});
   }
-  ::testing::internal::CaptureStderr();
-  expect_error(dir.prefix(), rank_file(dir.prefix(), 0), {"node #1", "UTF-8"});
-  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  const TaskGraph g = read_chakra(dir.prefix(), ChakraOptions{});
+  ASSERT_EQ(g.size(), 3u * n);
+  const auto transfers = find(g, [](const Task& t) { return t.kind == TaskKind::P2P; });
+  ASSERT_EQ(transfers.size(), static_cast<std::size_t>(n));
+  for (TaskId t : transfers) {
+    EXPECT_TRUE(deps_of(g, t).empty());  // a send without dependencies starts at once
+    EXPECT_EQ(g.task(t).peer, (g.task(t).gpu + 1) % n);
+  }
+  for (TaskId c : find(g, [](const Task& t) { return t.duration == Time::microseconds(7); })) {
+    // compute -> receive completion -> {own send's transfer, the left neighbour's transfer}
+    const auto arrival = deps_of(g, c);
+    ASSERT_EQ(arrival.size(), 1u);
+    const int gpu = g.task(c).gpu;
+    std::vector<std::int32_t> senders;
+    for (TaskId d : deps_of(g, arrival[0])) {
+      ASSERT_EQ(g.task(d).kind, TaskKind::P2P);
+      senders.push_back(g.task(d).gpu);
+    }
+    std::sort(senders.begin(), senders.end());
+    std::vector<std::int32_t> expected{gpu, (gpu + n - 1) % n};
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(senders, expected);
+  }
 }
 
-TEST(ChakraErrors, EmptyFile) {
+TEST(Chakra, AllGatherCommSizeIsEachMembersInput) {
+  // ASTRA-sim reads an all-gather's comm_size as each rank's input, so the gathered buffer (the
+  // task graph's bytes) is n x comm_size. Reduce-scatter, all-reduce and all-to-all comm_size
+  // are already the full buffer.
   TempDir dir;
-  write_bytes(rank_file(dir.prefix(), 0), "");
-  expect_error(dir.prefix(), rank_file(dir.prefix(), 0), {"empty"});
+  for (int r = 0; r < 4; ++r) {
+    write_rank(dir.prefix(), r,
+               {coll(1, pb::ALL_GATHER, 1000, "dp"), coll(2, pb::REDUCE_SCATTER, 1000, "dp", {1}),
+                coll(3, pb::ALL_REDUCE, 1000, "dp", {2}), coll(4, pb::ALL_TO_ALL, 1000, "dp", {3})});
+  }
+  const TaskGraph g = read_chakra(dir.prefix(), ChakraOptions{});
+  ASSERT_EQ(g.size(), 4u);
+  EXPECT_EQ(g.task(0).collective, CollectiveKind::AllGather);
+  EXPECT_EQ(g.task(0).bytes, Bytes(4000));
+  for (TaskId i : {1, 2, 3})
+    EXPECT_EQ(g.task(i).bytes, Bytes(1000));
 }
 
-TEST(ChakraErrors, CorruptGzip) {
+TEST(ChakraErrors, AllGatherTooLargeToRepresent) {
   TempDir dir;
-  std::string gz = gzip(encode({comp(1, 1), comp(2, 1, {1}), comp(3, 1, {2})}));
-  for (std::size_t i = 12; i < gz.size() - 8; i += 3)
-    gz[i] = static_cast<char>(gz[i] ^ 0x5a);
-  write_bytes(rank_file(dir.prefix(), 0), gz);
-  expect_error(dir.prefix(), rank_file(dir.prefix(), 0), {"corrupt gzip"});
-}
-
-TEST(ChakraErrors, DependencyOnUnknownNode) {
-  TempDir dir;
-  write_rank(dir.prefix(), 0, {comp(1, 1)});
-  write_rank(dir.prefix(), 1, {comp(1, 1), comp(2, 1, {99})});
-  expect_error(dir.prefix(), rank_file(dir.prefix(), 1), {"node 2 (n2)", "node 99"});
-}
-
-TEST(ChakraErrors, DuplicateNodeId) {
-  TempDir dir;
-  write_rank(dir.prefix(), 0, {comp(1, 1), comp(1, 2)});
-  expect_error(dir.prefix(), rank_file(dir.prefix(), 0), {"duplicate node id 1"});
-}
-
-TEST(ChakraErrors, DependencyCycle) {
-  TempDir dir;
-  write_rank(dir.prefix(), 0, {comp(1, 1), comp(2, 1, {1, 4}), comp(3, 1, {2}), comp(4, 1, {3})});
+  // 2^50 / 4 + 1 per member: the gathered buffer passes 2^50 bytes.
+  for (int r = 0; r < 4; ++r) {
+    write_rank(dir.prefix(), r, {coll(1, pb::ALL_GATHER, (std::int64_t{1} << 48) + 1, "dp")});
+  }
   expect_error(dir.prefix(), rank_file(dir.prefix(), 0),
-               {"cycle", "node 2 -> node 3 -> node 4 -> node 2"});
+               {"node 1 (n1)", "4 members x comm_size", "2^50"});
 }
+
+// --- Errors -----------------------------------------------------------------------------------
 
 TEST(ChakraErrors, UnmatchedSend) {
   TempDir dir;
@@ -687,12 +484,14 @@ TEST(ChakraErrors, MismatchedCollectiveTypes) {
 
 TEST(ChakraErrors, AllToAllVWithWrongLengthOrMissingRow) {
   TempDir dir;
+  // Three ranks, the group "ep" of ranks 0 and 1: a row of three entries is one too many.
   for (int r = 0; r < 2; ++r) {
     pb::Node a2a = coll(1, pb::ALL_TO_ALL, 0, "ep");
     if (r == 0) add_list(a2a, "send_bytes_per_rank", {1, 2});
     if (r == 1) add_list(a2a, "send_bytes_per_rank", {1, 2, 3});
     write_rank(dir.prefix("length"), r, {a2a});
   }
+  write_rank(dir.prefix("length"), 2, {comp(1, 1)});
   expect_error(dir.prefix("length"), rank_file(dir.prefix("length"), 1),
                {"send_bytes_per_rank has 3 entries, expected 2"});
 
@@ -735,29 +534,6 @@ TEST(ChakraErrors, ReceiveBeforeSendOnBothRanksIsADeadlock) {
   write_rank(dir.prefix(), 0, {recv(1, 1, 8, 0), send(2, 1, 8, 0, {1})});
   write_rank(dir.prefix(), 1, {recv(1, 0, 8, 0), send(2, 0, 8, 0, {1})});
   expect_error(dir.prefix(), rank_file(dir.prefix(), 0), {"deadlock", "send", "receive"});
-}
-
-TEST(ChakraErrors, ConflictingDeclaredGroups) {
-  TempDir dir;
-  for (int r = 0; r < 2; ++r) {
-    pb::GlobalMetadata meta;
-    auto* a = meta.add_attr();
-    a->set_name("pg_ranks:dp");
-    a->mutable_int64_list()->add_values(0);
-    if (r == 1) a->mutable_int64_list()->add_values(1);
-    write_rank(dir.prefix(), r, {comp(1, 1)}, false, &meta);
-  }
-  expect_error(dir.prefix(), rank_file(dir.prefix(), 1),
-               {"pg_ranks:dp", "[0, 1]", rank_file(dir.prefix(), 0)});
-}
-
-TEST(ChakraErrors, WrongAttributeType) {
-  TempDir dir;
-  pb::Node n = make(1, pb::COMM_COLL_NODE);
-  add_string(n, "comm_type", "ALL_REDUCE");
-  write_rank(dir.prefix(), 0, {n});
-  expect_error(dir.prefix(), rank_file(dir.prefix(), 0),
-               {"node 1 (n1)", "comm_type", "expected an integer", "string_val"});
 }
 
 TEST(ChakraErrors, BadEfficiency) {

@@ -347,7 +347,13 @@ TEST(ModelParse, LayerAndExpertRules) {
   EXPECT_EQ(error_of(kBase + "ffn_shared: 0\n").field(), "ffn_shared");
   EXPECT_EQ(error_of(kBase + "dtype_bytes: 3\n").field(), "dtype_bytes");
   // Counts are exact 64-bit integers; dimensions that would overflow them are rejected.
-  const Error huge = error_of(replace(kBase, "hidden: 64", "hidden: 2000000000"));
+  // One dimension past 2^20 names its field; dimensions each in range can still multiply into
+  // an implausible model.
+  const Error wide = error_of(replace(kBase, "hidden: 64", "hidden: 2000000000"));
+  EXPECT_EQ(wide.field(), "hidden");
+  EXPECT_NE(wide.message().find("at most 1048576"), std::string::npos) << wide.what();
+  const Error huge = error_of(
+      replace(replace(kBase, "hidden: 64", "hidden: 1048576"), "layers: 4", "layers: 32767"));
   EXPECT_NE(huge.message().find("implausibly large"), std::string::npos) << huge.what();
 }
 

@@ -4,8 +4,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -287,6 +290,103 @@ TEST_F(RoutingIo, JsonErrorsNameTheField) {
   expect_error(
       write("notokens.json", doc(replace(r00, ", \"tokens\": [[1, 2], [3, 4]]", "") + rest)),
       "records[0]", "missing \"tokens\"");
+}
+
+// Numbers a double cannot hold, NaN, infinity and negative counts are errors naming the file,
+// the JSON path and the line, never an nlohmann exception (out_of_range 406 escaped before).
+TEST_F(RoutingIo, JsonNumbersOutOfRangeAreErrorsWithThePosition) {
+  const std::string head =
+      R"({"format": "mfabric-routing-trace", "version": 1, "ep": 2, "experts": 2,)"
+      "\n"
+      R"( "iterations": 1, "micro_batches": 1, "layers": [0], "records": [)"
+      "\n";
+  auto doc = [&](const std::string& tokens) {
+    return head + R"({"iteration": 0, "layer": 0, "micro_batch": 0, "tokens": )" + tokens +
+           "}]}\n";
+  };
+  EXPECT_NO_THROW(read_routing_trace(write("ok.json", doc("[[1, 2], [3, 4]]"))));
+  // Line 3 is the record; "1e999" starts at its 71st character.
+  expect_error(write("overflow.json", doc("[[1, 2], [3, 1e999]]")), "records[0].tokens[1][1]",
+               "number 1e999 at line 3, column 71 is out of range");
+  expect_error(write("overflow_neg.json", doc("[[-1e999, 2], [3, 4]]")),
+               "records[0].tokens[0][0]", "out of range");
+  // In the header too.
+  std::string big_ep = head;
+  big_ep.replace(big_ep.find("\"ep\": 2"), 7, "\"ep\": 1e400");
+  expect_error(write("ep.json", big_ep + "]}"), "ep", "number 1e400 at line 1");
+  // A whole number beyond int64 is a double: too large, not "not an integer".
+  expect_error(write("u64.json", doc("[[1, 2], [3, 99999999999999999999999]]")),
+               "records[0].tokens[1][1]", "at most 2147483647");
+  expect_error(write("neg.json", doc("[[1, 2], [3, -7]]")), "records[0].tokens[1][1]",
+               "expected a non-negative integer token count, got -7");
+  expect_error(write("nan.json", doc("[[1, 2], [3, NaN]]")), "", "invalid JSON");
+  expect_error(write("inf.json", doc("[[1, 2], [3, Infinity]]")), "", "invalid JSON");
+  expect_error(write("frac.json", doc("[[1, 2], [3, 1e-5]]")), "records[0].tokens[1][1]",
+               "got 1e-05");
+  // Invalid UTF-8 in a string that an error message quotes does not throw from dump().
+  expect_error(write("utf8.json", "{\"format\": \"mfabric\xFF\"}"), "", "invalid JSON");
+}
+
+TEST_F(RoutingIo, TextNumbersOutOfRangeAreErrors) {
+  expect_error(write("exp.txt", "0 0 0 [[1, 2], [3, 1e999]]\n"), "line 1",
+               "tokens[1][1]: expected a non-negative integer, got '1e999'");
+  expect_error(write("nan.txt", "0 0 0 [[1, nan]]\n"), "line 1", "got 'nan'");
+  expect_error(write("inf.txt", "0 0 0 [[inf, 1]]\n"), "line 1", "got 'inf'");
+  expect_error(write("neg.txt", "0 0 0 [[1, -1]]\n"), "line 1", "negative -1");
+  expect_error(write("idx.txt", "99999999999999999999 0 0 [[1]]\n"), "line 1",
+               "iteration: 99999999999999999999 is too large");
+  expect_error(write("bare.txt", "[[1, 1e999]]\n"), "line 1", "got '1e999'");
+}
+
+TEST_F(RoutingIo, DeclaredDimensionsBeyondTheCapAreRefusedBeforeAllocating) {
+  // One record of 2^16 x 2^16 counts (16 GiB): refused from the header, before any allocation.
+  const std::string huge =
+      R"({"format": "mfabric-routing-trace", "version": 1, "ep": 65536, "experts": 65536,)"
+      R"( "iterations": 1, "micro_batches": 1, "layers": [0], "records": [)"
+      R"({"iteration": 0, "layer": 0, "micro_batch": 0, "tokens": [[1]]}]})";
+  expect_error(write("huge.json", huge), "", "more than the 268435456");
+  // The largest int dimensions: their product would overflow 64 bits.
+  const std::string overflow =
+      R"({"format": "mfabric-routing-trace", "version": 1, "ep": 2147483647,)"
+      R"( "experts": 2147483647, "iterations": 1, "micro_batches": 1, "layers": [0],)"
+      R"( "records": [{"iteration": 0, "layer": 0, "micro_batch": 0, "tokens": [[1]]}]})";
+  expect_error(write("overflow.json", overflow), "", "token counts, more than");
+  // Just under the cap is read (2^28 counts would be 1 GiB; a small trace stands in for it).
+  EXPECT_LT(std::int64_t{2} * 2, kMaxRoutingTraceCounts);
+}
+
+// The JSON writer goes through nlohmann: the file parses as JSON with exactly the documented
+// keys, one record per line, and reads back to the same trace.
+TEST_F(RoutingIo, JsonWriterOutputIsStandardJson) {
+  SyntheticRouting p;
+  p.tokens_per_rank = 50;
+  const auto trace = generate_routing(p, 2, 3, 2, {1, 4}, 1, Rng(5));
+  write_routing_trace(trace, path("t.json"));
+  std::ifstream in(path("t.json"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc.at("format"), "mfabric-routing-trace");
+  EXPECT_EQ(doc.at("version"), 1);
+  EXPECT_EQ(doc.at("ep"), 2);
+  EXPECT_EQ(doc.at("experts"), 3);
+  EXPECT_EQ(doc.at("iterations"), 2);
+  EXPECT_EQ(doc.at("micro_batches"), 1);
+  EXPECT_EQ(doc.at("layers"), nlohmann::json({1, 4}));
+  EXPECT_FALSE(doc.contains("static"));
+  ASSERT_EQ(doc.at("records").size(), 4u);
+  const auto& r = doc.at("records")[3];
+  EXPECT_EQ(r.at("iteration"), 1);
+  EXPECT_EQ(r.at("layer"), 4);
+  EXPECT_EQ(r.at("micro_batch"), 0);
+  auto m = trace.matrix(1, 1, 0);
+  EXPECT_EQ(r.at("tokens"), nlohmann::json({{m[0], m[1], m[2]}, {m[3], m[4], m[5]}}));
+  // One record per line.
+  std::istringstream lines(text);
+  int record_lines = 0;
+  for (std::string line; std::getline(lines, line);) {
+    record_lines += line.starts_with("    {") ? 1 : 0;
+  }
+  EXPECT_EQ(record_lines, 4);
 }
 
 }  // namespace

@@ -1,0 +1,107 @@
+#include "core/input_files.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace mfabric {
+namespace {
+
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+void check_mode(const std::string& path, mode_t mode, const std::string& expected) {
+  if (!S_ISREG(mode)) {
+    throw Error(path, "",
+                fmt::format("is {}, cannot read it; expected {}", kind_of(mode), expected));
+  }
+}
+
+// Closes the descriptor on every path out of read_text_file.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+std::string describe_cap(std::int64_t bytes) {
+  return to_string(Bytes(bytes));
+}
+
+void require_regular_file(const std::string& path, const std::string& what,
+                          const std::string& expected) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) {
+      throw Error(path, "",
+                  fmt::format("{} not found, cannot read it; expected {}", what, expected));
+    }
+    throw Error(path, "", fmt::format("cannot read the {}: {}", what, std::strerror(errno)));
+  }
+  check_mode(path, st.st_mode, expected);
+}
+
+std::string read_text_file(const std::string& path, const std::string& what,
+                           const std::string& expected, std::int64_t max_bytes) {
+  require_regular_file(path, what, expected);
+  // O_NONBLOCK: opening a FIFO that replaced the file since the check must not wait for a
+  // writer; the fstat below then rejects it.
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) {
+    throw Error(path, "", fmt::format("cannot read the {}: {}", what, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    throw Error(path, "", fmt::format("cannot read the {}: {}", what, std::strerror(errno)));
+  }
+  check_mode(path, st.st_mode, expected);
+  if (st.st_size > max_bytes) {
+    throw Error(path, "",
+                fmt::format("the {} is {}, larger than the {} mfabric reads; expected {}", what,
+                            describe_cap(st.st_size), describe_cap(max_bytes), expected));
+  }
+  std::string text;
+  text.reserve(static_cast<std::size_t>(st.st_size));
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(path, "", fmt::format("cannot read the {}: {}", what, std::strerror(errno)));
+    }
+    // The file may grow while it is read; the cap holds for what is read, not only for stat.
+    if (static_cast<std::int64_t>(text.size()) + n > max_bytes) {
+      throw Error(path, "",
+                  fmt::format("the {} is larger than the {} mfabric reads; expected {}", what,
+                              describe_cap(max_bytes), expected));
+    }
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+}  // namespace mfabric

@@ -1,0 +1,32 @@
+// Reading input files safely: only regular files are read (a FIFO would block, a device such as
+// /dev/zero never ends, a directory is not a file), and no file is read past a size cap, so a
+// wrong path costs an error message, never a hang or gigabytes of memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mfabric {
+
+// Default cap for text inputs (YAML, JSON, CSV): far above any real experiment, model, price
+// file, routing trace or replay file, far below what would exhaust memory once parsed.
+inline constexpr std::int64_t kMaxTextFileBytes = std::int64_t{256} << 20;  // 256 MiB
+
+// Throws mfabric::Error(path, ...) unless `path` names an existing regular file (after
+// following symbolic links). `what` names the kind of file ("price file"), `expected` what the
+// user should give instead ("a YAML price file (docs/cost-model.md)").
+void require_regular_file(const std::string& path, const std::string& what,
+                          const std::string& expected);
+
+// Reads a whole regular file of at most `max_bytes` bytes. A missing file, a directory, a FIFO,
+// a device, a file larger than the cap or a read error is an mfabric::Error naming the path.
+// The file is opened without blocking and checked again after opening, so that a path swapped
+// for a FIFO between the check and the open cannot hang the reader.
+std::string read_text_file(const std::string& path, const std::string& what = "file",
+                           const std::string& expected = "a readable file",
+                           std::int64_t max_bytes = kMaxTextFileBytes);
+
+// "256MiB"-style text for a cap, for messages and docs.
+std::string describe_cap(std::int64_t bytes);
+
+}  // namespace mfabric

@@ -1,0 +1,255 @@
+// Outputs of `mfabric simulate` (report/simulation_report.h): every JSON output parses back with
+// valid UTF-8 whatever the names hold, the streamed Perfetto trace carries one event per task and
+// member GPU with the span's times, the CSVs have their columns, and --out is written as a set.
+#include "report/simulation_report.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/output_text.h"
+#include "fabric/builders.h"
+#include "net/flow_backend.h"
+#include "sim/engine.h"
+#include "sim/experiment.h"
+
+namespace mfabric::report {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kFffd = "\xEF\xBF\xBD";
+
+// A run small enough for a unit test with compute, collectives and p2p tasks (TP, EP, DP, PP).
+constexpr const char* kTrainingYaml = R"(
+seed: 3
+cluster: {servers: 2, gpus_per_server: 4, nics_per_server: 4, link: 400G}
+fabric: fat-tree
+workload: {model: mixtral-8x7b, tp: 2, pp: 2, ep: 2, global_batch: 4, micro_batch: 1, seq: 256}
+)";
+
+struct SimRun {
+  sim::Experiment experiment;
+  fabric::Topology topology;
+  workload::TaskGraph graph;
+  sim::RunResult result;
+  SimulationReport report() const { return {experiment, topology, graph, result}; }
+};
+
+SimRun simulate(sim::Experiment e) {
+  fabric::Topology topology = fabric::build_fabric(e.fabric, e.cluster);
+  workload::TaskGraph graph = sim::build_workload(e);
+  net::FlowBackend backend(topology);
+  sim::EngineOptions options;
+  options.record_spans = true;
+  sim::RunResult result = sim::run(graph, topology, backend, options);
+  return SimRun{std::move(e), std::move(topology), std::move(graph), std::move(result)};
+}
+
+// An experiment "file" named with byte 0xff, as a user's file system may hold.
+const SimRun& training_run() {
+  static const SimRun run = simulate(sim::parse_experiment(kTrainingYaml, "exp\xFF.yaml"));
+  return run;
+}
+
+// RFC 4180 fields of one CSV line (no quoted line breaks in these files).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  return lines;
+}
+
+TEST(ResultsJson, InvalidUtf8NamesGiveValidJson) {
+  const SimulationReport r = training_run().report();
+  const std::string text = json_text(results_json(r));
+  EXPECT_TRUE(is_valid_utf8(text));
+  const json back = json::parse(text);
+  EXPECT_EQ(back.at("experiment"), "exp" + kFffd + ".yaml");
+  EXPECT_EQ(back.at("schema"), kResultsSchema);
+  EXPECT_EQ(back.at("gpus"), 8);
+}
+
+TEST(ResultsJson, CommunicationHasOneKeyPerEngineTrafficClass) {
+  const json j = results_json(training_run().report());
+  std::set<std::string> keys;
+  for (const auto& [key, value] : j.at("comm_time_s").items())
+    keys.insert(key);
+  std::set<std::string> expected;
+  for (workload::Traffic t : sim::kTrafficClasses)
+    expected.insert(workload::to_string(t));
+  EXPECT_EQ(keys, expected);
+  EXPECT_TRUE(keys.count("tp") && keys.count("ep") && keys.count("dp") && keys.count("pp"));
+}
+
+TEST(ResultsText, NamesCannotBreakTheText) {
+  SimRun run = training_run();
+  run.experiment.source = "line\nbreak\xFF\x1B[31m.yaml";
+  const std::string text = results_text(run.report());
+  EXPECT_TRUE(is_valid_utf8(text));
+  EXPECT_EQ(text.find('\x1B'), std::string::npos);
+  const std::string first = lines_of(text).front();
+  EXPECT_NE(first.find("line\\nbreak" + kFffd + "\\x1B[31m.yaml"), std::string::npos) << first;
+  for (workload::Traffic t : sim::kTrafficClasses) {
+    std::string label = workload::to_string(t);
+    if (label.size() <= 2) {
+      for (char& c : label)
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    EXPECT_NE(text.find(label + " communication (per GPU)"), std::string::npos) << label;
+  }
+}
+
+// The trace, parsed back: metadata for each GPU, then one complete event per compute task, two
+// per p2p task and one per member of a collective, with the span's start and duration in
+// microseconds rounded to the nanosecond.
+TEST(TraceJson, ParsesBackToOneEventPerTaskAndMember) {
+  const SimRun& run = training_run();
+  const json doc = json::parse(trace_json(run.report()));
+  EXPECT_EQ(doc.at("displayTimeUnit"), "ms");
+  const json& events = doc.at("traceEvents");
+  const int gpus = run.graph.gpus();
+  std::size_t expected = 3 * static_cast<std::size_t>(gpus);
+  for (const sim::TaskSpan& span : run.result.spans) {
+    const workload::Task& t = run.graph.task(span.task);
+    expected += t.kind == workload::TaskKind::Compute ? 1
+                : t.kind == workload::TaskKind::P2P   ? 2
+                                                      : run.graph.group(t.group).size();
+  }
+  ASSERT_EQ(events.size(), expected);
+  for (int g = 0; g < gpus; ++g) {
+    const json& p = events[static_cast<std::size_t>(3 * g)];
+    EXPECT_EQ(p, json({{"name", "process_name"},
+                       {"ph", "M"},
+                       {"pid", g},
+                       {"args", {{"name", "GPU " + std::to_string(g)}}}}));
+    EXPECT_EQ(events[static_cast<std::size_t>(3 * g + 1)].at("args").at("name"), "compute");
+    EXPECT_EQ(events[static_cast<std::size_t>(3 * g + 2)].at("tid"), 1);
+  }
+  // The first span's first event, field by field.
+  const sim::TaskSpan& span = run.result.spans.front();
+  const workload::Task& t = run.graph.task(span.task);
+  const json& e = events[static_cast<std::size_t>(3 * gpus)];
+  EXPECT_EQ(e.size(), 7u);
+  EXPECT_EQ(e.at("ph"), "X");
+  EXPECT_NEAR(e.at("ts").get<double>(), static_cast<double>(span.start.ps()) / 1e6, 0.0005);
+  EXPECT_NEAR(e.at("dur").get<double>(), static_cast<double>((span.end - span.start).ps()) / 1e6,
+              0.0005);
+  EXPECT_EQ(e.at("name").get<std::string>().rfind(workload::to_string(t.op), 0), 0u);
+  std::set<std::string> categories;
+  for (std::size_t i = 3 * static_cast<std::size_t>(gpus); i < events.size(); ++i) {
+    categories.insert(events[i].at("cat").get<std::string>());
+    EXPECT_GE(events[i].at("dur").get<double>(), 0.0);
+  }
+  EXPECT_TRUE(categories.count("compute"));
+  EXPECT_TRUE(categories.count("tp") && categories.count("pp")) << json(categories);
+}
+
+TEST(Csv, EveryRowHasTheHeadersColumns) {
+  const SimulationReport r = training_run().report();
+  for (const std::string& text : {links_csv(r), collectives_csv(r)}) {
+    const auto lines = lines_of(text);
+    ASSERT_GT(lines.size(), 1u);
+    const std::size_t columns = csv_fields(lines.front()).size();
+    EXPECT_TRUE(columns == 9 || columns == 13) << lines.front();
+    for (const std::string& line : lines)
+      EXPECT_EQ(csv_fields(line).size(), columns) << line;
+  }
+}
+
+class SimulationOutputs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("mfabric-simulation-outputs-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  std::set<std::string> entries(const fs::path& dir) const {
+    std::set<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir))
+      names.insert(entry.path().filename().string());
+    return names;
+  }
+  fs::path root_;
+};
+
+TEST_F(SimulationOutputs, WritesTheFourFilesAsASet) {
+  const SimulationReport r = training_run().report();
+  const fs::path dir = root_ / "out";
+  write_simulation_outputs(r, dir.string());
+  write_simulation_outputs(r, dir.string());  // replacing the previous set
+  EXPECT_EQ(entries(dir), (std::set<std::string>{"results.json", "links.csv", "collectives.csv",
+                                                 "trace.json"}));
+  EXPECT_EQ(entries(root_), std::set<std::string>{"out"});
+  std::ifstream results(dir / "results.json");
+  const json j = json::parse(results);
+  EXPECT_EQ(j.at("experiment"), "exp" + kFffd + ".yaml");
+  EXPECT_FALSE(j.contains("wall_time_s"));
+  std::ifstream trace(dir / "trace.json");
+  EXPECT_EQ(json::parse(trace), json::parse(trace_json(r)));
+}
+
+TEST_F(SimulationOutputs, ADirectoryWithOtherFilesIsLeftAlone) {
+  const fs::path dir = root_ / "out";
+  fs::create_directories(dir);
+  std::ofstream(dir / "notes.txt") << "mine";
+  EXPECT_THROW(write_simulation_outputs(training_run().report(), dir.string()), Error);
+  EXPECT_EQ(entries(dir), std::set<std::string>{"notes.txt"});
+  EXPECT_EQ(entries(root_), std::set<std::string>{"out"});
+}
+
+// A model file whose name holds byte 0xff reaches results.json through the workload label.
+TEST_F(SimulationOutputs, ModelNameWithInvalidUtf8) {
+  const fs::path project =
+      fs::path(MFABRIC_TEST_DATA_DIR).parent_path().parent_path().parent_path();
+  std::ifstream zoo(project / "data" / "models" / "mixtral-8x7b.yaml");
+  std::stringstream model;
+  model << zoo.rdbuf();
+  std::string text = model.str();
+  text.replace(text.find("name: mixtral-8x7b"), 18, "name: mixtral\xFF");
+  std::ofstream(root_ / "model.yaml") << text;
+  std::string experiment = kTrainingYaml;
+  experiment.replace(experiment.find("model: mixtral-8x7b"), 19, "model: model.yaml");
+  std::ofstream(root_ / "exp.yaml") << experiment;
+  const SimRun run = simulate(sim::load_experiment((root_ / "exp.yaml").string()));
+  const std::string out = json_text(results_json(run.report()));
+  EXPECT_TRUE(is_valid_utf8(out));
+  EXPECT_NE(json::parse(out).at("workload").get<std::string>().find("mixtral" + kFffd),
+            std::string::npos)
+      << out;
+}
+
+}  // namespace
+}  // namespace mfabric::report

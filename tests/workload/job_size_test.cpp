@@ -1,0 +1,123 @@
+// Size guards: the job-size estimate against built graphs, the refusal above the limit, and the
+// order in which parallelism degrees are checked (each names the real problem first).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.h"
+#include "workload/model.h"
+#include "workload/parallelism.h"
+#include "workload/training.h"
+
+namespace mfabric::workload {
+namespace {
+
+TrainingSpec spec_for(const std::string& model, ParallelismSpec p, int micro_batches,
+                      int iterations = 1) {
+  TrainingSpec spec;
+  spec.model = load_model(model);
+  spec.parallelism = p;
+  spec.gpus_per_server = 8;
+  spec.micro_batch = 1;
+  spec.seq = 512;
+  spec.global_batch = micro_batches * p.dp;
+  spec.iterations = iterations;
+  spec.gpu = find_gpu("h800");
+  return spec;
+}
+
+// Builds the graph and compares it with the estimate: the estimate is an upper bound within 60%
+// of the real task count, and counts the all-to-all-v matrices exactly.
+void expect_estimate_bounds(const TrainingSpec& spec) {
+  const JobSize size = estimate_job_size(spec);
+  const RoutingTrace trace = synthetic_trace_for(spec, SyntheticRouting{}, 1);
+  const TaskGraph g = build_training_graph(spec, trace);
+  const auto tasks = static_cast<std::int64_t>(g.size());
+  SCOPED_TRACE(spec.model.name + " tp " + std::to_string(spec.parallelism.tp) + " pp " +
+               std::to_string(spec.parallelism.pp) + " ep " + std::to_string(spec.parallelism.ep) +
+               " dp " + std::to_string(spec.parallelism.dp));
+  EXPECT_GE(size.tasks, tasks);
+  EXPECT_LE(static_cast<double>(size.tasks), 1.6 * static_cast<double>(tasks));
+  EXPECT_EQ(size.matrices, static_cast<std::int64_t>(g.matrix_count()));
+  EXPECT_EQ(size.trace_bytes,
+            routing_trace_bytes(trace.ep(), trace.experts(), trace.iterations(),
+                                static_cast<int>(trace.layers().size()), trace.micro_batches()));
+  EXPECT_GT(size.memory_bytes, size.tasks * 100);
+}
+
+TEST(JobSize, EstimateBoundsTheBuiltGraph) {
+  expect_estimate_bounds(spec_for("mixtral-8x7b", {.tp = 4, .pp = 4, .ep = 8, .dp = 1}, 4));
+  expect_estimate_bounds(spec_for("mixtral-8x7b", {.tp = 1, .pp = 1, .ep = 8, .dp = 2}, 2, 2));
+  expect_estimate_bounds(spec_for("mixtral-8x22b", {.tp = 8, .pp = 8, .ep = 8, .dp = 1}, 8));
+  expect_estimate_bounds(spec_for("qwen-moe", {.tp = 1, .pp = 2, .ep = 16, .dp = 1}, 3));
+  // Dense layers and shared experts.
+  expect_estimate_bounds(spec_for("deepseek-r1", {.tp = 1, .pp = 4, .ep = 8, .dp = 1}, 2));
+}
+
+TEST(JobSize, RefusesAJobAboveTheLimitWithTheEstimateAndTheOption) {
+  const TrainingSpec spec = spec_for("mixtral-8x7b", {.tp = 4, .pp = 4, .ep = 8, .dp = 1}, 4);
+  const JobSize size = estimate_job_size(spec);
+  EXPECT_NO_THROW(check_job_size(spec, Bytes(size.memory_bytes), "max_memory"));
+  try {
+    check_job_size(spec, Bytes(size.memory_bytes - 1), "max_memory", "--max-memory");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "max_memory");
+    EXPECT_NE(e.message().find("estimated"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("raise --max-memory"), std::string::npos) << e.what();
+  }
+}
+
+TEST(JobSize, HostileShapesAreRefusedBeforeAnythingIsAllocated) {
+  // 100 million sequences in micro-batches of 1 on 8 GPUs: 12.5 million micro-batches.
+  TrainingSpec spec = spec_for("mixtral-8x7b", {.tp = 1, .pp = 1, .ep = 8, .dp = 1}, 1);
+  spec.global_batch = 100'000'000;
+  try {
+    check_job_size(spec, Bytes(kDefaultMaxJobMemory), "max_memory");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "global_batch") << e.what();
+  }
+  // Within the index range but far above memory: 10000 iterations of 32767 micro-batches.
+  spec.global_batch = 32767;
+  spec.iterations = kMaxIterations;
+  EXPECT_THROW(check_job_size(spec, Bytes(kDefaultMaxJobMemory), "max_memory"), Error);
+  // The trace size saturates instead of overflowing.
+  EXPECT_GT(routing_trace_bytes(1 << 30, 1 << 30, 1 << 30, 1 << 30, 1 << 30), 0);
+}
+
+// Which field the error of resolve_parallelism names.
+std::string field_of(int tp, int pp, int ep, std::optional<int> dp, int gpus,
+                     const std::string& model) {
+  try {
+    resolve_parallelism(tp, pp, ep, dp, gpus, load_model(model), 8);
+  } catch (const Error& e) {
+    return e.field();
+  }
+  return "";
+}
+
+TEST(ResolveParallelism, EachDegreeIsCheckedBeforeTheGpuCount) {
+  // 128 GPUs are not a multiple of 3 x 4 x 8, but the real problem is tp 3 on 8-GPU servers.
+  EXPECT_EQ(field_of(3, 4, 8, std::nullopt, 128, "mixtral-8x7b"), "tp");
+  // ep 16 with Mixtral's 8 experts, on 32 GPUs.
+  EXPECT_EQ(field_of(1, 1, 16, std::nullopt, 32, "mixtral-8x7b"), "ep");
+  // pp 48 with 32 layers, on 32 GPUs.
+  EXPECT_EQ(field_of(1, 48, 1, std::nullopt, 32, "mixtral-8x7b"), "pp");
+  // Valid degrees that do not fit the GPUs.
+  EXPECT_EQ(field_of(4, 4, 8, std::nullopt, 96, "mixtral-8x7b"), "gpus");
+  EXPECT_EQ(field_of(4, 4, 8, 3, 128, "mixtral-8x7b"), "dp");
+  EXPECT_EQ(field_of(1, 1, 8, std::nullopt, 0, "mixtral-8x7b"), "gpus");
+  EXPECT_EQ(field_of(1, 1, 8, 0, 0, "mixtral-8x7b"), "dp");
+  EXPECT_EQ(field_of(1, 1, 8, std::nullopt, -8, "mixtral-8x7b"), "gpus");
+}
+
+TEST(ResolveParallelism, DataParallelDegreeFromTheGpuCountOrGiven) {
+  const ModelSpec m = load_model("mixtral-8x7b");
+  EXPECT_EQ(resolve_parallelism(4, 4, 8, std::nullopt, 256, m, 8).dp, 2);
+  EXPECT_EQ(resolve_parallelism(4, 4, 8, 3, 0, m, 8).dp, 3);
+  EXPECT_EQ(resolve_parallelism(4, 4, 8, 2, 256, m, 8).gpus(), 256);
+}
+
+}  // namespace
+}  // namespace mfabric::workload
