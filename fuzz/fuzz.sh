@@ -28,7 +28,20 @@ max_len() {
   case "$1" in
     spec | fabric) echo 256 ;;
     units) echo 64 ;;
+    chakra | chakra_gzip) echo 2048 ;;
     *) echo 4096 ;;
+  esac
+}
+
+# Executions of the smoke run (about two seconds each on one core of the CI machine). A count,
+# not a time, so that with its fixed seed the smoke runs the same inputs on every machine.
+smoke_runs() {
+  case "$1" in
+    experiment | chakra | chakra_gzip) echo 1000 ;;
+    model | prices | spec) echo 2000 ;;
+    routing_text | fabric) echo 8000 ;;
+    routing_json | replay | units) echo 15000 ;;
+    *) echo 2000 ;;
   esac
 }
 
@@ -119,7 +132,13 @@ triage() {
     as="$(known_as "$known" "$sig")"
     echo "$h: ${count["$sig"]} input(s), e.g. ${first["$sig"]}"
     echo "    $sig"
-    if [ -n "$as" ]; then echo "    known: ${as#"$FUZZ_SRC"/}"; else echo "    NEW"; fi
+    if [ "$sig" = "passes now" ]; then
+      echo "    fixed"
+    elif [ -n "$as" ]; then
+      echo "    known: ${as#"$FUZZ_SRC"/}"
+    else
+      echo "    NEW"
+    fi
   done
 }
 
@@ -132,8 +151,8 @@ smoke() {
   mkdir -p "$work/corpus"
   local flags
   mapfile -t flags < <(common_flags "$h")
-  "$bin" "${flags[@]}" -seed=1 -max_total_time="${FUZZ_SMOKE_SECONDS:-3}" \
-    -runs="${FUZZ_SMOKE_RUNS:-1000000}" -artifact_prefix="$work/" \
+  "$bin" "${flags[@]}" -seed=1 -max_total_time="${FUZZ_SMOKE_SECONDS:-30}" \
+    -runs="${FUZZ_SMOKE_RUNS:-$(smoke_runs "$h")}" -artifact_prefix="$work/" \
     "$work/corpus" "$FUZZ_SRC/corpus/$h" >"$work/log" 2>&1
   local rc=$?
   grep -E '^(#[0-9]+[[:space:]]+(INITED|DONE)|stat::number_of_executed_units|stat::average_exec_per_sec)' \
@@ -206,6 +225,7 @@ campaign() {
   [ -z "$seconds" ] && [ -z "$runs" ] && seconds=60
   local start now execs=0 restarts=0 inited="" last="" rc=0
   start=$(date +%s)
+  touch "$logs/$h.start"
   : >"$logs/$h.log"
   while :; do
     local limit=() log="$logs/$h.$restarts.log"
@@ -242,8 +262,8 @@ campaign() {
   local elapsed=$(($(date +%s) - start))
   [ $elapsed -lt 1 ] && elapsed=1
   local found
-  found=$(find "$crashes" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
-    -o -name 'oom-*' \) | wc -l)
+  found=$(find "$crashes" -type f -newer "$logs/$h.start" \( -name 'crash-*' -o -name 'leak-*' \
+    -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
   printf '%-13s %10d %8d %6s %6s %7s %6s %6s %8d %7d\n' "$h" "$execs" $((execs / elapsed)) \
     "$(status_field "$inited" cov)" "$(status_field "$last" cov)" "$(status_field "$last" ft)" \
     "$(status_field "$last" corp)" "$(find "$corpus" -type f | wc -l)" "$restarts" "$found" \
@@ -262,7 +282,7 @@ run() {
   echo
   echo "cov0 = coverage after the seed corpus, cov/ft = at the end; corp = units in the corpus;"
   echo "files = BUILD_DIR/corpus/<harness>/ (new inputs); crashes = restarts after a crash;"
-  echo "artifacts = reproducers in $BUILD_DIR/crashes/<harness>/"
+  echo "artifacts = new reproducers in $BUILD_DIR/crashes/<harness>/ (fuzz.sh triage groups them)"
   column -t "$SUMMARY" 2>/dev/null || cat "$SUMMARY"
   local total
   total=$(awk 'NR > 1 { s += $10 } END { print s + 0 }' "$SUMMARY")

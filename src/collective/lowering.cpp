@@ -1,9 +1,12 @@
 #include "collective/lowering.h"
 
+#include <limits>
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -69,6 +72,13 @@ Bytes scale_up(Bytes size, std::int64_t num, std::int64_t den) {
   const std::int64_t s = size.count();
   const std::int64_t q = s / den;
   const std::int64_t r = s % den;
+  // Inputs cap sizes far below this (workload::kMaxTransferBytes); this guards the arithmetic.
+  if (num > 0 && (q > (std::numeric_limits<std::int64_t>::max() - den) / num ||
+                  r > std::numeric_limits<std::int64_t>::max() / num)) {
+    throw Error("", "bytes",
+                fmt::format("a collective of {} bytes over {} members is too large to lower", s,
+                            den));
+  }
   return Bytes(q * num + (r * num + den - 1) / den);
 }
 

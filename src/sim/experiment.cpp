@@ -169,6 +169,11 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
     MicroBenchmark m;
     m.collective = parse_collective(*f.optional_string("collective"), f);
     m.bytes = f.optional_bytes("bytes").value_or(m.bytes);
+    if (m.bytes.count() > workload::kMaxTransferBytes) {
+      throw Error(e.source, f.field("bytes"),
+                  fmt::format("must be at most {}, got {}",
+                              to_string(Bytes(workload::kMaxTransferBytes)), to_string(m.bytes)));
+    }
     m.group = f.optional_string("group").value_or(m.group);
     if (m.group != "all" && m.group != "per-server" && m.group != "per-rail") {
       throw Error(e.source, f.field("group"),

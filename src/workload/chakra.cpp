@@ -78,10 +78,10 @@ struct NodeRef {
 struct Unit {
   std::vector<NodeRef> nodes;
   Task task;
-  std::vector<std::int32_t> members;   // collective
-  std::optional<ByteMatrix> matrix;    // all-to-all-v
-  std::string heading;                 // collective: "collective #k of process group 'pg'"
-  std::optional<NodeRef> receive;      // transfer: the matching receive node
+  std::vector<std::int32_t> members;    // collective
+  std::optional<ByteMatrix> matrix;     // all-to-all-v
+  std::string heading;                  // collective: "collective #k of process group 'pg'"
+  std::optional<NodeRef> receive;       // transfer: the matching receive node
   std::vector<std::size_t> extra_deps;  // units waited for besides the nodes' dependencies
 };
 
@@ -157,11 +157,11 @@ class Converter {
         for (const auto& [r, seq] : per_rank) {
           if (std::find(members.begin(), members.end(), r) == members.end()) {
             const NodeRef ref{r, seq.front()};
-            throw Error(file(r), describe(node(ref)),
-                        fmt::format("rank {} is not a member of process group '{}' ({} in {} "
-                                    "lists [{}])",
-                                    r, pg, declared->field, declared->source,
-                                    fmt::join(members, ", ")));
+            throw Error(
+                file(r), describe(node(ref)),
+                fmt::format("rank {} is not a member of process group '{}' ({} in {} "
+                            "lists [{}])",
+                            r, pg, declared->field, declared->source, fmt::join(members, ", ")));
           }
         }
       } else if (pg.empty()) {
@@ -261,8 +261,8 @@ class Converter {
                             first.comm_size ? *first.comm_size : 0, ref.rank, where(ref)));
           }
         }
-        task.bytes = Bytes(collective_bytes(*first.comm_type, *first.comm_size, members.size(),
-                                            ref, heading));
+        task.bytes = Bytes(
+            collective_bytes(*first.comm_type, *first.comm_size, members.size(), ref, heading));
       }
       assign(std::move(unit));
     }
@@ -665,8 +665,8 @@ TaskGraph read_chakra(const std::string& prefix, const ChakraOptions& options,
   ranks.reserve(static_cast<std::size_t>(rank_count));
   chakra::MemoryEstimate memory{0, options.limits.max_memory};
   for (int r = 0; r < rank_count; ++r) {
-    ranks.push_back(chakra::read_rank(fmt::format("{}.{}.et", prefix, r), rank_count, options,
-                                      counts, memory));
+    ranks.push_back(
+        chakra::read_rank(fmt::format("{}.{}.et", prefix, r), rank_count, options, counts, memory));
   }
   chakra::ProcessGroups groups = process_groups(ranks, options);
   TaskGraph graph = Converter(std::move(ranks), options, std::move(groups)).run();

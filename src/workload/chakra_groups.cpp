@@ -40,9 +40,9 @@ std::int64_t json_rank(const Json& v, const std::string& source, const std::stri
 std::vector<std::int64_t> json_ranks(const Json& list, const std::string& source,
                                      const std::string& field) {
   if (!list.is_array()) {
-    throw Error(source, field,
-                fmt::format("expected a list of ranks such as [0, 1, 2, 3], got {}",
-                            list.type_name()));
+    throw Error(
+        source, field,
+        fmt::format("expected a list of ranks such as [0, 1, 2, 3], got {}", list.type_name()));
   }
   std::vector<std::int64_t> out;
   out.reserve(list.size());

@@ -201,7 +201,8 @@ double number_attr(const pb::AttributeProto& a, const AttrContext& at) {
 
 // Bytes a node moves: non-negative and at most kMaxChakraCommBytes.
 void check_bytes(std::int64_t v, const char* attr, const std::string& file, const RawNode& n) {
-  if (v < 0) throw Error(file, describe(n), fmt::format("{} must be non-negative, got {}", attr, v));
+  if (v < 0)
+    throw Error(file, describe(n), fmt::format("{} must be non-negative, got {}", attr, v));
   if (v > kMaxChakraCommBytes) {
     throw Error(file, describe(n),
                 fmt::format("{} of {} bytes is more than the {} (2^50 bytes) one transfer may "
@@ -361,12 +362,13 @@ RankTrace read_rank(const std::string& file, int ranks, const ChakraOptions& opt
     // stops at the second one.
     const auto [it, inserted] = index.emplace(n.id, rank.nodes.size());
     if (!inserted) {
-      throw Error(file, describe(n),
-                  fmt::format("duplicate node id {}: node #{} of the file has it too", n.id,
-                              it->second));
+      throw Error(
+          file, describe(n),
+          fmt::format("duplicate node id {}: node #{} of the file has it too", n.id, it->second));
     }
     count_type(n.type, summary);
-    if (n.type == pb::METADATA_NODE && node.name().find("process_group:init") != std::string::npos) {
+    if (n.type == pb::METADATA_NODE &&
+        node.name().find("process_group:init") != std::string::npos) {
       for (PytorchGroup& g :
            parse_pytorch_groups(node.inputs().values(), ranks, file, describe(n))) {
         rank.pytorch_groups.push_back(std::move(g));

@@ -42,6 +42,10 @@ std::string cap_text(std::int64_t bytes) {
 //    against the message cap before the message is parsed.
 // It also records whether the gzip decoder had just finished a member when the source ended,
 // which is how a gzip file cut short is told from one that ends cleanly.
+//
+// The source is only ever asked for its next chunk, never given bytes back: protobuf's streams
+// allow one BackUp() per Next(), and a chunk cut by the window or the cap would need two. The
+// current chunk is kept here instead and handed out in pieces.
 class CappedStream final : public io::ZeroCopyInputStream {
  public:
   CappedStream(io::ZeroCopyInputStream* source, io::GzipInputStream* gzip, std::int64_t cap)
@@ -60,12 +64,13 @@ class CappedStream final : public io::ZeroCopyInputStream {
       last_from_pending_ = true;
       return true;
     }
-    if (!pull(data, size)) return false;
-    if (*size > room) {
-      give_back(*size - static_cast<int>(room));
-      *size = static_cast<int>(room);
-    }
-    position_ += *size;
+    if (chunk_at_ == chunk_size_ && !fetch()) return false;
+    const auto n = static_cast<int>(
+        std::min<std::int64_t>(room, static_cast<std::int64_t>(chunk_size_ - chunk_at_)));
+    *data = chunk_ + chunk_at_;
+    *size = n;
+    chunk_at_ += n;
+    position_ += n;
     last_from_pending_ = false;
     return true;
   }
@@ -74,7 +79,7 @@ class CappedStream final : public io::ZeroCopyInputStream {
     if (last_from_pending_) {
       pending_at_ -= static_cast<std::size_t>(count);
     } else {
-      give_back(count);
+      chunk_at_ -= count;
     }
     position_ -= count;
   }
@@ -95,28 +100,30 @@ class CappedStream final : public io::ZeroCopyInputStream {
 
   std::int64_t ByteCount() const override { return position_; }
 
-  // Up to `n` bytes at the current position, not consumed; fewer only at the end of the data.
+  // Up to `n` bytes at the current position, not consumed; fewer only at the end of the data
+  // (or of what the cap lets through).
   std::string_view peek(std::size_t n) {
-    while (pending_.size() - pending_at_ < n) {
-      pending_.erase(0, pending_at_);
-      pending_at_ = 0;
-      const void* data = nullptr;
-      int size = 0;
-      if (!pull(&data, &size)) break;
-      const std::size_t take = std::min(n - pending_.size(), static_cast<std::size_t>(size));
-      pending_.append(static_cast<const char*>(data), take);
-      if (take < static_cast<std::size_t>(size)) give_back(size - static_cast<int>(take));
+    if (pending_at_ == pending_.size() && chunk_size_ - chunk_at_ >= static_cast<int>(n)) {
+      return std::string_view(chunk_ + chunk_at_, n);
     }
-    return std::string_view(pending_).substr(pending_at_, n);
+    pending_.erase(0, pending_at_);
+    pending_at_ = 0;
+    while (pending_.size() < n) {
+      if (chunk_at_ == chunk_size_ && !fetch()) break;
+      const int take = static_cast<int>(
+          std::min(n - pending_.size(), static_cast<std::size_t>(chunk_size_ - chunk_at_)));
+      pending_.append(chunk_ + chunk_at_, static_cast<std::size_t>(take));
+      chunk_at_ += take;
+    }
+    return std::string_view(pending_).substr(0, n);
   }
 
   // Reads the source to its end or the cap, discarding: after a message fails to parse, tells
   // whether the gzip data itself is broken further on (its CRC is checked at the end).
   void drain() {
-    const void* data = nullptr;
-    int size = 0;
-    while (pull(&data, &size)) {
-    }
+    chunk_at_ = chunk_size_;
+    while (fetch())
+      chunk_at_ = chunk_size_;
   }
 
   void set_window_end(std::int64_t end) { window_end_ = end; }
@@ -129,49 +136,61 @@ class CappedStream final : public io::ZeroCopyInputStream {
   bool gzip_member_complete() const { return gzip_member_complete_; }
 
  private:
-  // The next chunk of the source, within the cap.
-  bool pull(const void** data, int* size) {
-    if (total_) return false;
-    // GzipInputStream may hand out empty chunks while it inflates; they carry no data.
-    for (int empty = 0;; ++empty) {
-      if (!source_->Next(data, size)) {
-        total_ = taken_;
-        return false;
-      }
-      if (gzip_ != nullptr) gzip_member_complete_ = gzip_->ZlibErrorCode() == Z_STREAM_END;
-      if (*size > 0) break;
-      if (empty > (1 << 20)) {
-        total_ = taken_;
-        return false;
-      }
-    }
+  // Makes the source's next chunk current, within the cap. False at the end of the source or
+  // at the cap (over_cap_ then says whether data was left).
+  bool fetch() {
+    if (total_ || over_cap_) return false;
     if (taken_ >= cap_) {
-      source_->BackUp(*size);
-      over_cap_ = true;
+      const void* data = nullptr;
+      int size = 0;
+      // A chunk was cut at the cap, or the source still has one: either way, data was left.
+      if (cut_at_cap_ || next_nonempty(&data, &size)) {
+        over_cap_ = true;
+      } else {
+        total_ = taken_;
+      }
       return false;
     }
-    if (*size > cap_ - taken_) {
-      source_->BackUp(*size - static_cast<int>(cap_ - taken_));
-      *size = static_cast<int>(cap_ - taken_);
+    const void* data = nullptr;
+    int size = 0;
+    if (!next_nonempty(&data, &size)) {
+      total_ = taken_;
+      return false;
     }
-    taken_ += *size;
+    if (size > cap_ - taken_) {
+      size = static_cast<int>(cap_ - taken_);
+      cut_at_cap_ = true;
+    }
+    chunk_ = static_cast<const char*>(data);
+    chunk_size_ = size;
+    chunk_at_ = 0;
+    taken_ += size;
     return true;
   }
 
-  void give_back(int count) {
-    source_->BackUp(count);
-    taken_ -= count;
+  // GzipInputStream may hand out empty chunks while it inflates; they carry no data.
+  bool next_nonempty(const void** data, int* size) {
+    for (int empty = 0; empty < (1 << 20); ++empty) {
+      if (!source_->Next(data, size)) return false;
+      if (gzip_ != nullptr) gzip_member_complete_ = gzip_->ZlibErrorCode() == Z_STREAM_END;
+      if (*size > 0) return true;
+    }
+    return false;
   }
 
   io::ZeroCopyInputStream* source_;
   io::GzipInputStream* gzip_;
   std::int64_t cap_;
-  std::int64_t taken_ = 0;     // bytes taken from the source, net of those given back
+  std::int64_t taken_ = 0;     // bytes taken from the source
   std::int64_t position_ = 0;  // bytes handed to the consumer, net of those backed up
   std::int64_t window_end_ = std::numeric_limits<std::int64_t>::max();
-  std::string pending_;  // peeked bytes, served before the source
+  const char* chunk_ = nullptr;  // the source's current chunk, handed out from chunk_at_
+  int chunk_size_ = 0;
+  int chunk_at_ = 0;
+  std::string pending_;  // peeked bytes copied out of chunks, served before the chunk
   std::size_t pending_at_ = 0;
   bool last_from_pending_ = false;
+  bool cut_at_cap_ = false;
   bool over_cap_ = false;
   bool gzip_member_complete_ = false;
   std::optional<std::int64_t> total_;
@@ -203,7 +222,8 @@ int open_regular_file(const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error(path, "", fmt::format("is not a regular file, cannot read it; expected {}", expected));
+    throw Error(path, "",
+                fmt::format("is not a regular file, cannot read it; expected {}", expected));
   }
   return fd;
 }

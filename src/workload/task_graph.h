@@ -24,6 +24,10 @@ namespace mfabric::workload {
 
 using TaskId = std::int32_t;
 
+// The largest collective buffer or transfer a task may carry (1 PiB): inputs above it are
+// errors, which keeps every byte count a lowering derives (2(n-1)/n x S, ...) inside 64 bits.
+inline constexpr std::int64_t kMaxTransferBytes = std::int64_t{1} << 50;
+
 enum class TaskKind : std::uint8_t { Compute, Collective, P2P };
 enum class CollectiveKind : std::uint8_t {
   AllReduce,

@@ -112,6 +112,17 @@ TEST_F(BadInput, HugeJobsAreRefusedBeforeTheyAreBuilt) {
                "--max-memory");
 }
 
+TEST_F(BadInput, SizesThatWouldOverflowTheLoweringAreRefused) {
+  std::string text = slurp(example("micro/all-reduce-ring.yaml"));
+  text.replace(text.find("bytes: 1GiB"), 11, "bytes: 8000TB");
+  expect_error("simulate " + write("huge.yaml", text), "workload.bytes: must be at most 1024TiB");
+  // A direct all-to-all over 65536 servers would hold 4e9 transfers at once.
+  write("a2a.yaml",
+        "cluster: {servers: 65536, gpus_per_server: 1, nics_per_server: 1}\n"
+        "workload: {collective: all-to-all, bytes: 1GiB}\n");
+  expect_error("simulate a2a.yaml", "simulation.max_memory");
+}
+
 TEST_F(BadInput, DevicesFifosAndDirectoriesAreNotRead) {
   const std::string fifo = (dir_ / "fifo.yaml").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);

@@ -34,10 +34,14 @@ TEST(Utf8, IllFormedSequencesAreInvalid) {
 
 TEST(Utf8, RepairReplacesEachMaximalSubpart) {
   EXPECT_EQ(valid_utf8("caf\xC3\xA9"), "caf\xC3\xA9");
-  EXPECT_EQ(valid_utf8("a\xFF" "b"), "a" + kFffd + "b");
+  EXPECT_EQ(valid_utf8("a\xFF"
+                       "b"),
+            "a" + kFffd + "b");
   EXPECT_EQ(valid_utf8("\xFF\xFE"), kFffd + kFffd);
   // A truncated three-byte sequence is one maximal subpart: one replacement, then 'A'.
-  EXPECT_EQ(valid_utf8("\xE2\x82" "A"), kFffd + "A");
+  EXPECT_EQ(valid_utf8("\xE2\x82"
+                       "A"),
+            kFffd + "A");
   // A surrogate's lead E0..EF is valid but its second byte is not: ED is one subpart, then each
   // continuation byte on its own.
   EXPECT_EQ(valid_utf8("\xED\xA0\x80"), kFffd + kFffd + kFffd);
@@ -49,7 +53,9 @@ TEST(Printable, EscapesControlCharactersAndRepairsUtf8) {
   EXPECT_EQ(printable("a\nb\tc\rd"), "a\\nb\\tc\\rd");
   EXPECT_EQ(printable("\x1B[31mred"), "\\x1B[31mred");
   EXPECT_EQ(printable("\x7F"), "\\x7F");
-  EXPECT_EQ(printable("\xC2\x9B" "2J"), "\\u009B2J");  // C1 CSI
+  EXPECT_EQ(printable("\xC2\x9B"
+                      "2J"),
+            "\\u009B2J");  // C1 CSI
   EXPECT_EQ(printable("exp\xFF.yaml"), "exp" + kFffd + ".yaml");
   EXPECT_EQ(printable("\xC3\xA9t\xC3\xA9"), "\xC3\xA9t\xC3\xA9");  // letters stay
 }

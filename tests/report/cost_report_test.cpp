@@ -29,11 +29,10 @@ TEST(CostReport, MaximumPricesPrintExactly) {
   book.set_fibre_length_m(fabric::kMaxFibreLengthM);
   const CostResult r = evaluate_cost(t, fabric::CostConvention::Built, book);
   // Every count times $1e9, plus fibres x 1e5 m x $1e9/m: whole dollars, exactly.
-  const double expected =
-      static_cast<double>(r.bom.nics + r.bom.transceivers + r.bom.switch_ports +
-                          r.bom.ocs_ports + r.bom.patch_panel_ports) *
-          max +
-      static_cast<double>(r.bom.fibres) * fabric::kMaxFibreLengthM * max;
+  const double expected = static_cast<double>(r.bom.nics + r.bom.transceivers + r.bom.switch_ports +
+                                              r.bom.ocs_ports + r.bom.patch_panel_ports) *
+                              max +
+                          static_cast<double>(r.bom.fibres) * fabric::kMaxFibreLengthM * max;
   EXPECT_DOUBLE_EQ(r.cost.total(), expected);
   const std::string table = cost_breakdown_table(r);
   EXPECT_EQ(table.find("-$"), std::string::npos) << table;

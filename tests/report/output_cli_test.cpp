@@ -26,8 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kProject =
-    fs::path(MFABRIC_TEST_DATA_DIR).parent_path().parent_path().parent_path();
+const fs::path kProject = fs::path(MFABRIC_TEST_DATA_DIR).parent_path().parent_path().parent_path();
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -112,6 +111,42 @@ TEST_F(OutputCli, ExperimentFileNamedWithByteFFGivesValidJson) {
   EXPECT_TRUE(json::accept(slurp(work() / "out" / "trace.json")));
 }
 
+// A model file whose `name:` holds byte 0xff (the model reader refuses control characters and
+// spaces, not bytes that are not UTF-8): JSON valid, text valid UTF-8.
+TEST_F(OutputCli, ModelNameWithByteFFGivesValidJsonAndText) {
+  std::string model = slurp(kProject / "data" / "models" / "mixtral-8x7b.yaml");
+  model.replace(model.find("name: mixtral-8x7b"), 18, "name: \"mixtral\xFF\"");
+  std::ofstream(work() / "model.yaml") << model;
+  const std::vector<std::string> args = {"workload",
+                                         "--model",
+                                         (work() / "model.yaml").string(),
+                                         "--gpus",
+                                         "8",
+                                         "--tp",
+                                         "2",
+                                         "--pp",
+                                         "2",
+                                         "--ep",
+                                         "2",
+                                         "--micro-batch",
+                                         "1",
+                                         "--global-batch",
+                                         "4",
+                                         "--seq",
+                                         "256"};
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const Outcome j = run(json_args);
+  ASSERT_EQ(j.exit_code(), 0) << j.err;
+  EXPECT_TRUE(is_valid_utf8(j.out));
+  EXPECT_EQ(json::parse(j.out).at("model"), "mixtral\xEF\xBF\xBD");
+  const Outcome t = run(args);
+  ASSERT_EQ(t.exit_code(), 0) << t.err;
+  EXPECT_TRUE(is_valid_utf8(t.out));
+  EXPECT_EQ(t.out.find('\x1B'), std::string::npos);
+  EXPECT_NE(t.out.find("workload mixtral\xEF\xBF\xBD on 8 GPUs"), std::string::npos) << t.out;
+}
+
 TEST_F(OutputCli, HugePriceIsAOneLineErrorNamingTheField) {
   std::ofstream(work() / "prices.yaml") << "link_speeds:\n  400G:\n    nic: 1e16\n";
   const Outcome o = run({"cost", "--prices", (work() / "prices.yaml").string()});
@@ -138,8 +173,9 @@ TEST_F(OutputCli, RoutingTraceNumberOutOfRangeIsAOneLineError) {
 TEST_F(OutputCli, OutIntoADirectoryWithOtherFilesIsRefusedBeforeRunning) {
   fs::create_directories(work() / "out");
   std::ofstream(work() / "out" / "notes.txt") << "mine";
-  const Outcome o = run({"simulate", (kProject / "examples" / "micro" / "all-reduce-ring.yaml").string(),
-                         "--out", (work() / "out").string()});
+  const Outcome o =
+      run({"simulate", (kProject / "examples" / "micro" / "all-reduce-ring.yaml").string(), "--out",
+           (work() / "out").string()});
   EXPECT_EQ(o.exit_code(), 1);
   EXPECT_NE(o.err.find("notes.txt"), std::string::npos) << o.err;
   EXPECT_EQ(entries(work() / "out"), std::set<std::string>{"notes.txt"});

@@ -2,7 +2,9 @@
 // fabric, with times and bytes checked against formulas (docs/chakra.md, docs/network.md).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -81,8 +83,8 @@ TEST(ChakraSim, SendThenReceiveRingAllReduceTakesTheRingFormula) {
   // Each transfer's drain time is rounded up to a whole picosecond: at most 1 ps per step.
   EXPECT_NEAR(static_cast<double>(r.iteration_times[0].ps()), expected_s * 1e12, 2.0 * (n - 1));
   std::cout << "ring all-reduce of " << S << " bytes over " << n << " ranks: simulated "
-            << r.iteration_times[0].seconds() * 1e6 << " us, formula " << expected_s * 1e6
-            << " us\n";
+            << r.iteration_times[0].ps() << " ps, formula " << std::llround(expected_s * 1e12)
+            << " ps\n";
 }
 
 TEST(ChakraSim, CommunicationOnlyTraceIsExposedAndCountedAsOther) {
@@ -123,8 +125,7 @@ TEST(ChakraSim, AllGatherMovesNTimesCommSize) {
   const int n = 8;
   const std::int64_t comm_size = 1 << 20;
   for (int r = 0; r < n; ++r) {
-    write_rank(dir.prefix(), r,
-               {coll(1, workload::chakra_testing::pb::ALL_GATHER, comm_size, "")});
+    write_rank(dir.prefix(), r, {coll(1, workload::chakra_testing::pb::ALL_GATHER, comm_size, "")});
   }
   const workload::TaskGraph graph = workload::read_chakra(dir.prefix(), {});
   ASSERT_EQ(graph.size(), 1u);
@@ -162,9 +163,9 @@ workload: {chakra: traces/job, chakra_control_deps: ignore, chakra_comm_groups: 
     EXPECT_EQ(err.field(), "workload.chakra_control_deps");
     EXPECT_NE(std::string(err.what()).find("lenient"), std::string::npos);
   }
-  EXPECT_THROW(parse_experiment("workload: {model: mixtral-8x7b, chakra_comm_groups: g.json}\n",
-                                "t.yaml"),
-               Error);
+  EXPECT_THROW(
+      parse_experiment("workload: {model: mixtral-8x7b, chakra_comm_groups: g.json}\n", "t.yaml"),
+      Error);
 }
 
 }  // namespace

@@ -140,9 +140,9 @@ TEST(ChakraDeps, ControlEdgesOutsideACycleAreKept) {
   // 1 and 2 form a control cycle; 3 waits (control) for 2 and 4 for 3. Only one edge of the
   // cycle goes; the edges into the cycle's successors stay.
   TempDir dir;
-  write_rank(dir.prefix(), 0,
-             {comp_ctrl(1, 1, {2}), comp_ctrl(2, 2, {1}), comp_ctrl(3, 3, {2}),
-              comp_ctrl(4, 4, {3})});
+  write_rank(
+      dir.prefix(), 0,
+      {comp_ctrl(1, 1, {2}), comp_ctrl(2, 2, {1}), comp_ctrl(3, 3, {2}), comp_ctrl(4, 4, {3})});
   ChakraSummary s;
   const TaskGraph g = read_chakra(dir.prefix(), ChakraOptions{}, &s);
   EXPECT_EQ(s.cyclic_control_deps, 1);
@@ -166,8 +166,7 @@ TEST(ChakraDeps, ADependencyThatIsBothDataAndControlIsData) {
 TEST(ChakraDeps, DataCycleIsAnErrorUnderEveryPolicy) {
   for (ControlDeps policy : {ControlDeps::Strict, ControlDeps::Relaxed, ControlDeps::Ignore}) {
     TempDir dir;
-    write_rank(dir.prefix(), 0,
-               {comp(1, 1), comp(2, 1, {1, 4}), comp(3, 1, {2}), comp(4, 1, {3})});
+    write_rank(dir.prefix(), 0, {comp(1, 1), comp(2, 1, {1, 4}), comp(3, 1, {2}), comp(4, 1, {3})});
     expect_error(dir.prefix(), rank_file(dir.prefix(), 0),
                  {"data dependency cycle", "node 2 -> node 3 -> node 4 -> node 2"}, with(policy));
   }

@@ -113,7 +113,8 @@ TEST(ChakraGroups, CommGroupFileThatIsNotAFile) {
   expect_error(dir.prefix(), dir.path("absent.json"), {"not found"},
                with_groups(dir.path("absent.json")));
   fs::create_directory(dir.path("groups.d"));
-  expect_error(dir.prefix(), dir.path("groups.d"), {"directory"}, with_groups(dir.path("groups.d")));
+  expect_error(dir.prefix(), dir.path("groups.d"), {"directory"},
+               with_groups(dir.path("groups.d")));
 }
 
 TEST(ChakraGroups, CommGroupFileMustAgreeWithGlobalMetadata) {
@@ -145,10 +146,14 @@ TEST(ChakraGroups, CommGroupFileMustAgreeWithGlobalMetadata) {
 // The JSON PyTorch records for rank r of 4 (TP pairs {0,1} {2,3}, DP pairs {0,2} {1,3}): its
 // groups only, the default group with no ranks (all of them).
 std::string pytorch_groups_json(int r) {
-  const std::string tp = r < 2 ? R"({"pg_name": "1", "pg_desc": "TENSOR_MODEL_PARALLEL_GROUP", "backend_config": "cuda:nccl", "ranks": [0, 1], "group_size": 2, "group_count": 5})"
-                               : R"({"pg_name": "2", "pg_desc": "TENSOR_MODEL_PARALLEL_GROUP", "backend_config": "cuda:nccl", "ranks": [2, 3], "group_size": 2, "group_count": 5})";
-  const std::string dp = r % 2 == 0 ? R"({"pg_name": "3", "pg_desc": "DATA_PARALLEL_GROUP", "backend_config": "cuda:nccl", "ranks": [0, 2], "group_size": 2, "group_count": 5})"
-                                    : R"({"pg_name": "4", "pg_desc": "DATA_PARALLEL_GROUP", "backend_config": "cuda:nccl", "ranks": [1, 3], "group_size": 2, "group_count": 5})";
+  const std::string tp =
+      r < 2
+          ? R"({"pg_name": "1", "pg_desc": "TENSOR_MODEL_PARALLEL_GROUP", "backend_config": "cuda:nccl", "ranks": [0, 1], "group_size": 2, "group_count": 5})"
+          : R"({"pg_name": "2", "pg_desc": "TENSOR_MODEL_PARALLEL_GROUP", "backend_config": "cuda:nccl", "ranks": [2, 3], "group_size": 2, "group_count": 5})";
+  const std::string dp =
+      r % 2 == 0
+          ? R"({"pg_name": "3", "pg_desc": "DATA_PARALLEL_GROUP", "backend_config": "cuda:nccl", "ranks": [0, 2], "group_size": 2, "group_count": 5})"
+          : R"({"pg_name": "4", "pg_desc": "DATA_PARALLEL_GROUP", "backend_config": "cuda:nccl", "ranks": [1, 3], "group_size": 2, "group_count": 5})";
   return R"([{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl", "ranks": [], "group_size": 4, "group_count": 5}, )" +
          tp + ", " + dp + "]";
 }
@@ -174,10 +179,10 @@ void write_pytorch_trace(const std::string& prefix,
   for (int r = 0; r < 4; ++r) {
     const std::string tp = r < 2 ? "1" : "2";
     const std::string dp = r % 2 == 0 ? "3" : "4";
-    write_rank(prefix, r,
-               {pg_metadata(1, wrap(pytorch_groups_json(r))),
-                coll(2, pb::ALL_REDUCE, 1024, tp, {1}), coll(3, pb::ALL_REDUCE, 2048, dp, {2}),
-                coll(4, pb::ALL_GATHER, 100, "0", {3})});
+    write_rank(
+        prefix, r,
+        {pg_metadata(1, wrap(pytorch_groups_json(r))), coll(2, pb::ALL_REDUCE, 1024, tp, {1}),
+         coll(3, pb::ALL_REDUCE, 2048, dp, {2}), coll(4, pb::ALL_GATHER, 100, "0", {3})});
   }
 }
 
@@ -188,7 +193,7 @@ void check_pytorch_trace(const TaskGraph& g) {
     const auto& members = g.group(t.group);
     if (t.collective == CollectiveKind::AllGather) {
       EXPECT_EQ(members, (std::vector<std::int32_t>{0, 1, 2, 3}));  // "ranks": [] is everyone
-      EXPECT_EQ(t.traffic, Traffic::Other);                           // default_pg
+      EXPECT_EQ(t.traffic, Traffic::Other);                         // default_pg
       EXPECT_EQ(t.bytes, Bytes(400));
     } else if (t.bytes == Bytes(1024)) {
       EXPECT_EQ(t.traffic, Traffic::TP);  // from pg_desc
@@ -259,10 +264,8 @@ TEST(ChakraGroups, PytorchMetadataErrors) {
 
 TEST(ChakraGroups, PytorchMetadataMustAgreeAcrossRanks) {
   TempDir dir;
-  write_rank(dir.prefix(), 0,
-             {pg_metadata(1, R"([{"pg_name": "1", "ranks": [0, 1]}])")});
-  write_rank(dir.prefix(), 1,
-             {pg_metadata(1, R"([{"pg_name": "1", "ranks": [1]}])")});
+  write_rank(dir.prefix(), 0, {pg_metadata(1, R"([{"pg_name": "1", "ranks": [0, 1]}])")});
+  write_rank(dir.prefix(), 1, {pg_metadata(1, R"([{"pg_name": "1", "ranks": [1]}])")});
   expect_error(dir.prefix(), rank_file(dir.prefix(), 1),
                {"process group \"1\"", "[1]", "[0, 1]", rank_file(dir.prefix(), 0)});
 }

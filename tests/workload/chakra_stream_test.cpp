@@ -24,8 +24,9 @@ using namespace chakra_testing;
 std::vector<pb::Node> chain(int nodes) {
   std::vector<pb::Node> out;
   for (int i = 1; i <= nodes; ++i) {
-    out.push_back(i == 1 ? comp(1, 1) : comp(static_cast<std::uint64_t>(i), 1,
-                                             {static_cast<std::uint64_t>(i - 1)}));
+    out.push_back(
+        i == 1 ? comp(1, 1)
+               : comp(static_cast<std::uint64_t>(i), 1, {static_cast<std::uint64_t>(i - 1)}));
   }
   return out;
 }
@@ -244,6 +245,23 @@ TEST(ChakraStream, GarbageBytes) {
                {"node #1", "not a valid Chakra Node"});
 }
 
+TEST(ChakraStream, InvalidMessageInsideALargerChunk) {
+  // A malformed node longer than the length prefix's look-ahead, with more data after it: the
+  // parser gives back the unread part of its chunk (a fuzzer found that this once gave bytes
+  // back to protobuf's file stream twice, which aborts). Plain and compressed.
+  TempDir dir;
+  std::string bytes = encode({comp(1, 1)});
+  varint(bytes, 40);
+  bytes += "\x08\x02\x12\x02n2" + std::string(34, '\xff');
+  bytes += encode({comp(3, 1), comp(4, 1)});
+  write_bytes(rank_file(dir.prefix("plain"), 0), bytes);
+  expect_error(dir.prefix("plain"), rank_file(dir.prefix("plain"), 0),
+               {"node #1", "not a valid Chakra Node"});
+  write_bytes(rank_file(dir.prefix("gz"), 0), gzip(bytes));
+  expect_error(dir.prefix("gz"), rank_file(dir.prefix("gz"), 0),
+               {"node #1", "not a valid Chakra Node"});
+}
+
 TEST(ChakraStream, NonUtf8TextIsAnErrorWithoutProtobufLogging) {
   TempDir dir;
   pb::Node bad = comp(2, 1, {1});
@@ -309,8 +327,7 @@ TEST(ChakraStream, DurationsPastTheCapAreRejected) {
   write_rank(dir.prefix(), 0, {comp(1, std::uint64_t{1} << 63)});
   expect_error(dir.prefix(), rank_file(dir.prefix(), 0), {"node 1 (n1)", "compute time"});
   // Each node below the cap, together above it (1e6 s per rank).
-  write_rank(dir.prefix("sum"), 0,
-             {comp(1, 600'000'000'000), comp(2, 600'000'000'000, {1})});
+  write_rank(dir.prefix("sum"), 0, {comp(1, 600'000'000'000), comp(2, 600'000'000'000, {1})});
   expect_error(dir.prefix("sum"), rank_file(dir.prefix("sum"), 0), {"node 2 (n2)", "1000000"});
 }
 

@@ -264,7 +264,7 @@ TEST(Chakra, GroupsFromPgNamesAndTrafficClasses) {
   EXPECT_EQ(g.group(g.task(barrier[0]).group), (std::vector<std::int32_t>{0, 1, 2, 3}));
   EXPECT_EQ(g.task(barrier[0]).bytes, Bytes(0));
   EXPECT_EQ(g.task(barrier[0]).traffic, Traffic::Other);  // the default group says nothing
-  EXPECT_EQ(deps_of(g, barrier[0]), gathers);  // both TP gathers
+  EXPECT_EQ(deps_of(g, barrier[0]), gathers);             // both TP gathers
 
   const auto rs = only(CollectiveKind::ReduceScatter);
   ASSERT_EQ(rs.size(), 1u);
@@ -345,7 +345,6 @@ TEST(Chakra, SendsAndReceivesMatchInOrderPerTag) {
   EXPECT_EQ(deps_of(g, second[0]), first);
 }
 
-
 TEST(Chakra, SendThenReceiveRingIsEager) {
   // ASTRA-sim's custom ring: every rank sends to its right neighbour, then receives from its
   // left, the receive depending on the send. Merging a send with its receive into one task made
@@ -353,9 +352,9 @@ TEST(Chakra, SendThenReceiveRingIsEager) {
   TempDir dir;
   const int n = 4;
   for (int r = 0; r < n; ++r) {
-    write_rank(dir.prefix(), r,
-               {send(1, (r + 1) % n, 1000, 0), recv(2, (r + n - 1) % n, 1000, 0, {1}),
-                comp(3, 7, {2})});
+    write_rank(
+        dir.prefix(), r,
+        {send(1, (r + 1) % n, 1000, 0), recv(2, (r + n - 1) % n, 1000, 0, {1}), comp(3, 7, {2})});
   }
   const TaskGraph g = read_chakra(dir.prefix(), ChakraOptions{});
   ASSERT_EQ(g.size(), 3u * n);
@@ -388,9 +387,10 @@ TEST(Chakra, AllGatherCommSizeIsEachMembersInput) {
   // are already the full buffer.
   TempDir dir;
   for (int r = 0; r < 4; ++r) {
-    write_rank(dir.prefix(), r,
-               {coll(1, pb::ALL_GATHER, 1000, "dp"), coll(2, pb::REDUCE_SCATTER, 1000, "dp", {1}),
-                coll(3, pb::ALL_REDUCE, 1000, "dp", {2}), coll(4, pb::ALL_TO_ALL, 1000, "dp", {3})});
+    write_rank(
+        dir.prefix(), r,
+        {coll(1, pb::ALL_GATHER, 1000, "dp"), coll(2, pb::REDUCE_SCATTER, 1000, "dp", {1}),
+         coll(3, pb::ALL_REDUCE, 1000, "dp", {2}), coll(4, pb::ALL_TO_ALL, 1000, "dp", {3})});
   }
   const TaskGraph g = read_chakra(dir.prefix(), ChakraOptions{});
   ASSERT_EQ(g.size(), 4u);

@@ -73,8 +73,7 @@ inline void add_list(pb::Node& n, const std::string& name,
 }
 
 inline pb::Node make(std::uint64_t id, pb::NodeType type,
-                     std::initializer_list<std::uint64_t> deps = {},
-                     const std::string& name = "") {
+                     std::initializer_list<std::uint64_t> deps = {}, const std::string& name = "") {
   pb::Node n;
   n.set_id(id);
   n.set_name(name.empty() ? "n" + std::to_string(id) : name);
