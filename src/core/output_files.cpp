@@ -244,6 +244,35 @@ void check_replaceable(const std::string& shown, const fs::path& target,
   }
 }
 
+// Where a set goes: `dir` resolved, refused if it is the root directory.
+fs::path set_target(const std::string& dir) {
+  if (dir.empty()) throw Error("", "", "no output directory given");
+  const fs::path target = resolve(dir);
+  if (!target.has_parent_path() || target == target.root_path()) {
+    throw Error(dir, "", "cannot replace the root directory; give a new or empty directory");
+  }
+  return target;
+}
+
+// Checks what is at `target` now; true if it exists (then `previous` holds its lstat).
+bool inspect_set_target(const std::string& shown, const fs::path& target,
+                        const std::vector<std::string>& names, struct stat& previous) {
+  if (::lstat(target.c_str(), &previous) == 0) {
+    if (S_ISLNK(previous.st_mode)) {
+      throw Error(shown, "", "is a symbolic link to a missing directory");
+    }
+    if (!S_ISDIR(previous.st_mode)) {
+      throw Error(shown, "", "exists and is not a directory; give a directory name");
+    }
+    check_replaceable(shown, target, names);
+    return true;
+  }
+  if (errno != ENOENT) {
+    throw Error(shown, "", "cannot use the output directory: " + system_error(errno));
+  }
+  return false;
+}
+
 std::atomic<unsigned> g_temporary_counter{0};
 
 }  // namespace
@@ -263,7 +292,8 @@ void write_file_atomically(const std::string& path, const ContentWriter& write) 
     throw Error(path, "", "is a directory; expected the name of a file to write");
   }
   if (!fs::is_directory(parent, ec)) {
-    throw Error(path, "", fmt::format("cannot write: directory '{}' does not exist", parent.string()));
+    throw Error(path, "",
+                fmt::format("cannot write: directory '{}' does not exist", parent.string()));
   }
   remove_stale_leftovers(target, {});
   const fs::path temporary =
@@ -287,11 +317,7 @@ namespace detail {
 void write_output_set(const std::string& dir, const std::vector<OutputFile>& files,
                       bool use_exchange) {
   check_set_names(files);
-  if (dir.empty()) throw Error("", "", "no output directory given");
-  const fs::path target = resolve(dir);
-  if (!target.has_parent_path() || target == target.root_path()) {
-    throw Error(dir, "", "cannot replace the root directory; give a new or empty directory");
-  }
+  const fs::path target = set_target(dir);
   const fs::path parent = target.parent_path();
   std::vector<std::string> names;
   for (const OutputFile& f : files)
@@ -307,19 +333,7 @@ void write_output_set(const std::string& dir, const std::vector<OutputFile>& fil
   remove_stale_leftovers(target, names);
 
   struct stat previous {};
-  bool exists = false;
-  if (::lstat(target.c_str(), &previous) == 0) {
-    if (S_ISLNK(previous.st_mode)) {
-      throw Error(dir, "", "is a symbolic link to a missing directory");
-    }
-    if (!S_ISDIR(previous.st_mode)) {
-      throw Error(dir, "", "exists and is not a directory; give a directory name");
-    }
-    exists = true;
-    check_replaceable(dir, target, names);
-  } else if (errno != ENOENT) {
-    throw Error(dir, "", "cannot use the output directory: " + system_error(errno));
-  }
+  const bool exists = inspect_set_target(dir, target, names, previous);
 
   const std::string name = target.filename().string();
   const fs::path staging = parent / fmt::format("{}{}", staging_prefix(name), ::getpid());
@@ -387,6 +401,26 @@ void write_output_set(const std::string& dir, const std::vector<OutputFile>& fil
 
 void write_output_set(const std::string& dir, const std::vector<OutputFile>& files) {
   detail::write_output_set(dir, files, /*use_exchange=*/true);
+}
+
+void check_output_set(const std::string& dir, const std::vector<std::string>& names) {
+  const fs::path target = set_target(dir);
+  struct stat previous {};
+  inspect_set_target(dir, target, names, previous);
+  // The nearest directory that exists must let us create the staging directory in it.
+  fs::path existing = target.parent_path();
+  std::error_code ec;
+  while (!fs::exists(existing, ec) && existing.has_parent_path() &&
+         existing != existing.root_path()) {
+    existing = existing.parent_path();
+  }
+  if (!fs::is_directory(existing, ec)) {
+    throw Error(dir, "", fmt::format("'{}' is not a directory", existing.string()));
+  }
+  if (::access(existing.c_str(), W_OK | X_OK) != 0) {
+    throw Error(dir, "",
+                fmt::format("cannot write into '{}': {}", existing.string(), system_error(errno)));
+  }
 }
 
 }  // namespace mfabric

@@ -46,6 +46,10 @@ struct OutputFile {
 // staging to `dir`); a signal between them puts the previous set back.
 void write_output_set(const std::string& dir, const std::vector<OutputFile>& files);
 
+// The checks write_output_set makes before writing anything, without writing: for a command to
+// refuse a bad DIR before a long run rather than after it. `names` are the set's file names.
+void check_output_set(const std::string& dir, const std::vector<std::string>& names);
+
 namespace detail {
 // write_output_set, with the two-rename swap forced when use_exchange is false (for tests of
 // the fallback on file systems that have RENAME_EXCHANGE).

@@ -67,9 +67,9 @@ double bounded_number(const YAML::Node& node, const std::string& source, const s
     const bool parsed = ptr == end && begin != end;
     if (parsed && ((ec == std::errc() && std::isfinite(value) && value > max) ||
                    (ec == std::errc::result_out_of_range && *begin != '-'))) {
-      throw Error(source, field,
-                  fmt::format("expected {} of at most {:.0f} {}, got {}", what, max, unit,
-                              describe(node)));
+      throw Error(
+          source, field,
+          fmt::format("expected {} of at most {:.0f} {}, got {}", what, max, unit, describe(node)));
     }
     if (ec == std::errc() && parsed && std::isfinite(value) && value >= 0) return value;
   }

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <iterator>
 #include <ostream>
 #include <sstream>
+#include <vector>
 
 #include "core/error.h"
 #include "core/json_text.h"
@@ -97,16 +99,16 @@ std::string results_text(const SimulationReport& r) {
   const sim::RunResult& res = r.result;
   // Names come from the user (a file name, a model name): printable() keeps a byte 0xff or a
   // newline in them from breaking the lines.
-  std::string out = fmt::format(
-      "simulate {}: {} on {} ({} GPUs, {} tasks)\n\n", printable(r.experiment.source),
-      printable(workload_label(r.experiment)), printable(r.topology.spec()), r.graph.gpus(),
-      with_commas(static_cast<std::int64_t>(r.graph.size())));
+  std::string out =
+      fmt::format("simulate {}: {} on {} ({} GPUs, {} tasks)\n\n", printable(r.experiment.source),
+                  printable(workload_label(r.experiment)), printable(r.topology.spec()),
+                  r.graph.gpus(), with_commas(static_cast<std::int64_t>(r.graph.size())));
   Table t({"metric", "value"});
   t.add_row({"iteration time", to_string(res.mean_iteration_time())});
   t.add_row({"exposed communication (per GPU)", to_string(res.exposed_comm)});
   for (std::size_t k = 0; k < sim::kTrafficClasses.size(); ++k) {
-    t.add_row({fmt::format("{} communication (per GPU)", traffic_label(k)),
-               to_string(res.comm_time[k])});
+    t.add_row(
+        {fmt::format("{} communication (per GPU)", traffic_label(k)), to_string(res.comm_time[k])});
   }
   t.add_row({"events", with_commas(res.events)});
   // What the run itself took is on its own line: it changes from run to run, the table does not.
@@ -156,8 +158,8 @@ void write_collectives_csv(const SimulationReport& r, std::ostream& out) {
                                    : t.bytes.count();
     out << fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{:.9f},{:.9f},{:.9f}\n", span.task, t.iteration, t.layer,
-        t.micro_batch, csv_field(workload::to_string(t.phase)), csv_field(workload::to_string(t.op)),
-        csv_field(workload::to_string(t.traffic)),
+        t.micro_batch, csv_field(workload::to_string(t.phase)),
+        csv_field(workload::to_string(t.op)), csv_field(workload::to_string(t.traffic)),
         csv_field(t.kind == TaskKind::P2P ? "p2p" : workload::to_string(t.collective)), members,
         bytes, span.start.seconds(), span.end.seconds(), (span.end - span.start).seconds());
   }
@@ -189,7 +191,7 @@ void write_trace_json(const SimulationReport& r, std::ostream& out) {
   }
   // One complete event per task and member GPU. The object is reused: assigning to existing
   // keys avoids rebuilding it a million times.
-  nlohmann::json event = {{"name", ""}, {"cat", ""},  {"ph", "X"}, {"pid", 0},
+  nlohmann::json event = {{"name", ""}, {"cat", ""}, {"ph", "X"}, {"pid", 0},
                           {"tid", 0},   {"ts", 0.0}, {"dur", 0.0}};
   auto emit = [&](int pid, int tid, const std::string& name, const char* cat,
                   const sim::TaskSpan& span) {
@@ -231,18 +233,23 @@ std::string trace_json(const SimulationReport& r) {
   return out.str();
 }
 
+void check_simulation_outputs(const std::string& dir) {
+  check_output_set(dir, std::vector<std::string>(std::begin(kSimulationOutputFiles),
+                                                 std::end(kSimulationOutputFiles)));
+}
+
 void write_simulation_outputs(const SimulationReport& r, const std::string& dir) {
   // Each file is produced while it is written (the trace is streamed); an error in any of them
   // leaves `dir` as it was.
   write_output_set(
-      dir, {
-               {kSimulationOutputFiles[0],
-                [&](std::ostream& out) { out << json_text(results_json(r, false)) << "\n"; }},
-               {kSimulationOutputFiles[1], [&](std::ostream& out) { write_links_csv(r, out); }},
-               {kSimulationOutputFiles[2],
-                [&](std::ostream& out) { write_collectives_csv(r, out); }},
-               {kSimulationOutputFiles[3], [&](std::ostream& out) { write_trace_json(r, out); }},
-           });
+      dir,
+      {
+          {kSimulationOutputFiles[0],
+           [&](std::ostream& out) { out << json_text(results_json(r, false)) << "\n"; }},
+          {kSimulationOutputFiles[1], [&](std::ostream& out) { write_links_csv(r, out); }},
+          {kSimulationOutputFiles[2], [&](std::ostream& out) { write_collectives_csv(r, out); }},
+          {kSimulationOutputFiles[3], [&](std::ostream& out) { write_trace_json(r, out); }},
+      });
 }
 
 }  // namespace mfabric::report

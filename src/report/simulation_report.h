@@ -56,5 +56,8 @@ inline constexpr const char* kSimulationOutputFiles[] = {"results.json", "links.
 // (write_output_set in core/output_files.h: the directory ends with the previous complete set
 // or the new one, whatever happens).
 void write_simulation_outputs(const SimulationReport& r, const std::string& dir);
+// The checks write_simulation_outputs makes on `dir` (core/output_files.h), without writing:
+// call it before the run so that a bad --out DIR fails at once.
+void check_simulation_outputs(const std::string& dir);
 
 }  // namespace mfabric::report

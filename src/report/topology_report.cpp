@@ -97,9 +97,10 @@ nlohmann::json topology_json(const fabric::Topology& t) {
 
 std::string topology_text(const fabric::Topology& t) {
   const Counts c = count(t);
-  std::string out = fmt::format("fabric {}: {} servers x {} GPUs, {} NICs of {} per server\n",
-                                printable(t.spec()), t.cluster().servers, t.cluster().gpus_per_server,
-                                t.cluster().nics_per_server, to_string(t.cluster().link));
+  std::string out =
+      fmt::format("fabric {}: {} servers x {} GPUs, {} NICs of {} per server\n",
+                  printable(t.spec()), t.cluster().servers, t.cluster().gpus_per_server,
+                  t.cluster().nics_per_server, to_string(t.cluster().link));
   // Kinds in the order a reader walks the fabric: server inside, then the network.
   Table nodes({"nodes", "count"});
   auto add = [&](const std::string& label, std::int64_t n) {
@@ -142,9 +143,8 @@ std::string topology_text(const fabric::Topology& t) {
 }
 
 std::string topology_dot(const fabric::Topology& t) {
-  std::string out =
-      fmt::format("// mfabric topology {} ({} servers)\ngraph \"{}\" {{\n", printable(t.spec()),
-                  t.cluster().servers, dot_string(t.spec()));
+  std::string out = fmt::format("// mfabric topology {} ({} servers)\ngraph \"{}\" {{\n",
+                                printable(t.spec()), t.cluster().servers, dot_string(t.spec()));
   out += "  graph [rankdir=BT, splines=false, nodesep=0.1];\n  node [fontsize=9];\n";
   const int servers = t.cluster().servers;
   for (int s = 0; s < servers; ++s) {

@@ -60,9 +60,10 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
       "workload {} on {} GPUs ({}): TP {} x PP {} x EP {} x DP {}\n"
       "batch: micro-batch {} x seq {}, global batch {} -> {} micro-batches per iteration ({})\n"
       "region: {} server(s) per EP group (EP {} x TP {} GPUs); layers per stage: {}\n\n",
-      printable(spec.model.name), s.gpus, printable(spec.gpu.name), p.tp, p.pp, p.ep, p.dp, spec.micro_batch, spec.seq,
-      spec.global_batch, s.micro_batches, workload::to_string(spec.schedule), s.region_servers,
-      p.ep, p.tp, fmt::join(s.stage_layers, " "));
+      printable(spec.model.name), s.gpus, printable(spec.gpu.name), p.tp, p.pp, p.ep, p.dp,
+      spec.micro_batch, spec.seq, spec.global_batch, s.micro_batches,
+      workload::to_string(spec.schedule), s.region_servers, p.ep, p.tp,
+      fmt::join(s.stage_layers, " "));
   Table tasks({"tasks", "count"});
   tasks.add_row({"compute", with_commas(s.compute_tasks)});
   tasks.add_row({"collective", with_commas(s.collective_tasks)});

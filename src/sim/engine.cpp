@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <queue>
@@ -311,6 +312,41 @@ class Executor {
     return Error("", "", head);
   }
 
+  // Communication after a GPU's last compute task (or, on a GPU that never computes, all of
+  // it): no later compute waits for it, yet the run is not over until it ends, so it is exposed
+  // too. Summed over GPUs: the length of the union of the intervals of the communication tasks
+  // each GPU is a member of, from its last compute end on.
+  Time tail_exposed() const {
+    std::vector<std::vector<std::pair<Time, Time>>> intervals(gpus_.size());
+    const auto add = [&](int g, Time s, Time e) {
+      const Time from = std::max(s, gpus_[static_cast<std::size_t>(g)].free_since);
+      if (e > from) intervals[static_cast<std::size_t>(g)].emplace_back(from, e);
+    };
+    for (TaskId id = 0; id < static_cast<TaskId>(n_); ++id) {
+      const Task& t = graph_.task(id);
+      const Time s = start_[static_cast<std::size_t>(id)];
+      const Time e = end_[static_cast<std::size_t>(id)];
+      if (t.kind == TaskKind::P2P) {
+        add(t.gpu, s, e);
+        add(t.peer, s, e);
+      } else if (t.kind == TaskKind::Collective) {
+        for (std::int32_t g : graph_.group(t.group))
+          add(g, s, e);
+      }
+    }
+    Time total;
+    for (auto& list : intervals) {
+      std::sort(list.begin(), list.end());
+      Time covered_to = Time::zero();
+      for (const auto& [from, to] : list) {
+        const Time begin = std::max(from, covered_to);
+        if (to > begin) total += to - begin;
+        covered_to = std::max(covered_to, to);
+      }
+    }
+    return total;
+  }
+
   RunResult summarize() const {
     RunResult r;
     int iterations = 0;
@@ -346,6 +382,7 @@ class Executor {
     double exposed = 0;
     for (const Gpu& g : gpus_)
       exposed += g.exposed.seconds();
+    exposed += tail_exposed().seconds();
     r.exposed_comm = Time::from_seconds(exposed / gpus / its);
     r.channels = backend_.channel_stats();
     r.events = events_ + backend_.events_processed();

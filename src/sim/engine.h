@@ -45,7 +45,9 @@ struct RunResult {
   Time makespan;
   // Mean over GPUs and iterations of the time a GPU's compute stream sat idle waiting for
   // communication: when the task it waited for depended last on a communication task, the idle
-  // time up to that communication's own duration (pipeline bubbles before it are not counted).
+  // time up to that communication's own duration (pipeline bubbles before it are not counted);
+  // plus, after a GPU's last compute task, the time communication it takes part in is still
+  // running (so a run of nothing but communication is all exposed).
   Time exposed_comm;
   // Per traffic class (kTrafficClasses order), per iteration: sum over its tasks of duration x
   // member GPUs / all GPUs, the average time a GPU spends in that kind of communication.

@@ -44,14 +44,14 @@ void check_trace_size(const std::string& path, std::int64_t ep, std::int64_t exp
                         static_cast<double>(iterations) * static_cast<double>(layers) *
                         static_cast<double>(micro_batches);
   if (counts > static_cast<double>(kMaxRoutingTraceCounts)) {
-    throw Error(path, "",
-                fmt::format("the trace's dimensions (ep {} x experts {} x iterations {} x layers "
-                            "{} x micro-batches {}) need {:.3g} token counts, more than the {} "
-                            "({} of memory) mfabric holds",
-                            ep, experts, iterations, layers, micro_batches, counts,
-                            kMaxRoutingTraceCounts,
-                            describe_cap(kMaxRoutingTraceCounts *
-                                         static_cast<std::int64_t>(sizeof(std::int32_t)))));
+    throw Error(
+        path, "",
+        fmt::format("the trace's dimensions (ep {} x experts {} x iterations {} x layers "
+                    "{} x micro-batches {}) need {:.3g} token counts, more than the {} "
+                    "({} of memory) mfabric holds",
+                    ep, experts, iterations, layers, micro_batches, counts, kMaxRoutingTraceCounts,
+                    describe_cap(kMaxRoutingTraceCounts *
+                                 static_cast<std::int64_t>(sizeof(std::int32_t)))));
   }
 }
 
@@ -658,11 +658,11 @@ void write_json_trace(const RoutingTrace& t, std::ostream& out) {
   for (int it = 0; it < t.iterations(); ++it) {
     for (std::size_t li = 0; li < t.layers().size(); ++li) {
       for (int mb = 0; mb < t.micro_batches(); ++mb) {
-        records.add({{"iteration", it},
-                     {"layer", t.layers()[li]},
-                     {"micro_batch", mb},
-                     {"tokens", matrix_json(t.matrix(it, static_cast<int>(li), mb), t.ep(),
-                                            t.experts())}});
+        records.add(
+            {{"iteration", it},
+             {"layer", t.layers()[li]},
+             {"micro_batch", mb},
+             {"tokens", matrix_json(t.matrix(it, static_cast<int>(li), mb), t.ep(), t.experts())}});
       }
     }
   }
@@ -670,9 +670,9 @@ void write_json_trace(const RoutingTrace& t, std::ostream& out) {
 }
 
 void write_plain_text(const RoutingTrace& t, std::ostream& out) {
-  out << "# mfabric routing trace: ep " << t.ep() << ", experts " << t.experts()
-      << ", iterations " << t.iterations() << ", micro-batches " << t.micro_batches()
-      << ", layers " << join_layers(t.layers(), " ") << "\n";
+  out << "# mfabric routing trace: ep " << t.ep() << ", experts " << t.experts() << ", iterations "
+      << t.iterations() << ", micro-batches " << t.micro_batches() << ", layers "
+      << join_layers(t.layers(), " ") << "\n";
   if (t.is_static()) {
     // The bare-matrix form is what marks a trace static when read back.
     out << "# one static [ep x experts] matrix, used for every MoE layer and iteration\n";

@@ -206,6 +206,22 @@ TEST_F(OutputFiles, FollowsASymbolicLinkAndKeepsPermissions) {
   EXPECT_EQ(root_entries(), (std::set<std::string>{"out", "real"}));
 }
 
+TEST_F(OutputFiles, CheckingWritesNothing) {
+  const std::vector<std::string> names = {"a.json", "b.csv"};
+  EXPECT_NO_THROW(check_output_set((root_ / "new" / "deeper" / "out").string(), names));
+  EXPECT_NO_THROW(check_output_set(out().string(), names));
+  EXPECT_TRUE(root_entries().empty());
+  write_output_set(out().string(), set_of(kOld));
+  EXPECT_NO_THROW(check_output_set(out().string(), names));
+  std::ofstream(out() / "notes.txt") << "mine";
+  EXPECT_THROW(check_output_set(out().string(), names), Error);
+  std::ofstream(root_ / "file") << "x";
+  EXPECT_THROW(check_output_set((root_ / "file").string(), names), Error);
+  EXPECT_THROW(check_output_set((root_ / "file" / "out").string(), names), Error);
+  EXPECT_THROW(check_output_set("/", names), Error);
+  EXPECT_EQ(root_entries(), (std::set<std::string>{"out", "file"}));
+}
+
 TEST_F(OutputFiles, BadFileNamesAreProgrammingErrors) {
   EXPECT_THROW(write_output_set(out().string(), {}), std::invalid_argument);
   EXPECT_THROW(write_output_set(out().string(), set_of({{"a/b", ""}})), std::invalid_argument);

@@ -1,6 +1,7 @@
 // PriceBook: the paper's Table 4 and YAML price files (tests/fabric/data/prices_*.yaml).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -253,6 +254,58 @@ TEST_F(PriceBookLoadTemp, SyntaxErrorLineIsOneBased) {
     EXPECT_NE(std::string(e.what()).find("YAML syntax error at line"), std::string::npos)
         << e.what();
     EXPECT_EQ(std::string(e.what()).find("line 0"), std::string::npos) << e.what();
+  }
+}
+
+// Prices far above any real part made costs overflow the int64 the tables printed through
+// ("-$-0", JSON null). Files are held to kMaxUnitPriceUsd per item and kMaxFibreLengthM.
+TEST_F(PriceBookLoadTemp, PricesAboveTheMaximumAreRejectedByName) {
+  expect_load_error(write("link_speeds:\n  400G:\n    nic: 1e16\n"), "link_speeds.400G.nic",
+                    {"at most 1000000000 dollars", "'1e16'"});
+  expect_load_error(write("link_speeds:\n  400G: {fibre_per_m: 1000000001}\n"),
+                    "link_speeds.400G.fibre_per_m", {"at most 1000000000 dollars per metre"});
+  // Beyond what a double holds: too large, not "not a number".
+  expect_load_error(write("link_speeds:\n  400G: {ocs_port: 1e999}\n"), "link_speeds.400G.ocs_port",
+                    {"at most", "'1e999'"});
+  expect_load_error(write("fibre_length_m: 100001\n"), "fibre_length_m",
+                    {"at most 100000 metres", "'100001'"});
+  // Tiny negatives and negative overflow stay "non-negative" errors.
+  expect_load_error(write("link_speeds:\n  400G: {nic: -1e999}\n"), "link_speeds.400G.nic",
+                    {"non-negative", "'-1e999'"});
+}
+
+TEST_F(PriceBookLoadTemp, PricesAtTheMaximumAreAccepted) {
+  const PriceBook book =
+      PriceBook::load(write("fibre_length_m: 1e5\nlink_speeds:\n  400G: {nic: 1e9}\n"));
+  EXPECT_DOUBLE_EQ(book.at(Rate::gbps(400)).nic, kMaxUnitPriceUsd);
+  EXPECT_DOUBLE_EQ(book.fibre_length_m(), kMaxFibreLengthM);
+}
+
+TEST(PriceCheck, PriceRefusesValuesBeyondTheCapsSetInCode) {
+  BillOfMaterials bom;
+  bom.nics = 1;
+  LinkPrices prices{1, 1, 1, 1, 1, 1};
+  EXPECT_DOUBLE_EQ(price(bom, prices, 10).total(), 1);
+  prices.nic = 1e16;
+  try {
+    price(bom, prices, 10);
+    FAIL() << "priced a $1e16 NIC";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "nic");
+  }
+  prices.nic = std::nan("");
+  EXPECT_THROW(price(bom, prices, 10), Error);
+  prices.nic = 1;
+  EXPECT_THROW(price(bom, prices, 1e300), Error);
+}
+
+TEST(PriceCheck, TinyOversubscriptionIsAnErrorNotAnOverflow) {
+  // 1024 / 1e-300 uplinks is infinite; converting it to an integer was undefined behaviour.
+  try {
+    paper_bill_of_materials("fat-tree", 128, 8, 0, 1e-300, CostConvention::Paper);
+    FAIL() << "counted infinitely many uplinks";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "oversubscription");
   }
 }
 

@@ -170,7 +170,7 @@ TEST_F(OutputCli, RoutingTraceNumberOutOfRangeIsAOneLineError) {
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
 }
 
-TEST_F(OutputCli, OutIntoADirectoryWithOtherFilesIsRefusedBeforeRunning) {
+TEST_F(OutputCli, OutIntoADirectoryWithOtherFilesIsRefused) {
   fs::create_directories(work() / "out");
   std::ofstream(work() / "out" / "notes.txt") << "mine";
   const Outcome o =

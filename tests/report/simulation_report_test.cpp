@@ -210,7 +210,9 @@ class SimulationOutputs : public ::testing::Test {
 TEST_F(SimulationOutputs, WritesTheFourFilesAsASet) {
   const SimulationReport r = training_run().report();
   const fs::path dir = root_ / "out";
+  check_simulation_outputs(dir.string());
   write_simulation_outputs(r, dir.string());
+  check_simulation_outputs(dir.string());
   write_simulation_outputs(r, dir.string());  // replacing the previous set
   EXPECT_EQ(entries(dir),
             (std::set<std::string>{"results.json", "links.csv", "collectives.csv", "trace.json"}));
@@ -227,6 +229,7 @@ TEST_F(SimulationOutputs, ADirectoryWithOtherFilesIsLeftAlone) {
   const fs::path dir = root_ / "out";
   fs::create_directories(dir);
   std::ofstream(dir / "notes.txt") << "mine";
+  EXPECT_THROW(check_simulation_outputs(dir.string()), Error);
   EXPECT_THROW(write_simulation_outputs(training_run().report(), dir.string()), Error);
   EXPECT_EQ(entries(dir), std::set<std::string>{"notes.txt"});
   EXPECT_EQ(entries(root_), std::set<std::string>{"out"});

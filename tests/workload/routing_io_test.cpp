@@ -301,15 +301,14 @@ TEST_F(RoutingIo, JsonNumbersOutOfRangeAreErrorsWithThePosition) {
       R"( "iterations": 1, "micro_batches": 1, "layers": [0], "records": [)"
       "\n";
   auto doc = [&](const std::string& tokens) {
-    return head + R"({"iteration": 0, "layer": 0, "micro_batch": 0, "tokens": )" + tokens +
-           "}]}\n";
+    return head + R"({"iteration": 0, "layer": 0, "micro_batch": 0, "tokens": )" + tokens + "}]}\n";
   };
   EXPECT_NO_THROW(read_routing_trace(write("ok.json", doc("[[1, 2], [3, 4]]"))));
   // Line 3 is the record; "1e999" starts at its 71st character.
   expect_error(write("overflow.json", doc("[[1, 2], [3, 1e999]]")), "records[0].tokens[1][1]",
                "number 1e999 at line 3, column 71 is out of range");
-  expect_error(write("overflow_neg.json", doc("[[-1e999, 2], [3, 4]]")),
-               "records[0].tokens[0][0]", "out of range");
+  expect_error(write("overflow_neg.json", doc("[[-1e999, 2], [3, 4]]")), "records[0].tokens[0][0]",
+               "out of range");
   // In the header too.
   std::string big_ep = head;
   big_ep.replace(big_ep.find("\"ep\": 2"), 7, "\"ep\": 1e400");
