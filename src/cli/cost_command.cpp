@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/output_text.h"
 #include "fabric/cost.h"
 #include "report/cost_report.h"
 
@@ -48,7 +49,7 @@ int run_cost(const CostOptions& o) {
   std::cout << fmt::format(
       "network cost: {} servers x {} GPUs, {} NICs per server at {}; {} convention; prices: {}\n\n",
       cluster.servers, cluster.gpus_per_server, cluster.nics_per_server, link_label(cluster.link),
-      fabric::to_string(convention), o.prices.empty() ? "paper Table 4" : o.prices);
+      fabric::to_string(convention), o.prices.empty() ? "paper Table 4" : printable(o.prices));
   if (results.size() == 1) {
     std::cout << results.front().fabric << "\n" << report::cost_breakdown_table(results.front());
   } else {

@@ -60,6 +60,8 @@ int run_simulate(const SimulateOptions& o) {
   if (!o.fabric.empty()) {
     e.fabric = with_context("", "--fabric", [&] { return Spec::parse(o.fabric); });
   }
+  // A --out DIR that cannot take the outputs fails now, not after a long run.
+  if (!o.out.empty()) report::check_simulation_outputs(o.out);
   if (o.iterations) sim::set_iterations(e, *o.iterations, "--iterations");
   if (!o.max_memory.empty()) {
     e.max_memory = with_context("", "--max-memory", [&] { return parse_bytes(o.max_memory); });

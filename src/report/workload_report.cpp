@@ -99,7 +99,11 @@ nlohmann::json chakra_json(const workload::ChakraSummary& s) {
             {"collective", s.collective},
             {"send", s.send},
             {"recv", s.recv},
-            {"other", s.other}}}};
+            {"other", s.other}}},
+          {"control_deps",
+           {{"dangling", s.dangling_control_deps},
+            {"cyclic", s.cyclic_control_deps},
+            {"ignored", s.ignored_control_deps}}}};
 }
 
 std::string chakra_text(const std::string& prefix, const workload::ChakraSummary& s) {
@@ -109,7 +113,15 @@ std::string chakra_text(const std::string& prefix, const workload::ChakraSummary
   t.add_row({"send", with_commas(s.send)});
   t.add_row({"recv", with_commas(s.recv)});
   t.add_row({"other", with_commas(s.other)});
-  return fmt::format("chakra trace {}: {} ranks\n\n", printable(prefix), s.ranks) + t.render();
+  std::string dropped;
+  if (s.dangling_control_deps + s.cyclic_control_deps + s.ignored_control_deps > 0) {
+    dropped = fmt::format(
+        "\ncontrol dependencies dropped: {} naming missing nodes, {} closing cycles, {} ignored\n",
+        with_commas(s.dangling_control_deps), with_commas(s.cyclic_control_deps),
+        with_commas(s.ignored_control_deps));
+  }
+  return fmt::format("chakra trace {}: {} ranks\n\n", printable(prefix), s.ranks) + t.render() +
+         dropped;
 }
 
 nlohmann::json routing_stats_json(const workload::RoutingTrace& trace,

@@ -187,6 +187,13 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   reject(kChakraOnly, "model");
   ModelWorkload w;
   w.model = *f.optional_string("model");
+  {
+    // A model file (not a zoo name) is relative to the experiment file, like every other path.
+    const std::string ext = std::filesystem::path(w.model).extension().string();
+    if (ext == ".yaml" || ext == ".yml" || w.model.find('/') != std::string::npos) {
+      w.model = relative_to(e.source, w.model);
+    }
+  }
   w.tp = f.optional_int("tp").value_or(1);
   w.pp = f.optional_int("pp").value_or(1);
   w.ep = f.optional_int("ep").value_or(1);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/input_files.h"
 
 namespace mfabric::workload::chakra {
@@ -34,7 +35,7 @@ std::int64_t json_rank(const Json& v, const std::string& source, const std::stri
   }
   if (v.is_number_integer()) return v.get<std::int64_t>();
   throw Error(source, field,
-              fmt::format("expected an integer rank, got {} ({})", v.dump(), v.type_name()));
+              fmt::format("expected an integer rank, got {} ({})", json_text(v, -1), v.type_name()));
 }
 
 std::vector<std::int64_t> json_ranks(const Json& list, const std::string& source,
@@ -154,7 +155,7 @@ std::vector<PytorchGroup> parse_pytorch_groups(const std::string& values, int ra
     if (name->is_string()) {
       g.pg_name = name->get<std::string>();
     } else if (name->is_number_integer()) {
-      g.pg_name = name->dump();
+      g.pg_name = json_text(*name, -1);
     } else {
       throw fail(fmt::format("\"pg_name\" is a JSON {}", name->type_name()));
     }
