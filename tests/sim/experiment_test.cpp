@@ -125,5 +125,47 @@ TEST(ExperimentErrors, BadJobShapesNameTheWorkload) {
   }
 }
 
+TEST(Experiment, ModelFilePathsAreRelativeToTheExperimentFile) {
+  const Experiment e =
+      parse_experiment("workload: {model: models/mine.yaml}\n", "studies/a/exp.yaml");
+  EXPECT_EQ(e.model->model, "studies/a/models/mine.yaml");
+  // A zoo name is not a path.
+  EXPECT_EQ(
+      parse_experiment("workload: {model: mixtral-8x7b}\n", "studies/a/exp.yaml").model->model,
+      "mixtral-8x7b");
+  EXPECT_EQ(parse_experiment("workload: {model: /abs/m.yaml}\n", "a/exp.yaml").model->model,
+            "/abs/m.yaml");
+}
+
+TEST(ExperimentErrors, RangesMatchTheCommandLine) {
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {iterations: 10001}\n"),
+            "simulation.iterations");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {max_memory: 8}\n"),
+            "simulation.max_memory");
+  EXPECT_EQ(error_field("cluster: {link: 1bps}\nworkload: {model: mixtral-8x7b}\n"),
+            "cluster.link");
+  EXPECT_EQ(error_field("cluster: {servers: 70000}\nworkload: {model: mixtral-8x7b}\n"),
+            "cluster.servers");
+  EXPECT_EQ(error_field("workload: {collective: all-reduce, bytes: 2000TiB}\n"), "workload.bytes");
+  Experiment e = parse_experiment("workload: {model: mixtral-8x7b}\n", "exp.yaml");
+  EXPECT_THROW(set_iterations(e, 0, "--iterations"), Error);
+  set_iterations(e, 10000, "--iterations");
+  EXPECT_EQ(e.iterations, 10000);
+}
+
+TEST(ExperimentErrors, JobAboveTheMemoryLimitIsRefusedBeforeItIsBuilt) {
+  const Experiment e = parse_experiment(
+      "cluster: {servers: 16}\nworkload: {model: mixtral-8x7b, tp: 4, pp: 4, ep: 8}\n"
+      "simulation: {max_memory: 1MiB}\n",
+      "exp.yaml");
+  try {
+    build_workload(e);
+    FAIL();
+  } catch (const Error& err) {
+    EXPECT_EQ(err.field(), "simulation.max_memory") << err.what();
+    EXPECT_NE(err.message().find("estimated"), std::string::npos) << err.what();
+  }
+}
+
 }  // namespace
 }  // namespace mfabric::sim
