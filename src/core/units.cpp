@@ -117,7 +117,8 @@ Time parse_time(std::string_view text) {
         fmt::format("unknown time unit '{}' in '{}' (use ps, ns, us, ms, s or min)", unit, text));
   }
   const double ps = value * scale;
-  if (ps > static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
+  // 2^63 itself rounds to no int64: the largest time is strictly below it.
+  if (!(ps < 0x1p63)) {
     throw Error(fmt::format("time '{}' is too large", text));
   }
   return Time::picoseconds(static_cast<std::int64_t>(std::llround(ps)));
@@ -148,7 +149,10 @@ Rate parse_rate(std::string_view text) {
         "bytes per second)",
         unit, text));
   }
-  return Rate::bits_per_second(value * prefix * bits_per_unit);
+  const double bps = value * prefix * bits_per_unit;
+  // 1e30 bps is beyond any link; the cap keeps every product of rates finite ("3e307K" is inf).
+  if (!(bps <= 1e30)) throw Error(fmt::format("rate '{}' is too large", text));
+  return Rate::bits_per_second(bps);
 }
 
 Bytes parse_bytes(std::string_view text) {

@@ -104,6 +104,16 @@ TEST(TransmissionTime, SizeOverRate) {
 namespace mfabric {
 namespace {
 
+TEST(TimeRange, ParsedValuesAtTheEdgeOfTheRange) {
+  // Found by fuzzing: 2^63 - 1 ps is 2^63 as a double, which no int64 holds.
+  EXPECT_THROW(parse_time("9223372036854775807ps"), Error);
+  EXPECT_EQ(parse_time("9223372036854774784ps").ps(), 9223372036854774784);
+  // Found by fuzzing: 3e307 x 1e3 is infinite.
+  EXPECT_THROW(parse_rate("3e307K"), Error);
+  EXPECT_THROW(parse_rate("2e30G"), Error);
+  EXPECT_DOUBLE_EQ(parse_rate("1e18G").bps(), 1e27);
+}
+
 TEST(TimeRange, FromSecondsOutsideTheClockIsAnError) {
   EXPECT_EQ(Time::from_seconds(1e6), Time::picoseconds(1'000'000'000'000'000'000));
   EXPECT_THROW(Time::from_seconds(1e7), Error);  // 1e19 ps > 2^63
