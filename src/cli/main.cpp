@@ -12,6 +12,10 @@
 #include "cli/commands.h"
 #include "core/error.h"
 
+namespace {
+constexpr const char* kEmptyValue = "expected a value, got an empty string";
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{
       "mfabric: design, simulate and cost regionally reconfigurable optical-electrical fabrics "
@@ -31,9 +35,7 @@ int main(int argc, char** argv) {
   // An empty value ("--stats ''") is never meant: say so, rather than treating the option as
   // absent and blaming another one.
   const CLI::Validator non_empty(
-      [](std::string& value) {
-        return value.empty() ? std::string("expected a value, got an empty string") : std::string();
-      },
+      [](std::string& value) { return value.empty() ? std::string(kEmptyValue) : std::string(); },
       "", "non-empty");
   for (const auto& command : commands) {
     for (CLI::Option* option : command.app->get_options()) {
@@ -43,6 +45,13 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ValidationError& e) {
+    // A value the option cannot take (an empty path) is bad input, not bad usage.
+    if (std::string(e.what()).find(kEmptyValue) != std::string::npos) {
+      std::cerr << "mfabric: error: " << e.what() << "\n";
+      return 1;
+    }
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
