@@ -37,7 +37,9 @@ std::string gzip(std::string_view in) {
 }
 #endif
 
-std::string rank_name(std::size_t r) { return "trace." + std::to_string(r) + ".et"; }
+std::string rank_name(std::size_t r) {
+  return "trace." + std::to_string(r) + ".et";
+}
 
 }  // namespace
 
@@ -56,10 +58,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   workload::ChakraOptions options;
   options.gpu = workload::find_gpu("h800");
+  // Each control-dependency policy in turn, picked by the input's length so that one input
+  // always runs the same way.
+  constexpr workload::ControlDeps kPolicies[] = {
+      workload::ControlDeps::Relaxed, workload::ControlDeps::Strict, workload::ControlDeps::Ignore};
+  options.control_deps = kPolicies[size % 3];
   fuzz::expect_only_mfabric_errors([&] {
     workload::ChakraSummary summary;
-    const workload::TaskGraph g = workload::read_chakra(fuzz::scratch_dir() + "/trace", options,
-                                                        &summary);
+    const workload::TaskGraph g =
+        workload::read_chakra(fuzz::scratch_dir() + "/trace", options, &summary);
     volatile std::size_t sink = g.size() + static_cast<std::size_t>(summary.ranks);
     (void)sink;
   });

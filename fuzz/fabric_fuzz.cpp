@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cluster.servers = 16;
   bool too_big = false;
   fuzz::expect_only_mfabric_errors([&] {
-    Spec c = lines[0].empty() ? Spec("cluster", {}) : Spec::parse("cluster:" + std::string(lines[0]));
+    Spec c =
+        lines[0].empty() ? Spec("cluster", {}) : Spec::parse("cluster:" + std::string(lines[0]));
     cluster.servers = c.get_int("servers", cluster.servers);
     cluster.gpus_per_server = c.get_int("gpus", cluster.gpus_per_server);
     cluster.nics_per_server = c.get_int("nics", cluster.nics_per_server);
@@ -45,9 +46,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (too_big) return;
     const fabric::Topology t = fabric::build_fabric(std::string(lines[1]), cluster);
     const fabric::PriceBook prices = fabric::PriceBook::paper_defaults();
-    double total = fabric::price(fabric::count_bill_of_materials(t),
-                                 fabric::LinkPrices{1, 1, 1, 1, 1, 1}, 1)
-                       .total();
+    double total =
+        fabric::price(fabric::count_bill_of_materials(t), fabric::LinkPrices{1, 1, 1, 1, 1, 1}, 1)
+            .total();
     for (const auto convention : {fabric::CostConvention::Built, fabric::CostConvention::Paper,
                                   fabric::CostConvention::Calculator}) {
       const fabric::BillOfMaterials bom = fabric::bill_of_materials(t, convention);

@@ -65,7 +65,9 @@ std::string write_scratch(const std::string& name, std::string_view bytes) {
   return path;
 }
 
-void remove_scratch(const std::string& name) { ::unlink((scratch_dir() + "/" + name).c_str()); }
+void remove_scratch(const std::string& name) {
+  ::unlink((scratch_dir() + "/" + name).c_str());
+}
 
 std::vector<std::string_view> split(std::string_view text, std::string_view separator,
                                     std::size_t max_parts) {

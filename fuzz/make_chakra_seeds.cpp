@@ -44,7 +44,8 @@ pb::Node make(std::uint64_t id, pb::NodeType type, std::initializer_list<std::ui
   return n;
 }
 
-pb::Node comp(std::uint64_t id, std::uint64_t micros, std::initializer_list<std::uint64_t> deps = {}) {
+pb::Node comp(std::uint64_t id, std::uint64_t micros,
+              std::initializer_list<std::uint64_t> deps = {}) {
   pb::Node n = make(id, pb::COMP_NODE, deps);
   n.set_duration_micros(micros);
   return n;
@@ -59,8 +60,8 @@ pb::Node coll(std::uint64_t id, pb::CollectiveCommType type, std::int64_t size,
   return n;
 }
 
-pb::Node p2p(std::uint64_t id, pb::NodeType type, const char* peer_key, int peer,
-             std::int64_t size, int tag, std::initializer_list<std::uint64_t> deps = {}) {
+pb::Node p2p(std::uint64_t id, pb::NodeType type, const char* peer_key, int peer, std::int64_t size,
+             int tag, std::initializer_list<std::uint64_t> deps = {}) {
   pb::Node n = make(id, type, deps);
   add_int(n, peer_key, peer);
   add_int(n, "comm_size", size);

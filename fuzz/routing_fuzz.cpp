@@ -44,8 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const std::string copy = fuzz::scratch_dir() + "/" + name;
       workload::write_routing_trace(trace, copy);
       if (!same(trace, workload::read_routing_trace(copy))) {
-        fuzz::property_failed(std::string("a trace written as ") + name +
-                              " reads back different");
+        fuzz::property_failed(std::string("a trace written as ") + name + " reads back different");
       }
     }
   });

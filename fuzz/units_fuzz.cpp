@@ -21,9 +21,8 @@ std::optional<T> parse_and_reprint(std::string_view text, Parse parse, const cha
   try {
     parse(printed);
   } catch (const mfabric::Error& e) {
-    mfabric::fuzz::property_failed(std::string(what) + " '" + std::string(text) +
-                                   "' prints as '" + printed + "', which does not parse: " +
-                                   e.what());
+    mfabric::fuzz::property_failed(std::string(what) + " '" + std::string(text) + "' prints as '" +
+                                   printed + "', which does not parse: " + e.what());
   }
   return value;
 }

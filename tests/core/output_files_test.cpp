@@ -44,7 +44,9 @@ Files contents(const fs::path& dir) {
 std::vector<OutputFile> set_of(const Files& files) {
   std::vector<OutputFile> out;
   for (const auto& [name, text] : files) {
-    out.push_back({name, [text](std::ostream& o) { o << text; }});
+    // Copied into a named variable: clang 14 cannot capture a structured binding.
+    std::string content = text;
+    out.push_back({name, [content](std::ostream& o) { o << content; }});
   }
   return out;
 }
