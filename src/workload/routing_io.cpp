@@ -539,9 +539,12 @@ class JsonErrorLocator : public nlohmann::json_sax<json> {
         // An enclosing array has counted the container being read; the innermost one has not
         // yet counted the value that failed.
         const std::size_t index = f + 1 < frames_.size() ? frame.count - 1 : frame.count;
-        path_ += "[" + std::to_string(index) + "]";
+        path_ += '[';
+        path_ += std::to_string(index);
+        path_ += ']';
       } else {
-        path_ += (path_.empty() ? "" : ".") + frame.key;
+        if (!path_.empty()) path_ += '.';
+        path_ += frame.key;
       }
     }
     return false;
