@@ -10,6 +10,7 @@ packages=(
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libprotobuf-dev protobuf-compiler zlib1g-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  liblemon-dev libglpk-dev  # control/: matchings (LEMON) and the exact planner (GLPK)
   time python3
 )
 

@@ -8,11 +8,9 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
-#include "fabric/builders.h"
-#include "net/flow_backend.h"
 #include "report/simulation_report.h"
-#include "sim/engine.h"
 #include "sim/experiment.h"
+#include "sim/simulation.h"
 
 namespace mfabric::cli {
 namespace {
@@ -66,37 +64,12 @@ int run_simulate(const SimulateOptions& o) {
   if (!o.max_memory.empty()) {
     e.max_memory = with_context("", "--max-memory", [&] { return parse_bytes(o.max_memory); });
   }
-  const fabric::Topology topology =
-      with_context(e.source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster); });
-  const workload::TaskGraph graph = sim::build_workload(e);
-  collective::AlgorithmChoice algorithms = e.algorithms;
-  if (e.micro && !e.micro->algorithm.empty()) {
-    switch (e.micro->collective) {
-      case workload::CollectiveKind::AllReduce:
-        algorithms.all_reduce = e.micro->algorithm;
-        break;
-      case workload::CollectiveKind::AllToAll:
-        algorithms.all_to_all = e.micro->algorithm;
-        break;
-      case workload::CollectiveKind::AllGather:
-        algorithms.all_gather = e.micro->algorithm;
-        break;
-      default:
-        algorithms.reduce_scatter = e.micro->algorithm;
-        break;
-    }
-  }
-  net::FlowBackend backend(topology);
   Progress progress;
-  sim::EngineOptions options;
-  options.algorithms = with_context(e.source, "workload.algorithm", [&] {
-    collective::Lowerer check(algorithms);
-    return algorithms;
-  });
+  sim::SimulationOptions options;
   options.record_spans = !o.out.empty();
   options.progress = [&progress](std::size_t done, std::size_t total) { progress(done, total); };
-  const sim::RunResult result = sim::run(graph, topology, backend, options);
-  const report::SimulationReport rep{e, topology, graph, result};
+  const sim::Simulation run = sim::simulate(std::move(e), options);
+  const report::SimulationReport rep = report::report_of(run);
   if (!o.out.empty()) report::write_simulation_outputs(rep, o.out);
   if (o.json) {
     std::cout << json_text(report::results_json(rep)) << "\n";

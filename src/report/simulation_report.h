@@ -12,6 +12,7 @@
 #include "fabric/topology.h"
 #include "sim/engine.h"
 #include "sim/experiment.h"
+#include "sim/simulation.h"
 #include "workload/task_graph.h"
 
 namespace mfabric::report {
@@ -24,6 +25,10 @@ struct SimulationReport {
   const workload::TaskGraph& graph;
   const sim::RunResult& result;
 };
+
+inline SimulationReport report_of(const sim::Simulation& s) {
+  return {s.experiment, s.topology, s.graph, s.result};
+}
 
 // {"schema", "experiment", "seed", "fabric", "gpus", "iterations", "iteration_time_s",
 //  "iteration_times_s", "exposed_comm_s", "comm_time_s": {one key per traffic class of the

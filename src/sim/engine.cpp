@@ -6,6 +6,7 @@
 #include <chrono>
 #include <deque>
 #include <queue>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -42,7 +43,7 @@ int traffic_index(workload::Traffic t) {
   return -1;
 }
 
-class Executor {
+class Executor final : public EngineContext {
  public:
   Executor(const TaskGraph& graph, const fabric::Topology& topology, net::Backend& backend,
            const EngineOptions& options)
@@ -86,23 +87,41 @@ class Executor {
 
   RunResult run() {
     const auto wall_start = std::chrono::steady_clock::now();
+    if (options_.controller != nullptr) options_.controller->attach(*this);
     for (TaskId t = 0; t < static_cast<TaskId>(n_); ++t) {
       if (waiting_[static_cast<std::size_t>(t)] == 0) make_ready(t, -1);
     }
+    // Three event sources; at equal times the network goes first, then compute, then the
+    // controller's timed events.
     while (true) {
       const std::optional<Time> net = backend_.next_event_time();
-      const bool have_compute = !compute_done_.empty();
-      if (!net && !have_compute) break;
-      if (net && (!have_compute || *net <= compute_done_.top().time)) {
+      const std::optional<Time> compute =
+          compute_done_.empty() ? std::nullopt : std::optional<Time>(compute_done_.top().time);
+      const std::optional<Time> timer =
+          timers_.empty() ? std::nullopt : std::optional<Time>(timers_.front().time);
+      if (!net && !compute && !timer) break;
+      const auto not_after = [](const std::optional<Time>& a, const std::optional<Time>& b) {
+        return a && (!b || *a <= *b);
+      };
+      if (not_after(net, compute) && not_after(net, timer)) {
         backend_.advance(*net);
         drain_network_completions();
         continue;
       }
-      const ComputeDone done = compute_done_.top();
-      compute_done_.pop();
-      backend_.advance(done.time);
+      if (not_after(compute, timer)) {
+        const ComputeDone done = compute_done_.top();
+        compute_done_.pop();
+        backend_.advance(done.time);
+        ++events_;
+        finish_compute(done.task, done.time);
+        continue;
+      }
+      std::pop_heap(timers_.begin(), timers_.end(), std::greater<>{});
+      TimedEvent event = std::move(timers_.back());
+      timers_.pop_back();
+      backend_.advance(event.time);
       ++events_;
-      finish_compute(done.task, done.time);
+      event.fn();
     }
     if (finished_ != n_) throw unfinished_error();
     RunResult r = summarize();
@@ -111,7 +130,37 @@ class Executor {
     return r;
   }
 
+  // --- EngineContext, for the controller ---
+  Time now() const override { return backend_.now(); }
+  void at(Time t, std::function<void()> fn) override {
+    if (t < now()) {
+      throw std::logic_error(fmt::format("engine: event scheduled at {} before now ({})",
+                                         to_string(t), to_string(now())));
+    }
+    timers_.push_back(TimedEvent{t, seq_++, std::move(fn)});
+    std::push_heap(timers_.begin(), timers_.end(), std::greater<>{});
+  }
+  void release(TaskId id) override {
+    const auto it = held_.find(id);
+    if (it == held_.end()) {
+      throw std::logic_error(fmt::format("engine: task {} released but not held", id));
+    }
+    const collective::CollectiveRequest request = std::move(it->second);
+    held_.erase(it);
+    lower_and_start(id, request);
+  }
+  net::Backend& backend() override { return backend_; }
+
  private:
+  struct TimedEvent {
+    Time time;
+    std::uint64_t seq;
+    std::function<void()> fn;
+    bool operator>(const TimedEvent& o) const {
+      return time != o.time ? time > o.time : seq > o.seq;
+    }
+  };
+
   struct Gpu {
     fabric::NodeId node = fabric::kNoNode;
     std::deque<TaskId> ready;
@@ -134,8 +183,6 @@ class Executor {
     std::size_t step = 0;
     std::size_t outstanding = 0;
   };
-
-  Time now() const { return backend_.now(); }
 
   void make_ready(TaskId id, TaskId last_dep) {
     const Task& t = graph_.task(id);
@@ -180,6 +227,7 @@ class Executor {
     }
     gpu.busy = true;
     start_[static_cast<std::size_t>(id)] = t;
+    if (options_.controller != nullptr) options_.controller->compute_started(id);
     const Time duration = graph_.task(id).duration;
     if (duration < Time::zero() || duration > Time::max() - t) {
       throw Error("", "",
@@ -210,6 +258,14 @@ class Executor {
     req.bytes = t.bytes;
     req.matrix = t.matrix >= 0 ? &graph_.matrix(t.matrix) : nullptr;
     req.flow_hash = static_cast<std::uint64_t>(id) * 0x9e3779b97f4a7c15ULL;
+    if (options_.controller != nullptr && options_.controller->hold_collective(id, req)) {
+      held_.emplace(id, std::move(req));
+      return;
+    }
+    lower_and_start(id, req);
+  }
+
+  void lower_and_start(TaskId id, const collective::CollectiveRequest& req) {
     ActiveCollective active{lowerer_.lower(req, topology_), 0, 0};
     active_.emplace(id, std::move(active));
     ++events_;
@@ -224,6 +280,7 @@ class Executor {
     if (a.step == a.plan.steps.size()) {
       active_.erase(id);
       finish(id, now());
+      if (options_.controller != nullptr) options_.controller->collective_finished(id);
       return;
     }
     const auto& transfers = a.plan.steps[a.step].transfers;
@@ -272,6 +329,16 @@ class Executor {
     const std::size_t left = n_ - finished_;
     const std::string head =
         fmt::format("the run cannot finish: {} of {} tasks never completed", left, n_);
+    if (!held_.empty()) {
+      const TaskId id =
+          std::min_element(held_.begin(), held_.end(), [](const auto& a, const auto& b) {
+            return a.first < b.first;
+          })->first;
+      return Error("", "",
+                   fmt::format("{}; task {} ({}) was held by the fabric controller and never "
+                               "released ({} held in all)",
+                               head, id, graph_.label(id), held_.size()));
+    }
     const std::vector<net::StalledTransfer> stalled = backend_.stalled_transfers(1);
     if (!stalled.empty()) {
       const net::StalledTransfer& st = stalled.front();
@@ -405,6 +472,10 @@ class Executor {
   std::vector<Gpu> gpus_;
   std::priority_queue<ComputeDone, std::vector<ComputeDone>, std::greater<>> compute_done_;
   std::unordered_map<TaskId, ActiveCollective> active_;
+  // Collectives the controller holds, with their requests.
+  std::unordered_map<TaskId, collective::CollectiveRequest> held_;
+  // The controller's timed events, a min-heap on (time, seq).
+  std::vector<TimedEvent> timers_;
   std::vector<TaskId> arrived_;
   std::uint64_t seq_ = 0;
   std::size_t finished_ = 0;

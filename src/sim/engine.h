@@ -25,8 +25,43 @@ struct TaskSpan {
   Time end;
 };
 
+// What a fabric controller may do during a run (the engine implements it).
+class EngineContext {
+ public:
+  virtual ~EngineContext() = default;
+  virtual Time now() const = 0;
+  // Runs `fn` at time `t` (>= now()), after the network and compute events of that time.
+  // Events at one time run in the order they were scheduled.
+  virtual void at(Time t, std::function<void()> fn) = 0;
+  // Lowers and starts a collective the controller held (see FabricController), at now().
+  virtual void release(workload::TaskId collective) = 0;
+  // The network the run uses, for changing links (circuits) through its interface.
+  virtual net::Backend& backend() = 0;
+};
+
+// A controller that changes the fabric during a run (an optical control plane). It sees each
+// collective when it becomes ready, before it is lowered, and may hold it (for example until
+// its circuits are up), and it sees compute tasks start (to reconfigure under compute). All
+// hooks run inside the engine's event loop; they may schedule events and release collectives.
+class FabricController {
+ public:
+  virtual ~FabricController() = default;
+  // Called once before the first event.
+  virtual void attach(EngineContext& /*engine*/) {}
+  // A collective is ready. Return true to hold it: it starts when the controller calls
+  // EngineContext::release(id). Its time (for reports and exposed communication) starts now.
+  virtual bool hold_collective(workload::TaskId /*id*/,
+                               const collective::CollectiveRequest& /*request*/) {
+    return false;
+  }
+  virtual void compute_started(workload::TaskId /*id*/) {}
+  virtual void collective_finished(workload::TaskId /*id*/) {}
+};
+
 struct EngineOptions {
   collective::AlgorithmChoice algorithms;
+  // Optional; not owned. Null: a fabric that never changes.
+  FabricController* controller = nullptr;
   // Keep the start and end of every task (for trace.json and collectives.csv).
   bool record_spans = true;
   // Called now and then with (tasks finished, tasks in total), for progress displays.

@@ -1,6 +1,7 @@
 #include "sim/experiment.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include "core/error.h"
 #include "core/yaml_fields.h"
 #include "fabric/builders.h"
+#include "net/backends.h"
 #include "workload/chakra.h"
 #include "workload/compute.h"
 
@@ -222,9 +224,11 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
 void parse_simulation(const YAML::Node& node, Experiment& e) {
   const Fields f(node, e.source, "simulation", kSimulationFields);
   e.backend = f.optional_string("backend").value_or(e.backend);
-  if (e.backend != "flow") {
-    throw Error(e.source, f.field("backend"),
-                fmt::format("unknown backend '{}' (known: flow)", e.backend));
+  const std::vector<std::string> backends = net::backend_names();
+  if (std::find(backends.begin(), backends.end(), e.backend) == backends.end()) {
+    throw Error(
+        e.source, f.field("backend"),
+        fmt::format("unknown backend '{}' (known: {})", e.backend, fmt::join(backends, ", ")));
   }
   if (f.has("iterations")) {
     with_context(e.source, "", [&] {

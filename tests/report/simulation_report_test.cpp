@@ -16,9 +16,6 @@
 
 #include "core/error.h"
 #include "core/output_text.h"
-#include "fabric/builders.h"
-#include "net/flow_backend.h"
-#include "sim/engine.h"
 #include "sim/experiment.h"
 
 namespace mfabric::report {
@@ -37,27 +34,18 @@ fabric: fat-tree
 workload: {model: mixtral-8x7b, tp: 2, pp: 2, ep: 2, global_batch: 4, micro_batch: 1, seq: 256}
 )";
 
-struct SimRun {
-  sim::Experiment experiment;
-  fabric::Topology topology;
-  workload::TaskGraph graph;
-  sim::RunResult result;
-  SimulationReport report() const { return {experiment, topology, graph, result}; }
-};
+using SimRun = sim::Simulation;
 
-SimRun simulate(sim::Experiment e) {
-  fabric::Topology topology = fabric::build_fabric(e.fabric, e.cluster);
-  workload::TaskGraph graph = sim::build_workload(e);
-  net::FlowBackend backend(topology);
-  sim::EngineOptions options;
+SimRun simulate_with_spans(sim::Experiment e) {
+  sim::SimulationOptions options;
   options.record_spans = true;
-  sim::RunResult result = sim::run(graph, topology, backend, options);
-  return SimRun{std::move(e), std::move(topology), std::move(graph), std::move(result)};
+  return sim::simulate(std::move(e), options);
 }
 
 // An experiment "file" named with byte 0xff, as a user's file system may hold.
 const SimRun& training_run() {
-  static const SimRun run = simulate(sim::parse_experiment(kTrainingYaml, "exp\xFF.yaml"));
+  static const SimRun run =
+      simulate_with_spans(sim::parse_experiment(kTrainingYaml, "exp\xFF.yaml"));
   return run;
 }
 
@@ -90,7 +78,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 TEST(ResultsJson, InvalidUtf8NamesGiveValidJson) {
-  const SimulationReport r = training_run().report();
+  const SimulationReport r = report_of(training_run());
   const std::string text = json_text(results_json(r));
   EXPECT_TRUE(is_valid_utf8(text));
   const json back = json::parse(text);
@@ -100,7 +88,7 @@ TEST(ResultsJson, InvalidUtf8NamesGiveValidJson) {
 }
 
 TEST(ResultsJson, CommunicationHasOneKeyPerEngineTrafficClass) {
-  const json j = results_json(training_run().report());
+  const json j = results_json(report_of(training_run()));
   std::set<std::string> keys;
   for (const auto& [key, value] : j.at("comm_time_s").items())
     keys.insert(key);
@@ -114,7 +102,7 @@ TEST(ResultsJson, CommunicationHasOneKeyPerEngineTrafficClass) {
 TEST(ResultsText, NamesCannotBreakTheText) {
   SimRun run = training_run();
   run.experiment.source = "line\nbreak\xFF\x1B[31m.yaml";
-  const std::string text = results_text(run.report());
+  const std::string text = results_text(report_of(run));
   EXPECT_TRUE(is_valid_utf8(text));
   EXPECT_EQ(text.find('\x1B'), std::string::npos);
   const std::string first = lines_of(text).front();
@@ -136,7 +124,7 @@ TEST(ResultsText, NamesCannotBreakTheText) {
 // microseconds rounded to the nanosecond.
 TEST(TraceJson, ParsesBackToOneEventPerTaskAndMember) {
   const SimRun& run = training_run();
-  const json doc = json::parse(trace_json(run.report()));
+  const json doc = json::parse(trace_json(report_of(run)));
   EXPECT_EQ(doc.at("displayTimeUnit"), "ms");
   const json& events = doc.at("traceEvents");
   const int gpus = run.graph.gpus();
@@ -177,7 +165,7 @@ TEST(TraceJson, ParsesBackToOneEventPerTaskAndMember) {
 }
 
 TEST(Csv, EveryRowHasTheHeadersColumns) {
-  const SimulationReport r = training_run().report();
+  const SimulationReport r = report_of(training_run());
   for (const std::string& text : {links_csv(r), collectives_csv(r)}) {
     const auto lines = lines_of(text);
     ASSERT_GT(lines.size(), 1u);
@@ -208,7 +196,7 @@ class SimulationOutputs : public ::testing::Test {
 };
 
 TEST_F(SimulationOutputs, WritesTheFourFilesAsASet) {
-  const SimulationReport r = training_run().report();
+  const SimulationReport r = report_of(training_run());
   const fs::path dir = root_ / "out";
   check_simulation_outputs(dir.string());
   write_simulation_outputs(r, dir.string());
@@ -230,7 +218,7 @@ TEST_F(SimulationOutputs, ADirectoryWithOtherFilesIsLeftAlone) {
   fs::create_directories(dir);
   std::ofstream(dir / "notes.txt") << "mine";
   EXPECT_THROW(check_simulation_outputs(dir.string()), Error);
-  EXPECT_THROW(write_simulation_outputs(training_run().report(), dir.string()), Error);
+  EXPECT_THROW(write_simulation_outputs(report_of(training_run()), dir.string()), Error);
   EXPECT_EQ(entries(dir), std::set<std::string>{"notes.txt"});
   EXPECT_EQ(entries(root_), std::set<std::string>{"out"});
 }

@@ -126,8 +126,7 @@ TEST(Engine, DependencyThroughATransferAddsItsTimeAndCountsAsExposed) {
   // transfer: the latter is exposed. gpu0 sends after its last compute: the 1ms + 1us of the
   // send are exposed on its side too. Averaged over 2 GPUs: 1ms + 1us. (Seconds pass through a
   // double, hence the 1 ps tolerance.)
-  EXPECT_NEAR(static_cast<double>(r.exposed_comm.ps()), static_cast<double>((ms + us).ps()),
-              1.0);
+  EXPECT_NEAR(static_cast<double>(r.exposed_comm.ps()), static_cast<double>((ms + us).ps()), 1.0);
   // PP: one transfer of 1ms + 1us with 2 members, averaged over 2 GPUs.
   EXPECT_NEAR(static_cast<double>(r.comm_time[3].ps()), static_cast<double>((ms + us).ps()), 1.0);
 }
@@ -239,6 +238,124 @@ TEST(Engine, ComputeEndingPastTheClockIsAnErrorNamingTheTask) {
   const std::string msg = run_error(g, topo, net);
   EXPECT_NE(msg.find("task 1"), std::string::npos) << msg;
   EXPECT_NE(msg.find("past the largest time"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace mfabric::sim
+
+namespace mfabric::sim {
+namespace {
+
+// Holds every collective for `delay`, then releases it; records what it saw.
+class DelayingController final : public FabricController {
+ public:
+  explicit DelayingController(Time delay) : delay_(delay) {}
+  void attach(EngineContext& engine) override { engine_ = &engine; }
+  bool hold_collective(workload::TaskId id, const collective::CollectiveRequest& r) override {
+    held.push_back(id);
+    members.push_back(r.members.size());
+    engine_->at(engine_->now() + delay_, [this, id] {
+      released_at.push_back(engine_->now());
+      engine_->release(id);
+    });
+    return true;
+  }
+  void compute_started(workload::TaskId id) override { computes.push_back(id); }
+  void collective_finished(workload::TaskId id) override { finished.push_back(id); }
+
+  std::vector<workload::TaskId> held, computes, finished;
+  std::vector<std::size_t> members;
+  std::vector<Time> released_at;
+
+ private:
+  Time delay_;
+  EngineContext* engine_ = nullptr;
+};
+
+Task all_reduce(TaskGraph& g, std::vector<std::int32_t> gpus, Bytes b) {
+  Task t;
+  t.kind = TaskKind::Collective;
+  t.collective = CollectiveKind::AllReduce;
+  t.traffic = workload::Traffic::DP;
+  t.group = g.add_group(std::move(gpus));
+  t.bytes = b;
+  return t;
+}
+
+TEST(EngineController, AHeldCollectiveStartsWhenReleasedAndItsWaitIsCommunication) {
+  // compute 1ms -> all-reduce over 2 GPUs (ring, one step: 2(n-1)/n x 2MB = 2MB at 8 Gbps =
+  // 2ms + 1us) held for 5ms -> compute 1ms.
+  TaskGraph g(2);
+  const auto c0 = g.add(compute(0, ms));
+  const auto ar = g.add(all_reduce(g, {0, 1}, Bytes(2'000'000)), {c0});
+  g.add(compute(0, ms), {ar});
+  IdealBackend net(Rate::gbps(8));
+  const auto topo = topology(1, 2);
+  DelayingController controller(ms * 5);
+  EngineOptions options;
+  options.algorithms.all_reduce = "ring";
+  options.controller = &controller;
+  const RunResult r = run(g, topo, net, options);
+  EXPECT_EQ(r.iteration_times[0], ms + ms * 5 + ms * 2 + us + ms);
+  ASSERT_EQ(controller.held, std::vector<workload::TaskId>{ar});
+  EXPECT_EQ(controller.members, std::vector<std::size_t>{2});
+  EXPECT_EQ(controller.released_at, std::vector<Time>{ms * 6});
+  EXPECT_EQ(controller.finished, std::vector<workload::TaskId>{ar});
+  EXPECT_EQ(controller.computes.size(), 2u);
+  // GPU 0 waits 5ms + 2ms + 1us for the collective, GPU 1 (no compute after) is exposed for the
+  // whole collective too; the mean over 2 GPUs.
+  EXPECT_EQ(r.exposed_comm, ms * 7 + us);
+}
+
+// Schedules events out of order and at equal times; records the order they ran in.
+class TimerController final : public FabricController {
+ public:
+  void attach(EngineContext& engine) override {
+    engine.at(ms * 3, [this, &engine] {
+      order.push_back(3);
+      engine.at(engine.now(), [this] { order.push_back(4); });  // same time: runs after
+    });
+    engine.at(ms, [this] { order.push_back(1); });
+    engine.at(ms, [this] { order.push_back(2); });
+  }
+  std::vector<int> order;
+};
+
+TEST(EngineController, TimedEventsRunInTimeThenSchedulingOrder) {
+  TaskGraph g(1);
+  g.add(compute(0, ms * 2));
+  IdealBackend net(Rate::gbps(8));
+  const auto topo = topology(1, 1);
+  TimerController controller;
+  EngineOptions options;
+  options.controller = &controller;
+  const RunResult r = run(g, topo, net, options);
+  EXPECT_EQ(controller.order, (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(r.iteration_times[0], ms * 2);
+}
+
+class NeverReleases final : public FabricController {
+ public:
+  bool hold_collective(workload::TaskId, const collective::CollectiveRequest&) override {
+    return true;
+  }
+};
+
+TEST(EngineController, ACollectiveNeverReleasedIsAnErrorNamingIt) {
+  TaskGraph g(2);
+  g.add(all_reduce(g, {0, 1}, Bytes(1000)));
+  IdealBackend net(Rate::gbps(8));
+  const auto topo = topology(1, 2);
+  NeverReleases controller;
+  EngineOptions options;
+  options.controller = &controller;
+  try {
+    run(g, topo, net, options);
+    FAIL() << "a run with a held collective finished";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("held by the fabric controller"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

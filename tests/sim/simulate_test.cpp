@@ -4,22 +4,16 @@
 
 #include <cmath>
 
-#include "fabric/builders.h"
-#include "net/flow_backend.h"
 #include "report/simulation_report.h"
 #include "sim/engine.h"
 #include "sim/experiment.h"
+#include "sim/simulation.h"
 
 namespace mfabric::sim {
 namespace {
 
-RunResult simulate(const std::string& yaml, EngineOptions options = {}) {
-  const Experiment e = parse_experiment(yaml, "test.yaml");
-  const fabric::Topology topology = fabric::build_fabric(e.fabric, e.cluster);
-  const workload::TaskGraph graph = build_workload(e);
-  net::FlowBackend backend(topology);
-  if (e.micro && !e.micro->algorithm.empty()) options.algorithms.all_reduce = e.micro->algorithm;
-  return run(graph, topology, backend, options);
+RunResult simulate(const std::string& yaml) {
+  return sim::simulate(parse_experiment(yaml, "test.yaml")).result;
 }
 
 TEST(SimulateAnalytic, RingAllReduceTakesTwoNMinusOneOverNTimesSOverB) {
@@ -89,12 +83,8 @@ workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 16, micro_bat
 simulation: {iterations: 2}
 )";
   auto results = [&] {
-    const Experiment e = parse_experiment(yaml, "test.yaml");
-    const fabric::Topology topology = fabric::build_fabric(e.fabric, e.cluster);
-    const workload::TaskGraph graph = build_workload(e);
-    net::FlowBackend backend(topology);
-    const RunResult r = run(graph, topology, backend);
-    return report::results_json(report::SimulationReport{e, topology, graph, r}, false).dump(2);
+    const Simulation run = sim::simulate(parse_experiment(yaml, "test.yaml"));
+    return report::results_json(report::report_of(run), false).dump(2);
   };
   const std::string a = results();
   EXPECT_EQ(a, results());

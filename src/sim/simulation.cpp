@@ -1,0 +1,56 @@
+#include "sim/simulation.h"
+
+#include <memory>
+
+#include "core/error.h"
+#include "fabric/builders.h"
+#include "net/backends.h"
+
+namespace mfabric::sim {
+
+collective::AlgorithmChoice algorithms_of(const Experiment& e) {
+  collective::AlgorithmChoice algorithms = e.algorithms;
+  if (!e.micro || e.micro->algorithm.empty()) return algorithms;
+  switch (e.micro->collective) {
+    case workload::CollectiveKind::AllReduce:
+      algorithms.all_reduce = e.micro->algorithm;
+      break;
+    case workload::CollectiveKind::AllToAll:
+      algorithms.all_to_all = e.micro->algorithm;
+      break;
+    case workload::CollectiveKind::AllGather:
+      algorithms.all_gather = e.micro->algorithm;
+      break;
+    default:
+      algorithms.reduce_scatter = e.micro->algorithm;
+      break;
+  }
+  return algorithms;
+}
+
+Simulation simulate(Experiment experiment, const SimulationOptions& options) {
+  const Experiment& e = experiment;
+  EngineOptions engine;
+  // An unknown algorithm name fails before anything is built.
+  engine.algorithms = with_context(e.source, "workload.algorithm", [&] {
+    const collective::AlgorithmChoice algorithms = algorithms_of(e);
+    collective::Lowerer check(algorithms);
+    return algorithms;
+  });
+  engine.record_spans = options.record_spans;
+  engine.progress = options.progress;
+  fabric::Topology topology =
+      with_context(e.source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster); });
+  workload::TaskGraph graph = build_workload(e);
+  RunResult result;
+  {
+    // The backend refers to the topology: it is gone before the topology moves.
+    const std::unique_ptr<net::Backend> backend = with_context(
+        e.source, "simulation.backend", [&] { return net::make_backend(e.backend, topology); });
+    result = run(graph, topology, *backend, engine);
+  }
+  return Simulation{std::move(experiment), std::move(topology), std::move(graph),
+                    std::move(result)};
+}
+
+}  // namespace mfabric::sim

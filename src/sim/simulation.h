@@ -1,0 +1,41 @@
+// One simulation run as a library call: experiment -> fabric -> task graph -> backend -> engine
+// -> result. The CLI, the tests and `compare` (many runs at once, on threads) all go through
+// simulate(); it keeps no state between calls, so concurrent calls are independent.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "collective/lowering.h"
+#include "fabric/topology.h"
+#include "sim/engine.h"
+#include "sim/experiment.h"
+#include "workload/task_graph.h"
+
+namespace mfabric::sim {
+
+struct SimulationOptions {
+  // Keep every task's start and end (collectives.csv, trace.json need them).
+  bool record_spans = false;
+  // Called now and then with (tasks finished, tasks in total).
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+// Everything a run made, for reports.
+struct Simulation {
+  Experiment experiment;
+  fabric::Topology topology;
+  workload::TaskGraph graph;
+  RunResult result;
+};
+
+// Builds the experiment's fabric and workload, runs them on the backend `experiment.backend`
+// names and returns all four. Throws mfabric::Error naming the experiment file and field for
+// bad input (a fabric that cannot be built, an unknown algorithm, a job too big).
+Simulation simulate(Experiment experiment, const SimulationOptions& options = {});
+
+// The collective algorithms a run uses: the experiment's `algorithms`, with a microbenchmark's
+// own `algorithm` for its collective kind.
+collective::AlgorithmChoice algorithms_of(const Experiment& e);
+
+}  // namespace mfabric::sim
