@@ -29,6 +29,7 @@ struct StalledTransfer {
   enum class Why : std::uint8_t {
     LinkDown,       // rate 0: a link of its route is down and no other route is up
     PastTimeRange,  // at its rate, its last byte would leave after the largest representable time
+    Paused,         // its circuit was torn down and resume_paused() was not called since
   };
   TransferId id = -1;
   fabric::NodeId src = fabric::kNoNode;
@@ -37,6 +38,15 @@ struct StalledTransfer {
   Rate rate;
   fabric::LinkId down_link = -1;  // for LinkDown: the first down link on its route
   Why why = Why::LinkDown;
+};
+
+// Transfers and bytes over a whole run: every byte started is delivered by the end of a run
+// that completes, reconfigurations or not (reports check it).
+struct TransferTotals {
+  std::int64_t started = 0;
+  std::int64_t delivered = 0;
+  std::int64_t bytes_sent = 0;
+  std::int64_t bytes_delivered = 0;
 };
 
 class Backend {
@@ -65,6 +75,21 @@ class Backend {
   // Up to `limit` active transfers without a next event (see StalledTransfer), in a
   // deterministic order.
   virtual std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const = 0;
+  virtual TransferTotals totals() const = 0;
+
+  // --- Optical circuits (docs/network.md, "Circuits"): links that appear and disappear ---
+  // The defaults are for backends without circuits: they throw mfabric::Error.
+  //
+  // Joins two NICs on one optical switch (the same mFabric region, or TopoOpt's patch panel)
+  // with a circuit that is up at once; returns its link id (net/link_table.h).
+  virtual fabric::LinkId connect(fabric::NodeId nic_a, fabric::NodeId nic_b);
+  // Tears a circuit down. Transfers crossing it pause: they keep the bytes they have left and
+  // move nothing until resume_paused().
+  virtual void disconnect(fabric::LinkId circuit);
+  // Routes every paused transfer again over what is up now (new circuits or the electrical
+  // fabric) and lets it go on.
+  virtual void resume_paused();
+  virtual std::size_t paused_transfers() const { return 0; }
 };
 
 }  // namespace mfabric::net

@@ -35,7 +35,8 @@ constexpr int kScanLevels = 32;
 // A channel carrying less than this is idle (guards sums that cancel to rounding noise).
 constexpr double kIdleBps = 1e-3;
 
-enum class FlowState : std::uint8_t { Free, Active, Delivering };
+// Paused: taken off a circuit that was torn down; no route until resume_paused().
+enum class FlowState : std::uint8_t { Free, Active, Delivering, Paused };
 
 // Min-heap of flow slots by the time their last byte leaves (ties by slot, for determinism).
 // Each slot's position is kept, so that a new rate moves the flow's entry instead of leaving a
@@ -171,6 +172,7 @@ struct FlowBackend::State {
     std::int64_t last = 0;
     std::int64_t latency_ps = 0;  // route latency x latency_hops
     TransferId id = -1;
+    std::int64_t size = 0;
     fabric::NodeId src = fabric::kNoNode;
     fabric::NodeId dst = fabric::kNoNode;
     std::uint64_t hash = 0;
@@ -201,6 +203,7 @@ struct FlowBackend::State {
   };
 
   const Topology& topo;
+  LinkTable links;
   Router router;
   Route route;  // scratch
   std::int64_t now = 0;
@@ -208,6 +211,8 @@ struct FlowBackend::State {
   TransferId next_id = 0;
   std::size_t active = 0;
   SolverStats solver;
+  TransferTotals totals;
+  std::vector<std::int32_t> paused;  // slots, in the order they paused
 
   std::vector<Chan> chans;
   std::vector<ChanStamps> stamps;
@@ -247,7 +252,7 @@ struct FlowBackend::State {
   DrainQueue drains;
   std::vector<Delivery> deliveries;
 
-  explicit State(const Topology& t) : topo(t), router(t) { sync(); }
+  explicit State(const Topology& t) : topo(t), links(t), router(links) { sync(); }
 
   ChannelId* path_of(std::int32_t slot) {
     return path.data() + static_cast<std::ptrdiff_t>(slot) * stride;
@@ -261,13 +266,13 @@ struct FlowBackend::State {
   std::vector<std::int32_t>& flows_on(ChannelId c) { return on[static_cast<std::size_t>(c)]; }
 
   void sync() {
-    const std::size_t channels = 2 * topo.links().size();
+    const std::size_t channels = 2 * links.size();
     if (channels == chans.size()) return;
     const std::size_t old = chans.size();
     router.sync();
     chans.resize(channels);
     for (std::size_t c = old; c < channels; ++c) {
-      chans[c].cap = topo.links()[c / 2].rate.bps();
+      chans[c].cap = links.link(static_cast<LinkId>(c / 2)).rate.bps();
     }
     stamps.resize(channels);
     on.resize(channels);
@@ -281,7 +286,8 @@ struct FlowBackend::State {
     }
     // A link appended at a NIC may give it a second way out: its PCIe stops mirroring.
     for (std::size_t l = old / 2; l < channels / 2; ++l) {
-      for (fabric::NodeId v : {topo.links()[l].a, topo.links()[l].b}) {
+      for (fabric::NodeId v :
+           {links.link(static_cast<LinkId>(l)).a, links.link(static_cast<LinkId>(l)).b}) {
         if (topo.node(v).kind != fabric::NodeKind::Nic) continue;
         for (LinkId k : topo.links_of(v)) {
           if (topo.link(k).kind == fabric::LinkKind::Pcie) unmirror(k);
@@ -330,7 +336,7 @@ struct FlowBackend::State {
   }
 
   fabric::NodeId from_node(ChannelId c) const {
-    const fabric::Link& k = topo.link(link_of_channel(c));
+    const fabric::Link& k = links.link(link_of_channel(c));
     return c % 2 == 0 ? k.a : k.b;
   }
 
@@ -901,11 +907,32 @@ struct FlowBackend::State {
     deliver_at(slot, now + c.latency_ps);
   }
 
+  // Takes the flows crossing a circuit off their routes and pauses them (disconnect()).
+  void pause_off(LinkId link) {
+    victims.clear();
+    for (ChannelId c : {2 * link, 2 * link + 1}) {
+      const auto& list = flows_on(c);
+      victims.insert(victims.end(), list.begin(), list.end());
+    }
+    std::sort(victims.begin(), victims.end());
+    victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
+    for (std::int32_t s : victims) {
+      catch_up(s);
+      detach(s);
+      hot_of(s).rate = 0;
+      hot_of(s).state = FlowState::Paused;
+      drains.erase(s);
+      paused.push_back(s);
+    }
+  }
+
   void fire(const Delivery& d) {
     DoneCallback cb = std::move(callbacks[static_cast<std::size_t>(d.slot)]);
     callbacks[static_cast<std::size_t>(d.slot)] = nullptr;
     hot_of(d.slot).state = FlowState::Free;
     cold_of(d.slot).id = -1;
+    ++totals.delivered;
+    totals.bytes_delivered += cold_of(d.slot).size;
     free_slots.push_back(d.slot);
     --active;
     ++events;
@@ -962,6 +989,7 @@ TransferId FlowBackend::start(const collective::Transfer& t, DoneCallback on_don
   const TransferId id = s.next_id++;
   State::Cold& c = s.cold_of(slot);
   c.id = id;
+  c.size = t.size.count();
   c.src = t.src;
   c.dst = t.dst;
   c.hash = t.flow_hash;
@@ -976,6 +1004,8 @@ TransferId FlowBackend::start(const collective::Transfer& t, DoneCallback on_don
   s.callbacks[static_cast<std::size_t>(slot)] = std::move(on_done);
   ++s.active;
   ++s.events;
+  ++s.totals.started;
+  s.totals.bytes_sent += t.size.count();
   if (t.size.count() == 0 || s.route.channels.empty()) {
     // Nothing to drain (or nothing to cross): only the latency remains.
     s.deliver_at(slot, s.now + (s.route.channels.empty() ? 0 : c.latency_ps));
@@ -989,8 +1019,11 @@ TransferId FlowBackend::start(const collective::Transfer& t, DoneCallback on_don
 void FlowBackend::set_link_rate(LinkId link, Rate rate) {
   State& s = *s_;
   s.sync();
-  if (link < 0 || static_cast<std::size_t>(link) >= s.topo.links().size()) {
+  if (link < 0 || static_cast<std::size_t>(link) >= s.links.size()) {
     throw Error("", "link", fmt::format("no link {} in the topology", link));
+  }
+  if (s.links.is_circuit(link) && !s.links.connected(link)) {
+    throw Error("", "link", fmt::format("link {} is a circuit slot with no circuit", link));
   }
   if (!(rate.bps() >= 0) || !std::isfinite(rate.bps())) {
     throw Error("", "link",
@@ -1089,7 +1122,8 @@ std::vector<StalledTransfer> FlowBackend::stalled_transfers(std::size_t limit) c
   std::vector<StalledTransfer> out;
   for (std::size_t i = 0; i < s.hot.size() && out.size() < limit; ++i) {
     const auto slot = static_cast<std::int32_t>(i);
-    if (s.hot[i].state != FlowState::Active || s.drains.contains(slot)) continue;
+    const bool paused = s.hot[i].state == FlowState::Paused;
+    if (!paused && (s.hot[i].state != FlowState::Active || s.drains.contains(slot))) continue;
     StalledTransfer st;
     const State::Cold& c = s.cold[i];
     st.id = c.id;
@@ -1100,6 +1134,7 @@ std::vector<StalledTransfer> FlowBackend::stalled_transfers(std::size_t limit) c
         c.remaining - st.rate.bps() / 8.0 * static_cast<double>(s.now - c.last) * 1e-12, 9e18)));
     st.why =
         st.rate.bps() > 0 ? StalledTransfer::Why::PastTimeRange : StalledTransfer::Why::LinkDown;
+    if (paused) st.why = StalledTransfer::Why::Paused;
     for (ChannelId ch : s.full_path(slot)) {
       if (!s.router.link_up(link_of_channel(ch))) {
         st.down_link = link_of_channel(ch);
@@ -1109,6 +1144,63 @@ std::vector<StalledTransfer> FlowBackend::stalled_transfers(std::size_t limit) c
     out.push_back(st);
   }
   return out;
+}
+
+TransferTotals FlowBackend::totals() const {
+  return s_->totals;
+}
+
+LinkId FlowBackend::connect(fabric::NodeId nic_a, fabric::NodeId nic_b) {
+  State& s = *s_;
+  s.sync();
+  const LinkId id = s.links.connect(nic_a, nic_b);
+  const double rate = s.links.link(id).rate.bps();
+  for (ChannelId c : {2 * id, 2 * id + 1}) {
+    s.settle(c);
+    s.chan(c).cap = rate;
+  }
+  s.router.set_link_up(id, rate > 0);
+  return id;
+}
+
+void FlowBackend::disconnect(LinkId circuit) {
+  State& s = *s_;
+  if (!s.links.connected(circuit)) {
+    throw Error("", "circuit", fmt::format("link {} is not a connected circuit", circuit));
+  }
+  s.flush();  // rates as of now, so that paused flows keep exactly the bytes they have left
+  s.pause_off(circuit);
+  for (ChannelId c : {2 * circuit, 2 * circuit + 1}) {
+    s.settle(c);
+    s.chan(c).cap = 0;
+  }
+  s.router.set_link_up(circuit, false);
+  s.links.disconnect(circuit);
+  s.level = 0;
+  s.dirty = true;
+}
+
+void FlowBackend::resume_paused() {
+  State& s = *s_;
+  std::vector<std::int32_t> slots;
+  slots.swap(s.paused);
+  for (std::int32_t slot : slots) {
+    State::Cold& c = s.cold_of(slot);
+    s.router.route(c.src, c.dst, c.hash, s.route);
+    c.cost = s.route.cost;
+    c.latency_ps = s.route.latency.ps() * c.latency_hops;
+    c.last = s.now;
+    s.hot_of(slot).state = FlowState::Active;
+    s.attach(slot, s.route);
+  }
+}
+
+std::size_t FlowBackend::paused_transfers() const {
+  return s_->paused.size();
+}
+
+const LinkTable& FlowBackend::links() const {
+  return s_->links;
 }
 
 SolverStats FlowBackend::solver_stats() const {

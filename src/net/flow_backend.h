@@ -16,6 +16,11 @@
 // transfer started while no route is up starts stalled on a route over down links; no route at
 // all is an mfabric::Error naming both GPUs.
 //
+// Circuits (backend.h): connect() adds a NIC-NIC link in a circuit slot (link_table.h), up at
+// once; disconnect() takes the transfers crossing it off their route and pauses them, without
+// losing bytes; resume_paused() routes them again over what is up then. A paused transfer has no
+// next event; a run that ends with one reports it (StalledTransfer::Why::Paused).
+//
 // Not re-entrant: completion callbacks may call start(), set_link_rate() and the queries, but not
 // advance().
 #pragma once
@@ -46,8 +51,9 @@ struct SolverStats {
 
 class FlowBackend final : public Backend {
  public:
-  // The topology must outlive the backend. Links (not nodes) may be appended to it later, e.g.
-  // optical circuits; they are picked up at the next start() or set_link_rate().
+  // The topology must outlive the backend. Links (not nodes) may be appended to it later (tests
+  // do) while it has no optical NICs; they are picked up at the next start() or set_link_rate().
+  // Circuits go through connect() and disconnect().
   explicit FlowBackend(const fabric::Topology& topology);
   ~FlowBackend() override;
   FlowBackend(const FlowBackend&) = delete;
@@ -63,6 +69,14 @@ class FlowBackend final : public Backend {
   const std::vector<ChannelStats>& channel_stats() const override;
 
   std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
+  TransferTotals totals() const override;
+
+  fabric::LinkId connect(fabric::NodeId nic_a, fabric::NodeId nic_b) override;
+  void disconnect(fabric::LinkId circuit) override;
+  void resume_paused() override;
+  std::size_t paused_transfers() const override;
+  // The links routed over, circuits included.
+  const LinkTable& links() const;
 
   // Diagnostics, O(active transfers): the current rate and channels of a transfer still moving
   // bytes (nullopt / empty once its bytes are done).

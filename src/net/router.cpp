@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -36,22 +37,31 @@ std::uint64_t mix_hash(std::uint64_t x) {
   return splitmix64(x);
 }
 
-Router::Router(const Topology& topology) : t_(&topology) {
+Router::Router(const Topology& topology)
+    : own_(std::make_unique<LinkTable>(topology)), l_(own_.get()), t_(&topology) {
+  sync();
+}
+
+Router::Router(const LinkTable& links) : l_(&links), t_(&links.topology()) {
   sync();
 }
 
 void Router::sync() {
   const Topology& t = *t_;
   const std::size_t n = t.nodes().size();
-  const std::size_t m = t.links().size();
+  const std::size_t m = l_->size();
   if (n == nodes_seen_ && m == links_seen_) return;
+  if (links_seen_ > 0 && l_->circuit_capacity() > 0) {
+    throw std::logic_error("Router::sync: the topology grew under circuit slots");
+  }
   up_.resize(m);
   // Circuits (NIC-NIC links) are looked at per query; only new nodes, NvLink or switch-switch
   // links change the structures below.
   bool rebuild = n != nodes_seen_;
   for (std::size_t l = links_seen_; l < m; ++l) {
-    const fabric::Link& k = t.links()[l];
+    const fabric::Link& k = l_->link(static_cast<LinkId>(l));
     up_[l] = k.rate.bps() > 0 ? 1 : 0;
+    if (k.a == fabric::kNoNode) continue;  // a free circuit slot
     rebuild = rebuild || k.kind == LinkKind::NvLink ||
               (t.node(k.a).kind == NodeKind::Switch && t.node(k.b).kind == NodeKind::Switch);
   }
@@ -94,7 +104,8 @@ void Router::set_link_up(LinkId link, bool up) {
   const std::uint8_t v = up ? 1 : 0;
   if (state == v) return;
   state = v;
-  const fabric::Link& k = t_->link(link);
+  const fabric::Link& k = l_->link(link);
+  if (k.a == fabric::kNoNode) return;  // a free circuit slot
   // Only switch-switch links are in the distance tables; NIC links are looked at per query.
   if (switch_index_[static_cast<std::size_t>(k.a)] >= 0 &&
       switch_index_[static_cast<std::size_t>(k.b)] >= 0) {
@@ -139,8 +150,8 @@ const std::vector<std::uint16_t>& Router::table(std::int32_t dest, bool allow_do
 }
 
 LinkId Router::pcie_link(NodeId gpu, NodeId nic) const {
-  for (LinkId l : t_->links_of(nic)) {
-    const fabric::Link& k = t_->link(l);
+  for (LinkId l : l_->links_of(nic)) {
+    const fabric::Link& k = l_->link(l);
     if (k.kind == LinkKind::Pcie && (k.a == gpu || k.b == gpu)) return l;
   }
   return kNoLink;
@@ -154,19 +165,19 @@ NodeId Router::access_gpu(NodeId gpu, NodeId nic, std::uint64_t key, bool allow_
   // The proxy: a GPU of the NIC's server on the NIC's PCIe link (several when GPUs outnumber
   // NICs; the flow hash picks one so that flows spread over them).
   std::size_t owners = 0;
-  for (LinkId l : t_->links_of(nic)) {
-    const fabric::Link& k = t_->link(l);
+  for (LinkId l : l_->links_of(nic)) {
+    const fabric::Link& k = l_->link(l);
     if (k.kind != LinkKind::Pcie || !usable(l, allow_down)) continue;
-    const NodeId p = t_->other_end(l, nic);
+    const NodeId p = l_->other_end(l, nic);
     const LinkId pnv = nvlink_of(p);
     if (pnv != kNoLink && usable(pnv, allow_down)) ++owners;
   }
   if (owners == 0) return fabric::kNoNode;
   std::size_t want = pick(key, kProxyHop, owners);
-  for (LinkId l : t_->links_of(nic)) {
-    const fabric::Link& k = t_->link(l);
+  for (LinkId l : l_->links_of(nic)) {
+    const fabric::Link& k = l_->link(l);
     if (k.kind != LinkKind::Pcie || !usable(l, allow_down)) continue;
-    const NodeId p = t_->other_end(l, nic);
+    const NodeId p = l_->other_end(l, nic);
     const LinkId pnv = nvlink_of(p);
     if (pnv == kNoLink || !usable(pnv, allow_down)) continue;
     if (want-- == 0) return p;
@@ -176,17 +187,17 @@ NodeId Router::access_gpu(NodeId gpu, NodeId nic, std::uint64_t key, bool allow_
 
 int Router::nic_distance(NodeId a, NodeId b, bool allow_down) {
   int best = kInfinity;
-  for (LinkId la : t_->links_of(a)) {
-    const fabric::Link& k = t_->link(la);
+  for (LinkId la : l_->links_of(a)) {
+    const fabric::Link& k = l_->link(la);
     if (k.kind != LinkKind::Cable || !usable(la, allow_down)) continue;
-    const NodeId sa = t_->other_end(la, a);
+    const NodeId sa = l_->other_end(la, a);
     if (sa == b) return 1;  // a direct NIC-NIC circuit
     const std::int32_t ia = switch_index_[static_cast<std::size_t>(sa)];
     if (ia < 0) continue;  // an OCS or patch-panel port: not a way into the network
-    for (LinkId lb : t_->links_of(b)) {
-      const fabric::Link& kb = t_->link(lb);
+    for (LinkId lb : l_->links_of(b)) {
+      const fabric::Link& kb = l_->link(lb);
       if (kb.kind != LinkKind::Cable || !usable(lb, allow_down)) continue;
-      const std::int32_t ib = switch_index_[static_cast<std::size_t>(t_->other_end(lb, b))];
+      const std::int32_t ib = switch_index_[static_cast<std::size_t>(l_->other_end(lb, b))];
       if (ib < 0) continue;
       const std::uint16_t d = table(ib, allow_down)[static_cast<std::size_t>(ia)];
       if (d != kUnreachable) best = std::min(best, static_cast<int>(d) + 2);
@@ -196,16 +207,16 @@ int Router::nic_distance(NodeId a, NodeId b, bool allow_down) {
 }
 
 void Router::add(LinkId l, NodeId from, Route& out) const {
-  out.channels.push_back(channel_of(*t_, l, from));
-  out.latency += t_->link(l).latency;
+  out.channels.push_back(channel_of(*l_, l, from));
+  out.latency += l_->link(l).latency;
 }
 
 void Router::append_network(NodeId a, NodeId b, std::uint64_t key, bool allow_down, Route& out) {
   // A direct circuit is the shortest path there is.
   choices_.clear();
-  for (LinkId la : t_->links_of(a)) {
-    const fabric::Link& k = t_->link(la);
-    if (k.kind == LinkKind::Cable && usable(la, allow_down) && t_->other_end(la, a) == b) {
+  for (LinkId la : l_->links_of(a)) {
+    const fabric::Link& k = l_->link(la);
+    if (k.kind == LinkKind::Cable && usable(la, allow_down) && l_->other_end(la, a) == b) {
       choices_.push_back(la);
     }
   }
@@ -221,13 +232,13 @@ void Router::append_network(NodeId a, NodeId b, std::uint64_t key, bool allow_do
   Ends ends[16];
   std::size_t count = 0;
   int best = kInfinity;
-  for (LinkId la : t_->links_of(a)) {
-    if (t_->link(la).kind != LinkKind::Cable || !usable(la, allow_down)) continue;
-    const std::int32_t sa = switch_index_[static_cast<std::size_t>(t_->other_end(la, a))];
+  for (LinkId la : l_->links_of(a)) {
+    if (l_->link(la).kind != LinkKind::Cable || !usable(la, allow_down)) continue;
+    const std::int32_t sa = switch_index_[static_cast<std::size_t>(l_->other_end(la, a))];
     if (sa < 0) continue;
-    for (LinkId lb : t_->links_of(b)) {
-      if (t_->link(lb).kind != LinkKind::Cable || !usable(lb, allow_down)) continue;
-      const std::int32_t sb = switch_index_[static_cast<std::size_t>(t_->other_end(lb, b))];
+    for (LinkId lb : l_->links_of(b)) {
+      if (l_->link(lb).kind != LinkKind::Cable || !usable(lb, allow_down)) continue;
+      const std::int32_t sb = switch_index_[static_cast<std::size_t>(l_->other_end(lb, b))];
       if (sb < 0) continue;
       const std::uint16_t d = table(sb, allow_down)[static_cast<std::size_t>(sa)];
       if (d == kUnreachable || d > best) continue;
@@ -240,7 +251,7 @@ void Router::append_network(NodeId a, NodeId b, std::uint64_t key, bool allow_do
   add(e.la, a, out);
   const auto& tab = table(e.sb, allow_down);
   std::int32_t x = e.sa;
-  NodeId x_node = t_->other_end(e.la, a);
+  NodeId x_node = l_->other_end(e.la, a);
   for (int hop = 1; x != e.sb; ++hop) {
     const std::uint16_t want = static_cast<std::uint16_t>(tab[static_cast<std::size_t>(x)] - 1);
     const std::int32_t first = switch_row_[static_cast<std::size_t>(x)];
@@ -261,7 +272,7 @@ void Router::append_network(NodeId a, NodeId b, std::uint64_t key, bool allow_do
       if (take-- == 0) {
         add(edge.link, x_node, out);
         x = edge.neighbor;
-        x_node = t_->other_end(edge.link, x_node);
+        x_node = l_->other_end(edge.link, x_node);
         break;
       }
     }

@@ -12,10 +12,12 @@
 
 #include <compare>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/units.h"
 #include "fabric/topology.h"
+#include "net/link_table.h"
 
 namespace mfabric::net {
 
@@ -24,6 +26,9 @@ inline constexpr fabric::LinkId kNoLink = -1;
 
 // The channel of `link` leaving `from` (one of the link's ends).
 inline ChannelId channel_of(const fabric::Topology& t, fabric::LinkId link, fabric::NodeId from) {
+  return 2 * link + (t.link(link).a == from ? 0 : 1);
+}
+inline ChannelId channel_of(const LinkTable& t, fabric::LinkId link, fabric::NodeId from) {
   return 2 * link + (t.link(link).a == from ? 0 : 1);
 }
 inline fabric::LinkId link_of_channel(ChannelId c) {
@@ -50,10 +55,18 @@ std::uint64_t mix_hash(std::uint64_t x);
 
 class Router {
  public:
+  // Routes over the topology's links only (no circuits).
   explicit Router(const fabric::Topology& topology);
+  // Routes over the table's links, circuits included (the table must outlive the router). A
+  // circuit slot is down until set_link_up(id, true) after LinkTable::connect, and must be set
+  // down before LinkTable::disconnect.
+  explicit Router(const LinkTable& links);
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
 
-  // Re-reads the topology after nodes or links were appended to it (e.g. optical circuits added
-  // as NIC-NIC links); new links are up if their rate is positive.
+  // Re-reads the topology after nodes or links were appended to it (not allowed once the table
+  // has circuit slots, whose ids follow the topology's links); new links are up if their rate
+  // is positive.
   void sync();
 
   // A down link (rate 0) carries no new route.
@@ -106,6 +119,8 @@ class Router {
   bool build_route(fabric::NodeId src, fabric::NodeId dst, std::uint64_t key, Route& out,
                    bool allow_down);
 
+  std::unique_ptr<LinkTable> own_;  // when constructed from a topology
+  const LinkTable* l_;
   const fabric::Topology* t_;
   std::size_t nodes_seen_ = 0;
   std::size_t links_seen_ = 0;

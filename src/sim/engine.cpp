@@ -353,8 +353,13 @@ class Executor final : public EngineContext {
         }
       }
       std::string why;
-      if (st.why == net::StalledTransfer::Why::LinkDown) {
-        why = st.down_link >= 0
+      if (st.why == net::StalledTransfer::Why::Paused) {
+        why = "its circuit was torn down and it was never resumed on a new route";
+      } else if (st.why == net::StalledTransfer::Why::LinkDown) {
+        const bool circuit = static_cast<std::size_t>(st.down_link) >= topology_.links().size();
+        why = st.down_link >= 0 && circuit
+                  ? fmt::format("circuit link {} is down and no other route is up", st.down_link)
+              : st.down_link >= 0
                   ? fmt::format("link {} ({} - {}) is down and no other route is up", st.down_link,
                                 topology_.name(topology_.link(st.down_link).a),
                                 topology_.name(topology_.link(st.down_link).b))
@@ -452,6 +457,7 @@ class Executor final : public EngineContext {
     exposed += tail_exposed().seconds();
     r.exposed_comm = Time::from_seconds(exposed / gpus / its);
     r.channels = backend_.channel_stats();
+    r.transfers = backend_.totals();
     r.events = events_ + backend_.events_processed();
     return r;
   }

@@ -89,6 +89,8 @@ struct RunResult {
   std::array<Time, kTrafficClasses.size()> comm_time{};
   std::vector<TaskSpan> spans;  // when record_spans
   std::vector<net::ChannelStats> channels;
+  // Transfers and bytes the network started and delivered (equal in a run that completes).
+  net::TransferTotals transfers;
   std::int64_t events = 0;  // engine events + network events
   double wall_time_s = 0;
 

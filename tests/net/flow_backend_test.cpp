@@ -194,16 +194,17 @@ TEST(FlowBackend, MfabricOcsGpuGoesThroughAProxyGpuUntilACircuitExists) {
   // The NIC (100G) is the bottleneck; the two cables give 2 us.
   EXPECT_NEAR(static_cast<double>(rec.at(id).ps()), 82.0 * kUs, 1.0);
 
-  // A circuit between the two NIC 5s, added to the topology after the backend was made.
-  const fabric::LinkId circuit =
-      t.add_link(t.nic(0, 5), t.nic(1, 5), Rate::gbps(100), Time::microseconds(5), LinkKind::Cable);
+  // A circuit between the two NIC 5s: at the NICs' rate, with the latency of both fibres to the
+  // OCS (2 x 1 us); its id follows the topology's links.
+  const fabric::LinkId circuit = net.connect(t.nic(0, 5), t.nic(1, 5));
+  EXPECT_EQ(static_cast<std::size_t>(circuit), t.links().size());
   const TransferId direct = rec.start(net, transfer(t.gpu(0, 5), t.gpu(1, 5), 1'000'000));
   const auto ch2 = net.channels_of(direct);
   ASSERT_EQ(ch2.size(), 3u);
   EXPECT_EQ(link_of_channel(ch2[1]), circuit);
   const Time started = net.now();
   run_to_idle(net);
-  EXPECT_NEAR(static_cast<double>((rec.at(direct) - started).ps()), 85.0 * kUs, 1.0);
+  EXPECT_NEAR(static_cast<double>((rec.at(direct) - started).ps()), 82.0 * kUs, 1.0);
 }
 
 TEST(FlowBackend, ProxiedGpusShareTheEpsNics) {
@@ -494,6 +495,7 @@ std::vector<Time> random_run(Topology& t, std::uint64_t seed, bool check_max_min
   std::vector<TransferId> ids;
   std::vector<fabric::LinkId> perturb;
   std::vector<NodeId> ocs_nics;
+  std::vector<fabric::LinkId> up;  // circuits
   for (std::size_t l = 0; l < t.links().size(); ++l) {
     const auto& k = t.links()[l];
     const bool uplink = k.kind == LinkKind::Cable && t.node(k.a).kind == NodeKind::Switch &&
@@ -504,13 +506,22 @@ std::vector<Time> random_run(Topology& t, std::uint64_t seed, bool check_max_min
     if (t.nodes()[v].role == fabric::NicRole::Ocs) ocs_nics.push_back(static_cast<NodeId>(v));
   }
   for (int round = 0; round < 40; ++round) {
-    if (circuits && round % 5 == 1 && ocs_nics.size() >= 2) {
+    if (circuits && round % 3 == 1 && ocs_nics.size() >= 2) {
       const NodeId a = ocs_nics[rng.below(ocs_nics.size())];
       const NodeId b = ocs_nics[rng.below(ocs_nics.size())];
-      if (t.node(a).server != t.node(b).server) {
-        t.add_link(a, b, t.cluster().link, t.cluster().link_latency, LinkKind::Cable);
+      if (t.node(a).server != t.node(b).server && t.node(a).group == t.node(b).group &&
+          net.links().circuit_at(a) < 0 && net.links().circuit_at(b) < 0) {
+        up.push_back(net.connect(a, b));
       }
     }
+    // Now and then a circuit is torn down (its transfers pause) and, later, the paused
+    // transfers resume on whatever is up.
+    if (circuits && round % 7 == 4 && !up.empty()) {
+      const std::size_t i = rng.below(up.size());
+      net.disconnect(up[i]);
+      up.erase(up.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    if (circuits && round % 7 == 6) net.resume_paused();
     const int n = 1 + static_cast<int>(rng.uniform() * 12);
     for (int i = 0; i < n; ++i) {
       const int s = static_cast<int>(rng.uniform() * gpus);
@@ -526,10 +537,12 @@ std::vector<Time> random_run(Topology& t, std::uint64_t seed, bool check_max_min
       changed[l] = r;
     }
     if (check_max_min) {
-      std::vector<double> cap(2 * t.links().size());
-      for (std::size_t l = 0; l < t.links().size(); ++l) {
-        const auto it = changed.find(static_cast<fabric::LinkId>(l));
-        cap[2 * l] = cap[2 * l + 1] = it != changed.end() ? it->second : t.links()[l].rate.bps();
+      const LinkTable& links = net.links();
+      std::vector<double> cap(2 * links.size());
+      for (std::size_t l = 0; l < links.size(); ++l) {
+        const auto id = static_cast<fabric::LinkId>(l);
+        const auto it = changed.find(id);
+        cap[2 * l] = cap[2 * l + 1] = it != changed.end() ? it->second : links.link(id).rate.bps();
       }
       std::map<TransferId, std::vector<ChannelId>> paths;
       std::map<TransferId, double> actual;
@@ -548,8 +561,14 @@ std::vector<Time> random_run(Topology& t, std::uint64_t seed, bool check_max_min
   }
   for (const auto& [l, r] : changed)
     net.set_link_rate(l, t.link(l).rate);
+  net.resume_paused();
   run_to_idle(net);
   EXPECT_EQ(net.active_transfers(), 0u);
+  // Nothing lost: every transfer and byte started was delivered, across reconfigurations.
+  const TransferTotals totals = net.totals();
+  EXPECT_EQ(totals.delivered, totals.started);
+  EXPECT_EQ(totals.bytes_delivered, totals.bytes_sent);
+  EXPECT_EQ(totals.started, static_cast<std::int64_t>(ids.size()));
   std::vector<Time> out;
   for (TransferId id : ids)
     out.push_back(rec.at(id));
@@ -638,6 +657,97 @@ TEST(FlowBackend, TransferEndingPastTheClockHasNoEventAndIsReported) {
   EXPECT_EQ(stalled[0].why, StalledTransfer::Why::PastTimeRange);
   EXPECT_DOUBLE_EQ(stalled[0].rate.bps(), 1e6);
   EXPECT_EQ(stalled[0].down_link, -1);
+}
+
+}  // namespace
+}  // namespace mfabric::net
+
+namespace mfabric::net {
+namespace {
+
+using testing::cluster;
+using testing::Recorder;
+using testing::run_to_idle;
+using testing::transfer;
+
+TEST(FlowBackendCircuits, ATornDownCircuitPausesItsTransferWhichResumesOnTheNewPlan) {
+  // 1 MB at 100G is 80 us; the circuit adds 2 us (both fibres to the OCS).
+  const fabric::Topology t =
+      fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(2, 8, 8));
+  FlowBackend net(t);
+  Recorder rec;
+  const fabric::LinkId c = net.connect(t.nic(0, 5), t.nic(1, 5));
+  const TransferId id = rec.start(net, transfer(t.gpu(0, 5), t.gpu(1, 5), 1'000'000));
+  net.advance(Time::microseconds(40));  // half the bytes are out
+  net.disconnect(c);
+  EXPECT_EQ(net.paused_transfers(), 1u);
+  EXPECT_FALSE(net.next_event_time().has_value());  // paused: nothing moves
+  const auto stalled = net.stalled_transfers(4);
+  ASSERT_EQ(stalled.size(), 1u);
+  EXPECT_EQ(stalled[0].why, StalledTransfer::Why::Paused);
+  EXPECT_EQ(stalled[0].remaining.count(), 500'000);
+  net.advance(Time::microseconds(1040));                // a 1 ms reconfiguration
+  EXPECT_EQ(net.connect(t.nic(0, 5), t.nic(1, 5)), c);  // the slot is reused
+  net.resume_paused();
+  EXPECT_EQ(net.paused_transfers(), 0u);
+  run_to_idle(net);
+  EXPECT_EQ(rec.at(id), Time::microseconds(1040 + 40 + 2));
+  EXPECT_EQ(net.totals().bytes_delivered, 1'000'000);
+}
+
+TEST(FlowBackendCircuits, APausedTransferMayResumeOverTheElectricalFabric) {
+  const fabric::Topology t =
+      fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(2, 8, 8));
+  FlowBackend net(t);
+  Recorder rec;
+  const fabric::LinkId c = net.connect(t.nic(0, 5), t.nic(1, 5));
+  const TransferId id = rec.start(net, transfer(t.gpu(0, 5), t.gpu(1, 5), 1'000'000));
+  net.advance(Time::microseconds(40));
+  net.disconnect(c);
+  net.resume_paused();  // no circuit now: through proxy GPUs and the EPS leaf (2 cables, 2 us)
+  const auto path = net.channels_of(id);
+  ASSERT_EQ(path.size(), 8u);
+  run_to_idle(net);
+  EXPECT_EQ(rec.at(id), Time::microseconds(40 + 40 + 2));
+  EXPECT_EQ(net.totals().delivered, 1);
+}
+
+TEST(FlowBackendCircuits, LinkIdsStayBoundedOverManyReconfigurations) {
+  const fabric::Topology t =
+      fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(2, 8, 8));
+  FlowBackend net(t);
+  // 2 servers x 6 OCS NICs: at most 6 circuits at once.
+  EXPECT_EQ(net.links().circuit_capacity(), 6u);
+  const auto limit = static_cast<fabric::LinkId>(t.links().size() + 6);
+  for (int round = 0; round < 5000; ++round) {
+    std::vector<fabric::LinkId> ids;
+    for (int k = 2; k < 8; ++k) {
+      ids.push_back(net.connect(t.nic(0, k), t.nic(1, 2 + (k - 2 + round) % 6)));
+      EXPECT_LT(ids.back(), limit);
+    }
+    for (fabric::LinkId id : ids)
+      net.disconnect(id);
+  }
+  EXPECT_EQ(net.links().circuits(), 0u);
+}
+
+TEST(FlowBackendCircuits, CircuitsOnlyJoinFreeOcsNicsOfOneRegion) {
+  const fabric::Topology t =
+      fabric::build_fabric("mfabric:alpha=2,region=2,radix=8", cluster(4, 4, 4));
+  FlowBackend net(t);
+  // NICs 2-3 are on the OCS; servers 0-1 form region 0, servers 2-3 region 1.
+  EXPECT_THROW(net.connect(t.nic(0, 2), t.nic(2, 2)), Error);  // two regions
+  EXPECT_THROW(net.connect(t.nic(0, 2), t.nic(0, 3)), Error);  // one server
+  EXPECT_THROW(net.connect(t.nic(0, 0), t.nic(1, 2)), Error);  // an EPS NIC
+  EXPECT_THROW(net.connect(t.gpu(0, 0), t.nic(1, 2)), Error);  // not a NIC
+  net.connect(t.nic(0, 2), t.nic(1, 2));
+  EXPECT_THROW(net.connect(t.nic(0, 2), t.nic(1, 3)), Error);  // already holds one
+  EXPECT_THROW(net.disconnect(0), Error);                      // not a circuit
+  // A fabric without optical NICs has no circuit slots.
+  const fabric::Topology ft = fabric::build_fabric("fat-tree", cluster(2, 2, 2));
+  FlowBackend eps(ft);
+  EXPECT_EQ(eps.links().circuit_capacity(), 0u);
+  EXPECT_THROW(eps.connect(ft.nic(0, 0), ft.nic(1, 0)), Error);
 }
 
 }  // namespace

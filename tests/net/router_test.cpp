@@ -20,11 +20,13 @@ using testing::cluster;
 using testing::link_between;
 
 // The nodes a route visits after `src`, by name, for readable expectations.
-std::vector<std::string> hops(const Topology& t, NodeId src, const Route& r) {
+// The nodes a route visits after src; `links` resolves circuit ids when given.
+std::vector<std::string> hops(const Topology& t, NodeId src, const Route& r,
+                              const LinkTable* links = nullptr) {
   std::vector<std::string> out;
   NodeId at = src;
   for (ChannelId c : r.channels) {
-    const fabric::Link& l = t.link(link_of_channel(c));
+    const fabric::Link& l = links ? links->link(link_of_channel(c)) : t.link(link_of_channel(c));
     const NodeId from = c % 2 == 0 ? l.a : l.b;
     EXPECT_EQ(from, at) << "route is not contiguous";
     at = c % 2 == 0 ? l.b : l.a;
@@ -113,13 +115,14 @@ TEST(Router, ThreeTierPathsClimbToTheCore) {
 
 TEST(Router, OcsNicFallsBackToProxyGpuOfTheSameServer) {
   // mFabric: NICs 0-1 on the EPS, 2-7 on the OCS. GPU 5's own NIC has no circuit yet.
-  Topology t = fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(2, 8, 8));
-  Router r(t);
+  const Topology t = fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(2, 8, 8));
+  LinkTable links(t);
+  Router r(links);
   Route route;
   std::set<std::string> proxies;
   for (std::uint64_t h = 0; h < 32; ++h) {
     ASSERT_TRUE(r.find(t.gpu(0, 5), t.gpu(1, 5), h, route));
-    const auto path = hops(t, t.gpu(0, 5), route);
+    const auto path = hops(t, t.gpu(0, 5), route, &links);
     ASSERT_EQ(path.size(), 8u);
     EXPECT_EQ(path[0], "s0.nvswitch");
     proxies.insert(path[1]);
@@ -136,18 +139,18 @@ TEST(Router, OcsNicFallsBackToProxyGpuOfTheSameServer) {
   EXPECT_EQ(hops(t, t.gpu(0, 0), route),
             (std::vector<std::string>{"s0.nic0", "leaf0", "s1.nic1", "s1.gpu1"}));
 
-  // A circuit between the two NIC 5s: one network link, no proxy.
-  t.add_link(t.nic(0, 5), t.nic(1, 5), t.cluster().link, Time::microseconds(3), LinkKind::Cable);
-  r.sync();
+  // A circuit between the two NIC 5s: one network link, no proxy; its latency is both fibres
+  // to the OCS.
+  r.set_link_up(links.connect(t.nic(0, 5), t.nic(1, 5)), true);
   ASSERT_TRUE(r.find(t.gpu(0, 5), t.gpu(1, 5), 0, route));
-  EXPECT_EQ(hops(t, t.gpu(0, 5), route),
+  EXPECT_EQ(hops(t, t.gpu(0, 5), route, &links),
             (std::vector<std::string>{"s0.nic5", "s1.nic5", "s1.gpu5"}));
   EXPECT_EQ(route.cost, (RouteCost{0, 1}));
-  EXPECT_EQ(route.latency, Time::microseconds(3));
+  EXPECT_EQ(route.latency, Time::microseconds(2));
   // GPU 5 to GPU 6 of the other server: the circuit plus a proxy at the far end beats two
   // proxies over the EPS.
   ASSERT_TRUE(r.find(t.gpu(0, 5), t.gpu(1, 6), 0, route));
-  EXPECT_EQ(hops(t, t.gpu(0, 5), route),
+  EXPECT_EQ(hops(t, t.gpu(0, 5), route, &links),
             (std::vector<std::string>{"s0.nic5", "s1.nic5", "s1.gpu5", "s1.nvswitch", "s1.gpu6"}));
   EXPECT_EQ(route.cost, (RouteCost{1, 1}));
 }

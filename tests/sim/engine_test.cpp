@@ -54,6 +54,7 @@ class IdealBackend final : public net::Backend {
   std::int64_t events_processed() const override { return started_; }
   const std::vector<net::ChannelStats>& channel_stats() const override { return stats_; }
   std::vector<net::StalledTransfer> stalled_transfers(std::size_t) const override { return {}; }
+  net::TransferTotals totals() const override { return {}; }
 
   int started_ = 0;
 
