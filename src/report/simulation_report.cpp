@@ -87,6 +87,13 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
       {"exposed_comm_s", res.exposed_comm.seconds()},
       {"comm_time_s", comm},
       {"events", res.events},
+      // Every transfer and byte the network started, and what it delivered: equal in a run
+      // that completes, across circuit reconfigurations too.
+      {"transfers",
+       {{"started", res.transfers.started},
+        {"delivered", res.transfers.delivered},
+        {"bytes_sent", res.transfers.bytes_sent},
+        {"bytes_delivered", res.transfers.bytes_delivered}}},
   };
   if (timing) {
     j["wall_time_s"] = res.wall_time_s;

@@ -32,7 +32,8 @@ inline SimulationReport report_of(const sim::Simulation& s) {
 
 // {"schema", "experiment", "seed", "fabric", "gpus", "iterations", "iteration_time_s",
 //  "iteration_times_s", "exposed_comm_s", "comm_time_s": {one key per traffic class of the
-//  engine (sim::kTrafficClasses): "tp", "ep", "dp", "pp", ...}, "events",
+//  engine (sim::kTrafficClasses): "tp", "ep", "dp", "pp", ...}, "events", "transfers":
+//  {"started", "delivered", "bytes_sent", "bytes_delivered"},
 //  "wall_time_s", "events_per_s", "tasks"}. Without `timing`, the two fields that measure the
 // run (wall_time_s, events_per_s) are left out, so that results.json is byte-identical for the
 // same experiment and seed.

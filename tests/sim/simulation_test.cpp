@@ -15,14 +15,14 @@
 namespace mfabric::sim {
 namespace {
 
-const char* kTraining = R"(
+const char* const kTraining = R"(
 seed: 3
 cluster: {servers: 4, link: 200G}
 fabric: {kind: fat-tree, radix: 16}
 workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 4, global_batch: 8, micro_batch: 2, seq: 256}
 )";
 
-const char* kAllReduce = R"(
+const char* const kAllReduce = R"(
 cluster: {servers: 8, gpus_per_server: 1, nics_per_server: 1, link: 100G}
 fabric: fat-tree
 workload: {collective: all-reduce, bytes: 64MiB, algorithm: ring}
@@ -70,6 +70,23 @@ TEST(Simulation, MicroBenchmarkAlgorithmOverridesItsCollectiveOnly) {
   const collective::AlgorithmChoice a = algorithms_of(e);
   EXPECT_EQ(a.all_reduce, "ring");
   EXPECT_EQ(a.all_to_all, collective::AlgorithmChoice{}.all_to_all);
+}
+
+}  // namespace
+}  // namespace mfabric::sim
+
+namespace mfabric::sim {
+namespace {
+
+TEST(Simulation, ResultsCountEveryByteSentAndDelivered) {
+  // 8 GPUs ring all-reduce of 64 MiB: 8 transfers of 2 x 7/8 x 64 MiB each.
+  const Simulation run = simulate(parse_experiment(kAllReduce, "t.yaml"));
+  const auto j = report::results_json(report::report_of(run), false).at("transfers");
+  EXPECT_EQ(j.at("started").get<std::int64_t>(), 8);
+  EXPECT_EQ(j.at("delivered").get<std::int64_t>(), 8);
+  const std::int64_t per_edge = 2 * 7 * (std::int64_t{64} << 20) / 8;
+  EXPECT_EQ(j.at("bytes_sent").get<std::int64_t>(), 8 * per_edge);
+  EXPECT_EQ(j.at("bytes_delivered").get<std::int64_t>(), 8 * per_edge);
 }
 
 }  // namespace
