@@ -29,6 +29,7 @@ Command register_workload(CLI::App& root);
 Command register_trace(CLI::App& root);
 Command register_models(CLI::App& root);
 Command register_simulate(CLI::App& root);
+Command register_plan(CLI::App& root);
 
 // The training job the options describe, validated (ranges as in experiment files); errors name
 // the options. Without gpus, DP comes from --dp.

@@ -58,6 +58,11 @@ const std::string* Spec::lookup(const std::string& key) {
   return &it->second;
 }
 
+std::string Spec::get_string(const std::string& key, const std::string& fallback) {
+  const std::string* v = lookup(key);
+  return v ? *v : fallback;
+}
+
 int Spec::get_int(const std::string& key, int fallback) {
   return get_optional_int(key).value_or(fallback);
 }

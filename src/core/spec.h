@@ -31,6 +31,7 @@ class Spec {
   double get_double(const std::string& key, double fallback);
   Time get_time(const std::string& key, Time fallback);
   Rate get_rate(const std::string& key, Rate fallback);
+  std::string get_string(const std::string& key, const std::string& fallback);
   std::optional<int> get_optional_int(const std::string& key);
 
   // Throws if a parameter was never read, listing the ones `name` accepts.

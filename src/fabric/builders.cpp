@@ -17,6 +17,8 @@ constexpr int kDefaultRegion = 8;
 // Polatis piezo OCS (paper Table 2) and the reconfiguration time of the paper's simulations.
 constexpr int kDefaultOcsPorts = 576;
 constexpr Time kDefaultReconfiguration = Time::milliseconds(25);
+constexpr const char* kDefaultPlanner = "greedy";
+constexpr const char* kDefaultPolicy = "block";
 
 // Parameters are recorded as text exactly as a user could write them back ("3", "1.5", "25ms").
 std::string plain(double v) {
@@ -174,6 +176,9 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
   const double o = spec.get_double("oversubscription", kDefaultOversubscription);
   const int ocs_ports = spec.get_int("ocs_ports", kDefaultOcsPorts);
   const Time reconfiguration = spec.get_time("reconfiguration", kDefaultReconfiguration);
+  // Read by the control plane (sim/mfabric_control.h), which checks the names.
+  const std::string planner = spec.get_string("planner", kDefaultPlanner);
+  const std::string policy = spec.get_string("policy", kDefaultPolicy);
   spec.finish(param_names(kind));
 
   // Every server needs at least one EPS NIC (DP/PP traffic and the all-to-all fallback) and one
@@ -213,6 +218,8 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
   t.set_param("oversubscription", plain(o));
   t.set_param("ocs_ports", plain(ocs_ports));
   t.set_param("reconfiguration", to_string(reconfiguration));
+  t.set_param("planner", planner);
+  t.set_param("policy", policy);
 
   t.set_tiers(build_eps_fat_tree(t, n - alpha, radix, o));
 
@@ -280,7 +287,13 @@ const std::vector<Entry>& registry() {
           "ports per OCS device (576 = piezo OCS); at least alpha x region, since a region's "
           "ports sit on one device"},
          {"reconfiguration", to_string(kDefaultReconfiguration),
-          "OCS reconfiguration time (a time such as 25ms, 10us; 0 for an ideal OCS)"}}},
+          "OCS reconfiguration time (a time such as 25ms, 10us; 0 for an ideal OCS)"},
+         {"planner", kDefaultPlanner,
+          "circuit planner of each region controller: greedy (Algorithm 1), greedy-paper, "
+          "optimal, exact (docs/control-plane.md)"},
+         {"policy", kDefaultPolicy,
+          "when regions reconfigure: block (each layer's forward dispatch all-to-all waits for its "
+          "circuits; backward plans go up under the compute of the layer before)"}}},
        build_mfabric},
   };
   return entries;

@@ -19,5 +19,8 @@ void Backend::disconnect(fabric::LinkId) {
 void Backend::resume_paused() {
   no_circuits();
 }
+void Backend::resume_paused(int, int) {
+  no_circuits();
+}
 
 }  // namespace mfabric::net

@@ -1181,9 +1181,18 @@ void FlowBackend::disconnect(LinkId circuit) {
 }
 
 void FlowBackend::resume_paused() {
+  resume_paused(0, s_->topo.cluster().servers);
+}
+
+void FlowBackend::resume_paused(int first_server, int servers) {
   State& s = *s_;
   std::vector<std::int32_t> slots;
-  slots.swap(s.paused);
+  std::vector<std::int32_t> still;
+  for (std::int32_t slot : s.paused) {
+    const int server = s.topo.node(s.cold_of(slot).src).server;
+    (server >= first_server && server < first_server + servers ? slots : still).push_back(slot);
+  }
+  s.paused.swap(still);
   for (std::int32_t slot : slots) {
     State::Cold& c = s.cold_of(slot);
     s.router.route(c.src, c.dst, c.hash, s.route);

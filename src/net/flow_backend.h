@@ -74,6 +74,7 @@ class FlowBackend final : public Backend {
   fabric::LinkId connect(fabric::NodeId nic_a, fabric::NodeId nic_b) override;
   void disconnect(fabric::LinkId circuit) override;
   void resume_paused() override;
+  void resume_paused(int first_server, int servers) override;
   std::size_t paused_transfers() const override;
   // The links routed over, circuits included.
   const LinkTable& links() const;

@@ -51,6 +51,29 @@ std::string workload_label(const sim::Experiment& e) {
   return "chakra " + e.chakra;
 }
 
+// Bytes that left NICs over circuits and over electrical cables (each transfer counted once, on
+// the channel leaving the sending NIC).
+std::pair<double, double> circuit_and_eps_bytes(const SimulationReport& r) {
+  const fabric::Topology& t = r.topology;
+  double circuit = 0, eps = 0;
+  const auto& channels = r.result.channels;
+  for (std::size_t c = 0; c < channels.size(); ++c) {
+    const auto link = static_cast<fabric::LinkId>(c / 2);
+    if (static_cast<std::size_t>(link) >= t.links().size()) {
+      circuit += channels[c].bytes;
+      continue;
+    }
+    const fabric::Link& k = t.link(link);
+    const fabric::NodeId from = c % 2 == 0 ? k.a : k.b;
+    const fabric::NodeId to = c % 2 == 0 ? k.b : k.a;
+    if (k.kind == fabric::LinkKind::Cable && t.node(from).kind == fabric::NodeKind::Nic &&
+        t.node(to).kind == fabric::NodeKind::Switch) {
+      eps += channels[c].bytes;
+    }
+  }
+  return {circuit, eps};
+}
+
 double events_per_second(const sim::RunResult& res) {
   return res.wall_time_s > 0 ? static_cast<double>(res.events) / res.wall_time_s : 0.0;
 }
@@ -95,6 +118,24 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
         {"bytes_sent", res.transfers.bytes_sent},
         {"bytes_delivered", res.transfers.bytes_delivered}}},
   };
+  if (r.control != nullptr) {
+    const sim::ControlStats& c = *r.control;
+    const auto [circuit, eps] = circuit_and_eps_bytes(r);
+    j["reconfiguration"] = {
+        {"planner", c.planner},
+        {"policy", c.policy},
+        {"count", c.reconfigurations},
+        {"conflicts", c.conflicts},
+        // Summed over regions: time their circuits were down.
+        {"time_s", c.reconfiguration_time.seconds()},
+        // EP all-to-alls that waited for circuits, and how long in all.
+        {"held", c.held},
+        {"held_time_s", c.held_time.seconds()},
+        // Bytes that crossed circuits, and the electrical fabric's cables from NICs.
+        {"circuit_bytes", circuit},
+        {"eps_bytes", eps},
+    };
+  }
   if (timing) {
     j["wall_time_s"] = res.wall_time_s;
     j["events_per_s"] = events_per_second(res);
@@ -116,6 +157,14 @@ std::string results_text(const SimulationReport& r) {
   for (std::size_t k = 0; k < sim::kTrafficClasses.size(); ++k) {
     t.add_row(
         {fmt::format("{} communication (per GPU)", traffic_label(k)), to_string(res.comm_time[k])});
+  }
+  if (r.control != nullptr) {
+    const sim::ControlStats& c = *r.control;
+    t.add_row({"reconfigurations",
+               fmt::format("{} ({} conflicts, {} planner, {} policy)",
+                           with_commas(c.reconfigurations), c.conflicts, c.planner, c.policy)});
+    t.add_row({"all-to-alls held for circuits",
+               fmt::format("{}, {} in all", with_commas(c.held), to_string(c.held_time))});
   }
   t.add_row({"events", with_commas(res.events)});
   // What the run itself took is on its own line: it changes from run to run, the table does not.

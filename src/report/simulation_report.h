@@ -24,16 +24,19 @@ struct SimulationReport {
   const fabric::Topology& topology;
   const workload::TaskGraph& graph;
   const sim::RunResult& result;
+  const sim::ControlStats* control = nullptr;  // fabrics that reconfigure
 };
 
 inline SimulationReport report_of(const sim::Simulation& s) {
-  return {s.experiment, s.topology, s.graph, s.result};
+  return {s.experiment, s.topology, s.graph, s.result, s.control ? &*s.control : nullptr};
 }
 
 // {"schema", "experiment", "seed", "fabric", "gpus", "iterations", "iteration_time_s",
 //  "iteration_times_s", "exposed_comm_s", "comm_time_s": {one key per traffic class of the
 //  engine (sim::kTrafficClasses): "tp", "ep", "dp", "pp", ...}, "events", "transfers":
-//  {"started", "delivered", "bytes_sent", "bytes_delivered"},
+//  {"started", "delivered", "bytes_sent", "bytes_delivered"}, and for fabrics that reconfigure
+//  "reconfiguration": {"planner", "policy", "count", "conflicts", "time_s", "held",
+//  "held_time_s", "circuit_bytes", "eps_bytes"},
 //  "wall_time_s", "events_per_s", "tasks"}. Without `timing`, the two fields that measure the
 // run (wall_time_s, events_per_s) are left out, so that results.json is byte-identical for the
 // same experiment and seed.

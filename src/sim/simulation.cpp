@@ -43,14 +43,24 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
       with_context(e.source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster); });
   workload::TaskGraph graph = build_workload(e);
   RunResult result;
+  std::optional<ControlStats> control;
   {
-    // The backend refers to the topology: it is gone before the topology moves.
+    // The backend and the controller refer to the topology: they are gone before it moves.
     const std::unique_ptr<net::Backend> backend = with_context(
         e.source, "simulation.backend", [&] { return net::make_backend(e.backend, topology); });
+    std::unique_ptr<MfabricControl> controller;
+    if (topology.kind() == "mfabric") {
+      controller = with_context(e.source, "", [&] {
+        return std::make_unique<MfabricControl>(graph, topology, topology.params().at("planner"),
+                                                topology.params().at("policy"));
+      });
+      engine.controller = controller.get();
+    }
     result = run(graph, topology, *backend, engine);
+    if (controller) control = controller->stats();
   }
-  return Simulation{std::move(experiment), std::move(topology), std::move(graph),
-                    std::move(result)};
+  return Simulation{std::move(experiment), std::move(topology), std::move(graph), std::move(result),
+                    std::move(control)};
 }
 
 }  // namespace mfabric::sim

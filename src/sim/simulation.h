@@ -5,11 +5,13 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 
 #include "collective/lowering.h"
 #include "fabric/topology.h"
 #include "sim/engine.h"
 #include "sim/experiment.h"
+#include "sim/mfabric_control.h"
 #include "workload/task_graph.h"
 
 namespace mfabric::sim {
@@ -27,6 +29,8 @@ struct Simulation {
   fabric::Topology topology;
   workload::TaskGraph graph;
   RunResult result;
+  // What the control plane did, for fabrics that reconfigure (mfabric).
+  std::optional<ControlStats> control;
 };
 
 // Builds the experiment's fabric and workload, runs them on the backend `experiment.backend`

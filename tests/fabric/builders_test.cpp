@@ -171,7 +171,8 @@ TEST(FabricKinds, ListsEveryKindWithDocumentedParameters) {
   }
   EXPECT_EQ(mfabric_params,
             (std::vector<std::string>{"alpha=6", "region=8", "radix=64", "oversubscription=1",
-                                      "ocs_ports=576", "reconfiguration=25ms"}));
+                                      "ocs_ports=576", "reconfiguration=25ms", "planner=greedy",
+                                      "policy=block"}));
   EXPECT_TRUE(find_fabric_kind("topoopt")->params.empty());
   EXPECT_EQ(find_fabric_kind("fat-tre"), nullptr);
 }
@@ -424,6 +425,8 @@ TEST(MFabric, DefaultSplitsNicsBetweenEpsAndRegionalOcs) {
   EXPECT_EQ(t.params(), (std::map<std::string, std::string>{{"alpha", "6"},
                                                             {"ocs_ports", "576"},
                                                             {"oversubscription", "1"},
+                                                            {"planner", "greedy"},
+                                                            {"policy", "block"},
                                                             {"radix", "64"},
                                                             {"reconfiguration", "25ms"},
                                                             {"region", "8"}}));

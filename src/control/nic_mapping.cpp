@@ -1,0 +1,127 @@
+#include "control/nic_mapping.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/error.h"
+
+namespace mfabric::control {
+
+void ServerNics::validate() const {
+  if (nics < 2 || nics > kMaxAlpha + 1) {
+    throw Error("", "nics",
+                fmt::format("expected 2 to {} NICs per server (at least one on the EPS, one on "
+                            "the OCS), got {}",
+                            kMaxAlpha + 1, nics));
+  }
+  if (alpha < 1 || alpha > nics - 1) {
+    throw Error("", "alpha",
+                fmt::format("must be between 1 and nics - 1 ({}), got {}", nics - 1, alpha));
+  }
+  if (numa < 1 || numa > nics) {
+    throw Error(
+        "", "numa",
+        fmt::format("expected 1 to {} NUMA nodes (at most one per NIC), got {}", nics, numa));
+  }
+}
+
+namespace {
+
+// The free OCS NICs of every server, and which NUMA node each NIC is on.
+class FreeNics {
+ public:
+  FreeNics(int servers, const ServerNics& nics)
+      : nics_(nics), taken_(static_cast<std::size_t>(servers) * nics.alpha, false) {}
+
+  // A NIC of `server` on the NUMA node that holds the fewest of `on_node` (this pair's circuits
+  // so far per node), ties: more free NICs on the node, then the lower node; the lowest free
+  // NIC there. The caller checked that the server has a free OCS NIC.
+  int take(int server, std::vector<int>& on_node) {
+    std::vector<int> free_on_node(static_cast<std::size_t>(nics_.numa), 0);
+    for (int k = 0; k < nics_.alpha; ++k) {
+      if (!is_taken(server, k)) ++free_on_node[static_cast<std::size_t>(node(k))];
+    }
+    int best = -1;
+    for (int n = 0; n < nics_.numa; ++n) {
+      const auto u = static_cast<std::size_t>(n);
+      if (free_on_node[u] == 0) continue;
+      if (best < 0) {
+        best = n;
+        continue;
+      }
+      const auto b = static_cast<std::size_t>(best);
+      if (on_node[u] < on_node[b] ||
+          (on_node[u] == on_node[b] && free_on_node[u] > free_on_node[b])) {
+        best = n;
+      }
+    }
+    for (int k = 0; k < nics_.alpha; ++k) {
+      if (!is_taken(server, k) && node(k) == best) {
+        taken_[index(server, k)] = true;
+        ++on_node[static_cast<std::size_t>(best)];
+        return nics_.first_ocs_nic() + k;
+      }
+    }
+    return -1;  // unreachable: the caller checked the server's free ports
+  }
+
+ private:
+  std::size_t index(int server, int k) const {
+    return static_cast<std::size_t>(server) * static_cast<std::size_t>(nics_.alpha) +
+           static_cast<std::size_t>(k);
+  }
+  bool is_taken(int server, int k) const { return taken_[index(server, k)]; }
+  int node(int k) const { return nics_.numa_of(nics_.first_ocs_nic() + k); }
+
+  ServerNics nics_;
+  std::vector<bool> taken_;
+};
+
+}  // namespace
+
+std::vector<PortCircuit> map_to_nics(const CircuitPlan& plan, const ServerNics& nics) {
+  nics.validate();
+  std::vector<int> ends(static_cast<std::size_t>(plan.servers), 0);
+  for (const Circuit& c : plan.circuits) {
+    if (c.i < 0 || c.i >= c.j || c.j >= plan.servers || c.count < 1) {
+      throw Error("", "plan",
+                  fmt::format("circuit between servers {} and {} (x{}) is outside the region of "
+                              "{} servers",
+                              c.i, c.j, c.count, plan.servers));
+    }
+    ends[static_cast<std::size_t>(c.i)] += c.count;
+    ends[static_cast<std::size_t>(c.j)] += c.count;
+  }
+  for (int s = 0; s < plan.servers; ++s) {
+    if (ends[static_cast<std::size_t>(s)] > nics.alpha) {
+      throw Error("", "plan",
+                  fmt::format("server {} has {} circuits but only alpha = {} OCS NICs", s,
+                              ends[static_cast<std::size_t>(s)], nics.alpha));
+    }
+  }
+
+  std::vector<std::size_t> order(plan.circuits.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return plan.circuits[a].count > plan.circuits[b].count;
+  });
+
+  FreeNics free(plan.servers, nics);
+  std::vector<PortCircuit> out;
+  out.reserve(static_cast<std::size_t>(plan.total_circuits()));
+  for (const std::size_t k : order) {
+    const Circuit& c = plan.circuits[k];
+    std::vector<int> at_i(static_cast<std::size_t>(nics.numa), 0);
+    std::vector<int> at_j(static_cast<std::size_t>(nics.numa), 0);
+    for (int n = 0; n < c.count; ++n) {
+      const int nic_i = free.take(c.i, at_i);
+      const int nic_j = free.take(c.j, at_j);
+      out.push_back({c.i, nic_i, c.j, nic_j});
+    }
+  }
+  return out;
+}
+
+}  // namespace mfabric::control

@@ -1,0 +1,198 @@
+#include "sim/mfabric_control.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace mfabric::sim {
+
+using workload::Task;
+using workload::TaskId;
+
+namespace {
+
+bool is_ep_all_to_all(const Task& t) {
+  return t.kind == workload::TaskKind::Collective &&
+         t.collective == workload::CollectiveKind::AllToAll && t.traffic == workload::Traffic::EP;
+}
+
+}  // namespace
+
+std::int64_t MfabricControl::key_of(const Task& t, bool backward) {
+  const std::int64_t layer = t.layer + 1;  // -1 (no layer) is a key of its own
+  const std::int64_t mb = t.micro_batch + 1;
+  return ((static_cast<std::int64_t>(t.iteration) * 65536 + layer) * 65536 + mb) * 2 +
+         (backward ? 1 : 0);
+}
+
+MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::Topology& topology,
+                               const std::string& planner, const std::string& policy)
+    : graph_(graph), topology_(topology), policy_(policy) {
+  planner_ = with_context("", "fabric.planner", [&] { return control::make_planner(planner); });
+  if (policy_ != "block") {
+    throw Error("", "fabric.policy", fmt::format("unknown policy '{}' (known: block)", policy_));
+  }
+  if (topology.regions().empty()) {
+    throw Error("", "fabric", "the mFabric control plane needs a fabric with OCS regions");
+  }
+  for (TaskId id = 0; id < static_cast<TaskId>(graph.size()); ++id) {
+    const Task& t = graph.task(id);
+    if (!is_ep_all_to_all(t)) continue;
+    const auto& members = graph.group(t.group);
+    const int region = region_of_gpu(members.front());
+    for (std::int32_t g : members) {
+      if (region_of_gpu(g) != region) {
+        throw Error("", "fabric.region",
+                    fmt::format("an expert-parallel all-to-all ({}) spans GPUs {} and {}, in "
+                                "regions {} and {}: a region ({} servers) must hold whole EP "
+                                "groups (EP x TP / GPUs per server servers)",
+                                graph.label(id), members.front(), g, region, region_of_gpu(g),
+                                topology.regions().front().servers));
+      }
+    }
+    if (t.op == workload::Op::Dispatch) {
+      dispatches_[{region, key_of(t, t.phase == workload::Phase::Backward)}].push_back(id);
+    }
+  }
+  for (const auto& [k, ids] : dispatches_) {
+    if (k.second % 2 == 1) unfinished_[k] = static_cast<int>(ids.size());
+  }
+  stats_.planner = planner_->name();
+  stats_.policy = policy_;
+}
+
+int MfabricControl::region_of_gpu(int gpu) const {
+  const int server = gpu / topology_.cluster().gpus_per_server;
+  return server / topology_.regions().front().servers;
+}
+
+void MfabricControl::attach(EngineContext& engine) {
+  engine_ = &engine;
+  const fabric::ClusterSpec& c = topology_.cluster();
+  const control::ServerNics nics{c.nics_per_server, topology_.circuit_degree(), c.numa()};
+  for (const fabric::Region& r : topology_.regions()) {
+    const control::PlanLimits limits =
+        control::region_limits(nics.alpha, nics.nics, c.link, r.servers);
+    regions_.push_back(std::make_unique<control::RegionController>(
+        r.id, nics, limits, *planner_, topology_.reconfiguration_delay(), *this));
+  }
+  circuits_.assign(regions_.size(), {});
+  down_since_.assign(regions_.size(), Time::zero());
+}
+
+control::ServerDemand MfabricControl::demand_of(int region, std::int64_t key) const {
+  const fabric::Region& r = topology_.regions()[static_cast<std::size_t>(region)];
+  control::ServerDemand d(r.servers);
+  const auto it = dispatches_.find({region, key});
+  if (it == dispatches_.end()) return d;
+  for (TaskId id : it->second)
+    add_demand(id, region, d);
+  return d;
+}
+
+void MfabricControl::add_demand(TaskId id, int region, control::ServerDemand& d) const {
+  const Task& t = graph_.task(id);
+  const auto& members = graph_.group(t.group);
+  const fabric::Region& r = topology_.regions()[static_cast<std::size_t>(region)];
+  std::vector<int> server_of(members.size());
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    server_of[k] = members[k] / topology_.cluster().gpus_per_server - r.first_server;
+  }
+  const auto add_all = [&](const control::ServerDemand& part) {
+    for (const control::DemandPair& p : part.pairs())
+      d.add(p.i, p.j, p.bytes);
+  };
+  if (t.matrix >= 0) {
+    add_all(control::demand_from_gpu_bytes(graph_.matrix(t.matrix), server_of, r.servers));
+    return;
+  }
+  // Without a matrix every member sends bytes / n to each member (task_graph.h).
+  const int n = static_cast<int>(members.size());
+  workload::ByteMatrix uniform(n);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j)
+      uniform.at(i, j) = t.bytes.count() / n;
+  }
+  add_all(control::demand_from_gpu_bytes(uniform, server_of, r.servers));
+}
+
+bool MfabricControl::hold_collective(TaskId id, const collective::CollectiveRequest&) {
+  const Task& t = graph_.task(id);
+  if (!is_ep_all_to_all(t)) return false;
+  const int region = region_of_gpu(graph_.group(t.group).front());
+  control::RegionController& rc = *regions_[static_cast<std::size_t>(region)];
+  const std::int64_t key = key_of(t, t.phase == workload::Phase::Backward);
+  if (!rc.reconfiguring() && rc.current_key() == key) return false;
+  held_since_[id] = engine_->now();
+  ++stats_.held;
+  control::ServerDemand demand = demand_of(region, key);
+  // An all-to-all of no known dispatch (an imported trace's) plans from its own matrix.
+  if (dispatches_.find({region, key}) == dispatches_.end()) add_demand(id, region, demand);
+  rc.request(key, demand, [this, id] {
+    const auto it = held_since_.find(id);
+    stats_.held_time += engine_->now() - it->second;
+    held_since_.erase(it);
+    engine_->release(id);
+  });
+  return true;
+}
+
+void MfabricControl::collective_finished(TaskId id) {
+  const Task& t = graph_.task(id);
+  if (!is_ep_all_to_all(t) || t.op != workload::Op::Dispatch ||
+      t.phase != workload::Phase::Backward) {
+    return;
+  }
+  const int region = region_of_gpu(graph_.group(t.group).front());
+  const auto left = unfinished_.find({region, key_of(t, true)});
+  if (left == unfinished_.end() || --left->second > 0) return;
+  // The region is done with this layer's circuits: the layer before it comes next in backward.
+  Task previous = t;
+  previous.layer = static_cast<std::int16_t>(t.layer - 1);
+  const std::int64_t key = key_of(previous, true);
+  if (dispatches_.find({region, key}) == dispatches_.end()) return;  // not in this stage
+  control::RegionController& rc = *regions_[static_cast<std::size_t>(region)];
+  if (rc.current_key() == key) return;
+  rc.request(key, demand_of(region, key), [] {});
+}
+
+Time MfabricControl::now() const {
+  return engine_->now();
+}
+
+void MfabricControl::at(Time t, std::function<void()> fn) {
+  engine_->at(t, std::move(fn));
+}
+
+void MfabricControl::tear_down(int region) {
+  auto& up = circuits_[static_cast<std::size_t>(region)];
+  for (fabric::LinkId c : up)
+    engine_->backend().disconnect(c);
+  up.clear();
+  down_since_[static_cast<std::size_t>(region)] = engine_->now();
+}
+
+void MfabricControl::set_up(int region, const std::vector<control::PortCircuit>& circuits) {
+  const fabric::Region& r = topology_.regions()[static_cast<std::size_t>(region)];
+  auto& up = circuits_[static_cast<std::size_t>(region)];
+  net::Backend& net = engine_->backend();
+  for (const control::PortCircuit& p : circuits) {
+    up.push_back(net.connect(topology_.nic(r.first_server + p.server, p.nic),
+                             topology_.nic(r.first_server + p.peer_server, p.peer_nic)));
+  }
+  net.resume_paused(r.first_server, r.servers);
+  const Time since = down_since_[static_cast<std::size_t>(region)];
+  stats_.spans.push_back({region, since, engine_->now()});
+  stats_.reconfiguration_time += engine_->now() - since;
+}
+
+ControlStats MfabricControl::stats() const {
+  ControlStats s = stats_;
+  for (const auto& rc : regions_) {
+    s.reconfigurations += rc->stats().reconfigurations;
+    s.conflicts += rc->stats().conflicts;
+  }
+  return s;
+}
+
+}  // namespace mfabric::sim

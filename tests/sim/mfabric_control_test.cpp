@@ -1,0 +1,74 @@
+// The mFabric control plane in whole simulations: circuits change during training and nothing
+// is lost (docs/control-plane.md).
+#include "sim/mfabric_control.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "core/error.h"
+#include "sim/simulation.h"
+
+namespace mfabric::sim {
+namespace {
+
+// 8 servers, 2 regions of 4: each region holds the EP group (EP 8 x TP 4 = 32 GPUs) of one
+// pipeline stage.
+std::string experiment(const std::string& fabric) {
+  return "cluster: {servers: 8, link: 400G}\nfabric: " + fabric +
+         "\nworkload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batch: 2, "
+         "seq: 256}\n";
+}
+
+Simulation run(const std::string& fabric) {
+  return simulate(parse_experiment(experiment(fabric), "t.yaml"));
+}
+
+TEST(MfabricControl, CircuitsChangeEveryLayerAndNothingIsLost) {
+  const Simulation s = run("{kind: mfabric, region: 4}");
+  ASSERT_TRUE(s.control.has_value());
+  const ControlStats& c = *s.control;
+  // One plan per region, layer, micro-batch and direction: 2 regions x 16 layers x 4
+  // micro-batches x 2.
+  EXPECT_GE(c.reconfigurations, 2 * 16 * 4 * 2);
+  EXPECT_EQ(c.spans.size(), static_cast<std::size_t>(c.reconfigurations));
+  for (const ReconfigurationSpan& span : c.spans)
+    EXPECT_EQ(span.end - span.start, Time::milliseconds(25));
+  EXPECT_EQ(c.reconfiguration_time, Time::milliseconds(25) * c.reconfigurations);
+  EXPECT_GT(c.held, 0);
+  const net::TransferTotals& t = s.result.transfers;
+  EXPECT_GT(t.started, 0);
+  EXPECT_EQ(t.delivered, t.started);
+  EXPECT_EQ(t.bytes_delivered, t.bytes_sent);
+}
+
+TEST(MfabricControl, AnIdealOcsHoldsNothingLonger) {
+  const Simulation slow = run("{kind: mfabric, region: 4, reconfiguration: 25ms}");
+  const Simulation ideal = run("{kind: mfabric, region: 4, reconfiguration: 0s}");
+  EXPECT_EQ(ideal.control->held_time, Time::zero());
+  EXPECT_GT(slow.control->held_time, Time::zero());
+  EXPECT_LT(ideal.result.mean_iteration_time(), slow.result.mean_iteration_time());
+  EXPECT_EQ(ideal.result.transfers.bytes_delivered, ideal.result.transfers.bytes_sent);
+}
+
+TEST(MfabricControl, FabricsThatDoNotReconfigureHaveNoControlPlane) {
+  EXPECT_FALSE(run("fat-tree").control.has_value());
+}
+
+TEST(MfabricControl, AnEpGroupAcrossRegionsIsAnErrorNamingTheField) {
+  try {
+    run("{kind: mfabric, region: 2}");
+    FAIL() << "an EP group spanning two regions was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fabric.region"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MfabricControl, UnknownPlannerOrPolicyIsAnError) {
+  EXPECT_THROW(run("{kind: mfabric, region: 4, planner: magic}"), Error);
+  EXPECT_THROW(run("{kind: mfabric, region: 4, policy: predict}"), Error);
+}
+
+}  // namespace
+}  // namespace mfabric::sim
