@@ -11,88 +11,16 @@
 
 #include "core/error.h"
 #include "core/input_files.h"
+#include "core/json_input.h"
 
 namespace mfabric::control {
 namespace {
 
 using nlohmann::json;
 
-// The JSON path of the value the parser failed on ("tokens[3][1]"), for errors the DOM parser
-// reports without a position (a number too large for a double, "1e999").
-class PathTracker : public nlohmann::json_sax<json> {
- public:
-  bool null() override { return value(); }
-  bool boolean(bool) override { return value(); }
-  bool number_integer(number_integer_t) override { return value(); }
-  bool number_unsigned(number_unsigned_t) override { return value(); }
-  bool number_float(number_float_t, const string_t&) override { return value(); }
-  bool string(string_t&) override { return value(); }
-  bool binary(binary_t&) override { return value(); }
-  bool start_object(std::size_t) override { return open(false); }
-  bool key(string_t& k) override {
-    frames_.back().key = k;
-    return true;
-  }
-  bool end_object() override { return close(); }
-  bool start_array(std::size_t) override { return open(true); }
-  bool end_array() override { return close(); }
-  bool parse_error(std::size_t, const std::string& token, const json::exception&) override {
-    token_ = token;
-    for (std::size_t f = 0; f < frames_.size(); ++f) {
-      const Frame& frame = frames_[f];
-      if (frame.array) {
-        // Enclosing arrays have counted the container being read; the innermost one has not
-        // counted the value that failed.
-        path_ += fmt::format("[{}]", f + 1 < frames_.size() ? frame.count - 1 : frame.count);
-      } else {
-        path_ += (path_.empty() ? "" : ".") + frame.key;
-      }
-    }
-    return false;
-  }
-  const std::string& path() const { return path_; }
-  const std::string& token() const { return token_; }
-
- private:
-  struct Frame {
-    bool array;
-    std::size_t count;
-    std::string key;
-  };
-  bool value() {
-    if (!frames_.empty() && frames_.back().array) ++frames_.back().count;
-    return true;
-  }
-  bool open(bool array) {
-    value();
-    frames_.push_back({array, 0, ""});
-    return true;
-  }
-  bool close() {
-    frames_.pop_back();
-    return true;
-  }
-  std::vector<Frame> frames_;
-  std::string path_;
-  std::string token_;
-};
-
 json parse_document(const std::string& text, const std::string& source) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    if (auto tag = what.find("] "); what.starts_with("[json.") && tag != std::string::npos) {
-      what.erase(0, tag + 2);
-    }
-    throw Error(source, "", "invalid JSON: " + what);
-  } catch (const json::exception&) {
-    PathTracker tracker;
-    json::sax_parse(text, &tracker);
-    throw Error(source, tracker.path(),
-                fmt::format("number {} is out of range",
-                            tracker.token().empty() ? std::string("?") : tracker.token()));
-  }
+  return parse_json_input(text, source,
+                          "every number in a demand file is a non-negative count or byte size");
 }
 
 std::string show(const json& v) {

@@ -39,7 +39,8 @@ TEST(DemandFile, Tokens) {
 
 TEST(DemandFile, ErrorsNameFileAndField) {
   EXPECT_EQ(error_of(R"({"demand_bytes": [[0, 1e999], [0, 0]]})"),
-            "d.json: demand_bytes[0][1]: number 1e999 is out of range");
+            "d.json: demand_bytes[0][1]: number 1e999 at line 1, column 23 is out of range; every "
+            "number in a demand file is a non-negative count or byte size");
   EXPECT_EQ(error_of(R"({"demand_bytes": [[0, 0.5], [0, 0]]})"),
             "d.json: demand_bytes[0][1]: expected a non-negative whole number of bytes, got 0.5");
   EXPECT_EQ(error_of(R"({"demand_bytes": [[0, 1], [1, 0]], "bytes_per_token": 2})"),
