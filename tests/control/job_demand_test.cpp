@@ -7,6 +7,7 @@
 
 #include "control/topoopt.h"
 #include "core/error.h"
+#include "workload/tiny_model.h"
 #include "workload/training.h"
 
 namespace mfabric::control {
@@ -177,19 +178,7 @@ TEST(JobDemand, BadInputIsAnError) {
 // a server.
 TEST(JobDemand, TrainingJobSplitsByParallelism) {
   workload::TrainingSpec spec;
-  spec.model = workload::parse_model(R"(
-name: tiny
-layers: 4
-hidden: 64
-attention: {kind: mha, heads: 4}
-ffn_dense: 128
-ffn_expert: 32
-experts: 4
-top_k: 2
-dense_layers: 1
-vocab: 1000
-)",
-                                     "tiny.yaml");
+  spec.model = workload::testing::tiny_model();
   spec.parallelism = {.tp = 2, .pp = 2, .ep = 2, .dp = 2};
   spec.gpus_per_server = 2;
   spec.micro_batch = 2;

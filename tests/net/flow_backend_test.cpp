@@ -670,16 +670,25 @@ using testing::Recorder;
 using testing::run_to_idle;
 using testing::transfer;
 
-TEST(FlowBackendCircuits, ATornDownCircuitPausesItsTransferWhichResumesOnTheNewPlan) {
-  // 1 MB at 100G is 80 us; the circuit adds 2 us (both fibres to the OCS).
-  const fabric::Topology t =
-      fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(2, 8, 8));
-  FlowBackend net(t);
+// Two mFabric servers at 100G with a circuit between their NIC 5s carrying 1 MB from GPU 5 to
+// GPU 5 (80 us; the circuit adds 2 us, both fibres to the OCS), torn down half way, at 40 us.
+class TornDown : public ::testing::Test {
+ protected:
+  TornDown()
+      : t(fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(2, 8, 8))), net(t) {
+    c = net.connect(t.nic(0, 5), t.nic(1, 5));
+    id = rec.start(net, transfer(t.gpu(0, 5), t.gpu(1, 5), 1'000'000));
+    net.advance(Time::microseconds(40));
+    net.disconnect(c);
+  }
+  const fabric::Topology t;
+  FlowBackend net;
   Recorder rec;
-  const fabric::LinkId c = net.connect(t.nic(0, 5), t.nic(1, 5));
-  const TransferId id = rec.start(net, transfer(t.gpu(0, 5), t.gpu(1, 5), 1'000'000));
-  net.advance(Time::microseconds(40));  // half the bytes are out
-  net.disconnect(c);
+  fabric::LinkId c = -1;
+  TransferId id = -1;
+};
+
+TEST_F(TornDown, ItsTransferPausesAndResumesOnTheNewPlan) {
   EXPECT_EQ(net.paused_transfers(), 1u);
   EXPECT_FALSE(net.next_event_time().has_value());  // paused: nothing moves
   const auto stalled = net.stalled_transfers(4);
@@ -695,15 +704,7 @@ TEST(FlowBackendCircuits, ATornDownCircuitPausesItsTransferWhichResumesOnTheNewP
   EXPECT_EQ(net.totals().bytes_delivered, 1'000'000);
 }
 
-TEST(FlowBackendCircuits, APausedTransferMayResumeOverTheElectricalFabric) {
-  const fabric::Topology t =
-      fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(2, 8, 8));
-  FlowBackend net(t);
-  Recorder rec;
-  const fabric::LinkId c = net.connect(t.nic(0, 5), t.nic(1, 5));
-  const TransferId id = rec.start(net, transfer(t.gpu(0, 5), t.gpu(1, 5), 1'000'000));
-  net.advance(Time::microseconds(40));
-  net.disconnect(c);
+TEST_F(TornDown, APausedTransferMayResumeOverTheElectricalFabric) {
   net.resume_paused();  // no circuit now: through proxy GPUs and the EPS leaf (2 cables, 2 us)
   const auto path = net.channels_of(id);
   ASSERT_EQ(path.size(), 8u);

@@ -5,26 +5,12 @@
 #include <map>
 
 #include "core/error.h"
+#include "workload/tiny_model.h"
 
 namespace mfabric::workload {
 namespace {
 
-// 4 layers (first dense), 4 experts top-2: small enough to count every task by hand.
-ModelSpec tiny_model() {
-  return parse_model(R"(
-name: tiny
-layers: 4
-hidden: 64
-attention: {kind: mha, heads: 4}
-ffn_dense: 128
-ffn_expert: 32
-experts: 4
-top_k: 2
-dense_layers: 1
-vocab: 1000
-)",
-                     "tiny.yaml");
-}
+using testing::tiny_model;
 
 TrainingSpec tiny_spec(int tp, int pp, int ep, int dp) {
   TrainingSpec spec;
