@@ -1,5 +1,7 @@
 #include "control/region_controller.h"
 
+#include <algorithm>
+#include <iterator>
 #include <utility>
 
 namespace mfabric::control {
@@ -46,20 +48,42 @@ void RegionController::request(std::int64_t key, const ServerDemand& demand,
 }
 
 void RegionController::start(Request r) {
-  busy_ = true;
   key_ = r.key;
+  plan_ = planner_.plan(r.demand, limits_);
+  std::vector<PortCircuit> next = map_to_nics(plan_, nics_);
+  std::sort(next.begin(), next.end());
+  std::vector<PortCircuit> going, coming;
+  std::set_difference(ports_.begin(), ports_.end(), next.begin(), next.end(),
+                      std::back_inserter(going));
+  std::set_difference(next.begin(), next.end(), ports_.begin(), ports_.end(),
+                      std::back_inserter(coming));
+  ports_ = std::move(next);
+  if (going.empty() && coming.empty()) {
+    // Nothing to switch: the circuits in force serve this plan.
+    ++stats_.unchanged;
+    for (auto& fn : r.ready)
+      fn();
+    if (!queue_.empty()) {
+      Request following = std::move(queue_.front());
+      queue_.pop_front();
+      start(std::move(following));
+    }
+    return;
+  }
+  busy_ = true;
   busy_since_ = fabric_.now();
   waiting_ = std::move(r.ready);
-  plan_ = planner_.plan(r.demand, limits_);
-  ports_ = map_to_nics(plan_, nics_);
+  adding_ = std::move(coming);
   ++stats_.reconfigurations;
-  fabric_.tear_down(region_);
+  stats_.circuits_torn_down += static_cast<std::int64_t>(going.size());
+  if (!going.empty()) fabric_.tear_down(region_, going);
   fabric_.at(fabric_.now() + delay_, [this] { finish(); });
 }
 
 void RegionController::finish() {
-  fabric_.set_up(region_, ports_);
-  stats_.circuits_set_up += static_cast<std::int64_t>(ports_.size());
+  fabric_.set_up(region_, adding_);
+  stats_.circuits_set_up += static_cast<std::int64_t>(adding_.size());
+  adding_.clear();
   stats_.busy += fabric_.now() - busy_since_;
   busy_ = false;
   std::vector<std::function<void()>> ready = std::move(waiting_);

@@ -3,10 +3,13 @@
 // reconfiguration at a time. There is no central controller: each region has its own, and a
 // region's changes never touch another's circuits.
 //
-// A reconfiguration tears the region's circuits down at once (their transfers pause), waits the
-// OCS's reconfiguration delay, puts the new circuits up, resumes the paused transfers on them
-// and tells the requester. Requests that arrive while one is under way wait their turn, in
-// order; each of them counts as a conflict.
+// A reconfiguration changes only the cross-connects that differ between the plan in force and
+// the new one (an OCS switches each port on its own; the others keep carrying traffic, as the
+// TL1 diff of ocs_commands.h says): circuits that go are torn down at once (their transfers
+// pause), the OCS's reconfiguration delay passes, the new ones come up, the paused transfers
+// resume and the requester is told. A plan identical to the one in force costs nothing.
+// Requests that arrive while a reconfiguration is under way wait their turn, in order; each of
+// them counts as a conflict.
 #pragma once
 
 #include <cstdint>
@@ -31,17 +34,20 @@ class CircuitSwitch {
   virtual Time now() const = 0;
   // Runs fn at time t >= now().
   virtual void at(Time t, std::function<void()> fn) = 0;
-  // Removes every circuit of the region; transfers on them pause.
-  virtual void tear_down(int region) = 0;
-  // Puts the circuits up (region-local servers, local NIC indices) and resumes paused transfers.
+  // Removes these circuits of the region (region-local servers, local NIC indices); transfers on
+  // them pause.
+  virtual void tear_down(int region, const std::vector<PortCircuit>& circuits) = 0;
+  // Puts these circuits up and resumes the region's paused transfers.
   virtual void set_up(int region, const std::vector<PortCircuit>& circuits) = 0;
 };
 
 struct RegionStats {
-  std::int64_t reconfigurations = 0;
-  std::int64_t conflicts = 0;  // requests that found a reconfiguration under way
-  Time busy;                   // total time the region's circuits were down for reconfiguration
+  std::int64_t reconfigurations = 0;  // that changed at least one circuit
+  std::int64_t unchanged = 0;         // plans equal to the one in force: nothing switched
+  std::int64_t conflicts = 0;         // requests that found a reconfiguration under way
+  Time busy;  // total time the region's circuits were down for reconfiguration
   std::int64_t circuits_set_up = 0;
+  std::int64_t circuits_torn_down = 0;
 };
 
 class RegionController {
@@ -81,7 +87,8 @@ class RegionController {
   std::int64_t key_ = -1;
   Time busy_since_;
   CircuitPlan plan_;
-  std::vector<PortCircuit> ports_;
+  std::vector<PortCircuit> ports_;   // in force (or coming up)
+  std::vector<PortCircuit> adding_;  // coming up at the end of the reconfiguration under way
   std::vector<std::function<void()>> waiting_;  // for the reconfiguration under way
   std::deque<Request> queue_;
   RegionStats stats_;

@@ -17,13 +17,18 @@ using Fractional = lemon::MaxWeightedFractionalMatching<lemon::SmartGraph,
 struct StatusTag {
   friend auto status_type(StatusTag);
 };
+// GCC warns about the friend declaration (a template would be meant); clang has no such warning.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wnon-template-friend"
+#endif
 template <class Tag, class T>
 struct ExportType {
   friend auto status_type(Tag) { return std::type_identity<T>{}; }
 };
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 template struct ExportType<StatusTag, Fractional::Status>;
 using FractionalStatus = decltype(status_type(StatusTag{}))::type;
 }  // namespace mfabric::control::detail::lemon_compat

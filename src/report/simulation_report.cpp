@@ -125,6 +125,9 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
         {"planner", c.planner},
         {"policy", c.policy},
         {"count", c.reconfigurations},
+        // Plans equal to the one in force (nothing switched), and circuits torn down in all.
+        {"unchanged", c.unchanged},
+        {"circuits_torn_down", c.circuits_torn_down},
         {"conflicts", c.conflicts},
         // Summed over regions: time their circuits were down.
         {"time_s", c.reconfiguration_time.seconds()},

@@ -77,7 +77,6 @@ void MfabricControl::attach(EngineContext& engine) {
         r.id, nics, limits, *planner_, topology_.reconfiguration_delay(), *this));
   }
   circuits_.assign(regions_.size(), {});
-  down_since_.assign(regions_.size(), Time::zero());
 }
 
 control::ServerDemand MfabricControl::demand_of(int region, std::int64_t key) const {
@@ -123,17 +122,28 @@ bool MfabricControl::hold_collective(TaskId id, const collective::CollectiveRequ
   control::RegionController& rc = *regions_[static_cast<std::size_t>(region)];
   const std::int64_t key = key_of(t, t.phase == workload::Phase::Backward);
   if (!rc.reconfiguring() && rc.current_key() == key) return false;
+  // The request may be served at once (a plan that switches nothing): then the collective goes
+  // now instead of being held.
   held_since_[id] = engine_->now();
-  ++stats_.held;
+  asking_ = id;
+  served_at_once_ = false;
   control::ServerDemand demand = demand_of(region, key);
   // An all-to-all of no known dispatch (an imported trace's) plans from its own matrix.
   if (dispatches_.find({region, key}) == dispatches_.end()) add_demand(id, region, demand);
   rc.request(key, demand, [this, id] {
     const auto it = held_since_.find(id);
+    if (asking_ == id) {
+      served_at_once_ = true;
+      held_since_.erase(it);
+      return;
+    }
     stats_.held_time += engine_->now() - it->second;
     held_since_.erase(it);
     engine_->release(id);
   });
+  asking_ = -1;
+  if (served_at_once_) return false;
+  ++stats_.held;
   return true;
 }
 
@@ -164,12 +174,13 @@ void MfabricControl::at(Time t, std::function<void()> fn) {
   engine_->at(t, std::move(fn));
 }
 
-void MfabricControl::tear_down(int region) {
+void MfabricControl::tear_down(int region, const std::vector<control::PortCircuit>& circuits) {
   auto& up = circuits_[static_cast<std::size_t>(region)];
-  for (fabric::LinkId c : up)
-    engine_->backend().disconnect(c);
-  up.clear();
-  down_since_[static_cast<std::size_t>(region)] = engine_->now();
+  for (const control::PortCircuit& p : circuits) {
+    const auto it = up.find(p);
+    engine_->backend().disconnect(it->second);
+    up.erase(it);
+  }
 }
 
 void MfabricControl::set_up(int region, const std::vector<control::PortCircuit>& circuits) {
@@ -177,11 +188,12 @@ void MfabricControl::set_up(int region, const std::vector<control::PortCircuit>&
   auto& up = circuits_[static_cast<std::size_t>(region)];
   net::Backend& net = engine_->backend();
   for (const control::PortCircuit& p : circuits) {
-    up.push_back(net.connect(topology_.nic(r.first_server + p.server, p.nic),
-                             topology_.nic(r.first_server + p.peer_server, p.peer_nic)));
+    up.emplace(p, net.connect(topology_.nic(r.first_server + p.server, p.nic),
+                              topology_.nic(r.first_server + p.peer_server, p.peer_nic)));
   }
   net.resume_paused(r.first_server, r.servers);
-  const Time since = down_since_[static_cast<std::size_t>(region)];
+  // Every reconfiguration takes the OCS's delay, ending now.
+  const Time since = engine_->now() - topology_.reconfiguration_delay();
   stats_.spans.push_back({region, since, engine_->now()});
   stats_.reconfiguration_time += engine_->now() - since;
 }
@@ -190,6 +202,8 @@ ControlStats MfabricControl::stats() const {
   ControlStats s = stats_;
   for (const auto& rc : regions_) {
     s.reconfigurations += rc->stats().reconfigurations;
+    s.unchanged += rc->stats().unchanged;
+    s.circuits_torn_down += rc->stats().circuits_torn_down;
     s.conflicts += rc->stats().conflicts;
   }
   return s;

@@ -39,7 +39,9 @@ struct ReconfigurationSpan {
 struct ControlStats {
   std::string planner;
   std::string policy;
-  std::int64_t reconfigurations = 0;
+  std::int64_t reconfigurations = 0;  // that switched at least one circuit
+  std::int64_t unchanged = 0;         // plans that needed no switching
+  std::int64_t circuits_torn_down = 0;
   std::int64_t conflicts = 0;
   Time reconfiguration_time;  // summed over regions: time circuits were down
   Time held_time;             // summed over all-to-alls: time they waited for circuits (exposed)
@@ -62,7 +64,7 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   // control::CircuitSwitch
   Time now() const override;
   void at(Time t, std::function<void()> fn) override;
-  void tear_down(int region) override;
+  void tear_down(int region, const std::vector<control::PortCircuit>& circuits) override;
   void set_up(int region, const std::vector<control::PortCircuit>& circuits) override;
 
   ControlStats stats() const;
@@ -81,11 +83,12 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   std::string policy_;
   EngineContext* engine_ = nullptr;
   std::vector<std::unique_ptr<control::RegionController>> regions_;
-  std::vector<std::vector<fabric::LinkId>> circuits_;  // per region, up now
-  std::vector<Time> down_since_;
+  std::vector<std::map<control::PortCircuit, fabric::LinkId>> circuits_;  // per region, up now
   // (region, key) -> the dispatch all-to-alls of that plan (one per EP group of the region).
   std::map<std::pair<int, std::int64_t>, std::vector<workload::TaskId>> dispatches_;
   std::map<workload::TaskId, Time> held_since_;
+  workload::TaskId asking_ = -1;  // the collective whose request is being made
+  bool served_at_once_ = false;
   // (region, key) -> its backward dispatch all-to-alls not finished yet.
   std::map<std::pair<int, std::int64_t>, int> unfinished_;
   ControlStats stats_;

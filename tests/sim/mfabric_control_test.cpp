@@ -25,13 +25,16 @@ Simulation run(const std::string& fabric) {
   return simulate(parse_experiment(experiment(fabric), "t.yaml"));
 }
 
-TEST(MfabricControl, CircuitsChangeEveryLayerAndNothingIsLost) {
-  const Simulation s = run("{kind: mfabric, region: 4}");
+TEST(MfabricControl, CircuitsChangeDuringTrainingAndNothingIsLost) {
+  // alpha 2 in regions of 4 servers: 3 peers, 2 ports, so the plans differ with the demand.
+  const Simulation s = run("{kind: mfabric, region: 4, alpha: 2}");
   ASSERT_TRUE(s.control.has_value());
   const ControlStats& c = *s.control;
-  // One plan per region, layer, micro-batch and direction: 2 regions x 16 layers x 4
-  // micro-batches x 2.
-  EXPECT_GE(c.reconfigurations, 2 * 16 * 4 * 2);
+  // Every region, layer, micro-batch and direction asks for a plan at least once (2 regions x
+  // 16 layers x 4 micro-batches x 2); each is a reconfiguration or a plan already in force.
+  EXPECT_GE(c.reconfigurations + c.unchanged, 2 * 16 * 4 * 2);
+  EXPECT_GT(c.reconfigurations, 2);
+  EXPECT_GT(c.circuits_torn_down, 0);
   EXPECT_EQ(c.spans.size(), static_cast<std::size_t>(c.reconfigurations));
   for (const ReconfigurationSpan& span : c.spans)
     EXPECT_EQ(span.end - span.start, Time::milliseconds(25));
@@ -43,9 +46,18 @@ TEST(MfabricControl, CircuitsChangeEveryLayerAndNothingIsLost) {
   EXPECT_EQ(t.bytes_delivered, t.bytes_sent);
 }
 
+TEST(MfabricControl, APlanThatSwitchesNothingCostsNothing) {
+  // alpha 6 in regions of 4 servers: every plan is 2 circuits to each of the 3 peers, so only
+  // the first plan of each region switches anything.
+  const Simulation s = run("{kind: mfabric, region: 4}");
+  EXPECT_EQ(s.control->reconfigurations, 2);
+  EXPECT_EQ(s.control->circuits_torn_down, 0);
+  EXPECT_GE(s.control->unchanged, 2 * 16 * 4 * 2 - 2);
+}
+
 TEST(MfabricControl, AnIdealOcsHoldsNothingLonger) {
-  const Simulation slow = run("{kind: mfabric, region: 4, reconfiguration: 25ms}");
-  const Simulation ideal = run("{kind: mfabric, region: 4, reconfiguration: 0s}");
+  const Simulation slow = run("{kind: mfabric, region: 4, alpha: 2, reconfiguration: 25ms}");
+  const Simulation ideal = run("{kind: mfabric, region: 4, alpha: 2, reconfiguration: 0s}");
   EXPECT_EQ(ideal.control->held_time, Time::zero());
   EXPECT_GT(slow.control->held_time, Time::zero());
   EXPECT_LT(ideal.result.mean_iteration_time(), slow.result.mean_iteration_time());
