@@ -11,7 +11,7 @@
 namespace mfabric::fabric {
 namespace {
 
-ClusterSpec cluster(int servers, int gpus, int nics, int numa = 2) {
+ClusterSpec cluster_of(int servers, int gpus, int nics, int numa = 2) {
   ClusterSpec c;
   c.servers = servers;
   c.gpus_per_server = gpus;
@@ -45,7 +45,7 @@ std::vector<NodeId> pcie_nics_of_gpu(const Topology& t, NodeId gpu) {
 }
 
 TEST(Topology, AccessorsFindEachServersNodes) {
-  const Topology t = servers_only(cluster(4, 8, 8));
+  const Topology t = servers_only(cluster_of(4, 8, 8));
   EXPECT_EQ(t.nodes().size(), 4u * (8 + 1 + 8));
   EXPECT_EQ(t.count(NodeKind::Gpu), 32);
   EXPECT_EQ(t.count(NodeKind::NvSwitch), 4);
@@ -75,7 +75,7 @@ TEST(Topology, AccessorsFindEachServersNodes) {
 }
 
 TEST(Topology, EveryGpuHasAnNvLinkToItsServersNvSwitch) {
-  ClusterSpec c = cluster(2, 8, 8);
+  ClusterSpec c = cluster_of(2, 8, 8);
   c.nvswitch = Rate::bytes_per_second(900e9);
   const Topology t = servers_only(c);
   for (int s = 0; s < 2; ++s) {
@@ -99,7 +99,7 @@ TEST(Topology, EveryGpuHasAnNvLinkToItsServersNvSwitch) {
 }
 
 TEST(Topology, PcieOneNicPerGpu) {
-  const Topology t = servers_only(cluster(1, 8, 8));
+  const Topology t = servers_only(cluster_of(1, 8, 8));
   for (int j = 0; j < 8; ++j) {
     EXPECT_EQ(pcie_gpu_of_nic(t, t.nic(0, j)), t.gpu(0, j));
   }
@@ -107,7 +107,7 @@ TEST(Topology, PcieOneNicPerGpu) {
 
 TEST(Topology, PcieFewerNicsThanGpusShareANic) {
   // 4 NICs, 8 GPUs: GPU k uses NIC floor(k * 4 / 8).
-  const Topology t = servers_only(cluster(2, 8, 4));
+  const Topology t = servers_only(cluster_of(2, 8, 4));
   for (int s = 0; s < 2; ++s) {
     for (int k = 0; k < 8; ++k) {
       EXPECT_EQ(pcie_nics_of_gpu(t, t.gpu(s, k)), std::vector<NodeId>{t.nic(s, k / 2)});
@@ -126,29 +126,29 @@ TEST(Topology, PcieFewerNicsThanGpusShareANic) {
 
 TEST(Topology, PcieMoreNicsThanGpusShareAGpu) {
   // 8 NICs, 4 GPUs: NIC j hangs off GPU floor(j * 4 / 8).
-  const Topology t = servers_only(cluster(1, 4, 8));
+  const Topology t = servers_only(cluster_of(1, 4, 8));
   for (int j = 0; j < 8; ++j) {
     EXPECT_EQ(pcie_gpu_of_nic(t, t.nic(0, j)), t.gpu(0, j / 2));
   }
 }
 
 TEST(Topology, NicsSplitEvenlyOverNumaNodes) {
-  const Topology t = servers_only(cluster(2, 8, 8));
+  const Topology t = servers_only(cluster_of(2, 8, 8));
   for (int j = 0; j < 8; ++j) {
     EXPECT_EQ(t.node(t.nic(1, j)).numa, j * 2 / 8) << j;
   }
-  const Topology four = servers_only(cluster(1, 8, 6, 3));
+  const Topology four = servers_only(cluster_of(1, 8, 6, 3));
   for (int j = 0; j < 6; ++j) {
     EXPECT_EQ(four.node(four.nic(0, j)).numa, j / 2) << j;
   }
-  const Topology one = servers_only(cluster(1, 8, 4, 1));
+  const Topology one = servers_only(cluster_of(1, 8, 4, 1));
   for (int j = 0; j < 4; ++j) {
     EXPECT_EQ(one.node(one.nic(0, j)).numa, 0);
   }
 }
 
 TEST(Topology, ConstructionHelpers) {
-  ClusterSpec c = cluster(1, 1, 2, 1);
+  ClusterSpec c = cluster_of(1, 1, 2, 1);
   Topology t("fat-tree", "fat-tree:radix=4", c);
   t.add_servers();
   const NodeId leaf = t.add_node(Node{.kind = NodeKind::Switch, .index = 0, .tier = 1, .radix = 4});
@@ -179,7 +179,7 @@ TEST(Topology, ConstructionHelpers) {
 }
 
 TEST(Topology, SwitchNamesDependOnTiers) {
-  Topology t("x", "x", cluster(1, 1, 1, 1));
+  Topology t("x", "x", cluster_of(1, 1, 1, 1));
   const NodeId spine = t.add_node(Node{.kind = NodeKind::Switch, .index = 3, .tier = 2});
   const NodeId core = t.add_node(Node{.kind = NodeKind::Switch, .index = 7, .tier = 3});
   const NodeId ocs = t.add_node(Node{.kind = NodeKind::Ocs, .index = 1});
@@ -249,7 +249,7 @@ TEST(ClusterSpec, ValidateNamesTheField) {
 
 TEST(Topology, BuiltFabricKeepsServerLayout) {
   // Builders add switches after the servers, so the accessors still find every server node.
-  const Topology t = build_fabric("fat-tree:radix=16", cluster(32, 8, 4));
+  const Topology t = build_fabric("fat-tree:radix=16", cluster_of(32, 8, 4));
   for (int s = 0; s < 32; ++s) {
     EXPECT_EQ(t.node(t.nic(s, 3)).index, 3);
     EXPECT_EQ(t.node(t.gpu(s, 7)).server, s);

@@ -12,7 +12,7 @@
 namespace mfabric::workload {
 namespace {
 
-const std::string kData = MFABRIC_TEST_DATA_DIR;
+const std::string kModelData = MFABRIC_TEST_DATA_DIR;
 
 // The error parse_model / load_model throws, or a failure if none.
 Error error_of(const std::string& yaml, const std::string& source = "test.yaml") {
@@ -220,7 +220,7 @@ TEST(ModelParams, PlainFfnHasTwoMatrices) {
 }
 
 TEST(ModelParse, TinyFileWithDefaults) {
-  const ModelSpec m = load_model(kData + "/model_tiny.yaml");
+  const ModelSpec m = load_model(kModelData + "/model_tiny.yaml");
   EXPECT_EQ(m.name, "tiny");
   EXPECT_EQ(m.description, "test model");
   EXPECT_EQ(m.attention.kv_heads, 2);
@@ -236,7 +236,7 @@ TEST(ModelParse, TinyFileWithDefaults) {
 }
 
 TEST(ModelParse, UnknownKeyNamesSourceAndField) {
-  const std::string path = kData + "/model_unknown_key.yaml";
+  const std::string path = kModelData + "/model_unknown_key.yaml";
   const Error e = load_error(path);
   EXPECT_EQ(e.source(), path);
   EXPECT_EQ(e.field(), "attention.kv_head");
@@ -249,7 +249,7 @@ TEST(ModelParse, UnknownKeyNamesSourceAndField) {
 }
 
 TEST(ModelParse, MissingFieldIsNamed) {
-  const std::string path = kData + "/model_missing_field.yaml";
+  const std::string path = kModelData + "/model_missing_field.yaml";
   const Error e = load_error(path);
   EXPECT_EQ(e.source(), path);
   EXPECT_EQ(e.field(), "vocab");
@@ -261,7 +261,7 @@ TEST(ModelParse, MissingFieldIsNamed) {
 }
 
 TEST(ModelParse, TopKAboveExperts) {
-  const std::string path = kData + "/model_top_k.yaml";
+  const std::string path = kModelData + "/model_top_k.yaml";
   const Error e = load_error(path);
   EXPECT_EQ(e.source(), path);
   EXPECT_EQ(e.field(), "top_k");
@@ -269,7 +269,7 @@ TEST(ModelParse, TopKAboveExperts) {
 }
 
 TEST(ModelParse, NegativeValue) {
-  const std::string path = kData + "/model_negative.yaml";
+  const std::string path = kModelData + "/model_negative.yaml";
   const Error e = load_error(path);
   EXPECT_EQ(e.source(), path);
   EXPECT_EQ(e.field(), "hidden");
@@ -279,7 +279,7 @@ TEST(ModelParse, NegativeValue) {
 }
 
 TEST(ModelParse, WrongType) {
-  const std::string path = kData + "/model_wrong_type.yaml";
+  const std::string path = kModelData + "/model_wrong_type.yaml";
   const Error e = load_error(path);
   EXPECT_EQ(e.source(), path);
   EXPECT_EQ(e.field(), "ffn_expert");
@@ -296,7 +296,7 @@ TEST(ModelParse, WrongType) {
 }
 
 TEST(ModelParse, MalformedYaml) {
-  const std::string path = kData + "/model_malformed.yaml";
+  const std::string path = kModelData + "/model_malformed.yaml";
   const Error e = load_error(path);
   EXPECT_EQ(e.source(), path);
   EXPECT_NE(e.field().find("line "), std::string::npos) << e.what();
@@ -365,9 +365,9 @@ TEST(ModelLoad, UnknownNameListsKnownModels) {
 }
 
 TEST(ModelLoad, MissingOrUnreadableFileIsNamed) {
-  const std::string missing = kData + "/model_does_not_exist.yaml";
+  const std::string missing = kModelData + "/model_does_not_exist.yaml";
   EXPECT_EQ(load_error(missing).source(), missing);
-  EXPECT_EQ(load_error(kData).source(), kData);  // a directory
+  EXPECT_EQ(load_error(kModelData).source(), kModelData);  // a directory
 }
 
 }  // namespace
