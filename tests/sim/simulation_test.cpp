@@ -4,11 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/error.h"
+#include "fabric/builders.h"
 #include "net/backends.h"
 #include "report/simulation_report.h"
 
@@ -87,6 +89,33 @@ TEST(Simulation, ResultsCountEveryByteSentAndDelivered) {
   const std::int64_t per_edge = 2 * 7 * (std::int64_t{64} << 20) / 8;
   EXPECT_EQ(j.at("bytes_sent").get<std::int64_t>(), 8 * per_edge);
   EXPECT_EQ(j.at("bytes_delivered").get<std::int64_t>(), 8 * per_edge);
+}
+
+}  // namespace
+}  // namespace mfabric::sim
+
+namespace mfabric::sim {
+namespace {
+
+// Every example experiment loads, and its fabric and workload build (a renamed field or a
+// removed model would otherwise only show when a user runs it).
+TEST(Examples, EveryExampleLoadsAndBuilds) {
+  // tests/sim/data (which need not exist) -> the project root.
+  const std::filesystem::path root =
+      std::filesystem::path(MFABRIC_TEST_DATA_DIR).parent_path().parent_path().parent_path() /
+      "examples";
+  int experiments = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    if (entry.path().extension() != ".yaml" || entry.path().filename() == "prices.yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    const Experiment e = load_experiment(entry.path().string());
+    EXPECT_NO_THROW(fabric::build_fabric(e.fabric, e.cluster));
+    if (e.micro) {
+      EXPECT_GT(build_workload(e).size(), 0u);
+    }
+    ++experiments;
+  }
+  EXPECT_GE(experiments, 8);
 }
 
 }  // namespace
