@@ -248,6 +248,21 @@ void write_trace_json(const SimulationReport& r, std::ostream& out) {
     thread["args"]["name"] = "communication";
     events.add(thread);
   }
+  // Fabrics that reconfigure: one more process, "OCS regions", with a track per region.
+  const int ocs_pid = r.graph.gpus();
+  if (r.control != nullptr) {
+    process["pid"] = ocs_pid;
+    process["args"]["name"] = "OCS regions";
+    events.add(process);
+    for (const fabric::Region& region : r.topology.regions()) {
+      thread["pid"] = ocs_pid;
+      thread["tid"] = region.id;
+      thread["args"]["name"] =
+          fmt::format("region {} (servers {}-{})", region.id, region.first_server,
+                      region.first_server + region.servers - 1);
+      events.add(thread);
+    }
+  }
   // One complete event per task and member GPU. The object is reused: assigning to existing
   // keys avoids rebuilding it a million times.
   nlohmann::json event = {{"name", ""}, {"cat", ""}, {"ph", "X"}, {"pid", 0},
@@ -281,6 +296,11 @@ void write_trace_json(const SimulationReport& r, std::ostream& out) {
           emit(g, 1, name, workload::to_string(t.traffic), span);
         }
         break;
+    }
+  }
+  if (r.control != nullptr) {
+    for (const sim::ReconfigurationSpan& span : r.control->spans) {
+      emit(ocs_pid, span.region, "reconfiguration", "ocs", {-1, span.start, span.end});
     }
   }
   events.finish();

@@ -53,7 +53,9 @@ std::string links_csv(const SimulationReport& r);
 void write_collectives_csv(const SimulationReport& r, std::ostream& out);
 std::string collectives_csv(const SimulationReport& r);
 // Chrome trace event format: {"displayTimeUnit": "ms", "traceEvents": [...]}, a process per GPU
-// with a compute and a communication track; times in microseconds, rounded to the nanosecond.
+// with a compute and a communication track, and for fabrics that reconfigure a process "OCS
+// regions" with each region's reconfigurations on its own track; times in microseconds, rounded
+// to the nanosecond.
 // Streamed event by event: a 1024-GPU trace is about 90 MB.
 void write_trace_json(const SimulationReport& r, std::ostream& out);
 std::string trace_json(const SimulationReport& r);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "report/simulation_report.h"
 #include "sim/simulation.h"
 
 namespace mfabric::sim {
@@ -80,6 +81,34 @@ TEST(MfabricControl, AnEpGroupAcrossRegionsIsAnErrorNamingTheField) {
 TEST(MfabricControl, UnknownPlannerOrPolicyIsAnError) {
   EXPECT_THROW(run("{kind: mfabric, region: 4, planner: magic}"), Error);
   EXPECT_THROW(run("{kind: mfabric, region: 4, policy: predict}"), Error);
+}
+
+}  // namespace
+}  // namespace mfabric::sim
+
+namespace mfabric::sim {
+namespace {
+
+TEST(MfabricControl, TraceShowsEachRegionsReconfigurationsOnItsOwnTrack) {
+  SimulationOptions options;
+  options.record_spans = true;
+  const Simulation s = simulate(
+      parse_experiment(experiment("{kind: mfabric, region: 4, alpha: 2}"), "t.yaml"), options);
+  const nlohmann::json trace = nlohmann::json::parse(report::trace_json(report::report_of(s)));
+  const int ocs_pid = s.graph.gpus();
+  std::set<int> tracks;
+  std::int64_t reconfigurations = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("pid") != ocs_pid) continue;
+    if (e.at("ph") == "M" && e.at("name") == "thread_name") tracks.insert(e.at("tid").get<int>());
+    if (e.at("ph") == "X") {
+      EXPECT_EQ(e.at("name"), "reconfiguration");
+      EXPECT_DOUBLE_EQ(e.at("dur").get<double>(), 25000.0);  // 25 ms in microseconds
+      ++reconfigurations;
+    }
+  }
+  EXPECT_EQ(tracks, (std::set<int>{0, 1}));
+  EXPECT_EQ(reconfigurations, s.control->reconfigurations);
 }
 
 }  // namespace
