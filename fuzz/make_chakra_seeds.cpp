@@ -8,101 +8,27 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <string>
 #include <vector>
 
-#include "workload/chakra/et_def.pb.h"
+#include "workload/chakra_writer.h"
 
 namespace {
 
-namespace pb = ChakraProtoMsg;
-
 constexpr const char* kRankSeparator = "@@rank@@";  // as in chakra_fuzz.cpp
 
-void add_int(pb::Node& n, const std::string& name, std::int64_t v) {
-  auto* a = n.add_attr();
-  a->set_name(name);
-  a->set_int64_val(v);
-}
-
-void add_string(pb::Node& n, const std::string& name, const std::string& v) {
-  auto* a = n.add_attr();
-  a->set_name(name);
-  a->set_string_val(v);
-}
-
-pb::Node make(std::uint64_t id, pb::NodeType type, std::initializer_list<std::uint64_t> deps = {}) {
-  pb::Node n;
-  n.set_id(id);
-  n.set_name("n" + std::to_string(id));
-  n.set_type(type);
-  for (std::uint64_t d : deps)
-    n.add_data_deps(d);
-  return n;
-}
-
-pb::Node comp(std::uint64_t id, std::uint64_t micros,
-              std::initializer_list<std::uint64_t> deps = {}) {
-  pb::Node n = make(id, pb::COMP_NODE, deps);
-  n.set_duration_micros(micros);
-  return n;
-}
-
-pb::Node coll(std::uint64_t id, pb::CollectiveCommType type, std::int64_t size,
-              const std::string& pg, std::initializer_list<std::uint64_t> deps = {}) {
-  pb::Node n = make(id, pb::COMM_COLL_NODE, deps);
-  add_int(n, "comm_type", type);
-  if (size >= 0) add_int(n, "comm_size", size);
-  if (!pg.empty()) add_string(n, "pg_name", pg);
-  return n;
-}
-
-pb::Node p2p(std::uint64_t id, pb::NodeType type, const char* peer_key, int peer, std::int64_t size,
-             int tag, std::initializer_list<std::uint64_t> deps = {}) {
-  pb::Node n = make(id, type, deps);
-  add_int(n, peer_key, peer);
-  add_int(n, "comm_size", size);
-  auto* a = n.add_attr();
-  a->set_name("comm_tag");
-  a->set_int32_val(tag);
-  return n;
-}
-
-void frame(std::string& out, const google::protobuf::MessageLite& m) {
-  const std::string body = m.SerializeAsString();
-  std::uint64_t n = body.size();
-  do {
-    const auto low = static_cast<unsigned char>(n & 0x7f);
-    n >>= 7;
-    out.push_back(static_cast<char>(n != 0 ? (low | 0x80) : low));
-  } while (n != 0);
-  out += body;
-}
-
-std::string encode(const std::vector<pb::Node>& nodes, const pb::GlobalMetadata* meta = nullptr) {
-  std::string out;
-  pb::GlobalMetadata default_meta;
-  default_meta.set_version("0.0.4");
-  frame(out, meta != nullptr ? *meta : default_meta);
-  for (const pb::Node& n : nodes)
-    frame(out, n);
-  return out;
-}
+using namespace mfabric::workload::chakra_testing;
 
 std::string gzip(const std::string& in) {
-  z_stream zs{};
-  deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, static_cast<uLong>(in.size())), '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
+  std::string out;
+  if (!gzip_member(in, Z_BEST_COMPRESSION, out)) {
+    std::fprintf(stderr, "mfabric_fuzz_chakra_seeds: zlib failed\n");
+    std::exit(1);
+  }
   return out;
 }
 
@@ -117,8 +43,7 @@ Trace all_reduce_and_send_recv() {
   for (int r = 0; r < 2; ++r) {
     pb::Node flops = make(2, pb::COMP_NODE, {1});
     add_int(flops, "num_ops", 1'000'000'000'000);
-    pb::Node peer = r == 0 ? p2p(4, pb::COMM_SEND_NODE, "comm_dst", 1, 4096, 7, {3})
-                           : p2p(4, pb::COMM_RECV_NODE, "comm_src", 0, 4096, 7, {3});
+    pb::Node peer = r == 0 ? send(4, 1, 4096, 7, {3}) : recv(4, 0, 4096, 7, {3});
     pb::Node tail = comp(5, 5);
     tail.add_ctrl_deps(4);
     t.push_back(encode({comp(1, 10 + 10 * static_cast<std::uint64_t>(r)), flops,

@@ -30,21 +30,6 @@ void check_mode(const std::string& path, mode_t mode, const std::string& expecte
   }
 }
 
-// Closes the descriptor on every path out of read_text_file.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 std::string describe_cap(std::int64_t bytes) {
@@ -64,8 +49,8 @@ void require_regular_file(const std::string& path, const std::string& what,
   check_mode(path, st.st_mode, expected);
 }
 
-std::string read_text_file(const std::string& path, const std::string& what,
-                           const std::string& expected, std::int64_t max_bytes) {
+FileDescriptor open_regular_file(const std::string& path, const std::string& what,
+                                 const std::string& expected, std::int64_t* size) {
   require_regular_file(path, what, expected);
   // O_NONBLOCK: opening a FIFO that replaced the file since the check must not wait for a
   // writer; the fstat below then rejects it.
@@ -78,13 +63,21 @@ std::string read_text_file(const std::string& path, const std::string& what,
     throw Error(path, "", fmt::format("cannot read the {}: {}", what, std::strerror(errno)));
   }
   check_mode(path, st.st_mode, expected);
-  if (st.st_size > max_bytes) {
+  if (size != nullptr) *size = st.st_size;
+  return fd;
+}
+
+std::string read_text_file(const std::string& path, const std::string& what,
+                           const std::string& expected, std::int64_t max_bytes) {
+  std::int64_t file_size = 0;
+  const FileDescriptor fd = open_regular_file(path, what, expected, &file_size);
+  if (file_size > max_bytes) {
     throw Error(path, "",
                 fmt::format("the {} is {}, larger than the {} mfabric reads; expected {}", what,
-                            describe_cap(st.st_size), describe_cap(max_bytes), expected));
+                            describe_cap(file_size), describe_cap(max_bytes), expected));
   }
   std::string text;
-  text.reserve(static_cast<std::size_t>(st.st_size));
+  text.reserve(static_cast<std::size_t>(file_size));
   char buffer[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);

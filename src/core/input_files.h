@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/file_descriptor.h"
+
 namespace mfabric {
 
 // Default cap for text inputs (YAML, JSON, CSV): far above any real experiment, model, price
@@ -17,6 +19,12 @@ inline constexpr std::int64_t kMaxTextFileBytes = std::int64_t{256} << 20;  // 2
 // user should give instead ("a YAML price file (docs/cost-model.md)").
 void require_regular_file(const std::string& path, const std::string& what,
                           const std::string& expected);
+
+// Opens a regular file for reading after the checks of require_regular_file, without blocking,
+// and checks it again once open (a path swapped for a FIFO in between cannot hang the reader).
+// Sets *size to its size when `size` is given. Errors are mfabric::Error naming the path.
+FileDescriptor open_regular_file(const std::string& path, const std::string& what,
+                                 const std::string& expected, std::int64_t* size = nullptr);
 
 // Reads a whole regular file of at most `max_bytes` bytes. A missing file, a directory, a FIFO,
 // a device, a file larger than the cap or a read error is an mfabric::Error naming the path.

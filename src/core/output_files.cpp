@@ -18,6 +18,7 @@
 #include <streambuf>
 
 #include "core/error.h"
+#include "core/file_descriptor.h"
 #include "core/output_text.h"
 #include "core/signal_cleanup.h"
 
@@ -31,27 +32,6 @@ using Op = CleanupOnSignal::Op;
 std::string system_error(int e) {
   return std::strerror(e);
 }
-
-class Descriptor {
- public:
-  explicit Descriptor(int fd) : fd_(fd) {}
-  ~Descriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  int get() const { return fd_; }
-  // Closes now and reports the error close() gives (on some file systems the first sign of a
-  // failed write).
-  int close() {
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    return rc == 0 ? 0 : errno;
-  }
-
- private:
-  int fd_;
-};
 
 // An ostream buffer writing to a file descriptor, remembering the first write error (errno),
 // so that the message can say "No space left on device" rather than "write failed".
@@ -111,7 +91,7 @@ class DescriptorBuffer : public std::streambuf {
 // Creates `path` (which must not exist), fills it with `write`'s output and flushes it to disk.
 // Errors name `shown`, the path the user knows. The caller removes `path` on error.
 void write_new_file(const fs::path& path, const ContentWriter& write, const std::string& shown) {
-  Descriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+  FileDescriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
   if (fd.get() < 0) throw Error(shown, "", "cannot write: " + system_error(errno));
   DescriptorBuffer buffer(fd.get());
   std::ostream out(&buffer);
@@ -126,7 +106,7 @@ void write_new_file(const fs::path& path, const ContentWriter& write, const std:
 // Makes a rename or creation in `dir` durable. Best effort: some file systems refuse to sync a
 // directory, and the rename itself has already happened.
 void sync_directory(const fs::path& dir) {
-  Descriptor fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  FileDescriptor fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() >= 0) ::fsync(fd.get());
 }
 

@@ -1,9 +1,6 @@
 #include "workload/chakra_stream.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -196,44 +193,13 @@ class CappedStream final : public io::ZeroCopyInputStream {
   std::optional<std::int64_t> total_;
 };
 
-// Closes the descriptor on every path out of the reader.
-class Descriptor {
- public:
-  explicit Descriptor(int fd) : fd_(fd) {}
-  ~Descriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-int open_regular_file(const std::string& path) {
-  const std::string expected = "a Chakra .et file, one per rank (docs/chakra.md)";
-  require_regular_file(path, "Chakra trace", expected);
-  // O_NONBLOCK: a FIFO swapped in since the check must not block the open; fstat rejects it.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    throw Error(path, "", fmt::format("cannot read the Chakra trace: {}", std::strerror(errno)));
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(path, "",
-                fmt::format("is not a regular file, cannot read it; expected {}", expected));
-  }
-  return fd;
-}
-
 }  // namespace
 
 struct DelimitedReader::Impl {
   Impl(const std::string& file, std::int64_t max_decoded, std::int64_t max_message)
       : path(file),
-        fd(open_regular_file(file)),
+        fd(open_regular_file(file, "Chakra trace",
+                             "a Chakra .et file, one per rank (docs/chakra.md)")),
         raw(fd.get(), kFileBlockBytes),
         max_decoded_bytes(max_decoded),
         max_message_bytes(max_message) {
@@ -343,7 +309,7 @@ struct DelimitedReader::Impl {
   }
 
   std::string path;
-  Descriptor fd;
+  FileDescriptor fd;
   io::FileInputStream raw;
   std::int64_t max_decoded_bytes;
   std::int64_t max_message_bytes;
