@@ -18,8 +18,7 @@ RegionController::RegionController(int region, ServerNics nics, PlanLimits limit
   limits_.validate();
 }
 
-void RegionController::request(std::int64_t key, const ServerDemand& demand,
-                               std::function<void()> ready) {
+void RegionController::request(std::int64_t key, DemandSource demand, std::function<void()> ready) {
   // The plan in force, nothing under way: go at once.
   if (!busy_ && key == key_) {
     ready();
@@ -38,18 +37,18 @@ void RegionController::request(std::int64_t key, const ServerDemand& demand,
       }
     }
     ++stats_.conflicts;
-    queue_.push_back(Request{key, demand, {}});
+    queue_.push_back(Request{key, std::move(demand), {}});
     queue_.back().ready.push_back(std::move(ready));
     return;
   }
-  Request r{key, demand, {}};
+  Request r{key, std::move(demand), {}};
   r.ready.push_back(std::move(ready));
   start(std::move(r));
 }
 
 void RegionController::start(Request r) {
   key_ = r.key;
-  plan_ = planner_.plan(r.demand, limits_);
+  plan_ = planner_.plan(r.demand(), limits_);
   std::vector<PortCircuit> next = map_to_nics(plan_, nics_);
   std::sort(next.begin(), next.end());
   std::vector<PortCircuit> going, coming;

@@ -57,11 +57,15 @@ class RegionController {
   RegionController(int region, ServerNics nics, PlanLimits limits, const Planner& planner,
                    Time delay, CircuitSwitch& fabric);
 
-  // Plans circuits for `demand` and reconfigures; `ready` runs once the circuits are up.
+  // Where a request's demand comes from: called only when a plan is made from it (requests for
+  // the plan in force or one already under way or queued never build their demand).
+  using DemandSource = std::function<ServerDemand()>;
+
+  // Plans circuits for the demand and reconfigures; `ready` runs once the circuits are up.
   // `key` names what the plan is for (e.g. a layer and micro-batch); a request whose key equals
   // the plan in force (or the one under way) does not reconfigure again: `ready` runs when that
   // plan is up.
-  void request(std::int64_t key, const ServerDemand& demand, std::function<void()> ready);
+  void request(std::int64_t key, DemandSource demand, std::function<void()> ready);
   // The key of the plan in force, or of the last one requested; -1 before the first.
   std::int64_t current_key() const { return key_; }
   bool reconfiguring() const { return busy_; }
@@ -71,7 +75,7 @@ class RegionController {
  private:
   struct Request {
     std::int64_t key;
-    ServerDemand demand;
+    DemandSource demand;
     std::vector<std::function<void()>> ready;
   };
   void start(Request r);

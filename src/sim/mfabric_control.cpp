@@ -127,9 +127,12 @@ bool MfabricControl::hold_collective(TaskId id, const collective::CollectiveRequ
   held_since_[id] = engine_->now();
   asking_ = id;
   served_at_once_ = false;
-  control::ServerDemand demand = demand_of(region, key);
-  // An all-to-all of no known dispatch (an imported trace's) plans from its own matrix.
-  if (dispatches_.find({region, key}) == dispatches_.end()) add_demand(id, region, demand);
+  const auto demand = [this, region, key, id] {
+    control::ServerDemand d = demand_of(region, key);
+    // An all-to-all of no known dispatch (an imported trace's) plans from its own matrix.
+    if (dispatches_.find({region, key}) == dispatches_.end()) add_demand(id, region, d);
+    return d;
+  };
   rc.request(key, demand, [this, id] {
     const auto it = held_since_.find(id);
     if (asking_ == id) {
@@ -163,7 +166,8 @@ void MfabricControl::collective_finished(TaskId id) {
   if (dispatches_.find({region, key}) == dispatches_.end()) return;  // not in this stage
   control::RegionController& rc = *regions_[static_cast<std::size_t>(region)];
   if (rc.current_key() == key) return;
-  rc.request(key, demand_of(region, key), [] {});
+  rc.request(
+      key, [this, region, key] { return demand_of(region, key); }, [] {});
 }
 
 Time MfabricControl::now() const {
