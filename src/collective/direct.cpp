@@ -18,25 +18,9 @@ Plan DirectLowering::lower(const CollectiveRequest& request,
                             workload::to_string(request.kind)));
   }
   validate_request(request, topology, name());
+  validate_matrix(request, name());
   const int n = static_cast<int>(request.members.size());
   const workload::ByteMatrix* m = request.matrix;
-  if (m != nullptr) {
-    if (m->n != n || m->bytes.size() != static_cast<std::size_t>(n) * static_cast<std::size_t>(n)) {
-      throw Error("", "",
-                  fmt::format("direct: all-to-all-v matrix is {} x {} but the group has {} "
-                              "members",
-                              m->n, m->n, n));
-    }
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) {
-        if (m->at(i, j) < 0) {
-          throw Error("", "",
-                      fmt::format("direct: all-to-all-v matrix entry ({}, {}) is negative ({})", i,
-                                  j, m->at(i, j)));
-        }
-      }
-    }
-  }
 
   // Without a matrix every member sends bytes / n to each member, itself included (that share
   // stays local); rounded up to whole bytes.

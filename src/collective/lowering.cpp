@@ -58,6 +58,26 @@ void validate_request(const CollectiveRequest& request, const fabric::Topology& 
   }
 }
 
+void validate_matrix(const CollectiveRequest& request, const char* algorithm) {
+  const workload::ByteMatrix* m = request.matrix;
+  if (m == nullptr) return;
+  const int n = static_cast<int>(request.members.size());
+  if (m->n != n || m->bytes.size() != static_cast<std::size_t>(n) * static_cast<std::size_t>(n)) {
+    throw Error("", "",
+                fmt::format("{}: all-to-all-v matrix is {} x {} but the group has {} members",
+                            algorithm, m->n, m->n, n));
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (m->at(i, j) < 0) {
+        throw Error("", "",
+                    fmt::format("{}: all-to-all-v matrix entry ({}, {}) is negative ({})",
+                                algorithm, i, j, m->at(i, j)));
+      }
+    }
+  }
+}
+
 std::uint64_t transfer_hash(std::uint64_t seed, int step, int src, int dst) {
   // Each round is a bijection of the running value xor one index, so for a fixed seed and
   // prefix, distinct last indices give distinct hashes.
@@ -75,9 +95,9 @@ Bytes scale_up(Bytes size, std::int64_t num, std::int64_t den) {
   // Inputs cap sizes far below this (workload::kMaxTransferBytes); this guards the arithmetic.
   if (num > 0 && (q > (std::numeric_limits<std::int64_t>::max() - den) / num ||
                   r > std::numeric_limits<std::int64_t>::max() / num)) {
-    throw Error("", "bytes",
-                fmt::format("a collective of {} bytes over {} members is too large to lower", s,
-                            den));
+    throw Error(
+        "", "bytes",
+        fmt::format("a collective of {} bytes over {} members is too large to lower", s, den));
   }
   return Bytes(q * num + (r * num + den - 1) / den);
 }
@@ -120,7 +140,7 @@ std::vector<std::vector<int>> members_by_server(const CollectiveRequest& request
 namespace {
 
 const std::vector<std::string> kAllReduceChoices{"auto", "ring", "hierarchical"};
-const std::vector<std::string> kAllToAllChoices{"direct"};
+const std::vector<std::string> kAllToAllChoices{"auto", "direct", "proxy"};
 const std::vector<std::string> kAllGatherChoices{"ring"};
 const std::vector<std::string> kReduceScatterChoices{"ring"};
 
@@ -135,13 +155,14 @@ void check_choice(const std::string& field, const char* collective, const std::s
 }  // namespace
 
 std::vector<std::string> lowering_names() {
-  return {"ring", "hierarchical", "direct"};
+  return {"ring", "hierarchical", "direct", "proxy"};
 }
 
 std::unique_ptr<Lowering> make_lowering(const std::string& name) {
   if (name == "ring") return std::make_unique<detail::RingLowering>();
   if (name == "hierarchical") return std::make_unique<detail::HierarchicalLowering>();
   if (name == "direct") return std::make_unique<detail::DirectLowering>();
+  if (name == "proxy") return std::make_unique<detail::ProxyLowering>();
   throw Error("", "",
               fmt::format("unknown collective algorithm '{}' (known: {})", name,
                           fmt::join(lowering_names(), ", ")));
@@ -151,7 +172,8 @@ Lowerer::Lowerer(const AlgorithmChoice& choice)
     : choice_(choice),
       ring_(make_lowering("ring")),
       hierarchical_(make_lowering("hierarchical")),
-      direct_(make_lowering("direct")) {
+      direct_(make_lowering("direct")),
+      proxy_(make_lowering("proxy")) {
   check_choice("all_reduce", "all-reduce", choice_.all_reduce, kAllReduceChoices);
   check_choice("all_to_all", "all-to-all", choice_.all_to_all, kAllToAllChoices);
   check_choice("all_gather", "all-gather", choice_.all_gather, kAllGatherChoices);
@@ -175,7 +197,12 @@ Plan Lowerer::lower(const CollectiveRequest& request, const fabric::Topology& to
       return ring_->lower(request, topology);
     }
     case CollectiveKind::AllToAll:
-      return direct_->lower(request, topology);
+      if (choice_.all_to_all == "proxy") return proxy_->lower(request, topology);
+      if (choice_.all_to_all == "direct") return direct_->lower(request, topology);
+      // auto: mFabric's proxy algorithm where there are OCS regions; elsewhere every GPU's NIC
+      // reaches the network itself and there is nothing to gather.
+      return topology.regions().empty() ? direct_->lower(request, topology)
+                                        : proxy_->lower(request, topology);
     case CollectiveKind::AllGather:
     case CollectiveKind::ReduceScatter:
     case CollectiveKind::Broadcast:

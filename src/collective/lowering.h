@@ -9,7 +9,13 @@
 //                 2(n-1)/n x S/B + 2(n-1) x latency for an all-reduce on a non-blocking fabric.
 //   hierarchical  all-reduce: reduce-scatter inside each server (NVSwitch), ring all-reduce of
 //                 the 1/g shards across servers, all-gather inside each server (3 steps).
-//   direct        all-to-all(v): one step, one transfer per ordered pair with bytes > 0.
+//   direct        all-to-all(v): one step, one transfer per ordered pair with bytes > 0; the
+//                 router picks each transfer's path (a circuit if the servers have one, else
+//                 the EPS), what the mFabric authors' simulator did.
+//   proxy         all-to-all(v) on a fabric with optical circuits, mFabric's 5-step algorithm:
+//                 gather to the proxy GPUs whose NICs reach each destination server (a circuit,
+//                 else an EPS NIC) over the NVSwitch, exchange between proxies (with the
+//                 server-local share alongside), scatter to the destination GPUs (3 steps).
 //   p2p           one transfer.
 #pragma once
 
@@ -17,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "collective/circuit_view.h"
 #include "collective/transfer.h"
 #include "fabric/topology.h"
 #include "workload/task_graph.h"
@@ -39,6 +46,8 @@ struct CollectiveRequest {
   Bytes bytes;
   const workload::ByteMatrix* matrix = nullptr;
   std::uint64_t flow_hash = 0;  // seeds the transfers' ECMP hashes
+  // The circuits up now (not owned); null when the fabric has none.
+  const CircuitView* circuits = nullptr;
 };
 
 class Lowering {
@@ -49,16 +58,17 @@ class Lowering {
   virtual Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const = 0;
 };
 
-// "ring", "hierarchical", "direct"; throws mfabric::Error listing the known ones.
+// "ring", "hierarchical", "direct", "proxy"; throws mfabric::Error listing the known ones.
 std::unique_ptr<Lowering> make_lowering(const std::string& name);
 std::vector<std::string> lowering_names();
 
 // Which algorithm each collective kind uses unless the experiment says otherwise: all-reduce
 // hierarchical when members span several servers with several GPUs each, else ring; all-to-all
-// direct; reduce-scatter / all-gather / broadcast ring.
+// proxy on a fabric with OCS regions (mFabric), else direct; reduce-scatter / all-gather /
+// broadcast ring.
 struct AlgorithmChoice {
   std::string all_reduce = "auto";
-  std::string all_to_all = "direct";
+  std::string all_to_all = "auto";
   std::string all_gather = "ring";
   std::string reduce_scatter = "ring";
 };
@@ -70,7 +80,7 @@ class Lowerer {
 
  private:
   AlgorithmChoice choice_;
-  std::unique_ptr<Lowering> ring_, hierarchical_, direct_;
+  std::unique_ptr<Lowering> ring_, hierarchical_, direct_, proxy_;
 };
 
 }  // namespace mfabric::collective

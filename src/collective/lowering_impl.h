@@ -1,4 +1,4 @@
-// Internal to collective/: the three lowerings and the helpers they share. Users go through
+// Internal to collective/: the lowerings and the helpers they share. Users go through
 // make_lowering() or Lowerer (lowering.h); docs/collectives.md describes the algorithms.
 #pragma once
 
@@ -27,6 +27,12 @@ class DirectLowering final : public Lowering {
   Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const override;
 };
 
+class ProxyLowering final : public Lowering {
+ public:
+  const char* name() const override { return "proxy"; }
+  Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const override;
+};
+
 // Throws mfabric::Error unless the request has at least one member, every member is a GPU node
 // of `topology`, members are distinct, bytes are non-negative and a matrix comes only with
 // all-to-all. `algorithm` prefixes the messages.
@@ -44,6 +50,10 @@ Bytes scale_up(Bytes size, std::int64_t num, std::int64_t den);
 // `size` bytes each, with `latency_hops`; `step_index` feeds the flow hashes.
 void append_ring(Step& step, const CollectiveRequest& request, const std::vector<int>& ring,
                  Bytes size, int latency_hops, int step_index);
+
+// Throws mfabric::Error unless an all-to-all-v matrix (if any) is n x n for the request's n
+// members with no negative entry.
+void validate_matrix(const CollectiveRequest& request, const char* algorithm);
 
 // Servers spanned by the members and the member indices on each, servers in order of first
 // appearance, members in group order.

@@ -93,6 +93,8 @@ class Backend {
   // [first_server, first_server + servers) (one region's, when its new circuits are up).
   virtual void resume_paused(int first_server, int servers);
   virtual std::size_t paused_transfers() const { return 0; }
+  // The NIC at the other end of the circuit at `nic`, or kNoNode (collective::CircuitView).
+  virtual fabric::NodeId circuit_peer(fabric::NodeId /*nic*/) const { return fabric::kNoNode; }
 };
 
 }  // namespace mfabric::net

@@ -1208,6 +1208,11 @@ std::size_t FlowBackend::paused_transfers() const {
   return s_->paused.size();
 }
 
+fabric::NodeId FlowBackend::circuit_peer(fabric::NodeId nic) const {
+  const fabric::LinkId c = links().circuit_at(nic);
+  return c < 0 ? fabric::kNoNode : links().other_end(c, nic);
+}
+
 const LinkTable& FlowBackend::links() const {
   return s_->links;
 }

@@ -73,6 +73,7 @@ class FlowBackend final : public Backend {
 
   fabric::LinkId connect(fabric::NodeId nic_a, fabric::NodeId nic_b) override;
   void disconnect(fabric::LinkId circuit) override;
+  fabric::NodeId circuit_peer(fabric::NodeId nic) const override;
   void resume_paused() override;
   void resume_paused(int first_server, int servers) override;
   std::size_t paused_transfers() const override;

@@ -43,6 +43,18 @@ int traffic_index(workload::Traffic t) {
   return -1;
 }
 
+// The backend's circuits as the lowerings see them (collective/circuit_view.h).
+class BackendCircuits final : public collective::CircuitView {
+ public:
+  explicit BackendCircuits(const net::Backend& backend) : backend_(backend) {}
+  fabric::NodeId circuit_peer(fabric::NodeId nic) const override {
+    return backend_.circuit_peer(nic);
+  }
+
+ private:
+  const net::Backend& backend_;
+};
+
 class Executor final : public EngineContext {
  public:
   Executor(const TaskGraph& graph, const fabric::Topology& topology, net::Backend& backend,
@@ -52,6 +64,7 @@ class Executor final : public EngineContext {
         backend_(backend),
         options_(options),
         lowerer_(options.algorithms),
+        circuits_(backend),
         n_(graph.size()),
         waiting_(n_),
         start_(n_, Time::max()),
@@ -258,6 +271,7 @@ class Executor final : public EngineContext {
     req.bytes = t.bytes;
     req.matrix = t.matrix >= 0 ? &graph_.matrix(t.matrix) : nullptr;
     req.flow_hash = static_cast<std::uint64_t>(id) * 0x9e3779b97f4a7c15ULL;
+    req.circuits = &circuits_;
     if (options_.controller != nullptr && options_.controller->hold_collective(id, req)) {
       held_.emplace(id, std::move(req));
       return;
@@ -467,6 +481,7 @@ class Executor final : public EngineContext {
   net::Backend& backend_;
   const EngineOptions& options_;
   collective::Lowerer lowerer_;
+  BackendCircuits circuits_;
   std::size_t n_;
   std::vector<std::int32_t> waiting_;
   std::vector<std::uint32_t> succ_begin_;

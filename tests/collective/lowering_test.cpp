@@ -102,7 +102,8 @@ std::string error_of(const std::function<void()>& fn) {
 // --- registry -----------------------------------------------------------------------------
 
 TEST(Lowering, NamesAndFactory) {
-  EXPECT_EQ(lowering_names(), (std::vector<std::string>{"ring", "hierarchical", "direct"}));
+  EXPECT_EQ(lowering_names(),
+            (std::vector<std::string>{"ring", "hierarchical", "direct", "proxy"}));
   for (const std::string& name : lowering_names()) {
     EXPECT_EQ(make_lowering(name)->name(), name);
   }
@@ -509,7 +510,7 @@ TEST(Validation, EveryLoweringChecksMembers) {
   const auto nodes = static_cast<NodeId>(topo().nodes().size());
   for (const std::string& algo : lowering_names()) {
     const CollectiveKind k =
-        algo == "direct" ? CollectiveKind::AllToAll : CollectiveKind::AllReduce;
+        algo == "direct" || algo == "proxy" ? CollectiveKind::AllToAll : CollectiveKind::AllReduce;
     std::string msg = error_of([&] { lower(algo, request(k, {gpu(0, 0), nic}, 100)); });
     EXPECT_NE(msg.find("s0.nic0"), std::string::npos) << msg;
     EXPECT_NE(msg.find("not a GPU"), std::string::npos) << msg;
@@ -598,7 +599,7 @@ TEST(Lowerer, RejectsInvalidChoices) {
       {&AlgorithmChoice::all_reduce, "direct", "all_reduce", "all-reduce",
        "auto, ring, hierarchical"},
       {&AlgorithmChoice::all_reduce, "", "all_reduce", "all-reduce", "auto, ring, hierarchical"},
-      {&AlgorithmChoice::all_to_all, "ring", "all_to_all", "all-to-all", "direct"},
+      {&AlgorithmChoice::all_to_all, "ring", "all_to_all", "all-to-all", "auto, direct, proxy"},
       {&AlgorithmChoice::all_gather, "hierarchical", "all_gather", "all-gather", "ring"},
       {&AlgorithmChoice::reduce_scatter, "auto", "reduce_scatter", "reduce-scatter", "ring"},
   };

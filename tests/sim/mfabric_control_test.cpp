@@ -22,8 +22,8 @@ std::string experiment(const std::string& fabric) {
          "seq: 256}\n";
 }
 
-Simulation run(const std::string& fabric) {
-  return simulate(parse_experiment(experiment(fabric), "t.yaml"));
+Simulation run(const std::string& fabric, const std::string& extra = "") {
+  return simulate(parse_experiment(experiment(fabric) + extra, "t.yaml"));
 }
 
 TEST(MfabricControl, CircuitsChangeDuringTrainingAndNothingIsLost) {
@@ -45,6 +45,23 @@ TEST(MfabricControl, CircuitsChangeDuringTrainingAndNothingIsLost) {
   EXPECT_GT(t.started, 0);
   EXPECT_EQ(t.delivered, t.started);
   EXPECT_EQ(t.bytes_delivered, t.bytes_sent);
+}
+
+TEST(MfabricControl, ProxyAndDirectAllToAllBothDeliverEverything) {
+  // The default (auto) is the 5-step proxy algorithm on mFabric; direct sends GPU to GPU.
+  const Simulation proxy = run("{kind: mfabric, region: 4, alpha: 2}");
+  const Simulation direct = run("{kind: mfabric, region: 4, alpha: 2}",
+                                "simulation: {algorithms: {all_to_all: direct}}\n");
+  for (const Simulation* s : {&proxy, &direct}) {
+    const net::TransferTotals& t = s->result.transfers;
+    EXPECT_EQ(t.delivered, t.started);
+    EXPECT_EQ(t.bytes_delivered, t.bytes_sent);
+    EXPECT_GT(s->control->reconfigurations, 2);
+  }
+  // The proxy algorithm relays through proxy GPUs: the gathers and scatters are transfers of
+  // their own, so it sends more bytes (over the NVSwitch) than the direct one.
+  EXPECT_GT(proxy.result.transfers.bytes_sent, direct.result.transfers.bytes_sent);
+  EXPECT_GT(proxy.result.transfers.started, direct.result.transfers.started);
 }
 
 TEST(MfabricControl, APlanThatSwitchesNothingCostsNothing) {
