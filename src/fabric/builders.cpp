@@ -209,8 +209,12 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
                             "on one OCS, got {}",
                             alpha, region, region_ports, ocs_ports));
   }
-  if (reconfiguration < Time::zero()) {
-    throw Error("", "reconfiguration", "must be a non-negative time such as '25ms'");
+  // From 0 (an ideal OCS) through nanosecond PLZT and 10-25 ms piezo switches to a robotic patch
+  // panel's minutes (paper Table 2); an hour bounds it well inside the picosecond clock.
+  if (reconfiguration < Time::zero() || reconfiguration > Time::milliseconds(3600 * 1000)) {
+    throw Error("", "reconfiguration",
+                fmt::format("must be a time between 0 and 60min such as '25ms', got {}",
+                            to_string(reconfiguration)));
   }
   t.set_param("alpha", plain(alpha));
   t.set_param("region", plain(region));
@@ -287,7 +291,8 @@ const std::vector<Entry>& registry() {
           "ports per OCS device (576 = piezo OCS); at least alpha x region, since a region's "
           "ports sit on one device"},
          {"reconfiguration", to_string(kDefaultReconfiguration),
-          "OCS reconfiguration time (a time such as 25ms, 10us; 0 for an ideal OCS)"},
+          "OCS reconfiguration time (a time such as 25ms, 10us; 0 for an ideal OCS, at most "
+          "60min)"},
          {"planner", kDefaultPlanner,
           "circuit planner of each region controller: greedy (Algorithm 1), greedy-paper, "
           "optimal, exact (docs/control-plane.md)"},

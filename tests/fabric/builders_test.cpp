@@ -526,6 +526,20 @@ TEST(MFabric, RegionDefaultsToAllServersInSmallClusters) {
   EXPECT_EQ(t.regions()[0].ports, 24);
   const Topology zero = build_fabric("mfabric:reconfiguration=0s", cluster(8));
   EXPECT_EQ(zero.reconfiguration_delay(), Time::zero());
+  EXPECT_EQ(build_fabric("mfabric:reconfiguration=10s", cluster(8)).reconfiguration_delay(),
+            Time::milliseconds(10000));
+  for (const char* bad : {"mfabric:reconfiguration=61min", "mfabric:reconfiguration=-1ms"}) {
+    try {
+      build_fabric(bad, cluster(8));
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.field(), "reconfiguration") << e.what();
+      const std::string what = e.what();
+      EXPECT_TRUE(what.find("between 0 and 60min") != std::string::npos ||
+                  what.find("must not be negative") != std::string::npos)
+          << what;
+    }
+  }
 }
 
 // --- all builders, many shapes ---
