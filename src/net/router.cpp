@@ -30,6 +30,10 @@ std::size_t pick(std::uint64_t key, int hop, std::size_t count) {
 // switch choices.
 constexpr int kPairHop = 1000;
 constexpr int kProxyHop = 2000;
+// The GPUs that forward a flow through an intermediate server (+ hop number; CircuitForwarding
+// uses 3000 and up for its path and circuit choices).
+constexpr int kForwardHop = 4000;     // GPU the in-NIC hands the data to
+constexpr int kForwardOutHop = 5000;  // GPU the out-NIC takes it from, if another one
 
 }  // namespace
 
@@ -97,9 +101,14 @@ void Router::sync() {
   for (auto& mode : tables_) {
     mode.assign(static_cast<std::size_t>(switches), {});
   }
+  forwarding_ = std::make_unique<CircuitForwarding>(*l_, up_);
+  if (!forwarding_->enabled()) forwarding_.reset();
 }
 
 void Router::set_link_up(LinkId link, bool up) {
+  // Called after every connect and before every disconnect: the circuit graph is rebuilt
+  // before the next forwarded route.
+  if (forwarding_ != nullptr && l_->is_circuit(link)) forwarding_->invalidate();
   auto& state = up_[static_cast<std::size_t>(link)];
   const std::uint8_t v = up ? 1 : 0;
   if (state == v) return;
@@ -293,6 +302,151 @@ bool Router::find(NodeId src, NodeId dst, std::uint64_t flow_hash, Route& out, b
   return build_route(src, dst, mix_hash(flow_hash), out, allow_down);
 }
 
+bool Router::append_direct(NodeId src, NodeId dst, std::uint64_t key, bool allow_down, Route& out) {
+  const Topology& t = *t_;
+  const int s_src = t.node(src).server;
+  const int s_dst = t.node(dst).server;
+  const int n = t.cluster().nics_per_server;
+  // Each NIC of each side with the GPU that would use it (kNoNode: unusable).
+  src_via_.resize(static_cast<std::size_t>(n));
+  dst_via_.resize(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j) {
+    src_via_[j] = access_gpu(src, t.nic(s_src, j), key, allow_down);
+    dst_via_[j] = access_gpu(dst, t.nic(s_dst, j), key, allow_down);
+  }
+  const auto& src_via = src_via_;
+  const auto& dst_via = dst_via_;
+  // Fewest proxies first (a GPU's own NIC is always preferred), then the shortest network
+  // path; ties broken by the flow hash.
+  int best = kInfinity;
+  for (int proxies = 0; proxies <= 2 && candidates_.empty(); ++proxies) {
+    candidates_.clear();
+    best = kInfinity;
+    for (int j = 0; j < n; ++j) {
+      if (src_via[j] == fabric::kNoNode) continue;
+      const int pa = src_via[j] != src ? 1 : 0;
+      for (int k = 0; k < n; ++k) {
+        if (dst_via[k] == fabric::kNoNode) continue;
+        if (pa + (dst_via[k] != dst ? 1 : 0) != proxies) continue;
+        const NodeId a = t.nic(s_src, j);
+        const NodeId b = t.nic(s_dst, k);
+        const int d = nic_distance(a, b, allow_down);
+        if (d == kInfinity || d > best) continue;
+        if (d < best) candidates_.clear();
+        best = d;
+        candidates_.push_back({a, b, src_via[j], dst_via[k]});
+      }
+    }
+    if (!candidates_.empty()) out.cost = {proxies, best};
+  }
+  if (candidates_.empty()) return false;
+  const Candidate c = candidates_[pick(key, kPairHop, candidates_.size())];
+  candidates_.clear();
+
+  if (c.src_gpu != src) {
+    add(nvlink_of(src), src, out);
+    add(nvlink_of(c.src_gpu), t.nvswitch(s_src), out);
+  }
+  add(pcie_link(c.src_gpu, c.a), c.src_gpu, out);
+  append_network(c.a, c.b, key, allow_down, out);
+  add(pcie_link(c.dst_gpu, c.b), c.b, out);
+  if (c.dst_gpu != dst) {
+    add(nvlink_of(c.dst_gpu), c.dst_gpu, out);
+    add(nvlink_of(dst), t.nvswitch(s_dst), out);
+  }
+  return true;
+}
+
+bool Router::append_forwarded(NodeId src, NodeId dst, std::uint64_t key, bool allow_down,
+                              Route& out) {
+  const Topology& t = *t_;
+  const int s_src = t.node(src).server;
+  const int s_dst = t.node(dst).server;
+  if (forwarding_ == nullptr ||
+      !forwarding_->choose(s_src, s_dst, src, dst, key, allow_down, hop_circuits_)) {
+    return false;
+  }
+  const std::vector<LinkId>& circuits = hop_circuits_;
+  const auto nic_at = [&](LinkId circuit, int server) {
+    const fabric::Link& k = l_->link(circuit);
+    return t.node(k.a).server == server ? k.a : k.b;
+  };
+  const NodeId first_nic = nic_at(circuits.front(), s_src);
+  const NodeId last_nic = nic_at(circuits.back(), s_dst);
+  const NodeId src_gpu = access_gpu(src, first_nic, key, allow_down);
+  const NodeId dst_gpu = access_gpu(dst, last_nic, key, allow_down);
+  if (src_gpu == fabric::kNoNode || dst_gpu == fabric::kNoNode) return false;
+
+  if (src_gpu != src) {
+    add(nvlink_of(src), src, out);
+    add(nvlink_of(src_gpu), t.nvswitch(s_src), out);
+  }
+  add(pcie_link(src_gpu, first_nic), src_gpu, out);
+  NodeId nic = first_nic;
+  for (std::size_t h = 0; h < circuits.size(); ++h) {
+    add(circuits[h], nic, out);
+    if (h + 1 == circuits.size()) break;
+    // An intermediate server: in-NIC -> PCIe -> GPU [-> NVSwitch -> GPU] -> PCIe -> out-NIC.
+    const NodeId in = l_->other_end(circuits[h], nic);
+    const int server = t.node(in).server;
+    nic = nic_at(circuits[h + 1], server);
+    NodeId g_in = fabric::kNoNode;
+    NodeId g_out = fabric::kNoNode;
+    if (!forwarding_gpus(in, nic, key, static_cast<int>(h), allow_down, g_in, g_out)) {
+      out.channels.clear();
+      return false;
+    }
+    add(pcie_link(g_in, in), in, out);
+    if (g_in != g_out) {
+      add(nvlink_of(g_in), g_in, out);
+      add(nvlink_of(g_out), t.nvswitch(server), out);
+    }
+    add(pcie_link(g_out, nic), g_out, out);
+  }
+  add(pcie_link(dst_gpu, last_nic), last_nic, out);
+  if (dst_gpu != dst) {
+    add(nvlink_of(dst_gpu), dst_gpu, out);
+    add(nvlink_of(dst), t.nvswitch(s_dst), out);
+  }
+  out.cost = {(src_gpu != src ? 1 : 0) + (dst_gpu != dst ? 1 : 0),
+              static_cast<int>(circuits.size())};
+  return true;
+}
+
+bool Router::forwarding_gpus(NodeId in, NodeId out, std::uint64_t key, int hop, bool allow_down,
+                             NodeId& g_in, NodeId& g_out) {
+  // The GPUs on each NIC's PCIe (one each when a server has as many NICs as GPUs or more).
+  const auto owners = [&](NodeId nic, bool need_nvlink, std::vector<NodeId>& into) {
+    into.clear();
+    for (LinkId l : l_->links_of(nic)) {
+      if (l_->link(l).kind != LinkKind::Pcie || !usable(l, allow_down)) continue;
+      const NodeId g = l_->other_end(l, nic);
+      const LinkId nv = nvlink_of(g);
+      if (need_nvlink && (nv == kNoLink || !usable(nv, allow_down))) continue;
+      into.push_back(g);
+    }
+  };
+  // A GPU on both NICs passes the data from one to the other without the NVSwitch.
+  owners(in, false, in_owners_);
+  owners(out, false, out_owners_);
+  std::size_t common = 0;
+  for (NodeId g : in_owners_) {
+    if (std::find(out_owners_.begin(), out_owners_.end(), g) != out_owners_.end()) {
+      in_owners_[common++] = g;
+    }
+  }
+  if (common > 0) {
+    g_in = g_out = in_owners_[pick(key, kForwardHop + hop, common)];
+    return true;
+  }
+  owners(in, true, in_owners_);
+  owners(out, true, out_owners_);
+  if (in_owners_.empty() || out_owners_.empty()) return false;
+  g_in = in_owners_[pick(key, kForwardHop + hop, in_owners_.size())];
+  g_out = out_owners_[pick(key, kForwardOutHop + hop, out_owners_.size())];
+  return true;
+}
+
 bool Router::build_route(NodeId src, NodeId dst, std::uint64_t key, Route& out, bool allow_down) {
   const Topology& t = *t_;
   out.channels.clear();
@@ -311,55 +465,15 @@ bool Router::build_route(NodeId src, NodeId dst, std::uint64_t key, Route& out, 
     }
     add(ls, src, out);
     add(ld, t.nvswitch(s_src), out);
-  } else {
-    const int n = t.cluster().nics_per_server;
-    // Each NIC of each side with the GPU that would use it (kNoNode: unusable).
-    src_via_.resize(static_cast<std::size_t>(n));
-    dst_via_.resize(static_cast<std::size_t>(n));
-    for (int j = 0; j < n; ++j) {
-      src_via_[j] = access_gpu(src, t.nic(s_src, j), key, allow_down);
-      dst_via_[j] = access_gpu(dst, t.nic(s_dst, j), key, allow_down);
-    }
-    const auto& src_via = src_via_;
-    const auto& dst_via = dst_via_;
-    // Fewest proxies first (a GPU's own NIC is always preferred), then the shortest network
-    // path; ties broken by the flow hash.
-    int best = kInfinity;
-    for (int proxies = 0; proxies <= 2 && candidates_.empty(); ++proxies) {
-      candidates_.clear();
-      best = kInfinity;
-      for (int j = 0; j < n; ++j) {
-        if (src_via[j] == fabric::kNoNode) continue;
-        const int pa = src_via[j] != src ? 1 : 0;
-        for (int k = 0; k < n; ++k) {
-          if (dst_via[k] == fabric::kNoNode) continue;
-          if (pa + (dst_via[k] != dst ? 1 : 0) != proxies) continue;
-          const NodeId a = t.nic(s_src, j);
-          const NodeId b = t.nic(s_dst, k);
-          const int d = nic_distance(a, b, allow_down);
-          if (d == kInfinity || d > best) continue;
-          if (d < best) candidates_.clear();
-          best = d;
-          candidates_.push_back({a, b, src_via[j], dst_via[k]});
-        }
-      }
-      if (!candidates_.empty()) out.cost = {proxies, best};
-    }
-    if (candidates_.empty()) return false;
-    const Candidate c = candidates_[pick(key, kPairHop, candidates_.size())];
-    candidates_.clear();
-
-    if (c.src_gpu != src) {
-      add(nvlink_of(src), src, out);
-      add(nvlink_of(c.src_gpu), t.nvswitch(s_src), out);
-    }
-    add(pcie_link(c.src_gpu, c.a), c.src_gpu, out);
-    append_network(c.a, c.b, key, allow_down, out);
-    add(pcie_link(c.dst_gpu, c.b), c.b, out);
-    if (c.dst_gpu != dst) {
-      add(nvlink_of(c.dst_gpu), c.dst_gpu, out);
-      add(nvlink_of(dst), t.nvswitch(s_dst), out);
-    }
+  } else if (forwarding_ != nullptr && forwarding_->circuits_only(s_src) &&
+             forwarding_->circuits_only(s_dst) &&
+             forwarding_->distance(s_src, s_dst, allow_down) != 1) {
+    // Servers on a patch panel only, without a circuit between them: no direct route exists,
+    // the search for one is skipped.
+    if (!append_forwarded(src, dst, key, allow_down, out)) return false;
+  } else if (!append_direct(src, dst, key, allow_down, out) &&
+             !append_forwarded(src, dst, key, allow_down, out)) {
+    return false;
   }
   if (allow_down) {
     for (ChannelId ch : out.channels) {

@@ -8,6 +8,10 @@
 // The network part is a shortest path over Switch nodes (or a direct NIC-NIC circuit), with
 // equal-cost choices made by a hash of the transfer's flow_hash and the hop number (ECMP).
 // OCS and patch-panel nodes are never transit: an optical circuit is a direct NIC-NIC link.
+// Servers whose NICs are all on a patch panel (TopoOpt) reach a server they have no circuit to
+// through intermediate servers (host-based forwarding, circuit_forwarding.h): over the k shortest
+// server paths of the circuits up now, crossing each intermediate server in-NIC -> PCIe -> GPU
+// [-> NVSwitch -> GPU] -> PCIe -> out-NIC.
 #pragma once
 
 #include <compare>
@@ -17,6 +21,7 @@
 
 #include "core/units.h"
 #include "fabric/topology.h"
+#include "net/circuit_forwarding.h"
 #include "net/link_table.h"
 
 namespace mfabric::net {
@@ -87,6 +92,8 @@ class Router {
   // Distance tables cached (one per destination switch and link-state mode), for tests and
   // memory accounting.
   std::size_t cached_tables() const;
+  // The circuit graph for host-based forwarding; null when no NIC is on a patch panel.
+  const CircuitForwarding* forwarding() const { return forwarding_.get(); }
 
  private:
   static constexpr std::uint16_t kUnreachable = 0xFFFF;
@@ -114,6 +121,18 @@ class Router {
                             bool allow_down) const;
   void append_network(fabric::NodeId a, fabric::NodeId b, std::uint64_t key, bool allow_down,
                       Route& out);
+  // A route between GPUs of different servers with one network path between a NIC of each
+  // (switches or a direct circuit); false, `out` untouched, if there is none.
+  bool append_direct(fabric::NodeId src, fabric::NodeId dst, std::uint64_t key, bool allow_down,
+                     Route& out);
+  // A route over patch-panel circuits through intermediate servers (CircuitForwarding); false
+  // if no path of circuits joins the two servers.
+  bool append_forwarded(fabric::NodeId src, fabric::NodeId dst, std::uint64_t key, bool allow_down,
+                        Route& out);
+  // The GPUs that carry a forwarded flow across a server from NIC `in` to NIC `out`: one GPU
+  // on both NICs' PCIe if there is one, else one per NIC (then over the NVSwitch).
+  bool forwarding_gpus(fabric::NodeId in, fabric::NodeId out, std::uint64_t key, int hop,
+                       bool allow_down, fabric::NodeId& g_in, fabric::NodeId& g_out);
   void add(fabric::LinkId l, fabric::NodeId from, Route& out) const;
   // find() after its checks; `key` is the mixed flow hash all choices derive from.
   bool build_route(fabric::NodeId src, fabric::NodeId dst, std::uint64_t key, Route& out,
@@ -142,6 +161,11 @@ class Router {
   std::vector<fabric::NodeId> src_via_, dst_via_;
 
   std::vector<std::int32_t> choices_;
+
+  // Host-based forwarding over patch-panel circuits; null when no NIC is on a patch panel.
+  std::unique_ptr<CircuitForwarding> forwarding_;
+  std::vector<fabric::LinkId> hop_circuits_;  // scratch
+  std::vector<fabric::NodeId> in_owners_, out_owners_;
 };
 
 }  // namespace mfabric::net

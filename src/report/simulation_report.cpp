@@ -139,6 +139,28 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
         {"eps_bytes", eps},
     };
   }
+  if (r.topoopt != nullptr) {
+    const sim::TopoOptStats& p = *r.topoopt;
+    nlohmann::json topology = {
+        {"kind", "topoopt"},
+        {"degree", p.degree},
+        {"ring_degree", p.ring_degree},
+        {"links", p.links},
+        {"ring_links", p.ring_links},
+        {"matching_links", p.matching_links},
+        {"connectivity_links", p.connectivity_links},
+        {"leftover_links", p.leftover_links},
+        {"ring_groups", p.ring_groups},
+        {"rings", p.rings},
+        {"matching_rounds", p.matching_rounds},
+        {"connected", p.connected},
+        {"unused_nics", p.unused_nics},
+        // Bytes over circuits, a forwarded byte counted once per circuit it crosses.
+        {"circuit_bytes", circuit_and_eps_bytes(r).first},
+    };
+    if (timing) topology["planning_wall_time_s"] = p.planning_wall_s;
+    j["topology"] = std::move(topology);
+  }
   if (timing) {
     j["wall_time_s"] = res.wall_time_s;
     j["events_per_s"] = events_per_second(res);
@@ -168,6 +190,15 @@ std::string results_text(const SimulationReport& r) {
                            with_commas(c.reconfigurations), c.conflicts, c.planner, c.policy)});
     t.add_row({"all-to-alls held for circuits",
                fmt::format("{}, {} in all", with_commas(c.held), to_string(c.held_time))});
+  }
+  if (r.topoopt != nullptr) {
+    const sim::TopoOptStats& p = *r.topoopt;
+    t.add_row(
+        {"planned topology", fmt::format("{} link{} ({} ring, {} matching, {} other), {}",
+                                         with_commas(p.links), p.links == 1 ? "" : "s",
+                                         with_commas(p.ring_links), with_commas(p.matching_links),
+                                         with_commas(p.connectivity_links + p.leftover_links),
+                                         p.connected ? "connected" : "not connected")});
   }
   t.add_row({"events", with_commas(res.events)});
   // What the run itself took is on its own line: it changes from run to run, the table does not.

@@ -25,10 +25,16 @@ struct SimulationReport {
   const workload::TaskGraph& graph;
   const sim::RunResult& result;
   const sim::ControlStats* control = nullptr;  // fabrics that reconfigure
+  const sim::TopoOptStats* topoopt = nullptr;  // TopoOpt's planned topology
 };
 
 inline SimulationReport report_of(const sim::Simulation& s) {
-  return {s.experiment, s.topology, s.graph, s.result, s.control ? &*s.control : nullptr};
+  return {s.experiment,
+          s.topology,
+          s.graph,
+          s.result,
+          s.control ? &*s.control : nullptr,
+          s.topoopt ? &*s.topoopt : nullptr};
 }
 
 // {"schema", "experiment", "seed", "fabric", "gpus", "iterations", "iteration_time_s",
@@ -36,7 +42,10 @@ inline SimulationReport report_of(const sim::Simulation& s) {
 //  engine (sim::kTrafficClasses): "tp", "ep", "dp", "pp", ...}, "events", "transfers":
 //  {"started", "delivered", "bytes_sent", "bytes_delivered"}, and for fabrics that reconfigure
 //  "reconfiguration": {"planner", "policy", "count", "conflicts", "time_s", "held",
-//  "held_time_s", "circuit_bytes", "eps_bytes"},
+//  "held_time_s", "circuit_bytes", "eps_bytes"}, for TopoOpt "topology": {"kind", "degree",
+//  "ring_degree", "links", "ring_links", "matching_links", "connectivity_links",
+//  "leftover_links", "ring_groups", "rings", "matching_rounds", "connected", "unused_nics",
+//  "circuit_bytes", and with `timing` "planning_wall_time_s"},
 //  "wall_time_s", "events_per_s", "tasks"}. Without `timing`, the two fields that measure the
 // run (wall_time_s, events_per_s) are left out, so that results.json is byte-identical for the
 // same experiment and seed.

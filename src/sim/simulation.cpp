@@ -44,6 +44,7 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
   workload::TaskGraph graph = build_workload(e);
   RunResult result;
   std::optional<ControlStats> control;
+  std::optional<TopoOptStats> topoopt;
   {
     // The backend and the controller refer to the topology: they are gone before it moves.
     const std::unique_ptr<net::Backend> backend = with_context(
@@ -56,11 +57,20 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
       });
       engine.controller = controller.get();
     }
+    // TopoOpt: the topology is planned from the whole job before training and connected at
+    // time 0; it never changes.
+    std::unique_ptr<TopoOptControl> topoopt_control;
+    if (topology.kind() == "topoopt") {
+      topoopt_control = with_context(
+          e.source, "", [&] { return std::make_unique<TopoOptControl>(graph, topology); });
+      engine.controller = topoopt_control.get();
+    }
     result = run(graph, topology, *backend, engine);
     if (controller) control = controller->stats();
+    if (topoopt_control) topoopt = topoopt_control->stats();
   }
-  return Simulation{std::move(experiment), std::move(topology), std::move(graph), std::move(result),
-                    std::move(control)};
+  return Simulation{std::move(experiment), std::move(topology), std::move(graph),
+                    std::move(result),     std::move(control),  std::move(topoopt)};
 }
 
 }  // namespace mfabric::sim

@@ -12,6 +12,7 @@
 #include "sim/engine.h"
 #include "sim/experiment.h"
 #include "sim/mfabric_control.h"
+#include "sim/topoopt_control.h"
 #include "workload/task_graph.h"
 
 namespace mfabric::sim {
@@ -31,6 +32,8 @@ struct Simulation {
   RunResult result;
   // What the control plane did, for fabrics that reconfigure (mfabric).
   std::optional<ControlStats> control;
+  // The planned topology, for TopoOpt (planned once before training).
+  std::optional<TopoOptStats> topoopt;
 };
 
 // Builds the experiment's fabric and workload, runs them on the backend `experiment.backend`
