@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <stdexcept>
 #include <utility>
 
 namespace mfabric::control {
@@ -44,6 +45,17 @@ void RegionController::request(std::int64_t key, DemandSource demand, std::funct
   Request r{key, std::move(demand), {}};
   r.ready.push_back(std::move(ready));
   start(std::move(r));
+}
+
+void RegionController::install(std::int64_t key, const ServerDemand& demand) {
+  if (busy_ || !ports_.empty() || !queue_.empty()) {
+    throw std::logic_error("RegionController::install: the region already has circuits");
+  }
+  key_ = key;
+  plan_ = planner_.plan(demand, limits_);
+  ports_ = map_to_nics(plan_, nics_);
+  std::sort(ports_.begin(), ports_.end());
+  if (!ports_.empty()) fabric_.set_up(region_, ports_);
 }
 
 void RegionController::start(Request r) {

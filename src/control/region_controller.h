@@ -66,6 +66,10 @@ class RegionController {
   // the plan in force (or the one under way) does not reconfigure again: `ready` runs when that
   // plan is up.
   void request(std::int64_t key, DemandSource demand, std::function<void()> ready);
+  // Puts the plan for `demand` up at once, before any traffic (the fabric as set up before
+  // training; not a reconfiguration, no delay). Only on a region with no circuits and nothing
+  // under way; throws std::logic_error otherwise.
+  void install(std::int64_t key, const ServerDemand& demand);
   // The key of the plan in force, or of the last one requested; -1 before the first.
   std::int64_t current_key() const { return key_; }
   bool reconfiguring() const { return busy_; }

@@ -298,7 +298,9 @@ const std::vector<Entry>& registry() {
           "optimal, exact (docs/control-plane.md)"},
          {"policy", kDefaultPolicy,
           "when regions reconfigure: block (each layer's forward dispatch all-to-all waits for its "
-          "circuits; backward plans go up under the compute of the layer before)"}}},
+          "circuits; backward plans go up under the compute of the layer before), reuse-previous "
+          "(the dispatch runs on the circuits up, the plan follows under expert compute), oracle "
+          "(block with no delay: an upper bound)"}}},
        build_mfabric},
   };
   return entries;

@@ -27,10 +27,18 @@ std::int64_t MfabricControl::key_of(const Task& t, bool backward) {
 
 MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::Topology& topology,
                                const std::string& planner, const std::string& policy)
-    : graph_(graph), topology_(topology), policy_(policy) {
+    : graph_(graph), topology_(topology) {
   planner_ = with_context("", "fabric.planner", [&] { return control::make_planner(planner); });
-  if (policy_ != "block") {
-    throw Error("", "fabric.policy", fmt::format("unknown policy '{}' (known: block)", policy_));
+  if (policy == "block") {
+    policy_ = Policy::Block;
+  } else if (policy == "reuse-previous") {
+    policy_ = Policy::ReusePrevious;
+  } else if (policy == "oracle") {
+    policy_ = Policy::Oracle;
+  } else {
+    throw Error(
+        "", "fabric.policy",
+        fmt::format("unknown policy '{}' (known: {})", policy, fmt::join(policy_names(), ", ")));
   }
   if (topology.regions().empty()) {
     throw Error("", "fabric", "the mFabric control plane needs a fabric with OCS regions");
@@ -54,11 +62,10 @@ MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::T
       dispatches_[{region, key_of(t, t.phase == workload::Phase::Backward)}].push_back(id);
     }
   }
-  for (const auto& [k, ids] : dispatches_) {
-    if (k.second % 2 == 1) unfinished_[k] = static_cast<int>(ids.size());
-  }
+  for (const auto& [k, ids] : dispatches_)
+    unfinished_[k] = static_cast<int>(ids.size());
   stats_.planner = planner_->name();
-  stats_.policy = policy_;
+  stats_.policy = policy;
 }
 
 int MfabricControl::region_of_gpu(int gpu) const {
@@ -70,13 +77,33 @@ void MfabricControl::attach(EngineContext& engine) {
   engine_ = &engine;
   const fabric::ClusterSpec& c = topology_.cluster();
   const control::ServerNics nics{c.nics_per_server, topology_.circuit_degree(), c.numa()};
+  const Time delay = policy_ == Policy::Oracle ? Time::zero() : topology_.reconfiguration_delay();
   for (const fabric::Region& r : topology_.regions()) {
     const control::PlanLimits limits =
         control::region_limits(nics.alpha, nics.nics, c.link, r.servers);
-    regions_.push_back(std::make_unique<control::RegionController>(
-        r.id, nics, limits, *planner_, topology_.reconfiguration_delay(), *this));
+    regions_.push_back(
+        std::make_unique<control::RegionController>(r.id, nics, limits, *planner_, delay, *this));
   }
   circuits_.assign(regions_.size(), {});
+  if (policy_ == Policy::ReusePrevious) {
+    // A demand-free plan before training: every pair of the region's servers equally wanted,
+    // so the first dispatch has circuits to reuse.
+    installing_ = true;
+    for (std::size_t region = 0; region < regions_.size(); ++region) {
+      const int servers = topology_.regions()[region].servers;
+      control::ServerDemand uniform(servers);
+      for (int i = 0; i < servers; ++i) {
+        for (int j = i + 1; j < servers; ++j)
+          uniform.add(i, j, 1);
+      }
+      regions_[region]->install(-2, uniform);
+    }
+    installing_ = false;
+  }
+}
+
+std::vector<std::string> MfabricControl::policy_names() {
+  return {"block", "reuse-previous", "oracle"};
 }
 
 control::ServerDemand MfabricControl::demand_of(int region, std::int64_t key) const {
@@ -120,7 +147,12 @@ bool MfabricControl::hold_collective(TaskId id, const collective::CollectiveRequ
   if (!is_ep_all_to_all(t)) return false;
   const int region = region_of_gpu(graph_.group(t.group).front());
   control::RegionController& rc = *regions_[static_cast<std::size_t>(region)];
-  const std::int64_t key = key_of(t, t.phase == workload::Phase::Backward);
+  const bool backward = t.phase == workload::Phase::Backward;
+  const std::int64_t key = key_of(t, backward);
+  // reuse-previous: the forward dispatch goes on the circuits up now; its plan comes after it.
+  if (policy_ == Policy::ReusePrevious && !backward && t.op == workload::Op::Dispatch) {
+    return false;
+  }
   if (!rc.reconfiguring() && rc.current_key() == key) return false;
   // The request may be served at once (a plan that switches nothing): then the collective goes
   // now instead of being held.
@@ -152,19 +184,27 @@ bool MfabricControl::hold_collective(TaskId id, const collective::CollectiveRequ
 
 void MfabricControl::collective_finished(TaskId id) {
   const Task& t = graph_.task(id);
-  if (!is_ep_all_to_all(t) || t.op != workload::Op::Dispatch ||
-      t.phase != workload::Phase::Backward) {
+  if (!is_ep_all_to_all(t) || t.op != workload::Op::Dispatch) return;
+  const bool backward = t.phase == workload::Phase::Backward;
+  if (!backward && policy_ != Policy::ReusePrevious) return;
+  const int region = region_of_gpu(graph_.group(t.group).front());
+  const auto left = unfinished_.find({region, key_of(t, backward)});
+  if (left == unfinished_.end() || --left->second > 0) return;
+  control::RegionController& rc = *regions_[static_cast<std::size_t>(region)];
+  if (!backward) {
+    // reuse-previous: recalibrate from the layer's real demand, under its expert compute.
+    const std::int64_t key = key_of(t, false);
+    if (rc.current_key() != key) {
+      rc.request(
+          key, [this, region, key] { return demand_of(region, key); }, [] {});
+    }
     return;
   }
-  const int region = region_of_gpu(graph_.group(t.group).front());
-  const auto left = unfinished_.find({region, key_of(t, true)});
-  if (left == unfinished_.end() || --left->second > 0) return;
   // The region is done with this layer's circuits: the layer before it comes next in backward.
   Task previous = t;
   previous.layer = static_cast<std::int16_t>(t.layer - 1);
   const std::int64_t key = key_of(previous, true);
   if (dispatches_.find({region, key}) == dispatches_.end()) return;  // not in this stage
-  control::RegionController& rc = *regions_[static_cast<std::size_t>(region)];
   if (rc.current_key() == key) return;
   rc.request(
       key, [this, region, key] { return demand_of(region, key); }, [] {});
@@ -196,8 +236,10 @@ void MfabricControl::set_up(int region, const std::vector<control::PortCircuit>&
                               topology_.nic(r.first_server + p.peer_server, p.peer_nic)));
   }
   net.resume_paused(r.first_server, r.servers);
+  if (installing_) return;  // before training: not a reconfiguration
   // Every reconfiguration takes the OCS's delay, ending now.
-  const Time since = engine_->now() - topology_.reconfiguration_delay();
+  const Time since = engine_->now() -
+                     (policy_ == Policy::Oracle ? Time::zero() : topology_.reconfiguration_delay());
   stats_.spans.push_back({region, since, engine_->now()});
   stats_.reconfiguration_time += engine_->now() - since;
 }

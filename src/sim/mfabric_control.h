@@ -2,9 +2,11 @@
 // control::RegionController per region of the fabric, driven by the engine's FabricController
 // hooks, changing circuits through the network backend.
 //
-// Policy `block` (the paper's simulations): an EP all-to-all whose region does not have the plan
-// of its layer, micro-batch and direction waits. The forward dispatch of a layer and micro-batch
-// plans from its demand (the dispatch matrices of every EP group of the region, one per TP rank,
+// Policies (docs/control-plane.md, "Policies"), chosen by the fabric's `policy`:
+//
+// `block` (the paper's simulations): an EP all-to-all whose region does not have the plan of its
+// layer, micro-batch and direction waits. The forward dispatch of a layer and micro-batch plans
+// from its demand (the dispatch matrices of every EP group of the region, one per TP rank,
 // summed) and waits the reconfiguration delay; the forward combine reuses those circuits. The
 // four matrices of a layer are equal or transposes, so the backward plan is the same demand,
 // known since forward: it is put up as soon as the layer after it (the one before it in backward
@@ -13,6 +15,15 @@
 // whatever is left (the last layer of a stage, first in backward, waits it all). With
 // 1F1B, work of several micro-batches meets in one region: requests are served one at a time in
 // the order they come, and a request that finds another under way counts as a conflict.
+//
+// `reuse-previous`: every region starts with a demand-free plan (uniform demand) put up before
+// training. The forward dispatch starts at once on whatever circuits are up (the previous
+// layer's); when the region's dispatches of that layer and micro-batch have finished, the
+// controller recalibrates from their real demand during expert compute, and the combine waits
+// for whatever of the delay is left. Backward as `block`.
+//
+// `oracle` (an upper bound, not a real system): `block` with a zero reconfiguration delay, so
+// every all-to-all runs on circuits planned from its own exact demand and waits for nothing.
 #pragma once
 
 #include <cstdint>
@@ -68,8 +79,12 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   void set_up(int region, const std::vector<control::PortCircuit>& circuits) override;
 
   ControlStats stats() const;
+  // The policies `fabric.policy` accepts.
+  static std::vector<std::string> policy_names();
 
  private:
+  enum class Policy { Block, ReusePrevious, Oracle };
+
   // Forward and backward plans of (iteration, layer, micro-batch).
   static std::int64_t key_of(const workload::Task& t, bool backward);
   int region_of_gpu(int gpu) const;
@@ -80,8 +95,9 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   const workload::TaskGraph& graph_;
   const fabric::Topology& topology_;
   std::unique_ptr<control::Planner> planner_;
-  std::string policy_;
+  Policy policy_ = Policy::Block;
   EngineContext* engine_ = nullptr;
+  bool installing_ = false;  // set_up() of the plans put up before training
   std::vector<std::unique_ptr<control::RegionController>> regions_;
   std::vector<std::map<control::PortCircuit, fabric::LinkId>> circuits_;  // per region, up now
   // (region, key) -> the dispatch all-to-alls of that plan (one per EP group of the region).
@@ -89,7 +105,7 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   std::map<workload::TaskId, Time> held_since_;
   workload::TaskId asking_ = -1;  // the collective whose request is being made
   bool served_at_once_ = false;
-  // (region, key) -> its backward dispatch all-to-alls not finished yet.
+  // (region, key) -> its dispatch all-to-alls not finished yet.
   std::map<std::pair<int, std::int64_t>, int> unfinished_;
   ControlStats stats_;
 };
