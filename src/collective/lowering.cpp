@@ -182,6 +182,14 @@ Lowerer::Lowerer(const AlgorithmChoice& choice)
 
 Plan Lowerer::lower(const CollectiveRequest& request, const fabric::Topology& topology) const {
   using workload::CollectiveKind;
+  if (request.algorithm != nullptr) {
+    const std::string name = request.algorithm;
+    if (name == "ring") return ring_->lower(request, topology);
+    if (name == "hierarchical") return hierarchical_->lower(request, topology);
+    if (name == "direct") return direct_->lower(request, topology);
+    if (name == "proxy") return proxy_->lower(request, topology);
+    return make_lowering(name)->lower(request, topology);  // unknown: its error
+  }
   switch (request.kind) {
     case CollectiveKind::AllReduce: {
       if (choice_.all_reduce == "ring") return ring_->lower(request, topology);

@@ -48,6 +48,9 @@ struct CollectiveRequest {
   std::uint64_t flow_hash = 0;  // seeds the transfers' ECMP hashes
   // The circuits up now (not owned); null when the fabric has none.
   const CircuitView* circuits = nullptr;
+  // A lowering for this collective only, by name (a fabric controller's choice), overriding the
+  // Lowerer's; null = the Lowerer's choice.
+  const char* algorithm = nullptr;
 };
 
 class Lowering {

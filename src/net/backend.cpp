@@ -22,5 +22,8 @@ void Backend::resume_paused() {
 void Backend::resume_paused(int, int) {
   no_circuits();
 }
+void Backend::reroute(int, int) {
+  no_circuits();
+}
 
 }  // namespace mfabric::net

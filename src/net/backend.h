@@ -93,6 +93,10 @@ class Backend {
   // [first_server, first_server + servers) (one region's, when its new circuits are up).
   virtual void resume_paused(int first_server, int servers);
   virtual std::size_t paused_transfers() const { return 0; }
+  // Moves the active transfers whose source GPU is on a server in [first_server, first_server +
+  // servers) to a strictly cheaper route where one is up now (new circuits: bytes that went over
+  // the electrical fabric while they switched move onto them). Bytes already sent stay sent.
+  virtual void reroute(int first_server, int servers);
   // The NIC at the other end of the circuit at `nic`, or kNoNode (collective::CircuitView).
   virtual fabric::NodeId circuit_peer(fabric::NodeId /*nic*/) const { return fabric::kNoNode; }
 };

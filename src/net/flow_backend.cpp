@@ -1204,6 +1204,27 @@ void FlowBackend::resume_paused(int first_server, int servers) {
   }
 }
 
+void FlowBackend::reroute(int first_server, int servers) {
+  State& s = *s_;
+  s.flush();  // rates up to date before the bytes sent so far are counted
+  for (std::size_t i = 0; i < s.hot.size(); ++i) {
+    const auto slot = static_cast<std::int32_t>(i);
+    if (s.hot[i].state != FlowState::Active) continue;
+    State::Cold& c = s.cold_of(slot);
+    const int server = s.topo.node(c.src).server;
+    if (server < first_server || server >= first_server + servers) continue;
+    if (!s.router.find(c.src, c.dst, c.hash, s.route, false) || !(s.route.cost < c.cost)) continue;
+    s.catch_up(slot);
+    s.detach(slot);
+    s.hot_of(slot).rate = 0;
+    s.drains.erase(slot);
+    c.cost = s.route.cost;
+    c.latency_ps = s.route.latency.ps() * c.latency_hops;
+    s.attach(slot, s.route);
+    ++s.solver.rerouted;
+  }
+}
+
 std::size_t FlowBackend::paused_transfers() const {
   return s_->paused.size();
 }

@@ -76,6 +76,7 @@ class FlowBackend final : public Backend {
   fabric::NodeId circuit_peer(fabric::NodeId nic) const override;
   void resume_paused() override;
   void resume_paused(int first_server, int servers) override;
+  void reroute(int first_server, int servers) override;
   std::size_t paused_transfers() const override;
   // The links routed over, circuits included.
   const LinkTable& links() const;

@@ -50,8 +50,9 @@ class FabricController {
   virtual void attach(EngineContext& /*engine*/) {}
   // A collective is ready. Return true to hold it: it starts when the controller calls
   // EngineContext::release(id). Its time (for reports and exposed communication) starts now.
+  // The controller may set request.algorithm to lower this collective its own way.
   virtual bool hold_collective(workload::TaskId /*id*/,
-                               const collective::CollectiveRequest& /*request*/) {
+                               collective::CollectiveRequest& /*request*/) {
     return false;
   }
   virtual void compute_started(workload::TaskId /*id*/) {}

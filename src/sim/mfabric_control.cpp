@@ -33,6 +33,8 @@ MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::T
     policy_ = Policy::Block;
   } else if (policy == "reuse-previous") {
     policy_ = Policy::ReusePrevious;
+  } else if (policy == "eps-during-switch") {
+    policy_ = Policy::EpsDuringSwitch;
   } else if (policy == "oracle") {
     policy_ = Policy::Oracle;
   } else {
@@ -103,7 +105,7 @@ void MfabricControl::attach(EngineContext& engine) {
 }
 
 std::vector<std::string> MfabricControl::policy_names() {
-  return {"block", "reuse-previous", "oracle"};
+  return {"block", "reuse-previous", "eps-during-switch", "oracle"};
 }
 
 control::ServerDemand MfabricControl::demand_of(int region, std::int64_t key) const {
@@ -142,29 +144,36 @@ void MfabricControl::add_demand(TaskId id, int region, control::ServerDemand& d)
   add_all(control::demand_from_gpu_bytes(uniform, server_of, r.servers));
 }
 
-bool MfabricControl::hold_collective(TaskId id, const collective::CollectiveRequest&) {
+bool MfabricControl::hold_collective(TaskId id, collective::CollectiveRequest& request) {
   const Task& t = graph_.task(id);
   if (!is_ep_all_to_all(t)) return false;
   const int region = region_of_gpu(graph_.group(t.group).front());
   control::RegionController& rc = *regions_[static_cast<std::size_t>(region)];
   const bool backward = t.phase == workload::Phase::Backward;
   const std::int64_t key = key_of(t, backward);
+  const bool forward_dispatch = !backward && t.op == workload::Op::Dispatch;
   // reuse-previous: the forward dispatch goes on the circuits up now; its plan comes after it.
-  if (policy_ == Policy::ReusePrevious && !backward && t.op == workload::Op::Dispatch) {
-    return false;
-  }
-  if (!rc.reconfiguring() && rc.current_key() == key) return false;
-  // The request may be served at once (a plan that switches nothing): then the collective goes
-  // now instead of being held.
-  held_since_[id] = engine_->now();
-  asking_ = id;
-  served_at_once_ = false;
+  if (policy_ == Policy::ReusePrevious && forward_dispatch) return false;
+  const bool in_force = !rc.reconfiguring() && rc.current_key() == key;
   const auto demand = [this, region, key, id] {
     control::ServerDemand d = demand_of(region, key);
     // An all-to-all of no known dispatch (an imported trace's) plans from its own matrix.
     if (dispatches_.find({region, key}) == dispatches_.end()) add_demand(id, region, d);
     return d;
   };
+  if (policy_ == Policy::EpsDuringSwitch && forward_dispatch) {
+    // Starts at once, GPU pair by GPU pair, over what is up (the EPS where circuits switch);
+    // set_up() moves its remaining bytes onto the new circuits when they come up.
+    request.algorithm = "direct";
+    if (!in_force) rc.request(key, demand, [] {});
+    return false;
+  }
+  if (in_force) return false;
+  // The request may be served at once (a plan that switches nothing): then the collective goes
+  // now instead of being held.
+  held_since_[id] = engine_->now();
+  asking_ = id;
+  served_at_once_ = false;
   rc.request(key, demand, [this, id] {
     const auto it = held_since_.find(id);
     if (asking_ == id) {
@@ -236,6 +245,8 @@ void MfabricControl::set_up(int region, const std::vector<control::PortCircuit>&
                               topology_.nic(r.first_server + p.peer_server, p.peer_nic)));
   }
   net.resume_paused(r.first_server, r.servers);
+  // eps-during-switch: the dispatch's bytes that went over the EPS meanwhile take the circuits.
+  if (policy_ == Policy::EpsDuringSwitch) net.reroute(r.first_server, r.servers);
   if (installing_) return;  // before training: not a reconfiguration
   // Every reconfiguration takes the OCS's delay, ending now.
   const Time since = engine_->now() -

@@ -22,6 +22,11 @@
 // controller recalibrates from their real demand during expert compute, and the combine waits
 // for whatever of the delay is left. Backward as `block`.
 //
+// `eps-during-switch`: the forward dispatch asks for its plan and starts at once, lowered GPU pair
+// by GPU pair (`direct`) over what is up: the circuits that stay, and the EPS where they switch.
+// When the new circuits come up its remaining bytes move onto them (Backend::reroute). The
+// combine waits for whatever of the delay is left. Backward as `block`.
+//
 // `oracle` (an upper bound, not a real system): `block` with a zero reconfiguration delay, so
 // every all-to-all runs on circuits planned from its own exact demand and waits for nothing.
 #pragma once
@@ -69,7 +74,7 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
 
   // FabricController
   void attach(EngineContext& engine) override;
-  bool hold_collective(workload::TaskId id, const collective::CollectiveRequest& r) override;
+  bool hold_collective(workload::TaskId id, collective::CollectiveRequest& r) override;
   void collective_finished(workload::TaskId id) override;
 
   // control::CircuitSwitch
@@ -83,7 +88,7 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   static std::vector<std::string> policy_names();
 
  private:
-  enum class Policy { Block, ReusePrevious, Oracle };
+  enum class Policy { Block, ReusePrevious, EpsDuringSwitch, Oracle };
 
   // Forward and backward plans of (iteration, layer, micro-batch).
   static std::int64_t key_of(const workload::Task& t, bool backward);

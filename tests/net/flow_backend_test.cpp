@@ -713,6 +713,30 @@ TEST_F(TornDown, APausedTransferMayResumeOverTheElectricalFabric) {
   EXPECT_EQ(net.totals().delivered, 1);
 }
 
+TEST(FlowBackendCircuits, RerouteMovesTheRemainingBytesOntoANewCircuit) {
+  // 1 MB from GPU 5 to GPU 5 at 100G starts over the EPS (through proxy GPUs); at 40 us a
+  // circuit joins the two GPUs' own NICs and reroute() moves the other 500 kB onto it.
+  const fabric::Topology t =
+      fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(2, 8, 8));
+  FlowBackend net(t);
+  Recorder rec;
+  const TransferId id = rec.start(net, transfer(t.gpu(0, 5), t.gpu(1, 5), 1'000'000));
+  EXPECT_EQ(net.channels_of(id).size(), 8u);  // EPS: NVSwitch detours, 2 cables
+  net.advance(Time::microseconds(40));
+  const fabric::LinkId c = net.connect(t.nic(0, 5), t.nic(1, 5));
+  net.reroute(2, 1);  // another server's transfers only: nothing moves
+  EXPECT_EQ(net.channels_of(id).size(), 8u);
+  net.reroute(0, 2);
+  const auto path = net.channels_of(id);
+  EXPECT_NE(std::find(path.begin(), path.end(), 2 * c), path.end());
+  run_to_idle(net);
+  EXPECT_EQ(rec.at(id), Time::microseconds(40 + 40 + 2));
+  EXPECT_NEAR(net.channel_stats()[static_cast<std::size_t>(2 * c)].bytes, 500'000, 1);
+  EXPECT_EQ(net.totals().bytes_delivered, 1'000'000);
+  // A route no better than the one in use is kept.
+  net.reroute(0, 2);
+}
+
 TEST(FlowBackendCircuits, LinkIdsStayBoundedOverManyReconfigurations) {
   const fabric::Topology t =
       fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(2, 8, 8));

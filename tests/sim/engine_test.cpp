@@ -252,7 +252,7 @@ class DelayingController final : public FabricController {
  public:
   explicit DelayingController(Time delay) : delay_(delay) {}
   void attach(EngineContext& engine) override { engine_ = &engine; }
-  bool hold_collective(workload::TaskId id, const collective::CollectiveRequest& r) override {
+  bool hold_collective(workload::TaskId id, collective::CollectiveRequest& r) override {
     held.push_back(id);
     members.push_back(r.members.size());
     engine_->at(engine_->now() + delay_, [this, id] {
@@ -337,9 +337,7 @@ TEST(EngineController, TimedEventsRunInTimeThenSchedulingOrder) {
 
 class NeverReleases final : public FabricController {
  public:
-  bool hold_collective(workload::TaskId, const collective::CollectiveRequest&) override {
-    return true;
-  }
+  bool hold_collective(workload::TaskId, collective::CollectiveRequest&) override { return true; }
 };
 
 TEST(EngineController, ACollectiveNeverReleasedIsAnErrorNamingIt) {

@@ -104,9 +104,10 @@ TEST(MfabricControl, UnknownPlannerOrPolicyIsAnError) {
 // Two servers, one region: whatever the demand, every plan is alpha = 6 circuits between them, so
 // only the first plan switches anything. Block waits exactly one delay for it; reuse-previous
 // starts from the demand-free plan, which is already that plan; the oracle never waits.
-Simulation two_servers(const std::string& policy) {
+Simulation two_servers(const std::string& policy, const std::string& delay = "25ms") {
   return simulate(parse_experiment(
       "cluster: {servers: 2, link: 400G}\nfabric: {kind: mfabric, region: 2, policy: " + policy +
+          ", reconfiguration: " + delay +
           "}\nworkload: {model: mixtral-8x7b, tp: 2, pp: 1, ep: 8, global_batch: 4, "
           "micro_batch: 2, seq: 256}\n",
       "t.yaml"));
@@ -126,10 +127,42 @@ TEST(MfabricPolicies, OnTwoServersBlockExposesExactlyOneDelay) {
   EXPECT_EQ(oracle.control->reconfiguration_time, Time::zero());
 }
 
+TEST(MfabricPolicies, EpsDuringSwitchExposesNoDelayAndMovesBytesWhenCircuitsComeUp) {
+  // With a 1 ms switch the first dispatch (over the EPS) and its expert compute outlast the
+  // switch, so the combine finds the circuits up: nothing waits, where block holds each of the
+  // two dispatches (one per TP rank) exactly 1 ms.
+  const Simulation block = two_servers("block", "1ms");
+  const Simulation eps = two_servers("eps-during-switch", "1ms");
+  const Simulation oracle = two_servers("oracle", "1ms");
+  EXPECT_EQ(block.control->held_time, Time::milliseconds(2));
+  EXPECT_EQ(eps.control->reconfigurations, 1);
+  EXPECT_EQ(eps.control->held, 0);
+  EXPECT_EQ(eps.control->held_time, Time::zero());
+  EXPECT_LT(eps.result.mean_iteration_time(), block.result.mean_iteration_time());
+  EXPECT_EQ(eps.result.transfers.bytes_delivered, eps.result.transfers.bytes_sent);
+  // Bytes crossed circuits: those that came up under the first dispatch, and every later one.
+  const auto circuit_bytes = [](const Simulation& s) {
+    double bytes = 0;
+    for (std::size_t c = 2 * s.topology.links().size(); c < s.result.channels.size(); ++c)
+      bytes += s.result.channels[c].bytes;
+    return bytes;
+  };
+  EXPECT_GT(circuit_bytes(eps), 0.0);
+  // The first dispatch moved some of its bytes over the EPS: less over circuits than the
+  // oracle, whose circuits were there from the start.
+  EXPECT_LT(circuit_bytes(eps), circuit_bytes(oracle));
+  // With 25 ms the combine waits for what is left of the switch: less than block's whole delay.
+  const Simulation block25 = two_servers("block");
+  const Simulation eps25 = two_servers("eps-during-switch");
+  EXPECT_GT(eps25.control->held_time, Time::zero());
+  EXPECT_LT(eps25.control->held_time, block25.control->held_time);
+  EXPECT_LT(eps25.result.mean_iteration_time(), block25.result.mean_iteration_time());
+}
+
 TEST(MfabricPolicies, EveryPolicyDeliversEverythingAndTheOracleBoundsThem) {
   // alpha 2 in regions of 4 servers: plans change with the demand.
   std::map<std::string, Simulation> runs;
-  for (const std::string policy : {"block", "reuse-previous", "oracle"}) {
+  for (const std::string policy : {"block", "reuse-previous", "eps-during-switch", "oracle"}) {
     runs.emplace(policy, run("{kind: mfabric, region: 4, alpha: 2, policy: " + policy + "}"));
     const Simulation& s = runs.at(policy);
     EXPECT_EQ(s.control->policy, policy);
@@ -141,8 +174,11 @@ TEST(MfabricPolicies, EveryPolicyDeliversEverythingAndTheOracleBoundsThem) {
   EXPECT_LE(oracle, runs.at("block").result.mean_iteration_time());
   EXPECT_LE(oracle, runs.at("reuse-previous").result.mean_iteration_time());
   EXPECT_EQ(runs.at("oracle").control->held_time, Time::zero());
-  // reuse-previous never holds a forward dispatch, so it waits less than block.
+  EXPECT_LE(oracle, runs.at("eps-during-switch").result.mean_iteration_time());
+  // reuse-previous and eps-during-switch never hold a forward dispatch, so they wait less than
+  // block.
   EXPECT_LT(runs.at("reuse-previous").control->held_time, runs.at("block").control->held_time);
+  EXPECT_LT(runs.at("eps-during-switch").control->held_time, runs.at("block").control->held_time);
 }
 
 }  // namespace
