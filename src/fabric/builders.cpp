@@ -299,7 +299,9 @@ const std::vector<Entry>& registry() {
          {"policy", kDefaultPolicy,
           "when regions reconfigure: block (each layer's forward dispatch all-to-all waits for its "
           "circuits; backward plans go up under the compute of the layer before), reuse-previous "
-          "(the dispatch runs on the circuits up, the plan follows under expert compute), oracle "
+          "(the dispatch runs on the circuits up, the plan follows under expert compute), "
+          "eps-during-switch (the dispatch starts over the EPS, moves to the circuits when they "
+          "come up), oracle "
           "(block with no delay: an upper bound)"}}},
        build_mfabric},
   };
