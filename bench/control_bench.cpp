@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "control/copilot.h"
 #include "control/demand.h"
 #include "control/nic_mapping.h"
 #include "control/planner.h"
@@ -133,5 +134,63 @@ BENCHMARK(BM_PlannerGapZipfExact)->Apply(gap_args);
 BENCHMARK(BM_PlannerGapMoeGreedy)->Apply(gap_args)->Args({64, 6});
 BENCHMARK(BM_PlannerGapMoeGreedyPaper)->Apply(gap_args)->Args({64, 6});
 BENCHMARK(BM_PlannerGapMoeExact)->Apply(gap_args);
+
+// Copilot (docs/control-plane.md, "Demand prediction (Copilot)"): one layer's observe() (its
+// refit) and predict() at the default options, {experts, ep}: Mixtral (8, 8), Qwen-MoE-32
+// (32, 32), Qwen-MoE (64, 16) and DeepSeek-V3 (256, 64). Records of a generated trace at the
+// generator's defaults, cycled; the window is full (16 observations) before timing starts.
+struct CopilotBench {
+  workload::RoutingTrace trace;
+  CopilotPredictor copilot;
+  int next = 0;
+
+  CopilotBench(int experts, int ep, bool centered)
+      : trace(workload::generate_routing(workload::SyntheticRouting{.tokens_per_rank = 4096}, ep,
+                                         experts, 1, {0, 1}, 32, Rng(1))),
+        copilot(ep, experts, 2, options(centered)) {
+    for (int k = 0; k < 16; ++k)
+      observe();
+  }
+  static CopilotOptions options(bool centered) {
+    CopilotOptions o;
+    o.center_sources = centered;
+    return o;
+  }
+  void observe() {
+    const int mb = next++ % trace.micro_batches();
+    copilot.observe(1, trace.matrix(0, 0, mb), trace.matrix(0, 1, mb));
+  }
+};
+
+void copilot_observe(benchmark::State& state, bool centered) {
+  CopilotBench bench(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), centered);
+  const std::int64_t steps_before = bench.copilot.solver_steps();
+  std::int64_t fits = 0;
+  for (auto _ : state) {
+    bench.observe();
+    ++fits;
+  }
+  state.counters["solver_steps"] =
+      static_cast<double>(bench.copilot.solver_steps() - steps_before) / static_cast<double>(fits);
+}
+void BM_CopilotObserve(benchmark::State& s) {
+  copilot_observe(s, false);
+}
+void BM_CopilotObserveCentered(benchmark::State& s) {
+  copilot_observe(s, true);
+}
+
+void BM_CopilotPredict(benchmark::State& state) {
+  CopilotBench bench(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), false);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(bench.copilot.predict(1, bench.trace.matrix(0, 0, 0)));
+  }
+}
+void copilot_args(benchmark::internal::Benchmark* b) {
+  b->Args({8, 8})->Args({32, 32})->Args({64, 16})->Args({256, 64})->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK(BM_CopilotObserve)->Apply(copilot_args);
+BENCHMARK(BM_CopilotObserveCentered)->Apply(copilot_args);
+BENCHMARK(BM_CopilotPredict)->Apply(copilot_args);
 
 }  // namespace

@@ -30,12 +30,12 @@ Command register_trace(CLI::App& root);
 Command register_models(CLI::App& root);
 Command register_simulate(CLI::App& root);
 Command register_plan(CLI::App& root);
+Command register_predict(CLI::App& root);
 
 // The training job the options describe, validated (ranges as in experiment files); errors name
 // the options. Without gpus, DP comes from --dp.
-workload::TrainingSpec training_spec_from(const std::string& model, std::optional<int> gpus,
-                                          int tp, int pp,
-                                          int ep, std::optional<int> dp, int micro_batch,
+workload::TrainingSpec training_spec_from(const std::string& model, std::optional<int> gpus, int tp,
+                                          int pp, int ep, std::optional<int> dp, int micro_batch,
                                           int global_batch, int seq, const std::string& gpu,
                                           int gpus_per_server);
 
@@ -79,6 +79,33 @@ auto with_option_names(F&& fn) -> decltype(fn()) {
 int checked_iterations(int iterations, const std::string& option);
 // A --max-memory option's value ("16GiB"), or workload::kDefaultMaxJobMemory when empty.
 Bytes max_memory_option(const std::string& text, const std::string& option);
+
+// What `mfabric trace --out` and `mfabric predict` generate: a synthetic expert-routing trace
+// of a one-stage, TP 1 job with `ep` ranks (docs/routing.md).
+struct SyntheticTraceOptions {
+  std::string model;
+  int ep = 0;
+  int iterations = 1;
+  int micro_batches = 1;
+  int micro_batch = 8;
+  int seq = 4096;
+  std::uint64_t seed = 1;
+  std::string generator;   // --generator key=value,...
+  std::string max_memory;  // --max-memory
+};
+struct SyntheticTrace {
+  workload::TrainingSpec spec;
+  workload::SyntheticRouting params;
+  workload::RoutingTrace trace;
+};
+// Checks the options (errors name them) and the trace's memory against --max-memory, then
+// generates it.
+SyntheticTrace synthetic_trace_from(const SyntheticTraceOptions& o);
+
+// The synthetic routing generator's parameters from a --generator option ("key=value,...",
+// docs/routing.md), range-checked; empty = the defaults. mfabric::Error naming the key (callers
+// add "--generator").
+workload::SyntheticRouting generator_params(const std::string& text);
 
 // Expands "all" into the default comparison set; keeps the order the user gave otherwise.
 std::vector<std::string> expand_fabric_names(const std::vector<std::string>& names);

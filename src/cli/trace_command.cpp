@@ -13,42 +13,13 @@ namespace mfabric::cli {
 
 namespace {
 
-struct TraceOptions {
-  std::string model;
-  int ep = 0;
-  int iterations = 1;
-  int micro_batches = 1;
-  int micro_batch = 8;
-  int seq = 4096;
-  std::uint64_t seed = 1;
-  std::string generator;
+struct TraceOptions : SyntheticTraceOptions {
   std::string out;
   std::string stats;
-  std::string max_memory;
   bool json = false;
 };
 
 // "skew_initial=1.2,layer_correlation=0.9" -> generator parameters; unknown keys are errors.
-workload::SyntheticRouting generator_params(const std::string& text) {
-  workload::SyntheticRouting p;
-  if (text.empty()) return p;
-  Spec spec = Spec::parse("generator:" + text);
-  p.skew_initial = spec.get_double("skew_initial", p.skew_initial);
-  p.skew_final = spec.get_double("skew_final", p.skew_final);
-  p.skew_decay_iterations = spec.get_double("skew_decay_iterations", p.skew_decay_iterations);
-  p.start_iteration = spec.get_int("start_iteration", p.start_iteration);
-  p.layer_skew_spread = spec.get_double("layer_skew_spread", p.layer_skew_spread);
-  p.iteration_jitter = spec.get_double("iteration_jitter", p.iteration_jitter);
-  p.source_concentration = spec.get_double("source_concentration", p.source_concentration);
-  p.source_weight = spec.get_double("source_weight", p.source_weight);
-  p.layer_correlation = spec.get_double("layer_correlation", p.layer_correlation);
-  p.transition_concentration =
-      spec.get_double("transition_concentration", p.transition_concentration);
-  spec.finish({"skew_initial", "skew_final", "skew_decay_iterations", "start_iteration",
-               "layer_skew_spread", "iteration_jitter", "source_concentration", "source_weight",
-               "layer_correlation", "transition_concentration"});
-  return p;
-}
 
 int run_trace(const TraceOptions& o) {
   if (!o.stats.empty()) {
@@ -63,31 +34,7 @@ int run_trace(const TraceOptions& o) {
   }
   if (o.model.empty()) throw Error("", "--model", "give --model NAME (or --stats FILE)");
   if (o.out.empty()) throw Error("", "--out", "give --out FILE for the trace (.json or text)");
-  if (o.ep < 1) throw Error("", "--ep", "give the expert-parallel degree, e.g. --ep 8");
-  if (o.micro_batches < 1 || o.micro_batches > 32767) {
-    throw Error("", "--micro-batches",
-                fmt::format("must be between 1 and 32767, got {}", o.micro_batches));
-  }
-  const int iterations = checked_iterations(o.iterations, "--iterations");
-  // A one-stage, TP 1 job with `ep` ranks and as many micro-batches as asked.
-  workload::TrainingSpec spec =
-      training_spec_from(o.model, std::nullopt, 1, 1, o.ep, 1, o.micro_batch,
-                         o.micro_batch * o.micro_batches, o.seq, "h800", 8);
-  spec.iterations = iterations;
-  const std::int64_t bytes = workload::routing_trace_bytes(
-      o.ep, spec.model.experts, iterations, spec.model.moe_layers(), o.micro_batches);
-  const Bytes limit = max_memory_option(o.max_memory, "--max-memory");
-  if (bytes > limit.count()) {
-    throw Error("", "--max-memory",
-                fmt::format("the trace holds {} x {} x {} x {} x {} counts, an estimated {} in "
-                            "memory, more than the limit of {}; raise --max-memory to write it "
-                            "anyway, or use fewer iterations or micro-batches",
-                            iterations, spec.model.moe_layers(), o.micro_batches, o.ep,
-                            spec.model.experts, to_string(Bytes(bytes)), to_string(limit)));
-  }
-  const workload::SyntheticRouting params =
-      with_context("", "--generator", [&] { return generator_params(o.generator); });
-  const workload::RoutingTrace trace = workload::synthetic_trace_for(spec, params, o.seed);
+  const workload::RoutingTrace trace = synthetic_trace_from(o).trace;
   workload::write_routing_trace(trace, o.out);
   std::cerr << fmt::format(
       "wrote {}: {} EP ranks x {} experts, {} iteration(s) x {} MoE layers x {} micro-batch(es), "
@@ -126,6 +73,65 @@ Command register_trace(CLI::App& root) {
                   "Refuse traces whose estimated memory is above this (default 8GiB)");
   app->add_flag("--json", o->json, "With --stats: print JSON");
   return Command{app, [o] { return run_trace(*o); }};
+}
+
+namespace {
+
+workload::SyntheticRouting parse_generator(const std::string& text) {
+  workload::SyntheticRouting p;
+  Spec spec = Spec::parse("generator:" + text);
+  p.skew_initial = spec.get_double("skew_initial", p.skew_initial);
+  p.skew_final = spec.get_double("skew_final", p.skew_final);
+  p.skew_decay_iterations = spec.get_double("skew_decay_iterations", p.skew_decay_iterations);
+  p.start_iteration = spec.get_int("start_iteration", p.start_iteration);
+  p.layer_skew_spread = spec.get_double("layer_skew_spread", p.layer_skew_spread);
+  p.iteration_jitter = spec.get_double("iteration_jitter", p.iteration_jitter);
+  p.source_concentration = spec.get_double("source_concentration", p.source_concentration);
+  p.source_weight = spec.get_double("source_weight", p.source_weight);
+  p.layer_correlation = spec.get_double("layer_correlation", p.layer_correlation);
+  p.transition_concentration =
+      spec.get_double("transition_concentration", p.transition_concentration);
+  spec.finish({"skew_initial", "skew_final", "skew_decay_iterations", "start_iteration",
+               "layer_skew_spread", "iteration_jitter", "source_concentration", "source_weight",
+               "layer_correlation", "transition_concentration"});
+  workload::validate_shape_free(p);
+  return p;
+}
+
+}  // namespace
+
+SyntheticTrace synthetic_trace_from(const SyntheticTraceOptions& o) {
+  if (o.ep < 1) throw Error("", "--ep", "give the expert-parallel degree, e.g. --ep 8");
+  if (o.micro_batches < 1 || o.micro_batches > 32767) {
+    throw Error("", "--micro-batches",
+                fmt::format("must be between 1 and 32767, got {}", o.micro_batches));
+  }
+  const int iterations = checked_iterations(o.iterations, "--iterations");
+  // A one-stage, TP 1 job with `ep` ranks and as many micro-batches as asked.
+  workload::TrainingSpec spec =
+      training_spec_from(o.model, std::nullopt, 1, 1, o.ep, 1, o.micro_batch,
+                         o.micro_batch * o.micro_batches, o.seq, "h800", 8);
+  spec.iterations = iterations;
+  const std::int64_t bytes = workload::routing_trace_bytes(
+      o.ep, spec.model.experts, iterations, spec.model.moe_layers(), o.micro_batches);
+  const Bytes limit = max_memory_option(o.max_memory, "--max-memory");
+  if (bytes > limit.count()) {
+    throw Error("", "--max-memory",
+                fmt::format("the trace holds {} x {} x {} x {} x {} counts, an estimated {} in "
+                            "memory, more than the limit of {}; raise --max-memory, or use "
+                            "fewer iterations or micro-batches",
+                            iterations, spec.model.moe_layers(), o.micro_batches, o.ep,
+                            spec.model.experts, to_string(Bytes(bytes)), to_string(limit)));
+  }
+  const workload::SyntheticRouting params =
+      with_context("", "--generator", [&] { return generator_params(o.generator); });
+  SyntheticTrace out{spec, params, workload::synthetic_trace_for(spec, params, o.seed)};
+  return out;
+}
+
+workload::SyntheticRouting generator_params(const std::string& text) {
+  if (text.empty()) return {};
+  return parse_generator(text);
 }
 
 }  // namespace mfabric::cli

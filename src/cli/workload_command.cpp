@@ -62,17 +62,19 @@ int run_chakra(const WorkloadOptions& o) {
 
 }  // namespace
 
-workload::TrainingSpec training_spec_from(const std::string& model, std::optional<int> gpus,
-                                          int tp, int pp, int ep, std::optional<int> dp,
-                                          int micro_batch, int global_batch, int seq,
-                                          const std::string& gpu, int gpus_per_server) {
+workload::TrainingSpec training_spec_from(const std::string& model, std::optional<int> gpus, int tp,
+                                          int pp, int ep, std::optional<int> dp, int micro_batch,
+                                          int global_batch, int seq, const std::string& gpu,
+                                          int gpus_per_server) {
   workload::TrainingSpec spec;
   spec.model = with_context("", "--model", [&] { return workload::load_model(model); });
   spec.gpu = with_context("", "--gpu", [&] { return workload::find_gpu(gpu); });
-  if (gpus && *gpus < 1) throw Error("", "--gpus", fmt::format("must be at least 1, got {}", *gpus));
+  if (gpus && *gpus < 1)
+    throw Error("", "--gpus", fmt::format("must be at least 1, got {}", *gpus));
   if (!gpus && !dp) {
-    throw Error("", "--gpus", "give the number of GPUs (--gpus N, or --dp) so that the job size "
-                              "is known");
+    throw Error("", "--gpus",
+                "give the number of GPUs (--gpus N, or --dp) so that the job size "
+                "is known");
   }
   spec.parallelism = with_option_names([&] {
     return workload::resolve_parallelism(tp, pp, ep, dp, gpus.value_or(0), spec.model,
@@ -97,8 +99,7 @@ int run_model(const WorkloadOptions& o) {
       with_context("", "--schedule", [&] { return workload::parse_schedule(o.schedule); });
   spec.iterations = checked_iterations(o.iterations, "--iterations");
   with_option_names([&] {
-    workload::check_job_size(spec, max_memory_option(o.max_memory, "--max-memory"),
-                             "max_memory");
+    workload::check_job_size(spec, max_memory_option(o.max_memory, "--max-memory"), "max_memory");
     return 0;
   });
   std::optional<workload::ComputeReplay> replay;

@@ -85,6 +85,11 @@ struct SyntheticRouting {
   double transition_concentration = 0.3;
 };
 
+// Checks the generator's own parameters (skews, jitter, concentrations, correlations), those that
+// do not depend on the job's shape; mfabric::Error naming the field. generate_routing checks
+// these and the shape.
+void validate_shape_free(const SyntheticRouting& params);
+
 // Generates a trace. Deterministic for (params, rng seed).
 RoutingTrace generate_routing(const SyntheticRouting& params, int ep, int experts, int iterations,
                               const std::vector<int>& layers, int micro_batches, const Rng& rng);

@@ -55,6 +55,31 @@ void require_non_negative(double x, const char* field) {
   }
 }
 
+}  // namespace
+
+void validate_shape_free(const SyntheticRouting& p) {
+  require_non_negative(p.skew_initial, "skew_initial");
+  require_non_negative(p.skew_final, "skew_final");
+  require_positive(p.skew_decay_iterations, "skew_decay_iterations");
+  if (p.start_iteration < 0) {
+    fail("start_iteration",
+         "expected a non-negative iteration, got " + std::to_string(p.start_iteration));
+  }
+  // Up to 1 so that the per-layer exponent skew * (1 + spread * u), u in [-1, 1], stays >= 0.
+  require_fraction(p.layer_skew_spread, "layer_skew_spread");
+  require_non_negative(p.iteration_jitter, "iteration_jitter");
+  require_positive(p.source_concentration, "source_concentration");
+  if (std::isinf(p.source_concentration)) fail("source_concentration", "expected a finite number");
+  require_fraction(p.source_weight, "source_weight");
+  require_fraction(p.layer_correlation, "layer_correlation");
+  require_positive(p.transition_concentration, "transition_concentration");
+  if (std::isinf(p.transition_concentration)) {
+    fail("transition_concentration", "expected a finite number");
+  }
+}
+
+namespace {
+
 void validate(const SyntheticRouting& p, int ep, int experts, int iterations,
               const std::vector<int>& layers, int micro_batches) {
   if (ep < 1) fail("ep", "expected at least 1, got " + std::to_string(ep));
@@ -77,24 +102,7 @@ void validate(const SyntheticRouting& p, int ep, int experts, int iterations,
                                 " x " + std::to_string(p.top_k) +
                                 " does not fit a 32-bit token count");
   }
-  require_non_negative(p.skew_initial, "skew_initial");
-  require_non_negative(p.skew_final, "skew_final");
-  require_positive(p.skew_decay_iterations, "skew_decay_iterations");
-  if (p.start_iteration < 0) {
-    fail("start_iteration",
-         "expected a non-negative iteration, got " + std::to_string(p.start_iteration));
-  }
-  // Up to 1 so that the per-layer exponent skew * (1 + spread * u), u in [-1, 1], stays >= 0.
-  require_fraction(p.layer_skew_spread, "layer_skew_spread");
-  require_non_negative(p.iteration_jitter, "iteration_jitter");
-  require_positive(p.source_concentration, "source_concentration");
-  if (std::isinf(p.source_concentration)) fail("source_concentration", "expected a finite number");
-  require_fraction(p.source_weight, "source_weight");
-  require_fraction(p.layer_correlation, "layer_correlation");
-  require_positive(p.transition_concentration, "transition_concentration");
-  if (std::isinf(p.transition_concentration)) {
-    fail("transition_concentration", "expected a finite number");
-  }
+  validate_shape_free(p);
 }
 
 // What is fixed per MoE layer for the whole run.

@@ -154,6 +154,9 @@ TEST(CliWorkloadErrors, MalformedRoutingTrace) {
 }
 TEST(CliWorkloadErrors, UnknownGeneratorParameter) {
   expect_error("trace --model mixtral-8x7b --ep 8 --out /tmp/x.json --generator skew=2", "skew");
+  // Ranges are checked when the option is read, naming it.
+  expect_error("trace --model mixtral-8x7b --ep 8 --out /tmp/x.json --generator skew_initial=-1",
+               "--generator.skew_initial: expected a finite non-negative number");
 }
 TEST(CliWorkloadErrors, TraceNeedsOut) {
   expect_error("trace --model mixtral-8x7b --ep 8", "--out");
