@@ -107,6 +107,9 @@ SyntheticTrace synthetic_trace_from(const SyntheticTraceOptions& o);
 // add "--generator").
 workload::SyntheticRouting generator_params(const std::string& text);
 
+// "12.35 ms": seconds in the unit that keeps the number readable, 4 significant digits.
+std::string seconds_text(double s);
+
 // Expands "all" into the default comparison set; keeps the order the user gave otherwise.
 std::vector<std::string> expand_fabric_names(const std::vector<std::string>& names);
 

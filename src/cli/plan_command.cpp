@@ -31,15 +31,6 @@ struct PlanOptions {
   bool tl1 = false;
 };
 
-// "12.35 ms": seconds in the unit that keeps the number readable, 4 significant digits.
-std::string seconds_text(double s) {
-  if (s == 0.0) return "0 s";
-  if (s < 1e-6) return fmt::format("{:.4g} ns", s * 1e9);
-  if (s < 1e-3) return fmt::format("{:.4g} us", s * 1e6);
-  if (s < 1.0) return fmt::format("{:.4g} ms", s * 1e3);
-  return fmt::format("{:.4g} s", s);
-}
-
 struct Setup {
   control::ServerNics nics;
   Rate link;
@@ -176,6 +167,14 @@ Command register_plan(CLI::App& root) {
                 "Print the TL1 commands that set the plan up on an empty OCS (with --json: "
                 "as \"tl1\")");
   return Command{app, [o] { return run_plan(*o); }};
+}
+
+std::string seconds_text(double s) {
+  if (s == 0.0) return "0 s";
+  if (s < 1e-6) return fmt::format("{:.4g} ns", s * 1e9);
+  if (s < 1e-3) return fmt::format("{:.4g} us", s * 1e6);
+  if (s < 1.0) return fmt::format("{:.4g} ms", s * 1e3);
+  return fmt::format("{:.4g} s", s);
 }
 
 }  // namespace mfabric::cli

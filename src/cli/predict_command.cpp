@@ -64,11 +64,6 @@ Input file_input(const PredictOptions& o) {
   return in;
 }
 
-std::string seconds_text(double s) {
-  if (s < 1e-3) return fmt::format("{:.3g} us", s * 1e6);
-  return fmt::format("{:.3g} ms", s * 1e3);
-}
-
 int run_predict(const PredictOptions& o) {
   if (o.model.empty())
     throw Error("", "--model", "give --model NAME (the model zoo or a YAML file)");

@@ -14,7 +14,7 @@ namespace {
 
 // One ECMP decision among `count` options, the same mix as the Router's (router.cpp), with
 // salts of its own so that the choices are independent of the Router's.
-std::size_t pick(std::uint64_t key, int salt, std::size_t count) {
+std::size_t pick_forwarding(std::uint64_t key, int salt, std::size_t count) {
   if (count <= 1) return 0;
   return static_cast<std::size_t>(
       splitmix64(key + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(salt + 1)) % count);
@@ -126,8 +126,8 @@ bool CircuitForwarding::choose(int a, int b, NodeId src_gpu, NodeId dst_gpu, std
   if (!g.paths) return false;
   const int count = g.paths->path_count(a, b);
   if (count == 0) return false;
-  const std::span<const std::int32_t> path =
-      g.paths->path(a, b, static_cast<int>(pick(key, kPathSalt, static_cast<std::size_t>(count))));
+  const std::span<const std::int32_t> path = g.paths->path(
+      a, b, static_cast<int>(pick_forwarding(key, kPathSalt, static_cast<std::size_t>(count))));
   int at = a;
   for (std::size_t h = 0; h < path.size(); ++h) {
     const auto p = static_cast<std::size_t>(path[h]);
@@ -147,7 +147,7 @@ bool CircuitForwarding::choose(int a, int b, NodeId src_gpu, NodeId dst_gpu, std
     if (h == 0) prefer(src_gpu, a);
     if (h + 1 == path.size()) prefer(dst_gpu, b);
     circuits.push_back(
-        candidates_[pick(key, kCircuitSalt + static_cast<int>(h), candidates_.size())]);
+        candidates_[pick_forwarding(key, kCircuitSalt + static_cast<int>(h), candidates_.size())]);
     at = next;
   }
   return true;
