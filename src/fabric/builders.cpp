@@ -301,7 +301,8 @@ const std::vector<Entry>& registry() {
           "circuits; backward plans go up under the compute of the layer before), reuse-previous "
           "(the dispatch runs on the circuits up, the plan follows under expert compute), "
           "eps-during-switch (the dispatch starts over the EPS, moves to the circuits when they "
-          "come up), oracle "
+          "come up), predict (Copilot forecasts the next layer's plan under attention compute), "
+          "oracle "
           "(block with no delay: an upper bound)"}}},
        build_mfabric},
   };

@@ -137,6 +137,9 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
         // Bytes that crossed circuits, and the electrical fabric's cables from NICs.
         {"circuit_bytes", circuit},
         {"eps_bytes", eps},
+        // predict: plans made from a forecast and their mean relative demand error (0 if none).
+        {"predictions", c.predictions},
+        {"prediction_error", c.prediction_error},
     };
   }
   if (r.topoopt != nullptr) {
@@ -190,6 +193,11 @@ std::string results_text(const SimulationReport& r) {
                            with_commas(c.reconfigurations), c.conflicts, c.planner, c.policy)});
     t.add_row({"all-to-alls held for circuits",
                fmt::format("{}, {} in all", with_commas(c.held), to_string(c.held_time))});
+    if (c.predictions > 0) {
+      t.add_row(
+          {"predicted plans", fmt::format("{}, mean demand error {:.1f}%",
+                                          with_commas(c.predictions), 100 * c.prediction_error)});
+    }
   }
   if (r.topoopt != nullptr) {
     const sim::TopoOptStats& p = *r.topoopt;

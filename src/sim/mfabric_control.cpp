@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "control/prediction_metrics.h"
+#include "control/token_demand.h"
 #include "core/error.h"
 
 namespace mfabric::sim {
@@ -33,6 +39,8 @@ MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::T
     policy_ = Policy::Block;
   } else if (policy == "reuse-previous") {
     policy_ = Policy::ReusePrevious;
+  } else if (policy == "predict") {
+    policy_ = Policy::Predict;
   } else if (policy == "eps-during-switch") {
     policy_ = Policy::EpsDuringSwitch;
   } else if (policy == "oracle") {
@@ -63,7 +71,19 @@ MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::T
     if (t.op == workload::Op::Dispatch) {
       dispatches_[{region, key_of(t, t.phase == workload::Phase::Backward)}].push_back(id);
     }
+    if (t.op == workload::Op::Combine && t.phase != workload::Phase::Backward) {
+      ++combines_left_[{region, key_of(t, false)}];
+    }
   }
+  // Each region's stage: its MoE layers, in order (for predict).
+  std::vector<std::set<int>> layers(topology.regions().size());
+  for (const auto& [k, ids] : dispatches_) {
+    const Task& t = graph.task(ids.front());
+    if (t.phase != workload::Phase::Backward)
+      layers[static_cast<std::size_t>(k.first)].insert(t.layer);
+  }
+  for (const auto& s : layers)
+    stage_layers_.emplace_back(s.begin(), s.end());
   for (const auto& [k, ids] : dispatches_)
     unfinished_[k] = static_cast<int>(ids.size());
   stats_.planner = planner_->name();
@@ -87,7 +107,23 @@ void MfabricControl::attach(EngineContext& engine) {
         std::make_unique<control::RegionController>(r.id, nics, limits, *planner_, delay, *this));
   }
   circuits_.assign(regions_.size(), {});
-  if (policy_ == Policy::ReusePrevious) {
+  units_.assign(regions_.size(), 0.0);
+  if (policy_ == Policy::Predict) {
+    for (std::size_t region = 0; region < regions_.size(); ++region) {
+      const auto& stage = stage_layers_[region];
+      int ep = 1;
+      for (const auto& [k, ids] : dispatches_) {
+        if (k.first == static_cast<int>(region)) {
+          ep = static_cast<int>(graph_.group(graph_.task(ids.front()).group).size());
+          break;
+        }
+      }
+      copilots_.push_back(stage.empty() ? nullptr
+                                        : std::make_unique<control::CopilotPredictor>(
+                                              ep, ep, static_cast<int>(stage.size())));
+    }
+  }
+  if (policy_ == Policy::ReusePrevious || policy_ == Policy::Predict) {
     // A demand-free plan before training: every pair of the region's servers equally wanted,
     // so the first dispatch has circuits to reuse.
     installing_ = true;
@@ -105,7 +141,7 @@ void MfabricControl::attach(EngineContext& engine) {
 }
 
 std::vector<std::string> MfabricControl::policy_names() {
-  return {"block", "reuse-previous", "eps-during-switch", "oracle"};
+  return {"block", "reuse-previous", "eps-during-switch", "predict", "oracle"};
 }
 
 control::ServerDemand MfabricControl::demand_of(int region, std::int64_t key) const {
@@ -131,7 +167,7 @@ void MfabricControl::add_demand(TaskId id, int region, control::ServerDemand& d)
       d.add(p.i, p.j, p.bytes);
   };
   if (t.matrix >= 0) {
-    add_all(control::demand_from_gpu_bytes(graph_.matrix(t.matrix), server_of, r.servers));
+    add_matrix_demand(graph_.matrix(t.matrix), id, region, d);
     return;
   }
   // Without a matrix every member sends bytes / n to each member (task_graph.h).
@@ -144,6 +180,105 @@ void MfabricControl::add_demand(TaskId id, int region, control::ServerDemand& d)
   add_all(control::demand_from_gpu_bytes(uniform, server_of, r.servers));
 }
 
+void MfabricControl::add_matrix_demand(const workload::ByteMatrix& m, TaskId like, int region,
+                                       control::ServerDemand& d) const {
+  const auto& members = graph_.group(graph_.task(like).group);
+  const fabric::Region& r = topology_.regions()[static_cast<std::size_t>(region)];
+  std::vector<int> server_of(members.size());
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    server_of[k] = members[k] / topology_.cluster().gpus_per_server - r.first_server;
+  }
+  for (const control::DemandPair& p :
+       control::demand_from_gpu_bytes(m, server_of, r.servers).pairs())
+    d.add(p.i, p.j, p.bytes);
+}
+
+std::vector<std::int32_t> MfabricControl::counts_of(int region, std::int64_t key,
+                                                    double& unit) const {
+  const auto it = dispatches_.find({region, key});
+  if (it == dispatches_.end()) return {};
+  const Task& t = graph_.task(it->second.front());
+  if (t.matrix < 0) return {};
+  const workload::ByteMatrix& m = graph_.matrix(t.matrix);
+  if (unit <= 0) {
+    // Whole-number counts with room to spare: the largest row at most 2^26.
+    std::int64_t largest = 1;
+    for (int i = 0; i < m.n; ++i) {
+      std::int64_t row = 0;
+      for (int j = 0; j < m.n; ++j)
+        row += m.at(i, j);
+      largest = std::max(largest, row);
+    }
+    unit = std::max(1.0, static_cast<double>(largest) / static_cast<double>(1 << 26));
+  }
+  std::vector<std::int32_t> counts(static_cast<std::size_t>(m.n) * static_cast<std::size_t>(m.n));
+  for (int i = 0; i < m.n; ++i) {
+    for (int j = 0; j < m.n; ++j) {
+      const double c = std::round(static_cast<double>(m.at(i, j)) / unit);
+      counts[static_cast<std::size_t>(i * m.n + j)] =
+          static_cast<std::int32_t>(std::min(c, 2147483647.0));
+    }
+  }
+  return counts;
+}
+
+std::int64_t MfabricControl::neighbour_key(int region, const Task& t, int step) const {
+  const auto& stage = stage_layers_[static_cast<std::size_t>(region)];
+  const auto at = std::find(stage.begin(), stage.end(), static_cast<int>(t.layer));
+  if (at == stage.end()) return -1;
+  const auto index = (at - stage.begin()) + step;
+  if (index < 0 || index >= static_cast<std::ptrdiff_t>(stage.size())) return -1;
+  Task other = t;
+  other.layer = static_cast<std::int16_t>(stage[static_cast<std::size_t>(index)]);
+  const std::int64_t key = key_of(other, false);
+  return dispatches_.count({region, key}) > 0 ? key : -1;
+}
+
+void MfabricControl::learn(int region, const Task& dispatch) {
+  const std::int64_t key = key_of(dispatch, false);
+  const auto forecast = forecasts_.find({region, key});
+  if (forecast != forecasts_.end()) {
+    const control::ServerDemand real = demand_of(region, key);
+    stats_.prediction_error += control::demand_relative_error(real, forecast->second);
+    ++stats_.predictions;
+    forecasts_.erase(forecast);
+  }
+  const std::int64_t previous = neighbour_key(region, dispatch, -1);
+  control::CopilotPredictor* copilot = copilots_[static_cast<std::size_t>(region)].get();
+  if (previous < 0 || copilot == nullptr) return;
+  double& unit = units_[static_cast<std::size_t>(region)];
+  const auto before = counts_of(region, previous, unit);
+  const auto now = counts_of(region, key, unit);
+  if (before.empty() || now.empty()) return;
+  const auto& stage = stage_layers_[static_cast<std::size_t>(region)];
+  const auto index =
+      std::find(stage.begin(), stage.end(), static_cast<int>(dispatch.layer)) - stage.begin();
+  copilot->observe(static_cast<int>(index), before, now);
+}
+
+void MfabricControl::forecast_next(int region, const Task& combine) {
+  control::CopilotPredictor* copilot = copilots_[static_cast<std::size_t>(region)].get();
+  const std::int64_t next = neighbour_key(region, combine, +1);
+  if (next < 0 || copilot == nullptr) return;
+  double& unit = units_[static_cast<std::size_t>(region)];
+  const auto now = counts_of(region, key_of(combine, false), unit);
+  if (now.empty()) return;
+  const auto& stage = stage_layers_[static_cast<std::size_t>(region)];
+  const auto index =
+      std::find(stage.begin(), stage.end(), static_cast<int>(combine.layer)) - stage.begin() + 1;
+  const std::vector<double> tokens = copilot->predict(static_cast<int>(index), now);
+  const int n = copilot->ep();
+  const workload::ByteMatrix bytes = control::rank_bytes_from_tokens(tokens, n, n, unit);
+  const fabric::Region& r = topology_.regions()[static_cast<std::size_t>(region)];
+  control::ServerDemand d(r.servers);
+  for (TaskId id : dispatches_.at({region, next}))
+    add_matrix_demand(bytes, id, region, d);
+  forecasts_[{region, next}] = d;
+  control::RegionController& rc = *regions_[static_cast<std::size_t>(region)];
+  rc.request(
+      predicted(next), [d] { return d; }, [] {});
+}
+
 bool MfabricControl::hold_collective(TaskId id, collective::CollectiveRequest& request) {
   const Task& t = graph_.task(id);
   if (!is_ep_all_to_all(t)) return false;
@@ -153,7 +288,9 @@ bool MfabricControl::hold_collective(TaskId id, collective::CollectiveRequest& r
   const std::int64_t key = key_of(t, backward);
   const bool forward_dispatch = !backward && t.op == workload::Op::Dispatch;
   // reuse-previous: the forward dispatch goes on the circuits up now; its plan comes after it.
-  if (policy_ == Policy::ReusePrevious && forward_dispatch) return false;
+  if ((policy_ == Policy::ReusePrevious || policy_ == Policy::Predict) && forward_dispatch) {
+    return false;
+  }
   const bool in_force = !rc.reconfiguring() && rc.current_key() == key;
   const auto demand = [this, region, key, id] {
     control::ServerDemand d = demand_of(region, key);
@@ -193,15 +330,24 @@ bool MfabricControl::hold_collective(TaskId id, collective::CollectiveRequest& r
 
 void MfabricControl::collective_finished(TaskId id) {
   const Task& t = graph_.task(id);
-  if (!is_ep_all_to_all(t) || t.op != workload::Op::Dispatch) return;
+  if (!is_ep_all_to_all(t)) return;
   const bool backward = t.phase == workload::Phase::Backward;
-  if (!backward && policy_ != Policy::ReusePrevious) return;
+  if (policy_ == Policy::Predict && !backward && t.op == workload::Op::Combine) {
+    const int region = region_of_gpu(graph_.group(t.group).front());
+    const auto left = combines_left_.find({region, key_of(t, false)});
+    if (left != combines_left_.end() && --left->second == 0) forecast_next(region, t);
+    return;
+  }
+  if (t.op != workload::Op::Dispatch) return;
+  if (!backward && policy_ != Policy::ReusePrevious && policy_ != Policy::Predict) return;
   const int region = region_of_gpu(graph_.group(t.group).front());
   const auto left = unfinished_.find({region, key_of(t, backward)});
   if (left == unfinished_.end() || --left->second > 0) return;
   control::RegionController& rc = *regions_[static_cast<std::size_t>(region)];
   if (!backward) {
-    // reuse-previous: recalibrate from the layer's real demand, under its expert compute.
+    if (policy_ == Policy::Predict) learn(region, t);
+    // reuse-previous, predict: recalibrate from the layer's real demand, under its expert
+    // compute.
     const std::int64_t key = key_of(t, false);
     if (rc.current_key() != key) {
       rc.request(
@@ -257,6 +403,7 @@ void MfabricControl::set_up(int region, const std::vector<control::PortCircuit>&
 
 ControlStats MfabricControl::stats() const {
   ControlStats s = stats_;
+  if (s.predictions > 0) s.prediction_error /= static_cast<double>(s.predictions);
   for (const auto& rc : regions_) {
     s.reconfigurations += rc->stats().reconfigurations;
     s.unchanged += rc->stats().unchanged;

@@ -27,6 +27,13 @@
 // When the new circuits come up its remaining bytes move onto them (Backend::reroute). The
 // combine waits for whatever of the delay is left. Backward as `block`.
 //
+// `predict` (Copilot): when a layer's forward combines in the region have finished, the
+// region's Copilot predictor (one per region, at EP-rank level: each rank's bytes to every rank)
+// forecasts the next layer's dispatch from this layer's, and the controller puts the plan for
+// that forecast up under the next layer's attention compute; the next dispatch then runs on it
+// and recalibration before the combine follows `reuse-previous`. The first layer of a stage has
+// nothing to predict from and runs on what is up. Prediction quality is reported.
+//
 // `oracle` (an upper bound, not a real system): `block` with a zero reconfiguration delay, so
 // every all-to-all runs on circuits planned from its own exact demand and waits for nothing.
 #pragma once
@@ -37,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "control/copilot.h"
 #include "control/planner.h"
 #include "control/region_controller.h"
 #include "fabric/topology.h"
@@ -63,6 +71,10 @@ struct ControlStats {
   Time held_time;             // summed over all-to-alls: time they waited for circuits (exposed)
   std::int64_t held = 0;      // all-to-alls that waited
   std::vector<ReconfigurationSpan> spans;
+  // predict: plans made from a forecast, and the mean relative error of their region demand
+  // against the real one (sum |predicted - real| / sum real over server pairs).
+  std::int64_t predictions = 0;
+  double prediction_error = 0;
 };
 
 class MfabricControl final : public FabricController, public control::CircuitSwitch {
@@ -88,7 +100,7 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   static std::vector<std::string> policy_names();
 
  private:
-  enum class Policy { Block, ReusePrevious, EpsDuringSwitch, Oracle };
+  enum class Policy { Block, ReusePrevious, EpsDuringSwitch, Predict, Oracle };
 
   // Forward and backward plans of (iteration, layer, micro-batch).
   static std::int64_t key_of(const workload::Task& t, bool backward);
@@ -96,6 +108,18 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   // The region's demand for a plan: its dispatch all-to-alls' matrices, summed.
   control::ServerDemand demand_of(int region, std::int64_t key) const;
   void add_demand(workload::TaskId all_to_all, int region, control::ServerDemand& d) const;
+  // The region demand of a GPU-pair matrix laid out like the all-to-all `like`.
+  void add_matrix_demand(const workload::ByteMatrix& m, workload::TaskId like, int region,
+                         control::ServerDemand& d) const;
+  // predict: the forward dispatch matrix of (region, key)'s first EP group as whole-number
+  // counts for Copilot (bytes / unit), or empty.
+  std::vector<std::int32_t> counts_of(int region, std::int64_t key, double& unit) const;
+  // predict: after a layer's forward dispatches (observe) and combines (forecast the next).
+  void learn(int region, const workload::Task& dispatch);
+  void forecast_next(int region, const workload::Task& combine);
+  // The forward key of the MoE layer after (before) `t`'s in its region's stage, or -1.
+  std::int64_t neighbour_key(int region, const workload::Task& t, int step) const;
+  static std::int64_t predicted(std::int64_t key) { return -3 - key; }
 
   const workload::TaskGraph& graph_;
   const fabric::Topology& topology_;
@@ -112,6 +136,13 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   bool served_at_once_ = false;
   // (region, key) -> its dispatch all-to-alls not finished yet.
   std::map<std::pair<int, std::int64_t>, int> unfinished_;
+  // predict: per region, its Copilot, its stage's MoE layers (ascending), the forward combines
+  // not finished yet per key, and the demand each forecast predicted.
+  std::vector<std::unique_ptr<control::CopilotPredictor>> copilots_;
+  std::vector<std::vector<int>> stage_layers_;
+  std::vector<double> units_;  // per region: bytes per Copilot count (set on first use)
+  std::map<std::pair<int, std::int64_t>, int> combines_left_;
+  std::map<std::pair<int, std::int64_t>, control::ServerDemand> forecasts_;
   ControlStats stats_;
 };
 

@@ -162,7 +162,8 @@ TEST(MfabricPolicies, EpsDuringSwitchExposesNoDelayAndMovesBytesWhenCircuitsCome
 TEST(MfabricPolicies, EveryPolicyDeliversEverythingAndTheOracleBoundsThem) {
   // alpha 2 in regions of 4 servers: plans change with the demand.
   std::map<std::string, Simulation> runs;
-  for (const std::string policy : {"block", "reuse-previous", "eps-during-switch", "oracle"}) {
+  for (const std::string policy :
+       {"block", "reuse-previous", "eps-during-switch", "predict", "oracle"}) {
     runs.emplace(policy, run("{kind: mfabric, region: 4, alpha: 2, policy: " + policy + "}"));
     const Simulation& s = runs.at(policy);
     EXPECT_EQ(s.control->policy, policy);
@@ -175,6 +176,14 @@ TEST(MfabricPolicies, EveryPolicyDeliversEverythingAndTheOracleBoundsThem) {
   EXPECT_LE(oracle, runs.at("reuse-previous").result.mean_iteration_time());
   EXPECT_EQ(runs.at("oracle").control->held_time, Time::zero());
   EXPECT_LE(oracle, runs.at("eps-during-switch").result.mean_iteration_time());
+  EXPECT_LE(oracle, runs.at("predict").result.mean_iteration_time());
+  // predict forecast every layer but the first of each stage (2 regions x 15 layers x 4
+  // micro-batches), and scored each forecast against the real demand.
+  const ControlStats& p = *runs.at("predict").control;
+  EXPECT_EQ(p.predictions, 2 * 15 * 4);
+  EXPECT_GT(p.prediction_error, 0.0);
+  EXPECT_LT(p.prediction_error, 2.0);
+  EXPECT_EQ(runs.at("block").control->predictions, 0);
   // reuse-previous and eps-during-switch never hold a forward dispatch, so they wait less than
   // block.
   EXPECT_LT(runs.at("reuse-previous").control->held_time, runs.at("block").control->held_time);
