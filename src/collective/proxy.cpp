@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -131,22 +132,23 @@ Plan ProxyLowering::lower(const CollectiveRequest& request,
   };
   // Without a circuit: a GPU with an EPS NIC sends (receives) itself, the others go through
   // their server's EPS GPUs; pairs in order so that several EPS NICs share the bytes.
-  auto eps_between = [&](std::size_t s, std::size_t d, NodeId src, NodeId dst) {
-    std::vector<Channel> out;
+  auto eps_between = [&](std::size_t s, std::size_t d, NodeId src, NodeId dst,
+                         std::vector<Channel>& out) {
+    out.clear();
     const auto& eps_s = ports[s].eps_gpus;
     const auto& eps_d = ports[d].eps_gpus;
     const bool src_eps = std::find(eps_s.begin(), eps_s.end(), src) != eps_s.end();
     const bool dst_eps = std::find(eps_d.begin(), eps_d.end(), dst) != eps_d.end();
-    const std::vector<NodeId> a = src_eps ? std::vector<NodeId>{src} : eps_s;
-    const std::vector<NodeId> b = dst_eps ? std::vector<NodeId>{dst} : eps_d;
-    if (a.empty() || b.empty()) return out;
+    const std::span<const NodeId> a = src_eps ? std::span<const NodeId>(&src, 1) : eps_s;
+    const std::span<const NodeId> b = dst_eps ? std::span<const NodeId>(&dst, 1) : eps_d;
+    if (a.empty() || b.empty()) return;
     const std::size_t k = std::max(a.size(), b.size());
     for (std::size_t c = 0; c < k; ++c)
       out.push_back({a[c % a.size()], b[c % b.size()]});
-    return out;
   };
 
   StepBytes gather, exchange, scatter;
+  std::vector<Channel> eps;  // scratch, one pair's EPS channels
   for (std::size_t s = 0; s < servers; ++s) {
     for (std::size_t d = 0; d < servers; ++d) {
       const std::vector<Channel> circuits =
@@ -162,8 +164,8 @@ Plan ProxyLowering::lower(const CollectiveRequest& request,
             add(exchange, src, dst, bytes);  // server-local (step 4)
             continue;
           }
-          const std::vector<Channel> channels =
-              circuits.empty() ? eps_between(s, d, src, dst) : circuits;
+          if (circuits.empty()) eps_between(s, d, src, dst, eps);
+          const std::vector<Channel>& channels = circuits.empty() ? eps : circuits;
           const auto k = static_cast<std::int64_t>(channels.size());
           if (k == 0) {
             add(exchange, src, dst, bytes);  // no proxy to use: the router finds the way

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli_harness.h"
+#include "scratch_dir.h"
 
 namespace {
 
@@ -17,23 +18,9 @@ using mfabric::testing::expect_error;
 using mfabric::testing::Outcome;
 using mfabric::testing::run;
 
-class PlanCli : public ::testing::Test {
+class PlanCli : public mfabric::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("mfabric_plan_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Writes `text` to a file in the test's directory; returns its path.
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name, std::ios::binary) << text;
-    return (dir_ / name).string();
-  }
-
-  fs::path dir_;
+  PlanCli() : ScratchDirTest("mfabric_plan_cli") {}
 };
 
 // Four servers, alpha 1: by hand, the heaviest pair (0, 1) and then (2, 3) (a perfect matching);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli_harness.h"
+#include "scratch_dir.h"
 
 namespace {
 
@@ -23,22 +24,9 @@ constexpr const char* kTinyModel =
     "name: tiny\nlayers: 4\nhidden: 64\nattention:\n  kind: gqa\n  heads: 4\n  kv_heads: 2\n"
     "  head_dim: 16\nffn_expert: 128\nexperts: 4\ntop_k: 1\nvocab: 100\n";
 
-class PredictCli : public ::testing::Test {
+class PredictCli : public mfabric::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("mfabric_predict_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name, std::ios::binary) << text;
-    return (dir_ / name).string();
-  }
-
-  fs::path dir_;
+  PredictCli() : ScratchDirTest("mfabric_predict_cli") {}
 };
 
 TEST_F(PredictCli, SyntheticJsonCountsAndPredictors) {
