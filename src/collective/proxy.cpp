@@ -1,6 +1,7 @@
 // mFabric's 5-step all-to-all (docs/collectives.md, "proxy"; mFabric paper section 4):
 //   1. every GPU looks up, for each destination server, its server's proxy GPUs: those whose NIC
-//      has a circuit to that server, else itself if it has an EPS NIC, else the GPUs with one;
+//      has a circuit to that server, else itself if it has an EPS NIC, else the GPUs with one
+//      (failed GPUs and NICs are never proxies);
 //   2. it gathers its bytes for that server onto the proxies over the NVSwitch, split evenly
 //      when there are several;
 //   3. proxies exchange over their circuit or the EPS, and
@@ -58,10 +59,12 @@ ServerPorts ports_of(const fabric::Topology& t, const CircuitView* view, int ser
   ServerPorts p;
   for (int local = 0; local < t.cluster().gpus_per_server; ++local) {
     const NodeId gpu = t.gpu(server, local);
+    if (view != nullptr && !view->usable(gpu)) continue;
     bool eps = false;
     for (fabric::LinkId l : t.links_of(gpu)) {
       if (t.link(l).kind != fabric::LinkKind::Pcie) continue;
       const NodeId nic = t.other_end(l, gpu);
+      if (view != nullptr && !view->usable(nic)) continue;
       const fabric::NicRole role = t.node(nic).role;
       if (role == fabric::NicRole::Eps) eps = true;
       if (view == nullptr || role == fabric::NicRole::Eps || role == fabric::NicRole::None)

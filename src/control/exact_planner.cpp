@@ -4,7 +4,8 @@
 //
 // Variables: x[p][c] = 1 when pair p gets c circuits (c = 0..alpha), and T. Minimise T subject to
 //   sum_c x[p][c] = 1                          for every pair p with demand,
-//   sum_{p at s} sum_c c x[p][c] <= alpha      for every server s,
+//   sum_{p at s} sum_c c x[p][c] <= ports_s    for every server s (its working ports: alpha
+//                                              without failures),
 //   T - sum_c finish(p, c) x[p][c] >= 0        for every pair p,
 // with finish(p, c) = pair_finish(bytes_p, c) divided by the largest of them (well-scaled rows).
 #include <glpk.h>
@@ -29,7 +30,7 @@ class ExactPlanner final : public Planner {
   std::string name() const override { return "exact"; }
 
   CircuitPlan plan(const ServerDemand& demand, const PlanLimits& limits) const override {
-    limits.validate();
+    limits.validate(demand.servers());
     if (demand.servers() > kMaxExactServers) {
       throw Error("", "algorithm",
                   fmt::format("the exact planner solves an integer program and takes regions of "
@@ -37,7 +38,7 @@ class ExactPlanner final : public Planner {
                               "the same optimum at any size",
                               kMaxExactServers, demand.servers()));
     }
-    Allocation allocation(demand, limits.alpha);
+    Allocation allocation(demand, limits);
     const std::vector<DemandPair>& pairs = allocation.pairs();
     if (pairs.empty()) return allocation.to_plan();
     const int options = limits.alpha + 1;  // circuit counts 0..alpha
@@ -90,7 +91,7 @@ class ExactPlanner final : public Planner {
       }
     }
     for (int s = 0; s < servers; ++s) {
-      glp_set_row_bnds(lp.get(), 1 + pair_count + s, GLP_UP, 0.0, limits.alpha);
+      glp_set_row_bnds(lp.get(), 1 + pair_count + s, GLP_UP, 0.0, limits.ports_of(s));
     }
     glp_load_matrix(lp.get(), static_cast<int>(rows.size()) - 1, rows.data(), cols.data(),
                     values.data());

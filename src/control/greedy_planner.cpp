@@ -11,8 +11,7 @@ class GreedyPlanner final : public Planner {
   std::string name() const override { return paper_ ? "greedy-paper" : "greedy"; }
 
   CircuitPlan plan(const ServerDemand& demand, const PlanLimits& limits) const override {
-    limits.validate();
-    Allocation allocation(demand, limits.alpha);
+    Allocation allocation(demand, limits);  // validates limits
     // The printed algorithm stops at the first bottleneck it cannot serve; the practical one
     // (the authors' simulator) skips that pair and goes on.
     run_greedy(allocation, limits, GreedyKey::Paper, /*stop_at_first_blocked=*/paper_);

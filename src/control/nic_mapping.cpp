@@ -32,8 +32,14 @@ namespace {
 // The free OCS NICs of every server, and which NUMA node each NIC is on.
 class FreeNics {
  public:
-  FreeNics(int servers, const ServerNics& nics)
-      : nics_(nics), taken_(static_cast<std::size_t>(servers) * nics.alpha, false) {}
+  // The unusable NICs are taken from the start (the caller checked they are OCS NICs of the
+  // region's servers).
+  FreeNics(int servers, const ServerNics& nics, const std::set<std::pair<int, int>>& unusable)
+      : nics_(nics),
+        taken_(static_cast<std::size_t>(servers) * static_cast<std::size_t>(nics.alpha), false) {
+    for (const auto& [server, nic] : unusable)
+      taken_[index(server, nic - nics_.first_ocs_nic())] = true;
+  }
 
   // A NIC of `server` on the NUMA node that holds the fewest of `on_node` (this pair's circuits
   // so far per node), ties: more free NICs on the node, then the lower node; the lowest free
@@ -81,8 +87,20 @@ class FreeNics {
 
 }  // namespace
 
-std::vector<PortCircuit> map_to_nics(const CircuitPlan& plan, const ServerNics& nics) {
+std::vector<PortCircuit> map_to_nics(const CircuitPlan& plan, const ServerNics& nics,
+                                     const std::set<std::pair<int, int>>& unusable) {
   nics.validate();
+  // Per server: its OCS NICs that may carry a circuit.
+  std::vector<int> usable(static_cast<std::size_t>(std::max(plan.servers, 0)), nics.alpha);
+  for (const auto& [server, nic] : unusable) {
+    if (server < 0 || server >= plan.servers || nic < nics.first_ocs_nic() || nic >= nics.nics) {
+      throw Error("", "unusable",
+                  fmt::format("NIC {} of server {} is not an OCS NIC (local indices {} to {}) of "
+                              "a server of the region of {} servers",
+                              nic, server, nics.first_ocs_nic(), nics.nics - 1, plan.servers));
+    }
+    --usable[static_cast<std::size_t>(server)];
+  }
   std::vector<int> ends(static_cast<std::size_t>(plan.servers), 0);
   for (const Circuit& c : plan.circuits) {
     if (c.i < 0 || c.i >= c.j || c.j >= plan.servers || c.count < 1) {
@@ -95,10 +113,15 @@ std::vector<PortCircuit> map_to_nics(const CircuitPlan& plan, const ServerNics& 
     ends[static_cast<std::size_t>(c.j)] += c.count;
   }
   for (int s = 0; s < plan.servers; ++s) {
-    if (ends[static_cast<std::size_t>(s)] > nics.alpha) {
+    const auto u = static_cast<std::size_t>(s);
+    if (ends[u] > usable[u]) {
       throw Error("", "plan",
-                  fmt::format("server {} has {} circuits but only alpha = {} OCS NICs", s,
-                              ends[static_cast<std::size_t>(s)], nics.alpha));
+                  usable[u] == nics.alpha
+                      ? fmt::format("server {} has {} circuits but only alpha = {} OCS NICs", s,
+                                    ends[u], nics.alpha)
+                      : fmt::format("server {} has {} circuits but only {} usable OCS NICs "
+                                    "(alpha = {}, {} unusable)",
+                                    s, ends[u], usable[u], nics.alpha, nics.alpha - usable[u]));
     }
   }
 
@@ -108,7 +131,7 @@ std::vector<PortCircuit> map_to_nics(const CircuitPlan& plan, const ServerNics& 
     return plan.circuits[a].count > plan.circuits[b].count;
   });
 
-  FreeNics free(plan.servers, nics);
+  FreeNics free(plan.servers, nics, unusable);
   std::vector<PortCircuit> out;
   out.reserve(static_cast<std::size_t>(plan.total_circuits()));
   for (const std::size_t k : order) {

@@ -4,6 +4,8 @@
 // floor(j * numa / nics) (fabric/topology.h).
 #pragma once
 
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "control/planner.h"
@@ -36,7 +38,15 @@ struct PortCircuit {
 // more circuits are placed first (then in (i, j) order), and each circuit takes, at each end,
 // the NUMA node holding the fewest of its pair's circuits so far (ties: the node with more free
 // OCS NICs, then the lower node), and there the free OCS NIC with the lowest index. Output in
-// placement order. mfabric::Error when the plan gives a server more than alpha circuits.
-std::vector<PortCircuit> map_to_nics(const CircuitPlan& plan, const ServerNics& nics);
+// placement order.
+//
+// `unusable` holds (region-local server, local NIC index) pairs of OCS NICs that must not be
+// used (failed, or held by a circuit outside the plan, e.g. a pinned relay circuit): they are
+// never assigned, as if taken from the start, and count as taken in the NUMA tie-break.
+//
+// mfabric::Error when the plan gives a server more circuits than its usable OCS NICs (alpha
+// less its unusable ones), or when an unusable entry is not an OCS NIC of a server of the plan.
+std::vector<PortCircuit> map_to_nics(const CircuitPlan& plan, const ServerNics& nics,
+                                     const std::set<std::pair<int, int>>& unusable = {});
 
 }  // namespace mfabric::control

@@ -3,7 +3,8 @@
 //
 // Why a threshold search is exact: a pair's time only depends on its own circuit count and falls
 // as the count grows, so "every pair finishes within T" holds iff giving each pair the fewest
-// circuits that bring it within T, need(T), fits every server's alpha ports. need(T) only grows
+// circuits that bring it within T, need(T), fits every server's working ports (ports_of(s),
+// alpha without failures). need(T) only grows
 // as T shrinks, so the feasible thresholds form an interval, and the optimum is one of the
 // pair_finish(bytes, c) values, c = 0..alpha: the smallest feasible one.
 #include <algorithm>
@@ -31,7 +32,7 @@ int circuits_needed(std::int64_t bytes, double t, const PlanLimits& limits) {
   return c;
 }
 
-// need(t) for every pair when it fits every server, else empty.
+// need(t) for every pair when it fits every server's working ports, else false.
 bool fits(const std::vector<DemandPair>& pairs, int servers, double t, const PlanLimits& limits,
           std::vector<int>& need) {
   std::vector<int> used(static_cast<std::size_t>(servers), 0);
@@ -41,7 +42,7 @@ bool fits(const std::vector<DemandPair>& pairs, int servers, double t, const Pla
     if (c > limits.alpha) return false;
     need[p] = c;
     for (const int s : {pairs[p].i, pairs[p].j}) {
-      if ((used[static_cast<std::size_t>(s)] += c) > limits.alpha) return false;
+      if ((used[static_cast<std::size_t>(s)] += c) > limits.ports_of(s)) return false;
     }
   }
   return true;
@@ -52,8 +53,7 @@ class OptimalPlanner final : public Planner {
   std::string name() const override { return "optimal"; }
 
   CircuitPlan plan(const ServerDemand& demand, const PlanLimits& limits) const override {
-    limits.validate();
-    Allocation allocation(demand, limits.alpha);
+    Allocation allocation(demand, limits);  // validates limits
     const std::vector<DemandPair>& pairs = allocation.pairs();
     if (pairs.empty()) return allocation.to_plan();
 

@@ -24,6 +24,22 @@ void PlanLimits::validate() const {
   };
   check_rate(circuit_rate, "circuit_rate");
   check_rate(eps_rate, "eps_rate");
+  for (std::size_t s = 0; s < ports.size(); ++s) {
+    if (ports[s] < 0 || ports[s] > alpha) {
+      throw Error(
+          "", fmt::format("ports[{}]", s),
+          fmt::format("expected 0 to alpha = {} working OCS ports, got {}", alpha, ports[s]));
+    }
+  }
+}
+
+void PlanLimits::validate(int servers) const {
+  validate();
+  if (!ports.empty() && ports.size() != static_cast<std::size_t>(servers)) {
+    throw Error("", "ports",
+                fmt::format("expected one entry per server of the region ({}), got {}", servers,
+                            ports.size()));
+  }
 }
 
 Rate eps_pair_rate(int nics, int alpha, Rate link, int servers) {
@@ -70,6 +86,7 @@ double max_finish(const ServerDemand& demand, const CircuitPlan& plan, const Pla
 
 void check_plan(const ServerDemand& demand, const CircuitPlan& plan, const PlanLimits& limits) {
   const int n = demand.servers();
+  limits.validate(n);
   if (plan.servers != n || plan.ports_used.size() != static_cast<std::size_t>(n)) {
     throw Error("", "plan",
                 fmt::format("the plan is for {} servers, the demand has {}", plan.servers, n));
@@ -91,10 +108,13 @@ void check_plan(const ServerDemand& demand, const CircuitPlan& plan, const PlanL
   }
   for (int s = 0; s < n; ++s) {
     const int u = used[static_cast<std::size_t>(s)];
-    if (u > limits.alpha || u != plan.ports_used[static_cast<std::size_t>(s)]) {
+    if (u > limits.ports_of(s) || u != plan.ports_used[static_cast<std::size_t>(s)]) {
+      const std::string most = limits.ports.empty() ? fmt::format("alpha = {}", limits.alpha)
+                                                    : fmt::format("{} working ports (alpha = {})",
+                                                                  limits.ports_of(s), limits.alpha);
       throw Error("", "plan",
-                  fmt::format("server {} has {} circuits (ports_used says {}), at most alpha = {}",
-                              s, u, plan.ports_used[static_cast<std::size_t>(s)], limits.alpha));
+                  fmt::format("server {} has {} circuits (ports_used says {}), at most {}", s, u,
+                              plan.ports_used[static_cast<std::size_t>(s)], most));
     }
   }
 }
@@ -116,12 +136,15 @@ std::unique_ptr<Planner> make_planner(const std::string& name) {
 
 namespace detail {
 
-Allocation::Allocation(const ServerDemand& demand, int alpha)
-    : servers_(demand.servers()),
-      pairs_(demand.pairs()),
-      circuits_(pairs_.size(), 0),
-      free_(static_cast<std::size_t>(demand.servers()), alpha),
-      open_servers_(demand.servers()) {}
+Allocation::Allocation(const ServerDemand& demand, const PlanLimits& limits)
+    : servers_(demand.servers()), pairs_(demand.pairs()), circuits_(pairs_.size(), 0) {
+  limits.validate(servers_);
+  free_.reserve(static_cast<std::size_t>(servers_));
+  for (int s = 0; s < servers_; ++s) {
+    free_.push_back(limits.ports_of(s));
+    if (free_.back() > 0) ++open_servers_;
+  }
+}
 
 void Allocation::add(std::size_t p) {
   ++circuits_[p];
@@ -176,6 +199,11 @@ class GreedyHeap {
     const std::vector<DemandPair>& pairs = allocation.pairs();
     entries_.reserve(pairs.size());
     for (std::size_t p = 0; p < pairs.size(); ++p) {
+      // A pair with a full end can never take a circuit (ports never free up): not a candidate.
+      // This only matters to the printed variant, which would stop at it; on a fresh allocation
+      // it is a pair with an end whose every port failed, never one of a region without failures
+      // (alpha >= 1), so plans without failures are unchanged.
+      if (!allocation.can_add(p)) continue;
       entries_.push_back({key_of(key, pairs[p].bytes, allocation.circuits(p), limits),
                           pairs[p].bytes, static_cast<std::uint32_t>(p)});
     }

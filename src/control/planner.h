@@ -3,6 +3,7 @@
 // interface and one objective, max_finish().
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,10 +23,22 @@ struct PlanLimits {
   // EPS (see eps_pair_rate()).
   Rate circuit_rate = Rate::gbps(400);
   Rate eps_rate = Rate::gbps(400) * 2.0 / 7.0;
+  // Per region server: the OCS ports that work (failed NICs and ports held by a pinned relay
+  // circuit taken away), 0..alpha. Empty: alpha for every server. When not empty it has one
+  // entry per server of the demand (the planners check).
+  std::vector<int> ports = {};
 
-  // mfabric::Error naming the field unless 1 <= alpha <= kMaxAlpha and both rates are finite
-  // and positive.
+  // The circuits server s may take: ports[s], or alpha when ports is empty. s must be a server
+  // of the region (0 <= s < ports.size() when ports is not empty).
+  int ports_of(int server) const {
+    return ports.empty() ? alpha : ports[static_cast<std::size_t>(server)];
+  }
+
+  // mfabric::Error naming the field unless 1 <= alpha <= kMaxAlpha, both rates are finite and
+  // positive, and every entry of ports is 0..alpha.
   void validate() const;
+  // validate(), and ports is empty or has one entry per server of a region of `servers`.
+  void validate(int servers) const;
 };
 
 // The per-pair EPS rate of a region of `servers` servers with `nics` NICs of `link` each, alpha
@@ -64,15 +77,17 @@ double pair_finish(std::int64_t bytes, int circuits, const PlanLimits& limits);
 double max_finish(const ServerDemand& demand, const CircuitPlan& plan, const PlanLimits& limits);
 
 // mfabric::Error (field "plan") when the plan does not fit the demand's region or gives a server
-// more than alpha circuits.
+// more than limits.ports_of(server) circuits (field "ports" when limits.ports does not have one
+// entry per server).
 void check_plan(const ServerDemand& demand, const CircuitPlan& plan, const PlanLimits& limits);
 
 class Planner {
  public:
   virtual ~Planner() = default;
   virtual std::string name() const = 0;
-  // Never more than limits.alpha circuits per server; only pairs of the demand's region.
-  // Deterministic. limits are validated (mfabric::Error).
+  // Never more than limits.ports_of(s) circuits at server s; only pairs of the demand's region.
+  // Deterministic. limits are validated, limits.ports against the demand's servers
+  // (mfabric::Error). A pair with an end without working ports is never a candidate.
   virtual CircuitPlan plan(const ServerDemand& demand, const PlanLimits& limits) const = 0;
 };
 

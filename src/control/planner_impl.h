@@ -12,7 +12,9 @@ namespace mfabric::control::detail {
 // Circuits per demand pair and free OCS ports per server, while a planner works.
 class Allocation {
  public:
-  Allocation(const ServerDemand& demand, int alpha);
+  // No circuits yet; server s has limits.ports_of(s) free ports. Validates limits against the
+  // demand's servers (mfabric::Error).
+  Allocation(const ServerDemand& demand, const PlanLimits& limits);
 
   int servers() const { return servers_; }
   const std::vector<DemandPair>& pairs() const { return pairs_; }
@@ -49,6 +51,8 @@ enum class GreedyKey {
 // Repeatedly takes the bottleneck pair (largest key; ties: larger demand, then smaller (i, j))
 // and gives it a circuit when both ends have a free port. A pair that cannot take one is
 // dropped (stop_at_first_blocked = false) or ends the loop (true: the printed Algorithm 1).
+// Pairs that already have a full end when the loop starts (e.g. an end whose every port failed)
+// are never candidates, so they never end the printed variant's loop.
 void run_greedy(Allocation& allocation, const PlanLimits& limits, GreedyKey key,
                 bool stop_at_first_blocked);
 

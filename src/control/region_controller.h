@@ -10,13 +10,22 @@
 // resume and the requester is told. A plan identical to the one in force costs nothing.
 // Requests that arrive while a reconfiguration is under way wait their turn, in order; each of
 // them counts as a conflict.
+//
+// Failures (docs/control-plane.md, "Failed ports and relay circuits"): a failed OCS port is never
+// planned on again, and the circuit on it goes at once. A server that lost its EPS NICs keeps one
+// pinned circuit to a healthy peer (its relay); pinned circuits live outside the plan: plans never
+// use their two ports, and no reconfiguration ever tears them down.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "control/demand.h"
@@ -46,8 +55,10 @@ struct RegionStats {
   std::int64_t unchanged = 0;         // plans equal to the one in force: nothing switched
   std::int64_t conflicts = 0;         // requests that found a reconfiguration under way
   Time busy;  // total time the region's circuits were down for reconfiguration
-  std::int64_t circuits_set_up = 0;
-  std::int64_t circuits_torn_down = 0;
+  std::int64_t circuits_set_up = 0;     // including pinned relay circuits
+  std::int64_t circuits_torn_down = 0;  // including circuits on failed ports
+  std::int64_t failed_ports = 0;        // distinct OCS ports failed (fail_port)
+  std::int64_t relays_pinned = 0;       // relay circuits pinned (pin_relay, new pins only)
 };
 
 class RegionController {
@@ -70,10 +81,44 @@ class RegionController {
   // training; not a reconfiguration, no delay). Only on a region with no circuits and nothing
   // under way; throws std::logic_error otherwise.
   void install(std::int64_t key, const ServerDemand& demand);
+  // OCS NIC `nic` (local index, an OCS NIC: nics.first_ocs_nic() <= nic < nics.nics) of
+  // region-local server `server` failed. From now on every plan gives the server one circuit
+  // fewer at most and never maps a circuit onto that NIC. The circuit on it, if any, goes: from
+  // the plan (its pair's count less one, ports_used updated) and from the circuits in force; if
+  // it is up it is torn down at once through CircuitSwitch::tear_down (its transfers pause; the
+  // caller resumes them), if it is still coming up (the reconfiguration under way) it is never
+  // set up. A pinned relay circuit on it is torn down (if up) and unpinned: the caller pins its
+  // server again (pin_relay) to get a new relay. Failing a failed port does nothing.
+  // mfabric::Error when nic is not an OCS NIC or server is outside the region (whose size is
+  // known once a plan was made or a relay pinned; a port failed before that on a server beyond
+  // the first demand's region makes that plan an mfabric::Error).
+  void fail_port(int server, int nic);
+
+  // `server` lost its EPS NICs: it keeps one circuit to a healthy peer at all times, which
+  // relays its traffic over the EPS. The peer is the lowest-index server p != server with
+  // can_relay[p] (one entry per region server), not pinned itself (a pinned server has no EPS)
+  // and with a working OCS NIC not already pinned; the
+  // NICs are the lowest-index working, unpinned OCS NIC at each end. A planned circuit on either
+  // NIC goes as in fail_port(), except the very same circuit already up, which is kept as the
+  // pinned one (the OCS holds that cross-connect already). Otherwise the pinned circuit comes up
+  // after the reconfiguration delay (at once with a zero delay) through CircuitSwitch::set_up.
+  // From then on plans never use the two pinned NICs (one port fewer at each end) and no
+  // reconfiguration tears the circuit down. Returns the circuit (server < peer_server order);
+  // the existing one when the server is already pinned; nullopt when the server has no working
+  // unpinned OCS NIC or no peer qualifies (the caller reports it). mfabric::Error when server is
+  // outside the region or can_relay does not have one entry per region server.
+  std::optional<PortCircuit> pin_relay(int server, const std::vector<bool>& can_relay);
+
+  // The pinned relay circuits, in the order they were pinned (up or coming up).
+  const std::vector<PortCircuit>& pinned() const { return pinned_; }
+  // The failed OCS NICs: (region-local server, local NIC index).
+  const std::set<std::pair<int, int>>& failed_ports() const { return failed_; }
+
   // The key of the plan in force, or of the last one requested; -1 before the first.
   std::int64_t current_key() const { return key_; }
   bool reconfiguring() const { return busy_; }
   const RegionStats& stats() const { return stats_; }
+  // The planned circuits in force (or coming up); pinned relay circuits are not part of it.
   const CircuitPlan& plan() const { return plan_; }
 
  private:
@@ -82,8 +127,31 @@ class RegionController {
     DemandSource demand;
     std::vector<std::function<void()>> ready;
   };
+  // What a pinned circuit (pinned_[k]) is for and whether it is up yet.
+  struct Pin {
+    int server;       // the server without EPS
+    std::int64_t id;  // tells a scheduled set-up whether its pin still exists
+    bool up;
+  };
   void start(Request r);
   void finish();
+  // Plans for the demand around the failed and pinned NICs and maps the plan to NICs (sorted).
+  std::vector<PortCircuit> plan_for(const ServerDemand& demand);
+  // limits_ with each server's ports less its failed and pinned NICs; limits_ itself when none.
+  PlanLimits limits_for(int servers) const;
+  // The failed NICs and both ends of every pinned circuit.
+  std::set<std::pair<int, int>> unusable() const;
+  bool is_pinned_nic(int server, int nic) const;
+  // The lowest-index OCS NIC of the server neither failed nor pinned; nullopt when none.
+  std::optional<int> free_ocs_nic(int server) const;
+  // The planned circuit (in ports_) on this NIC.
+  std::optional<PortCircuit> planned_circuit_on(int server, int nic) const;
+  // Takes a planned circuit out of ports_ and plan_; tears it down if it is up
+  // (tear_down_if_up), forgets it if it is still coming up.
+  void remove_planned(const PortCircuit& circuit, bool tear_down_if_up);
+  // Tears pinned_[k] down if it is up, and forgets the pin.
+  void drop_pin(std::size_t k);
+  void set_up_pin(std::int64_t id);
 
   int region_;
   ServerNics nics_;
@@ -100,6 +168,11 @@ class RegionController {
   std::vector<std::function<void()>> waiting_;  // for the reconfiguration under way
   std::deque<Request> queue_;
   RegionStats stats_;
+  int servers_ = 0;  // the region's servers once known (first plan or pin); 0 before
+  std::set<std::pair<int, int>> failed_;
+  std::vector<PortCircuit> pinned_;  // never in ports_ nor plan_
+  std::vector<Pin> pins_;            // pins_[k] describes pinned_[k]
+  std::int64_t next_pin_id_ = 0;
 };
 
 }  // namespace mfabric::control

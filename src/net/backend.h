@@ -61,6 +61,13 @@ class Backend {
   // Changes a link's capacity (both directions); a zero rate takes it down. Transfers over a
   // down link stall until it comes back or are re-routed, as the backend documents.
   virtual void set_link_rate(fabric::LinkId link, Rate rate) = 0;
+  // Routes every active transfer whose route crosses a down link again, over the links up now,
+  // by the backend's normal routing at any cost (another NIC, proxy GPUs, relay servers), and
+  // lets it continue from the bytes it has left with the new route's latency; a transfer with
+  // no route over up links stays stalled where it is. Bytes are never lost. The simulator calls
+  // it after it fails a link and after circuits come up. Default: nothing (a backend whose
+  // transfers never stall on a down link).
+  virtual void reroute_down() {}
 
   virtual Time now() const = 0;
   // The time of the next network event, if any transfer is active.

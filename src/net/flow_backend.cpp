@@ -213,6 +213,10 @@ struct FlowBackend::State {
   SolverStats solver;
   TransferTotals totals;
   std::vector<std::int32_t> paused;  // slots, in the order they paused
+  // Per link: down (rate 0) and not a free circuit slot; and how many are, so that
+  // reroute_down() costs nothing while no link is down.
+  std::vector<std::uint8_t> down;
+  std::size_t links_down = 0;
 
   std::vector<Chan> chans;
   std::vector<ChanStamps> stamps;
@@ -275,6 +279,11 @@ struct FlowBackend::State {
       chans[c].cap = links.link(static_cast<LinkId>(c / 2)).rate.bps();
     }
     stamps.resize(channels);
+    down.resize(channels / 2, 0);
+    for (std::size_t l = old / 2; l < channels / 2; ++l) {
+      const fabric::Link& k = links.link(static_cast<LinkId>(l));
+      if (k.a != fabric::kNoNode && !(k.rate.bps() > 0)) mark_down(static_cast<LinkId>(l), true);
+    }
     on.resize(channels);
     settled.resize(channels, now);
     stats.resize(channels);
@@ -293,6 +302,18 @@ struct FlowBackend::State {
           if (topo.link(k).kind == fabric::LinkKind::Pcie) unmirror(k);
         }
       }
+    }
+  }
+
+  void mark_down(LinkId l, bool is_down) {
+    auto& d = down[static_cast<std::size_t>(l)];
+    const std::uint8_t v = is_down ? 1 : 0;
+    if (d == v) return;
+    d = v;
+    if (is_down) {
+      ++links_down;
+    } else {
+      --links_down;
     }
   }
 
@@ -939,6 +960,29 @@ struct FlowBackend::State {
     if (cb) cb(d.id, Time::picoseconds(now));
   }
 
+  // Moves an active flow onto route `r`: the bytes it has sent stay sent, the rest go over `r`,
+  // with r's latency.
+  void move_to(std::int32_t s, const Route& r) {
+    catch_up(s);
+    detach(s);
+    hot_of(s).rate = 0;
+    drains.erase(s);
+    Cold& c = cold_of(s);
+    c.cost = r.cost;
+    c.latency_ps = r.latency.ps() * c.latency_hops;
+    attach(s, r);
+    ++solver.rerouted;
+  }
+
+  bool crosses_down_link(std::int32_t s) const {
+    const ChannelId* p = path.data() + static_cast<std::ptrdiff_t>(s) * stride;
+    const std::int32_t len = hot[static_cast<std::size_t>(s)].len;
+    for (std::int32_t i = 0; i < len; ++i) {
+      if (!router.link_up(link_of_channel(p[i]))) return true;
+    }
+    return false;
+  }
+
   // Moves the flows off a link that just went down onto equal-cost routes, where there are any.
   void reroute_off(LinkId link) {
     victims.clear();
@@ -947,15 +991,9 @@ struct FlowBackend::State {
       victims.insert(victims.end(), list.begin(), list.end());
     }
     for (std::int32_t s : victims) {
-      Cold& c = cold_of(s);
+      const Cold& c = cold_of(s);
       if (!router.find(c.src, c.dst, c.hash, route, false) || route.cost != c.cost) continue;
-      catch_up(s);
-      detach(s);
-      hot_of(s).rate = 0;
-      drains.erase(s);
-      c.latency_ps = route.latency.ps() * c.latency_hops;
-      attach(s, route);
-      ++solver.rerouted;
+      move_to(s, route);
     }
   }
 
@@ -1045,6 +1083,7 @@ void FlowBackend::set_link_rate(LinkId link, Rate rate) {
   s.dirty = true;
   const bool was_up = s.router.link_up(link);
   const bool is_up = rate.bps() > 0;
+  s.mark_down(link, !is_up);
   if (was_up == is_up) return;
   s.router.set_link_up(link, is_up);
   if (!is_up) s.reroute_off(link);
@@ -1160,6 +1199,7 @@ LinkId FlowBackend::connect(fabric::NodeId nic_a, fabric::NodeId nic_b) {
     s.chan(c).cap = rate;
   }
   s.router.set_link_up(id, rate > 0);
+  s.mark_down(id, !(rate > 0));
   return id;
 }
 
@@ -1175,6 +1215,7 @@ void FlowBackend::disconnect(LinkId circuit) {
     s.chan(c).cap = 0;
   }
   s.router.set_link_up(circuit, false);
+  s.mark_down(circuit, false);  // a free slot: no route crosses it
   s.links.disconnect(circuit);
   s.level = 0;
   s.dirty = true;
@@ -1214,14 +1255,21 @@ void FlowBackend::reroute(int first_server, int servers) {
     const int server = s.topo.node(c.src).server;
     if (server < first_server || server >= first_server + servers) continue;
     if (!s.router.find(c.src, c.dst, c.hash, s.route, false) || !(s.route.cost < c.cost)) continue;
-    s.catch_up(slot);
-    s.detach(slot);
-    s.hot_of(slot).rate = 0;
-    s.drains.erase(slot);
-    c.cost = s.route.cost;
-    c.latency_ps = s.route.latency.ps() * c.latency_hops;
-    s.attach(slot, s.route);
-    ++s.solver.rerouted;
+    s.move_to(slot, s.route);
+  }
+}
+
+void FlowBackend::reroute_down() {
+  State& s = *s_;
+  s.sync();
+  if (s.links_down == 0) return;
+  // In slot order, for determinism; a transfer with no route over up links stays where it is.
+  for (std::size_t i = 0; i < s.hot.size(); ++i) {
+    const auto slot = static_cast<std::int32_t>(i);
+    if (s.hot[i].state != FlowState::Active || !s.crosses_down_link(slot)) continue;
+    const State::Cold& c = s.cold_of(slot);
+    if (!s.router.find(c.src, c.dst, c.hash, s.route, false)) continue;
+    s.move_to(slot, s.route);
   }
 }
 

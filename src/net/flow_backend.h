@@ -11,10 +11,11 @@
 //
 // Link failures (rate 0): a transfer crossing the link moves to another route of equal cost
 // (same number of proxy GPUs and network links, ECMP re-hashed over the links still up) if there
-// is one, and otherwise stalls at rate 0 on its route until the link comes back. A stalled
-// transfer has no next event: next_event_time() can be empty while transfers are active. A
-// transfer started while no route is up starts stalled on a route over down links; no route at
-// all is an mfabric::Error naming both GPUs.
+// is one, and otherwise stalls at rate 0 on its route until the link comes back, or until
+// reroute_down() finds it a route of any cost over the links up then. A stalled transfer has no
+// next event: next_event_time() can be empty while transfers are active. A transfer started
+// while no route is up starts stalled on a route over down links; no route at all is an
+// mfabric::Error naming both GPUs.
 //
 // Circuits (backend.h): connect() adds a NIC-NIC link in a circuit slot (link_table.h), up at
 // once; disconnect() takes the transfers crossing it off their route and pauses them, without
@@ -46,7 +47,7 @@ struct SolverStats {
   std::int64_t water_fills = 0;            // >= recomputations: V may grow and be re-filled
   std::int64_t channels_filled = 0;        // channels over all water-fillings
   std::int64_t closures = 0;               // recomputations that re-filled a whole component
-  std::int64_t rerouted = 0;               // transfers moved off a failed link
+  std::int64_t rerouted = 0;               // transfers moved to another route (any reason)
 };
 
 class FlowBackend final : public Backend {
@@ -61,6 +62,9 @@ class FlowBackend final : public Backend {
 
   TransferId start(const collective::Transfer& t, DoneCallback on_done) override;
   void set_link_rate(fabric::LinkId link, Rate rate) override;
+  // O(1) while no link is down; otherwise O(active transfers x route length) plus a route search
+  // per transfer crossing a down link.
+  void reroute_down() override;
   Time now() const override;
   std::optional<Time> next_event_time() const override;
   void advance(Time t) override;

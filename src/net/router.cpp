@@ -34,6 +34,8 @@ constexpr int kProxyHop = 2000;
 // uses 3000 and up for its path and circuit choices).
 constexpr int kForwardHop = 4000;     // GPU the in-NIC hands the data to
 constexpr int kForwardOutHop = 5000;  // GPU the out-NIC takes it from, if another one
+// The choice among the cheapest relayed routes.
+constexpr int kRelayHop = 6000;
 
 }  // namespace
 
@@ -76,9 +78,11 @@ void Router::sync() {
   gpu_nvlink_.assign(n, kNoLink);
   switch_index_.assign(n, -1);
   std::int32_t switches = 0;
+  has_ocs_nics_ = false;
   for (std::size_t v = 0; v < n; ++v) {
     const Node& node = t.nodes()[v];
     if (node.kind == NodeKind::Switch) switch_index_[v] = switches++;
+    if (node.kind == NodeKind::Nic && node.role == fabric::NicRole::Ocs) has_ocs_nics_ = true;
     if (node.kind == NodeKind::Gpu) {
       for (LinkId l : t.links_of(static_cast<NodeId>(v))) {
         if (t.link(l).kind == LinkKind::NvLink) gpu_nvlink_[v] = l;
@@ -447,6 +451,135 @@ bool Router::forwarding_gpus(NodeId in, NodeId out, std::uint64_t key, int hop, 
   return true;
 }
 
+void Router::relay_hops(int server, int other_end, std::vector<RelayHop>& into) const {
+  const Topology& t = *t_;
+  into.clear();
+  for (int j = 0; j < t.cluster().nics_per_server; ++j) {
+    const NodeId nic = t.nic(server, j);
+    if (t.node(nic).role != fabric::NicRole::Ocs) continue;  // patch-panel circuits: forwarding
+    const LinkId c = l_->circuit_at(nic);
+    if (c < 0 || !usable(c, false)) continue;
+    const NodeId relay_nic = l_->other_end(c, nic);
+    if (t.node(relay_nic).server == other_end) continue;  // a direct circuit, not a relay
+    for (LinkId l : l_->links_of(relay_nic)) {
+      if (l_->link(l).kind != LinkKind::Pcie || !usable(l, false)) continue;
+      into.push_back({nic, c, relay_nic, l_->other_end(l, relay_nic)});
+    }
+  }
+}
+
+bool Router::into_relay(NodeId src, const RelayHop& hop, std::uint64_t key, Route& r) const {
+  const Topology& t = *t_;
+  const NodeId src_gpu = access_gpu(src, hop.nic, key, false);
+  if (src_gpu == fabric::kNoNode) return false;
+  if (src_gpu != src) {
+    add(nvlink_of(src), src, r);
+    add(nvlink_of(src_gpu), t.nvswitch(t.node(src).server), r);
+    ++r.cost.proxies;
+  }
+  add(pcie_link(src_gpu, hop.nic), src_gpu, r);
+  add(hop.circuit, hop.nic, r);
+  add(pcie_link(hop.relay_gpu, hop.relay_nic), hop.relay_nic, r);
+  ++r.cost.proxies;  // the relay GPU
+  ++r.cost.network_links;
+  return true;
+}
+
+bool Router::out_of_relay(const RelayHop& hop, NodeId dst, std::uint64_t key, Route& r) const {
+  const Topology& t = *t_;
+  const NodeId dst_gpu = access_gpu(dst, hop.nic, key, false);
+  if (dst_gpu == fabric::kNoNode) return false;
+  add(pcie_link(hop.relay_gpu, hop.relay_nic), hop.relay_gpu, r);
+  add(hop.circuit, hop.relay_nic, r);
+  add(pcie_link(dst_gpu, hop.nic), hop.nic, r);
+  ++r.cost.proxies;  // the relay GPU
+  ++r.cost.network_links;
+  if (dst_gpu != dst) {
+    add(nvlink_of(dst_gpu), dst_gpu, r);
+    add(nvlink_of(dst), t.nvswitch(t.node(dst).server), r);
+    ++r.cost.proxies;
+  }
+  return true;
+}
+
+bool Router::relay_leg(NodeId from, NodeId to, std::uint64_t key, Route& r) {
+  Route& leg = relay_leg_;
+  leg.channels.clear();
+  leg.latency = Time::zero();
+  leg.cost = {};
+  if (!append_direct(from, to, key, false, leg)) return false;
+  r.channels.insert(r.channels.end(), leg.channels.begin(), leg.channels.end());
+  r.latency += leg.latency;
+  // The leg's proxies include the relay server's GPU on its way out (or in), if another one.
+  r.cost.proxies += leg.cost.proxies;
+  r.cost.network_links += leg.cost.network_links;
+  return true;
+}
+
+void Router::offer_relayed(const Route& r) {
+  if (relay_count_ > 0) {
+    const RouteCost best = relay_best_.front().cost;
+    if (best < r.cost) return;
+    if (r.cost < best) relay_count_ = 0;
+  }
+  for (std::size_t i = 0; i < relay_count_; ++i) {
+    if (relay_best_[i].channels == r.channels) return;  // the same route found twice
+  }
+  if (relay_best_.size() <= relay_count_) relay_best_.emplace_back();
+  Route& kept = relay_best_[relay_count_++];
+  kept.channels.assign(r.channels.begin(), r.channels.end());
+  kept.latency = r.latency;
+  kept.cost = r.cost;
+}
+
+bool Router::append_relayed(NodeId src, NodeId dst, std::uint64_t key, Route& out) {
+  if (!has_ocs_nics_ || l_->circuits() == 0) return false;
+  const Topology& t = *t_;
+  const int s_src = t.node(src).server;
+  const int s_dst = t.node(dst).server;
+  relay_hops(s_src, s_dst, src_hops_);
+  relay_hops(s_dst, s_src, dst_hops_);
+  Route& r = relay_route_;
+  const auto reset = [&r] {
+    r.channels.clear();
+    r.latency = Time::zero();
+    r.cost = {};
+  };
+  relay_count_ = 0;
+  // One relay server: joined by a circuit to the source's server, then to the destination's.
+  for (const RelayHop& hop : src_hops_) {
+    reset();
+    if (into_relay(src, hop, key, r) && relay_leg(hop.relay_gpu, dst, key, r)) offer_relayed(r);
+  }
+  for (const RelayHop& hop : dst_hops_) {
+    reset();
+    if (relay_leg(src, hop.relay_gpu, key, r) && out_of_relay(hop, dst, key, r)) {
+      offer_relayed(r);
+    }
+  }
+  // Two, one next to each end, when both ends are cut off (a server with circuits to both ends
+  // is a single relay, found above).
+  if (relay_count_ == 0) {
+    for (const RelayHop& in : src_hops_) {
+      for (const RelayHop& to : dst_hops_) {
+        if (t.node(in.relay_nic).server == t.node(to.relay_nic).server) continue;
+        reset();
+        if (into_relay(src, in, key, r) && relay_leg(in.relay_gpu, to.relay_gpu, key, r) &&
+            out_of_relay(to, dst, key, r)) {
+          offer_relayed(r);
+        }
+      }
+    }
+  }
+  if (relay_count_ == 0) return false;
+  const Route& chosen = relay_best_[pick(key, kRelayHop, relay_count_)];
+  out.channels.assign(chosen.channels.begin(), chosen.channels.end());
+  out.latency = chosen.latency;
+  out.cost = chosen.cost;
+  ++relayed_routes_;
+  return true;
+}
+
 bool Router::build_route(NodeId src, NodeId dst, std::uint64_t key, Route& out, bool allow_down) {
   const Topology& t = *t_;
   out.channels.clear();
@@ -472,7 +605,10 @@ bool Router::build_route(NodeId src, NodeId dst, std::uint64_t key, Route& out, 
     // the search for one is skipped.
     if (!append_forwarded(src, dst, key, allow_down, out)) return false;
   } else if (!append_direct(src, dst, key, allow_down, out) &&
-             !append_forwarded(src, dst, key, allow_down, out)) {
+             !append_forwarded(src, dst, key, allow_down, out) &&
+             (allow_down || !append_relayed(src, dst, key, out))) {
+    // Relaying is the last resort, over up links only: a stalled route (allow_down) is the
+    // route the transfer would take once its links are back.
     return false;
   }
   if (allow_down) {

@@ -12,6 +12,10 @@
 // through intermediate servers (host-based forwarding, circuit_forwarding.h): over the k shortest
 // server paths of the circuits up now, crossing each intermediate server in-NIC -> PCIe -> GPU
 // [-> NVSwitch -> GPU] -> PCIe -> out-NIC.
+// Last, only when none of the above finds a route over up links (failures: a server whose EPS
+// NICs are down and that has no circuit to the other end), a transfer is relayed through a server
+// joined to the cut-off end by an OCS circuit that is up: in-NIC -> PCIe -> GPU [-> NVSwitch ->
+// GPU] -> PCIe -> out-NIC, as forwarding crosses a server (docs/network.md, "Relaying").
 #pragma once
 
 #include <compare>
@@ -41,7 +45,9 @@ inline fabric::LinkId link_of_channel(ChannelId c) {
 }
 
 // Ordered lexicographically: fewer proxy GPUs first, then fewer network links. Two routes of
-// equal cost are interchangeable for ECMP (and for re-routing around a failed link).
+// equal cost are interchangeable for ECMP (and for re-routing around a failed link). A relayed
+// route counts the GPUs it crosses in relay servers as proxies, and its circuits and cables as
+// network links.
 struct RouteCost {
   int proxies = 0;
   int network_links = 0;
@@ -79,15 +85,19 @@ class Router {
   bool link_up(fabric::LinkId link) const { return up_[static_cast<std::size_t>(link)] != 0; }
 
   // Fills `out` with the route of a transfer from GPU `src` to GPU `dst` over up links and
-  // returns true, or returns false when there is none. With allow_down, links that are down
-  // count as present (out.up tells whether the route found crosses one). src == dst gives an
-  // empty route. Throws mfabric::Error if src or dst is not a GPU.
+  // returns true, or returns false when there is none. Relay servers are tried only when no
+  // other route is up. With allow_down, links that are down count as present (out.up tells
+  // whether the route found crosses one) and no route is relayed. src == dst gives an empty
+  // route. Throws mfabric::Error if src or dst is not a GPU.
   bool find(fabric::NodeId src, fabric::NodeId dst, std::uint64_t flow_hash, Route& out,
             bool allow_down = false);
 
   // find() over up links, else over all links (a stalled route); throws mfabric::Error naming
   // src and dst when there is no route at all.
   void route(fabric::NodeId src, fabric::NodeId dst, std::uint64_t flow_hash, Route& out);
+
+  // Routes found through relay servers so far (failures only; for tests and diagnostics).
+  std::int64_t relayed_routes() const { return relayed_routes_; }
 
   // Distance tables cached (one per destination switch and link-state mode), for tests and
   // memory accounting.
@@ -133,6 +143,32 @@ class Router {
   // on both NICs' PCIe if there is one, else one per NIC (then over the NVSwitch).
   bool forwarding_gpus(fabric::NodeId in, fabric::NodeId out, std::uint64_t key, int hop,
                        bool allow_down, fabric::NodeId& g_in, fabric::NodeId& g_out);
+  // --- Relaying (failures only): through servers joined to a cut-off end by an OCS circuit ---
+  // An OCS circuit up now from a NIC of one server to a NIC of a relay server, and a GPU of the
+  // relay server on the relay NIC's PCIe (the GPU the data crosses the relay server through).
+  struct RelayHop {
+    fabric::NodeId nic;
+    fabric::LinkId circuit;
+    fabric::NodeId relay_nic;
+    fabric::NodeId relay_gpu;
+  };
+  // The relay hops of `server`'s OCS NICs, to servers other than `other_end`, in NIC order.
+  void relay_hops(int server, int other_end, std::vector<RelayHop>& into) const;
+  // A route through one relay server next to either end, else through two (one next to each
+  // end), over up links only; among the cheapest, the flow hash picks. False, `out` untouched,
+  // if there is none.
+  bool append_relayed(fabric::NodeId src, fabric::NodeId dst, std::uint64_t key, Route& out);
+  // src [-> NVSwitch -> proxy] -> PCIe -> hop.nic -> circuit -> hop.relay_nic -> PCIe ->
+  // hop.relay_gpu; false if src cannot reach hop.nic.
+  bool into_relay(fabric::NodeId src, const RelayHop& hop, std::uint64_t key, Route& r) const;
+  // hop.relay_gpu -> PCIe -> hop.relay_nic -> circuit -> hop.nic -> PCIe -> [proxy -> NVSwitch
+  // ->] dst; false if hop.nic cannot reach dst.
+  bool out_of_relay(const RelayHop& hop, fabric::NodeId dst, std::uint64_t key, Route& r) const;
+  // The direct route between GPUs of two servers (append_direct) appended to `r`.
+  bool relay_leg(fabric::NodeId from, fabric::NodeId to, std::uint64_t key, Route& r);
+  // Keeps a candidate relayed route if it is among the cheapest so far (duplicates dropped).
+  void offer_relayed(const Route& r);
+
   void add(fabric::LinkId l, fabric::NodeId from, Route& out) const;
   // find() after its checks; `key` is the mixed flow hash all choices derive from.
   bool build_route(fabric::NodeId src, fabric::NodeId dst, std::uint64_t key, Route& out,
@@ -166,6 +202,14 @@ class Router {
   std::unique_ptr<CircuitForwarding> forwarding_;
   std::vector<fabric::LinkId> hop_circuits_;  // scratch
   std::vector<fabric::NodeId> in_owners_, out_owners_;
+
+  // Relaying: whether any NIC is on an OCS (otherwise no route is ever relayed), and scratch.
+  bool has_ocs_nics_ = false;
+  std::int64_t relayed_routes_ = 0;
+  std::vector<RelayHop> src_hops_, dst_hops_;
+  Route relay_route_, relay_leg_;
+  std::vector<Route> relay_best_;  // the cheapest candidates: [0, relay_count_)
+  std::size_t relay_count_ = 0;
 };
 
 }  // namespace mfabric::net

@@ -102,7 +102,7 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
       {"seed", r.experiment.seed},
       {"fabric", r.topology.spec()},
       {"workload", workload_label(r.experiment)},
-      {"gpus", r.graph.gpus()},
+      {"gpus", r.graph.job_gpus()},
       {"tasks", r.graph.size()},
       {"iterations", res.iteration_times.size()},
       {"iteration_time_s", res.mean_iteration_time().seconds()},
@@ -141,6 +141,26 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
         {"predictions", c.predictions},
         {"prediction_error", c.prediction_error},
     };
+  }
+  if (!r.experiment.failures.empty()) {
+    nlohmann::json parts = nlohmann::json::array();
+    for (const sim::Failure& f : r.experiment.failures) {
+      nlohmann::json part = {{"kind", sim::to_string(f.kind)}, {"server", f.server}};
+      if (f.kind != sim::FailureKind::Server) part["index"] = f.index;
+      part["at_s"] = f.at ? nlohmann::json(f.at->seconds()) : nlohmann::json(nullptr);
+      parts.push_back(std::move(part));
+    }
+    nlohmann::json moved = nlohmann::json::array();
+    if (r.spares != nullptr) {
+      for (const sim::SpareMove& m : *r.spares)
+        moved.push_back({{"failure", m.failure}, {"from_gpu", m.from_gpu}, {"to_gpu", m.to_gpu}});
+    }
+    nlohmann::json failures = {{"parts", std::move(parts)}, {"spares", std::move(moved)}};
+    if (r.control != nullptr) {
+      failures["failed_ports"] = r.control->failed_ports;
+      failures["relays"] = r.control->relays;
+    }
+    j["failures"] = std::move(failures);
   }
   if (r.topoopt != nullptr) {
     const sim::TopoOptStats& p = *r.topoopt;

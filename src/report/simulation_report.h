@@ -24,8 +24,9 @@ struct SimulationReport {
   const fabric::Topology& topology;
   const workload::TaskGraph& graph;
   const sim::RunResult& result;
-  const sim::ControlStats* control = nullptr;  // fabrics that reconfigure
-  const sim::TopoOptStats* topoopt = nullptr;  // TopoOpt's planned topology
+  const sim::ControlStats* control = nullptr;           // fabrics that reconfigure
+  const sim::TopoOptStats* topoopt = nullptr;           // TopoOpt's planned topology
+  const std::vector<sim::SpareMove>* spares = nullptr;  // ranks moved to spares (failures)
 };
 
 inline SimulationReport report_of(const sim::Simulation& s) {
@@ -34,7 +35,8 @@ inline SimulationReport report_of(const sim::Simulation& s) {
           s.graph,
           s.result,
           s.control ? &*s.control : nullptr,
-          s.topoopt ? &*s.topoopt : nullptr};
+          s.topoopt ? &*s.topoopt : nullptr,
+          &s.spares};
 }
 
 // {"schema", "experiment", "seed", "fabric", "gpus", "iterations", "iteration_time_s",
@@ -45,7 +47,9 @@ inline SimulationReport report_of(const sim::Simulation& s) {
 //  "held_time_s", "circuit_bytes", "eps_bytes"}, for TopoOpt "topology": {"kind", "degree",
 //  "ring_degree", "links", "ring_links", "matching_links", "connectivity_links",
 //  "leftover_links", "ring_groups", "rings", "matching_rounds", "connected", "unused_nics",
-//  "circuit_bytes", and with `timing` "planning_wall_time_s"},
+//  "circuit_bytes", and with `timing` "planning_wall_time_s"}, with failures "failures":
+//  {"parts": [{"kind", "server", "index", "at_s" (null: start)}], "spares": [{"failure",
+//  "from_gpu", "to_gpu"}], and on mFabric "failed_ports", "relays"},
 //  "wall_time_s", "events_per_s", "tasks"}. Without `timing`, the two fields that measure the
 // run (wall_time_s, events_per_s) are left out, so that results.json is byte-identical for the
 // same experiment and seed.

@@ -46,13 +46,18 @@ int traffic_index(workload::Traffic t) {
 // The backend's circuits as the lowerings see them (collective/circuit_view.h).
 class BackendCircuits final : public collective::CircuitView {
  public:
-  explicit BackendCircuits(const net::Backend& backend) : backend_(backend) {}
+  BackendCircuits(const net::Backend& backend, const std::vector<std::uint8_t>* failed)
+      : backend_(backend), failed_(failed) {}
   fabric::NodeId circuit_peer(fabric::NodeId nic) const override {
     return backend_.circuit_peer(nic);
+  }
+  bool usable(fabric::NodeId node) const override {
+    return failed_ == nullptr || (*failed_)[static_cast<std::size_t>(node)] == 0;
   }
 
  private:
   const net::Backend& backend_;
+  const std::vector<std::uint8_t>* failed_;
 };
 
 class Executor final : public EngineContext {
@@ -64,7 +69,7 @@ class Executor final : public EngineContext {
         backend_(backend),
         options_(options),
         lowerer_(options.algorithms),
-        circuits_(backend),
+        circuits_(backend, options.failed_nodes),
         n_(graph.size()),
         waiting_(n_),
         start_(n_, Time::max()),
@@ -441,7 +446,7 @@ class Executor final : public EngineContext {
     std::vector<Time> first(static_cast<std::size_t>(iterations), Time::max());
     std::vector<Time> last(static_cast<std::size_t>(iterations), Time::zero());
     std::array<double, kTrafficClasses.size()> comm{};
-    const double gpus = std::max(1, graph_.gpus());
+    const double gpus = std::max(1, graph_.job_gpus());
     for (TaskId id = 0; id < static_cast<TaskId>(n_); ++id) {
       const Task& t = graph_.task(id);
       const auto i = static_cast<std::size_t>(t.iteration);

@@ -67,6 +67,9 @@ struct EngineOptions {
   bool record_spans = true;
   // Called now and then with (tasks finished, tasks in total), for progress displays.
   std::function<void(std::size_t, std::size_t)> progress;
+  // Optional; not owned: per topology node, nonzero once the GPU or NIC has failed (the
+  // lowerings never pick it as a proxy). Null: nothing fails.
+  const std::vector<std::uint8_t>* failed_nodes = nullptr;
 };
 
 // Traffic classes in RunResult arrays: TP, EP, DP, PP, then Other (communication of no

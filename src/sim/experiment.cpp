@@ -16,8 +16,8 @@
 namespace mfabric::sim {
 namespace {
 
-const std::vector<std::string> kTopFields = {"name",   "description", "seed",      "cluster",
-                                             "fabric", "workload",    "simulation"};
+const std::vector<std::string> kTopFields = {"name",   "description", "seed",       "cluster",
+                                             "fabric", "workload",    "simulation", "failures"};
 const std::vector<std::string> kClusterFields = {
     "servers", "gpus_per_server", "nics_per_server", "numa_nodes",
     "link",    "link_latency",    "nvswitch",        "gpu"};
@@ -264,8 +264,12 @@ Experiment parse_experiment(const std::string& yaml_text, const std::string& sou
   if (!f.has("workload")) throw Error(source, "workload", "is required");
   parse_workload(f.get("workload"), e);
   if (f.has("simulation")) parse_simulation(f.get("simulation"), e);
-  // Fail on a bad fabric now rather than after the workload is built.
-  with_context(source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster).tiers(); });
+  if (f.has("failures")) e.failures = parse_failures(f.get("failures"), source);
+  // Fail on a bad fabric (or failures it does not have) now rather than after the workload is
+  // built.
+  const fabric::Topology topology =
+      with_context(source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster); });
+  check_failures(e.failures, topology, source);
   return e;
 }
 

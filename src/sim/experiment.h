@@ -9,6 +9,7 @@
 #include "collective/lowering.h"
 #include "core/spec.h"
 #include "fabric/topology.h"
+#include "sim/failures.h"
 #include "workload/chakra.h"
 #include "workload/routing.h"
 #include "workload/task_graph.h"
@@ -56,6 +57,8 @@ struct Experiment {
   // Jobs whose estimated memory is above this are refused before they are built
   // (workload::check_job_size).
   Bytes max_memory = Bytes(workload::kDefaultMaxJobMemory);
+  // Parts of the fabric that fail, and when (sim/failures.h, docs/reliability.md).
+  std::vector<Failure> failures;
 };
 
 // Training iterations of one run: 1 to kMaxIterations, from the file or the command line alike.

@@ -32,8 +32,9 @@ std::int64_t MfabricControl::key_of(const Task& t, bool backward) {
 }
 
 MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::Topology& topology,
-                               const std::string& planner, const std::string& policy)
-    : graph_(graph), topology_(topology) {
+                               const std::string& planner, const std::string& policy,
+                               const std::vector<std::int32_t>& spare_gpus)
+    : graph_(graph), topology_(topology), group_region_(graph.groups().size(), -1) {
   planner_ = with_context("", "fabric.planner", [&] { return control::make_planner(planner); });
   if (policy == "block") {
     policy_ = Policy::Block;
@@ -53,18 +54,28 @@ MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::T
   if (topology.regions().empty()) {
     throw Error("", "fabric", "the mFabric control plane needs a fabric with OCS regions");
   }
+  const std::set<std::int32_t> spares(spare_gpus.begin(), spare_gpus.end());
   for (TaskId id = 0; id < static_cast<TaskId>(graph.size()); ++id) {
     const Task& t = graph.task(id);
     if (!is_ep_all_to_all(t)) continue;
     const auto& members = graph.group(t.group);
-    const int region = region_of_gpu(members.front());
+    // The region of its first member not on a spare (a spare may lie outside it).
+    std::int32_t first = members.front();
     for (std::int32_t g : members) {
-      if (region_of_gpu(g) != region) {
+      if (spares.count(g) == 0) {
+        first = g;
+        break;
+      }
+    }
+    const int region = region_of_gpu(first);
+    group_region_[static_cast<std::size_t>(t.group)] = region;
+    for (std::int32_t g : members) {
+      if (region_of_gpu(g) != region && spares.count(g) == 0) {
         throw Error("", "fabric.region",
                     fmt::format("an expert-parallel all-to-all ({}) spans GPUs {} and {}, in "
                                 "regions {} and {}: a region ({} servers) must hold whole EP "
                                 "groups (EP x TP / GPUs per server servers)",
-                                graph.label(id), members.front(), g, region, region_of_gpu(g),
+                                graph.label(id), first, g, region, region_of_gpu(g),
                                 topology.regions().front().servers));
       }
     }
@@ -157,15 +168,6 @@ control::ServerDemand MfabricControl::demand_of(int region, std::int64_t key) co
 void MfabricControl::add_demand(TaskId id, int region, control::ServerDemand& d) const {
   const Task& t = graph_.task(id);
   const auto& members = graph_.group(t.group);
-  const fabric::Region& r = topology_.regions()[static_cast<std::size_t>(region)];
-  std::vector<int> server_of(members.size());
-  for (std::size_t k = 0; k < members.size(); ++k) {
-    server_of[k] = members[k] / topology_.cluster().gpus_per_server - r.first_server;
-  }
-  const auto add_all = [&](const control::ServerDemand& part) {
-    for (const control::DemandPair& p : part.pairs())
-      d.add(p.i, p.j, p.bytes);
-  };
   if (t.matrix >= 0) {
     add_matrix_demand(graph_.matrix(t.matrix), id, region, d);
     return;
@@ -177,20 +179,39 @@ void MfabricControl::add_demand(TaskId id, int region, control::ServerDemand& d)
     for (int j = 0; j < n; ++j)
       uniform.at(i, j) = t.bytes.count() / n;
   }
-  add_all(control::demand_from_gpu_bytes(uniform, server_of, r.servers));
+  add_matrix_demand(uniform, id, region, d);
 }
 
 void MfabricControl::add_matrix_demand(const workload::ByteMatrix& m, TaskId like, int region,
                                        control::ServerDemand& d) const {
   const auto& members = graph_.group(graph_.task(like).group);
   const fabric::Region& r = topology_.regions()[static_cast<std::size_t>(region)];
-  std::vector<int> server_of(members.size());
+  // Members in the region; a spare outside it sends and receives over the EPS.
+  std::vector<int> inside;
+  std::vector<int> server_of;
   for (std::size_t k = 0; k < members.size(); ++k) {
-    server_of[k] = members[k] / topology_.cluster().gpus_per_server - r.first_server;
+    const int s = members[k] / topology_.cluster().gpus_per_server - r.first_server;
+    if (s < 0 || s >= r.servers) continue;
+    inside.push_back(static_cast<int>(k));
+    server_of.push_back(s);
   }
-  for (const control::DemandPair& p :
-       control::demand_from_gpu_bytes(m, server_of, r.servers).pairs())
-    d.add(p.i, p.j, p.bytes);
+  const auto add_all = [&](const workload::ByteMatrix& bytes) {
+    for (const control::DemandPair& p :
+         control::demand_from_gpu_bytes(bytes, server_of, r.servers).pairs())
+      d.add(p.i, p.j, p.bytes);
+  };
+  if (inside.size() == members.size()) {
+    add_all(m);
+    return;
+  }
+  const int n = static_cast<int>(inside.size());
+  workload::ByteMatrix part(n);
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b)
+      part.at(a, b) =
+          m.at(inside[static_cast<std::size_t>(a)], inside[static_cast<std::size_t>(b)]);
+  }
+  add_all(part);
 }
 
 std::vector<std::int32_t> MfabricControl::counts_of(int region, std::int64_t key,
@@ -282,7 +303,7 @@ void MfabricControl::forecast_next(int region, const Task& combine) {
 bool MfabricControl::hold_collective(TaskId id, collective::CollectiveRequest& request) {
   const Task& t = graph_.task(id);
   if (!is_ep_all_to_all(t)) return false;
-  const int region = region_of_gpu(graph_.group(t.group).front());
+  const int region = home_region(t);
   control::RegionController& rc = *regions_[static_cast<std::size_t>(region)];
   const bool backward = t.phase == workload::Phase::Backward;
   const std::int64_t key = key_of(t, backward);
@@ -333,14 +354,14 @@ void MfabricControl::collective_finished(TaskId id) {
   if (!is_ep_all_to_all(t)) return;
   const bool backward = t.phase == workload::Phase::Backward;
   if (policy_ == Policy::Predict && !backward && t.op == workload::Op::Combine) {
-    const int region = region_of_gpu(graph_.group(t.group).front());
+    const int region = home_region(t);
     const auto left = combines_left_.find({region, key_of(t, false)});
     if (left != combines_left_.end() && --left->second == 0) forecast_next(region, t);
     return;
   }
   if (t.op != workload::Op::Dispatch) return;
   if (!backward && policy_ != Policy::ReusePrevious && policy_ != Policy::Predict) return;
-  const int region = region_of_gpu(graph_.group(t.group).front());
+  const int region = home_region(t);
   const auto left = unfinished_.find({region, key_of(t, backward)});
   if (left == unfinished_.end() || --left->second > 0) return;
   control::RegionController& rc = *regions_[static_cast<std::size_t>(region)];
@@ -393,12 +414,41 @@ void MfabricControl::set_up(int region, const std::vector<control::PortCircuit>&
   net.resume_paused(r.first_server, r.servers);
   // eps-during-switch: the dispatch's bytes that went over the EPS meanwhile take the circuits.
   if (policy_ == Policy::EpsDuringSwitch) net.reroute(r.first_server, r.servers);
+  // After a failure, transfers stalled on down links may have a way now (a relay circuit).
+  if (failures_) net.reroute_down();
   if (installing_) return;  // before training: not a reconfiguration
   // Every reconfiguration takes the OCS's delay, ending now.
   const Time since = engine_->now() -
                      (policy_ == Policy::Oracle ? Time::zero() : topology_.reconfiguration_delay());
   stats_.spans.push_back({region, since, engine_->now()});
   stats_.reconfiguration_time += engine_->now() - since;
+}
+
+const fabric::Region& MfabricControl::region_of_server(int server) const {
+  return topology_
+      .regions()[static_cast<std::size_t>(server / topology_.regions().front().servers)];
+}
+
+void MfabricControl::fail_port(fabric::NodeId nic) {
+  failures_ = true;
+  const fabric::Node& n = topology_.node(nic);
+  const fabric::Region& r = region_of_server(n.server);
+  regions_[static_cast<std::size_t>(r.id)]->fail_port(n.server - r.first_server, n.index);
+  ++stats_.failed_ports;
+  // The transfers of its circuit paused when it went: they take what is up now.
+  engine_->backend().resume_paused(r.first_server, r.servers);
+}
+
+void MfabricControl::isolate(int server, const std::vector<bool>& can_relay) {
+  failures_ = true;
+  const fabric::Region& r = region_of_server(server);
+  if (!regions_[static_cast<std::size_t>(r.id)]->pin_relay(server - r.first_server, can_relay)) {
+    throw Error("", "failures",
+                fmt::format("server {} has lost its EPS NICs and no server of its region (servers "
+                            "{} to {}) has a working OCS port and EPS NIC to relay for it",
+                            server, r.first_server, r.first_server + r.servers - 1));
+  }
+  ++stats_.relays;
 }
 
 ControlStats MfabricControl::stats() const {

@@ -75,14 +75,22 @@ struct ControlStats {
   // against the real one (sum |predicted - real| / sum real over server pairs).
   std::int64_t predictions = 0;
   double prediction_error = 0;
+  // Failures (sim/failures.h): OCS ports taken out of their regions, relay circuits pinned for
+  // servers cut off from the EPS.
+  std::int64_t failed_ports = 0;
+  std::int64_t relays = 0;
 };
 
 class MfabricControl final : public FabricController, public control::CircuitSwitch {
  public:
   // Throws mfabric::Error when the topology has no regions, the planner or policy is unknown, or
   // an EP all-to-all spans two regions.
+  // Members of an EP group on `spare_gpus` (spares that took failed GPUs' ranks, sim/failures.h)
+  // may sit outside the group's region: their traffic goes over the EPS, and the region's
+  // circuits are planned for the members inside it.
   MfabricControl(const workload::TaskGraph& graph, const fabric::Topology& topology,
-                 const std::string& planner, const std::string& policy);
+                 const std::string& planner, const std::string& policy,
+                 const std::vector<std::int32_t>& spare_gpus = {});
 
   // FabricController
   void attach(EngineContext& engine) override;
@@ -95,6 +103,14 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   void tear_down(int region, const std::vector<control::PortCircuit>& circuits) override;
   void set_up(int region, const std::vector<control::PortCircuit>& circuits) override;
 
+  // Failures (sim/failure_injector.h). The OCS port of this OCS NIC is gone: its circuit goes
+  // at once (its transfers move to what is up) and the region plans without it.
+  void fail_port(fabric::NodeId nic);
+  // `server` has no working EPS NIC left: its region keeps a circuit from it to a peer that can
+  // relay (can_relay, per server of the region) up at all times. mfabric::Error when none can.
+  void isolate(int server, const std::vector<bool>& can_relay);
+  const fabric::Region& region_of_server(int server) const;
+
   ControlStats stats() const;
   // The policies `fabric.policy` accepts.
   static std::vector<std::string> policy_names();
@@ -105,6 +121,10 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   // Forward and backward plans of (iteration, layer, micro-batch).
   static std::int64_t key_of(const workload::Task& t, bool backward);
   int region_of_gpu(int gpu) const;
+  // The region an EP all-to-all's circuits are planned in: its members' (spares aside).
+  int home_region(const workload::Task& t) const {
+    return group_region_[static_cast<std::size_t>(t.group)];
+  }
   // The region's demand for a plan: its dispatch all-to-alls' matrices, summed.
   control::ServerDemand demand_of(int region, std::int64_t key) const;
   void add_demand(workload::TaskId all_to_all, int region, control::ServerDemand& d) const;
@@ -123,6 +143,8 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
 
   const workload::TaskGraph& graph_;
   const fabric::Topology& topology_;
+  std::vector<int> group_region_;  // per group of the graph: its EP all-to-all's region, or -1
+  bool failures_ = false;          // a part has failed: transfers may wait on down links
   std::unique_ptr<control::Planner> planner_;
   Policy policy_ = Policy::Block;
   EngineContext* engine_ = nullptr;

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
+#include "sim/failure_injector.h"
 
 namespace mfabric::sim {
 
@@ -42,6 +43,20 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
   fabric::Topology topology =
       with_context(e.source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster); });
   workload::TaskGraph graph = build_workload(e);
+  // Spares take the ranks of failed GPUs and servers before the run (sim/failures.h).
+  std::vector<SpareMove> spares;
+  std::vector<std::int32_t> spare_gpus;
+  if (!e.failures.empty()) {
+    check_failures(e.failures, topology, e.source);
+    SparePlacement placement = place_spares(e.failures, topology, graph.gpus(), e.source);
+    if (!placement.moves.empty()) {
+      graph.move_gpus(placement.gpu_of,
+                      topology.cluster().servers * topology.cluster().gpus_per_server);
+    }
+    spares = std::move(placement.moves);
+    for (const SpareMove& m : spares)
+      spare_gpus.push_back(m.to_gpu);
+  }
   RunResult result;
   std::optional<ControlStats> control;
   std::optional<TopoOptStats> topoopt;
@@ -53,7 +68,7 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
     if (topology.kind() == "mfabric") {
       controller = with_context(e.source, "", [&] {
         return std::make_unique<MfabricControl>(graph, topology, topology.params().at("planner"),
-                                                topology.params().at("policy"));
+                                                topology.params().at("policy"), spare_gpus);
       });
       engine.controller = controller.get();
     }
@@ -65,12 +80,19 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
           e.source, "", [&] { return std::make_unique<TopoOptControl>(graph, topology); });
       engine.controller = topoopt_control.get();
     }
+    std::unique_ptr<FailureInjector> failures;
+    if (!e.failures.empty()) {
+      failures = std::make_unique<FailureInjector>(e.failures, topology, engine.controller,
+                                                   controller.get());
+      engine.controller = failures.get();
+      engine.failed_nodes = &failures->failed_nodes();
+    }
     result = run(graph, topology, *backend, engine);
     if (controller) control = controller->stats();
     if (topoopt_control) topoopt = topoopt_control->stats();
   }
-  return Simulation{std::move(experiment), std::move(topology), std::move(graph),
-                    std::move(result),     std::move(control),  std::move(topoopt)};
+  return Simulation{std::move(experiment), std::move(topology), std::move(graph), std::move(result),
+                    std::move(control),    std::move(topoopt),  std::move(spares)};
 }
 
 }  // namespace mfabric::sim

@@ -34,6 +34,8 @@ struct Simulation {
   std::optional<ControlStats> control;
   // The planned topology, for TopoOpt (planned once before training).
   std::optional<TopoOptStats> topoopt;
+  // Failures: the ranks spares took (graph GPUs are where the job ran).
+  std::vector<SpareMove> spares;
 };
 
 // Builds the experiment's fabric and workload, runs them on the backend `experiment.backend`

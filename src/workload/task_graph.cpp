@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace mfabric::workload {
@@ -141,6 +142,36 @@ std::int32_t TaskGraph::add_group(std::vector<std::int32_t> gpus) {
   group_index_.emplace(gpus, id);
   groups_.push_back(std::move(gpus));
   return id;
+}
+
+void TaskGraph::move_gpus(std::span<const std::int32_t> gpu_of, int gpus) {
+  if (gpu_of.size() != static_cast<std::size_t>(gpus_)) {
+    throw std::invalid_argument(
+        fmt::format("move_gpus: {} entries for {} GPUs", gpu_of.size(), gpus_));
+  }
+  std::vector<bool> taken(static_cast<std::size_t>(std::max(gpus, 0)), false);
+  for (const std::int32_t g : gpu_of) {
+    if (g < 0 || g >= gpus || taken[static_cast<std::size_t>(g)]) {
+      throw std::invalid_argument(
+          fmt::format("move_gpus: GPU {} is outside 0..{} or taken twice", g, gpus - 1));
+    }
+    taken[static_cast<std::size_t>(g)] = true;
+  }
+  const auto moved = [&](std::int32_t g) {
+    return g < 0 ? g : gpu_of[static_cast<std::size_t>(g)];
+  };
+  for (Task& t : tasks_) {
+    t.gpu = moved(t.gpu);
+    t.peer = moved(t.peer);
+  }
+  group_index_.clear();
+  for (std::size_t k = 0; k < groups_.size(); ++k) {
+    for (std::int32_t& g : groups_[k])
+      g = moved(g);
+    group_index_.emplace(groups_[k], static_cast<std::int32_t>(k));
+  }
+  job_gpus_ = job_gpus();
+  gpus_ = gpus;
 }
 
 std::int32_t TaskGraph::add_matrix(ByteMatrix m) {

@@ -109,8 +109,15 @@ class TaskGraph {
   std::int32_t add_group(std::vector<std::int32_t> gpus);
   std::int32_t add_matrix(ByteMatrix m);
 
+  // GPU ids run from 0 to gpus() - 1; job_gpus() of them run the job (all, unless
+  // move_gpus() put some ranks on spares, when ids of idle GPUs lie in between).
   int gpus() const { return gpus_; }
+  int job_gpus() const { return job_gpus_ < 0 ? gpus_ : job_gpus_; }
   void set_gpus(int n) { gpus_ = n; }
+  // Moves every task and group member on GPU g to gpu_of[g] (a spare GPU taking a failed one's
+  // rank): gpu_of has one entry per GPU, its values distinct and below `gpus`, which becomes
+  // gpus(). Throws std::invalid_argument otherwise.
+  void move_gpus(std::span<const std::int32_t> gpu_of, int gpus);
   std::size_t size() const { return tasks_.size(); }
   const Task& task(TaskId id) const { return tasks_[static_cast<std::size_t>(id)]; }
   const std::vector<Task>& tasks() const { return tasks_; }
@@ -127,6 +134,7 @@ class TaskGraph {
 
  private:
   int gpus_;
+  int job_gpus_ = -1;  // -1: gpus_
   std::vector<Task> tasks_;
   // Dependencies in compressed rows: deps of task i are dep_ids_[dep_begin_[i], dep_begin_[i+1]).
   std::vector<TaskId> dep_ids_;

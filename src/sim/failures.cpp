@@ -1,0 +1,340 @@
+#include "sim/failures.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/yaml_fields.h"
+
+namespace mfabric::sim {
+namespace {
+
+const std::vector<std::string> kFailureFields = {"kind", "server", "index", "at"};
+
+std::string entry(std::size_t k) {
+  return fmt::format("failures[{}]", k);
+}
+
+// The OCS NICs of a server on a fabric with an OCS: the last circuit_degree() NICs.
+int first_ocs_nic(const fabric::Topology& t) {
+  return t.cluster().nics_per_server - t.circuit_degree();
+}
+
+bool has_ocs(const fabric::Topology& t) {
+  return !t.regions().empty();
+}
+
+// The region of a server on mFabric, -1 elsewhere.
+int region_of_server(const fabric::Topology& t, int server) {
+  if (t.regions().empty()) return -1;
+  return server / t.regions().front().servers;
+}
+
+}  // namespace
+
+const char* to_string(FailureKind k) {
+  switch (k) {
+    case FailureKind::Nic:
+      return "nic";
+    case FailureKind::OcsPort:
+      return "ocs-port";
+    case FailureKind::Gpu:
+      return "gpu";
+    case FailureKind::Server:
+      return "server";
+  }
+  return "?";
+}
+
+std::vector<Failure> parse_failures(const YAML::Node& node, const std::string& source) {
+  if (!node.IsSequence()) {
+    throw Error(source, "failures",
+                fmt::format("expected a list such as [{{kind: nic, server: 3, index: 0, at: "
+                            "start}}], got {}",
+                            describe(node)));
+  }
+  std::vector<Failure> out;
+  for (std::size_t k = 0; k < node.size(); ++k) {
+    const Fields f(node[k], source, entry(k), kFailureFields);
+    Failure x;
+    if (!f.has("kind")) {
+      throw Error(source, f.field("kind"), "is required: one of nic, ocs-port, gpu, server");
+    }
+    const std::string kind = *f.optional_string("kind");
+    if (kind == "nic") {
+      x.kind = FailureKind::Nic;
+    } else if (kind == "ocs-port") {
+      x.kind = FailureKind::OcsPort;
+    } else if (kind == "gpu") {
+      x.kind = FailureKind::Gpu;
+    } else if (kind == "server") {
+      x.kind = FailureKind::Server;
+    } else {
+      throw Error(source, f.field("kind"),
+                  fmt::format("unknown kind '{}' (known: nic, ocs-port, gpu, server)", kind));
+    }
+    x.server = f.required_int("server");
+    if (x.server < 0) {
+      throw Error(source, f.field("server"),
+                  fmt::format("must be a server number, 0 or more, got {}", x.server));
+    }
+    if (x.kind == FailureKind::Server) {
+      if (f.has("index")) {
+        throw Error(source, f.field("index"),
+                    "does not apply to a server failure (the whole server fails)");
+      }
+    } else {
+      if (!f.has("index")) {
+        throw Error(source, f.field("index"),
+                    fmt::format("is required: the {} within the server, from 0",
+                                x.kind == FailureKind::Gpu       ? "GPU"
+                                : x.kind == FailureKind::OcsPort ? "OCS port"
+                                                                 : "NIC"));
+      }
+      x.index = f.required_int("index");
+      if (x.index < 0) {
+        throw Error(source, f.field("index"), fmt::format("must be 0 or more, got {}", x.index));
+      }
+    }
+    if (f.has("at") && f.optional_string("at") != "start") {
+      const Time t = *f.optional_time("at");
+      if (t < Time::zero()) {
+        throw Error(source, f.field("at"),
+                    fmt::format("must be 'start' or a time of 0 or more, got {}", to_string(t)));
+      }
+      x.at = t;
+    }
+    out.push_back(x);
+  }
+  return out;
+}
+
+void check_failures(const std::vector<Failure>& failures, const fabric::Topology& topology,
+                    const std::string& source) {
+  const fabric::ClusterSpec& c = topology.cluster();
+  std::vector<int> server_failed(static_cast<std::size_t>(c.servers), -1);
+  std::vector<std::pair<std::pair<int, int>, std::size_t>> nics_seen;  // ((server, nic), k)
+  std::vector<std::pair<std::pair<int, int>, std::size_t>> gpus_seen;
+  for (std::size_t k = 0; k < failures.size(); ++k) {
+    const Failure& f = failures[k];
+    const std::string at = entry(k);
+    if (f.server >= c.servers) {
+      throw Error(source, at + ".server",
+                  fmt::format("server {} does not exist: the cluster has servers 0 to {}", f.server,
+                              c.servers - 1));
+    }
+    if (f.at && (f.kind == FailureKind::Gpu || f.kind == FailureKind::Server)) {
+      throw Error(source, at + ".at",
+                  fmt::format("a {} fails at 'start' only: one that fails mid-run stops the job, "
+                              "which resumes from its last checkpoint with a spare in its place; "
+                              "a run with the failure at start simulates that (got {})",
+                              to_string(f.kind), to_string(*f.at)));
+    }
+    switch (f.kind) {
+      case FailureKind::Nic:
+        if (f.index >= c.nics_per_server) {
+          throw Error(source, at + ".index",
+                      fmt::format("NIC {} does not exist: servers have NICs 0 to {}", f.index,
+                                  c.nics_per_server - 1));
+        }
+        if (topology.node(topology.nic(f.server, f.index)).role == fabric::NicRole::PatchPanel) {
+          throw Error(source, at + ".kind",
+                      "a NIC on a patch panel (TopoOpt) cannot fail in a run: TopoOpt plans its "
+                      "topology once and has no controller to replan around it");
+        }
+        break;
+      case FailureKind::OcsPort:
+        if (!has_ocs(topology)) {
+          throw Error(
+              source, at + ".kind",
+              fmt::format("fabric {} has no OCS ports (only mfabric has)", topology.spec()));
+        }
+        if (f.index >= topology.circuit_degree()) {
+          throw Error(
+              source, at + ".index",
+              fmt::format("OCS port {} does not exist: servers have OCS ports 0 to {} "
+                          "(alpha = {})",
+                          f.index, topology.circuit_degree() - 1, topology.circuit_degree()));
+        }
+        break;
+      case FailureKind::Gpu:
+        if (f.index >= c.gpus_per_server) {
+          throw Error(source, at + ".index",
+                      fmt::format("GPU {} does not exist: servers have GPUs 0 to {}", f.index,
+                                  c.gpus_per_server - 1));
+        }
+        break;
+      case FailureKind::Server:
+        break;
+    }
+  }
+  // Each part fails once, and not also through its server or GPU.
+  for (std::size_t k = 0; k < failures.size(); ++k) {
+    if (failures[k].kind == FailureKind::Server) {
+      const int s = failures[k].server;
+      if (server_failed[static_cast<std::size_t>(s)] >= 0) {
+        throw Error(source, entry(k),
+                    fmt::format("server {} already fails in failures[{}]", s,
+                                server_failed[static_cast<std::size_t>(s)]));
+      }
+      server_failed[static_cast<std::size_t>(s)] = static_cast<int>(k);
+    }
+  }
+  for (std::size_t k = 0; k < failures.size(); ++k) {
+    const Failure& f = failures[k];
+    if (f.kind == FailureKind::Server) continue;
+    if (const int s = server_failed[static_cast<std::size_t>(f.server)]; s >= 0) {
+      throw Error(source, entry(k),
+                  fmt::format("server {} fails as a whole in failures[{}], with all its parts",
+                              f.server, s));
+    }
+    if (f.kind == FailureKind::Gpu) {
+      for (const auto& [key, other] : gpus_seen) {
+        if (key == std::pair{f.server, f.index}) {
+          throw Error(source, entry(k),
+                      fmt::format("GPU {} of server {} already fails in failures[{}]", f.index,
+                                  f.server, other));
+        }
+      }
+      gpus_seen.push_back({{f.server, f.index}, k});
+      continue;
+    }
+    const int nic = f.kind == FailureKind::OcsPort ? first_ocs_nic(topology) + f.index : f.index;
+    for (const auto& [key, other] : nics_seen) {
+      if (key == std::pair{f.server, nic}) {
+        throw Error(source, entry(k),
+                    fmt::format("NIC {} of server {} (its OCS port) already fails in "
+                                "failures[{}]",
+                                nic, f.server, other));
+      }
+    }
+    nics_seen.push_back({{f.server, nic}, k});
+  }
+  // A GPU's failure takes its NICs with it (failed_nics): a failure of one of them as well is
+  // the same part twice.
+  for (const auto& [gpu, k] : gpus_seen) {
+    for (const fabric::NodeId n : failed_nics(failures[k], topology)) {
+      const int local = topology.node(n).index;
+      for (const auto& [key, other] : nics_seen) {
+        if (key == std::pair{gpu.first, local}) {
+          throw Error(source, entry(other),
+                      fmt::format("NIC {} of server {} already fails with its GPU {} in "
+                                  "failures[{}]",
+                                  local, gpu.first, gpu.second, k));
+        }
+      }
+    }
+  }
+}
+
+SparePlacement place_spares(const std::vector<Failure>& failures, const fabric::Topology& topology,
+                            int job_gpus, const std::string& source) {
+  const fabric::ClusterSpec& c = topology.cluster();
+  const int per = c.gpus_per_server;
+  const int all = c.servers * per;
+  SparePlacement p;
+  p.gpu_of.resize(static_cast<std::size_t>(job_gpus));
+  for (int g = 0; g < job_gpus; ++g)
+    p.gpu_of[static_cast<std::size_t>(g)] = g;
+  // A GPU is free when the job does not use it and it has not failed.
+  std::vector<bool> free(static_cast<std::size_t>(all), false);
+  for (int g = job_gpus; g < all; ++g)
+    free[static_cast<std::size_t>(g)] = true;
+  for (const Failure& f : failures) {
+    if (f.kind == FailureKind::Gpu)
+      free[static_cast<std::size_t>(f.server * per + f.index)] = false;
+    if (f.kind == FailureKind::Server) {
+      for (int k = 0; k < per; ++k)
+        free[static_cast<std::size_t>(f.server * per + k)] = false;
+    }
+  }
+  const auto server_free = [&](int s) {
+    for (int k = 0; k < per; ++k) {
+      if (!free[static_cast<std::size_t>(s * per + k)]) return false;
+    }
+    return true;
+  };
+  const auto move = [&](std::size_t k, int from, int to) {
+    free[static_cast<std::size_t>(to)] = false;
+    if (from < job_gpus) {
+      p.gpu_of[static_cast<std::size_t>(from)] = to;
+      p.moves.push_back({static_cast<int>(k), from, to});
+    }
+  };
+  const std::string idle_hint = fmt::format(
+      "the job uses {} of the cluster's {} GPUs; give the cluster more servers than the job "
+      "needs (cluster.servers) and workload.dp, so that some are left as spares",
+      job_gpus, all);
+  // Servers first, so that a whole idle server is not taken apart by a GPU's spare before.
+  for (std::size_t k = 0; k < failures.size(); ++k) {
+    const Failure& f = failures[k];
+    if (f.kind != FailureKind::Server) continue;
+    if (f.server * per >= job_gpus) continue;  // an idle server: nothing to move
+    const int region = region_of_server(topology, f.server);
+    int spare = -1;
+    for (int pass = 0; pass < 2 && spare < 0; ++pass) {
+      for (int s = 0; s < c.servers && spare < 0; ++s) {
+        if (pass == 0 && (region < 0 || region_of_server(topology, s) != region)) continue;
+        if (server_free(s)) spare = s;
+      }
+    }
+    if (spare < 0) {
+      throw Error(source, entry(k),
+                  fmt::format("server {} fails and no whole server is idle to take its ranks: {}",
+                              f.server, idle_hint));
+    }
+    for (int j = 0; j < per; ++j)
+      move(k, f.server * per + j, spare * per + j);
+  }
+  for (std::size_t k = 0; k < failures.size(); ++k) {
+    const Failure& f = failures[k];
+    if (f.kind != FailureKind::Gpu) continue;
+    const int from = f.server * per + f.index;
+    if (from >= job_gpus) continue;
+    const int region = region_of_server(topology, f.server);
+    int spare = -1;
+    for (int pass = 0; pass < 2 && spare < 0; ++pass) {
+      for (int g = 0; g < all && spare < 0; ++g) {
+        if (pass == 0 && (region < 0 || region_of_server(topology, g / per) != region)) continue;
+        if (free[static_cast<std::size_t>(g)]) spare = g;
+      }
+    }
+    if (spare < 0) {
+      throw Error(source, entry(k),
+                  fmt::format("GPU {} of server {} fails and no GPU is idle to take its rank: {}",
+                              f.index, f.server, idle_hint));
+    }
+    move(k, from, spare);
+  }
+  return p;
+}
+
+std::vector<fabric::NodeId> failed_nics(const Failure& f, const fabric::Topology& topology) {
+  const fabric::ClusterSpec& c = topology.cluster();
+  switch (f.kind) {
+    case FailureKind::Nic:
+      return {topology.nic(f.server, f.index)};
+    case FailureKind::OcsPort:
+      return {topology.nic(f.server, first_ocs_nic(topology) + f.index)};
+    case FailureKind::Gpu: {
+      std::vector<fabric::NodeId> out;
+      const fabric::NodeId gpu = topology.gpu(f.server, f.index);
+      for (const fabric::LinkId l : topology.links_of(gpu)) {
+        if (topology.link(l).kind == fabric::LinkKind::Pcie)
+          out.push_back(topology.other_end(l, gpu));
+      }
+      return out;
+    }
+    case FailureKind::Server: {
+      std::vector<fabric::NodeId> out;
+      for (int j = 0; j < c.nics_per_server; ++j)
+        out.push_back(topology.nic(f.server, j));
+      return out;
+    }
+  }
+  return {};
+}
+
+}  // namespace mfabric::sim

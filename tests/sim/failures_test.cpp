@@ -1,0 +1,246 @@
+// Failures (docs/reliability.md, "Failures"): the experiment's `failures:` list, its checks
+// against the fabric, spares, and whole runs with parts failing at start and mid-run.
+#include "sim/failures.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+
+#include "core/error.h"
+#include "fabric/builders.h"
+#include "report/simulation_report.h"
+#include "sim/simulation.h"
+
+namespace mfabric::sim {
+namespace {
+
+std::vector<Failure> parse(const std::string& yaml) {
+  return parse_failures(YAML::Load(yaml), "t.yaml");
+}
+
+// The field an Error names, or "" when `fn` does not throw one.
+template <typename Fn>
+std::string error_field(Fn fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.field();
+  }
+  return "";
+}
+
+TEST(Failures, ParsesEveryKindWithStartAsTheDefaultTime) {
+  const auto f = parse(
+      "[{kind: nic, server: 3, index: 0, at: start}, {kind: ocs-port, server: 5, index: 2, at: "
+      "2s}, {kind: gpu, server: 9, index: 4}, {kind: server, server: 12}]");
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_EQ(f[0].kind, FailureKind::Nic);
+  EXPECT_EQ(f[0].server, 3);
+  EXPECT_FALSE(f[0].at.has_value());
+  EXPECT_EQ(f[1].kind, FailureKind::OcsPort);
+  EXPECT_EQ(f[1].index, 2);
+  EXPECT_EQ(f[1].at, Time::milliseconds(2000));
+  EXPECT_EQ(f[2].kind, FailureKind::Gpu);
+  EXPECT_FALSE(f[2].at.has_value());
+  EXPECT_EQ(f[3].kind, FailureKind::Server);
+  EXPECT_EQ(f[3].time(), Time::zero());
+}
+
+TEST(Failures, BadEntriesNameTheirField) {
+  EXPECT_EQ(error_field([] { parse("{kind: nic}"); }), "failures");
+  EXPECT_EQ(error_field([] { parse("[{kind: cable, server: 1, index: 0}]"); }), "failures[0].kind");
+  EXPECT_EQ(error_field([] { parse("[{server: 1, index: 0}]"); }), "failures[0].kind");
+  EXPECT_EQ(error_field([] { parse("[{kind: nic, index: 0}]"); }), "failures[0].server");
+  EXPECT_EQ(error_field([] { parse("[{kind: nic, server: -1, index: 0}]"); }),
+            "failures[0].server");
+  EXPECT_EQ(error_field([] { parse("[{kind: gpu, server: 1}]"); }), "failures[0].index");
+  EXPECT_EQ(error_field([] { parse("[{kind: server, server: 1, index: 2}]"); }),
+            "failures[0].index");
+  EXPECT_EQ(error_field([] { parse("[{kind: nic, server: 1, index: 0, at: soon}]"); }),
+            "failures[0].at");
+  EXPECT_EQ(error_field([] { parse("[{kind: nic, server: 1, index: 0, at: 5}]"); }),
+            "failures[0].at");
+  EXPECT_EQ(error_field([] { parse("[{kind: nic, server: 1, index: 0, when: 5s}]"); }),
+            "failures[0].when");
+}
+
+fabric::Topology mfabric_fabric(int servers = 8) {
+  fabric::ClusterSpec c;
+  c.servers = servers;
+  return fabric::build_fabric(Spec{"mfabric", {{"region", "4"}}}, c);
+}
+
+TEST(Failures, ChecksAgainstTheFabric) {
+  const fabric::Topology m = mfabric_fabric();
+  const auto check = [&](const std::string& yaml, const fabric::Topology& t) {
+    return error_field([&] { check_failures(parse(yaml), t, "t.yaml"); });
+  };
+  EXPECT_EQ(check("[{kind: nic, server: 7, index: 7}, {kind: ocs-port, server: 0, index: 5}, "
+                  "{kind: gpu, server: 1, index: 7}, {kind: server, server: 2}]",
+                  m),
+            "");
+  EXPECT_EQ(check("[{kind: nic, server: 8, index: 0}]", m), "failures[0].server");
+  EXPECT_EQ(check("[{kind: nic, server: 0, index: 8}]", m), "failures[0].index");
+  EXPECT_EQ(check("[{kind: gpu, server: 0, index: 8}]", m), "failures[0].index");
+  EXPECT_EQ(check("[{kind: ocs-port, server: 0, index: 6}]", m), "failures[0].index");
+  EXPECT_EQ(check("[{kind: gpu, server: 0, index: 1, at: 2s}]", m), "failures[0].at");
+  EXPECT_EQ(check("[{kind: server, server: 0, at: 2s}]", m), "failures[0].at");
+  // The same part twice, or a part and its server; an OCS port is its NIC (NIC 2 + port).
+  EXPECT_EQ(check("[{kind: nic, server: 0, index: 3}, {kind: ocs-port, server: 0, index: 1}]", m),
+            "failures[1]");
+  EXPECT_EQ(check("[{kind: server, server: 4}, {kind: nic, server: 4, index: 0}]", m),
+            "failures[1]");
+  EXPECT_EQ(check("[{kind: server, server: 4}, {kind: server, server: 4}]", m), "failures[1]");
+  EXPECT_EQ(check("[{kind: gpu, server: 4, index: 1}, {kind: gpu, server: 4, index: 1}]", m),
+            "failures[1]");
+  // GPU k's NIC is NIC k: it fails with its GPU.
+  EXPECT_EQ(check("[{kind: gpu, server: 4, index: 1}, {kind: nic, server: 4, index: 1}]", m),
+            "failures[1]");
+  fabric::ClusterSpec c;
+  c.servers = 8;
+  const fabric::Topology fat = fabric::build_fabric(Spec{"fat-tree", {}}, c);
+  EXPECT_EQ(check("[{kind: ocs-port, server: 0, index: 0}]", fat), "failures[0].kind");
+  EXPECT_EQ(check("[{kind: nic, server: 0, index: 0, at: 1ms}]", fat), "");
+  const fabric::Topology topoopt = fabric::build_fabric(Spec{"topoopt", {}}, c);
+  EXPECT_EQ(check("[{kind: nic, server: 0, index: 0}]", topoopt), "failures[0].kind");
+}
+
+TEST(Failures, SparesPreferTheFailedPartsRegion) {
+  // 12 servers in regions of 4; the job uses the first 8 (64 GPUs), so region 2 is all spare.
+  const fabric::Topology t = mfabric_fabric(12);
+  const SparePlacement gpu = place_spares(parse("[{kind: gpu, server: 1, index: 2}]"), t, 64, "");
+  ASSERT_EQ(gpu.moves.size(), 1u);
+  EXPECT_EQ(gpu.moves[0].from_gpu, 10);
+  EXPECT_EQ(gpu.moves[0].to_gpu, 64);  // region 0 has no idle GPU: the first idle one
+  EXPECT_EQ(gpu.gpu_of[10], 64);
+  EXPECT_EQ(gpu.gpu_of[11], 11);
+  // A job of 60 GPUs leaves 4 idle in region 1 (server 7): a GPU of region 1 takes one of them.
+  const SparePlacement regional =
+      place_spares(parse("[{kind: gpu, server: 5, index: 0}]"), t, 60, "");
+  EXPECT_EQ(regional.moves.at(0).to_gpu, 60);
+  const SparePlacement server = place_spares(
+      parse("[{kind: server, server: 3}, {kind: gpu, server: 0, index: 0}]"), t, 64, "");
+  ASSERT_EQ(server.moves.size(), 9u);
+  for (int k = 0; k < 8; ++k)
+    EXPECT_EQ(server.gpu_of[static_cast<std::size_t>(24 + k)], 64 + k);
+  EXPECT_EQ(server.gpu_of[0], 72);  // after the server took server 8
+  // No spare left: the error names the failure.
+  EXPECT_EQ(error_field([&] {
+              place_spares(parse("[{kind: gpu, server: 1, index: 2}]"), t, 96, "t.yaml");
+            }),
+            "failures[0]");
+  EXPECT_EQ(error_field([&] {
+              place_spares(
+                  parse("[{kind: server, server: 0}, {kind: server, server: 1}, {kind: gpu, "
+                        "server: 2, index: 0}, {kind: server, server: 3}, {kind: server, "
+                        "server: 4}, {kind: server, server: 5}]"),
+                  t, 64, "t.yaml");
+            }),
+            "failures[5]");
+}
+
+// Two servers of 2 GPUs and 2 NICs on a non-blocking fat-tree at 100G; one ring all-reduce per
+// rail (GPU k of both servers), 1 GiB each. The rings are bandwidth-bound on the NICs.
+Simulation rails(const std::string& failures) {
+  return simulate(parse_experiment(
+      "cluster: {servers: 2, gpus_per_server: 2, nics_per_server: 2, link: 100G}\n"
+      "fabric: fat-tree\n"
+      "workload: {collective: all-reduce, bytes: 1GiB, group: per-rail, algorithm: ring}\n" +
+          failures,
+      "t.yaml"));
+}
+
+TEST(Failures, ANicDownAtStartSendsItsRailThroughTheOtherNic) {
+  const Simulation healthy = rails("");
+  const Simulation failed = rails("failures: [{kind: nic, server: 0, index: 0}]\n");
+  // Server 0's rail-0 traffic detours through GPU 1's NIC, which now carries both rails: twice
+  // the bytes on the bottleneck, twice the time (latency and NVSwitch hops aside).
+  const double ratio = failed.result.makespan.seconds() / healthy.result.makespan.seconds();
+  EXPECT_NEAR(ratio, 2.0, 0.01);
+  EXPECT_EQ(failed.result.transfers.bytes_delivered, failed.result.transfers.bytes_sent);
+  EXPECT_EQ(failed.spares.size(), 0u);
+}
+
+TEST(Failures, ANicDownMidRunMovesItsTransfersWithoutLosingBytes) {
+  const Simulation healthy = rails("");
+  const Time half = Time::picoseconds(healthy.result.makespan.ps() / 2);
+  const Simulation failed = rails(
+      "failures: [{kind: nic, server: 0, index: 0, at: " + std::to_string(half.ps()) + "ps}]\n");
+  // Half the bytes went at full speed; the other halves of both rails then share one NIC: the
+  // second half takes twice as long, 1.5x in all.
+  const double ratio = failed.result.makespan.seconds() / healthy.result.makespan.seconds();
+  EXPECT_NEAR(ratio, 1.5, 0.01);
+  EXPECT_EQ(failed.result.transfers.delivered, failed.result.transfers.started);
+  EXPECT_EQ(failed.result.transfers.bytes_delivered, failed.result.transfers.bytes_sent);
+  const nlohmann::json j = report::results_json(report::report_of(failed), false);
+  EXPECT_EQ(j["failures"]["parts"][0]["kind"], "nic");
+  EXPECT_DOUBLE_EQ(j["failures"]["parts"][0]["at_s"].get<double>(), half.seconds());
+}
+
+// 8 servers (two regions of 4: one pipeline stage's EP group each), mFabric as in the paper:
+// alpha 6, so 2 EPS NICs per server.
+std::string mfabric_job(int servers, const std::string& dp, const std::string& policy) {
+  return "cluster: {servers: " + std::to_string(servers) +
+         ", link: 400G}\nfabric: {kind: mfabric, region: 4, policy: " + policy +
+         "}\n"
+         "workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batch: 2, "
+         "seq: 256" +
+         dp + "}\n";
+}
+
+Simulation run_mfabric(const std::string& failures, int servers = 8, const std::string& dp = "",
+                       const std::string& policy = "block") {
+  return simulate(parse_experiment(mfabric_job(servers, dp, policy) + failures, "t.yaml"));
+}
+
+void expect_everything_delivered(const Simulation& s) {
+  EXPECT_EQ(s.result.transfers.delivered, s.result.transfers.started);
+  EXPECT_EQ(s.result.transfers.bytes_delivered, s.result.transfers.bytes_sent);
+}
+
+TEST(Failures, AnOcsPortDownIsPlannedAround) {
+  const Simulation healthy = run_mfabric("");
+  for (const std::string at : {"start", "30ms"}) {
+    const Simulation s =
+        run_mfabric("failures: [{kind: ocs-port, server: 1, index: 0, at: " + at + "}]\n");
+    expect_everything_delivered(s);
+    EXPECT_EQ(s.control->failed_ports, 1) << at;
+    EXPECT_GE(s.result.mean_iteration_time(), healthy.result.mean_iteration_time()) << at;
+  }
+}
+
+TEST(Failures, AServerWithoutEpsNicsRelaysThroughAPeer) {
+  const Simulation healthy = run_mfabric("");
+  // NICs 0 and 1 are server 1's EPS NICs: its DP and PP traffic now leaves over a relay
+  // circuit to a peer of its region, which forwards it over the EPS (from 20 ms on; before,
+  // over NIC 1).
+  const Simulation s = run_mfabric(
+      "failures: [{kind: nic, server: 1, index: 0}, {kind: nic, server: 1, index: 1, at: 20ms}]\n");
+  expect_everything_delivered(s);
+  EXPECT_EQ(s.control->relays, 1);
+  EXPECT_GT(s.result.mean_iteration_time(), healthy.result.mean_iteration_time());
+}
+
+TEST(Failures, SparesTakeTheRanksOfAFailedGpuAndServer) {
+  // 12 servers, the job on the first 8 (dp 1): region 2 is the spare pool, reached over the EPS.
+  const Simulation healthy = run_mfabric("", 12, ", dp: 1");
+  const Simulation gpu =
+      run_mfabric("failures: [{kind: gpu, server: 1, index: 2}]\n", 12, ", dp: 1");
+  const Simulation server = run_mfabric("failures: [{kind: server, server: 6}]\n", 12, ", dp: 1");
+  for (const Simulation* s : {&gpu, &server}) {
+    expect_everything_delivered(*s);
+    EXPECT_GE(s->result.mean_iteration_time(), healthy.result.mean_iteration_time());
+    EXPECT_EQ(s->graph.job_gpus(), 64);
+    EXPECT_EQ(s->graph.gpus(), 96);
+  }
+  ASSERT_EQ(gpu.spares.size(), 1u);
+  EXPECT_EQ(gpu.spares[0].to_gpu, 64);
+  EXPECT_EQ(server.spares.size(), 8u);
+  // No task runs on a failed GPU.
+  for (const workload::Task& t : gpu.graph.tasks())
+    EXPECT_NE(t.gpu, 10);
+}
+
+}  // namespace
+}  // namespace mfabric::sim
