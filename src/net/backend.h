@@ -96,8 +96,9 @@ class Backend {
   // Routes every paused transfer again over what is up now (new circuits or the electrical
   // fabric) and lets it go on.
   virtual void resume_paused();
-  // The same for the paused transfers whose source GPU is on a server in
-  // [first_server, first_server + servers) (one region's, when its new circuits are up).
+  // The same for the paused transfers with either end on a server in
+  // [first_server, first_server + servers) (one region's, when its new circuits are up; a
+  // transfer relayed for a server cut off from the EPS has only one end there).
   virtual void resume_paused(int first_server, int servers);
   virtual std::size_t paused_transfers() const { return 0; }
   // Moves the active transfers whose source GPU is on a server in [first_server, first_server +

@@ -1229,9 +1229,15 @@ void FlowBackend::resume_paused(int first_server, int servers) {
   State& s = *s_;
   std::vector<std::int32_t> slots;
   std::vector<std::int32_t> still;
+  // A transfer relayed to or from a server cut off from the EPS crosses a circuit of the other
+  // end's region: either end in the servers resumes it.
+  const auto inside = [&](fabric::NodeId gpu) {
+    const int server = s.topo.node(gpu).server;
+    return server >= first_server && server < first_server + servers;
+  };
   for (std::int32_t slot : s.paused) {
-    const int server = s.topo.node(s.cold_of(slot).src).server;
-    (server >= first_server && server < first_server + servers ? slots : still).push_back(slot);
+    const State::Cold& c = s.cold_of(slot);
+    (inside(c.src) || inside(c.dst) ? slots : still).push_back(slot);
   }
   s.paused.swap(still);
   for (std::int32_t slot : slots) {
