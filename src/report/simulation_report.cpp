@@ -219,6 +219,20 @@ std::string results_text(const SimulationReport& r) {
                                           with_commas(c.predictions), 100 * c.prediction_error)});
     }
   }
+  if (!r.experiment.failures.empty()) {
+    std::string what = fmt::format("{} part{}", r.experiment.failures.size(),
+                                   r.experiment.failures.size() == 1 ? "" : "s");
+    if (r.spares != nullptr && !r.spares->empty()) {
+      what +=
+          fmt::format(", {} rank{} on spares", r.spares->size(), r.spares->size() == 1 ? "" : "s");
+    }
+    if (r.control != nullptr) {
+      what += fmt::format(", {} OCS port{} out, {} relay circuit{}", r.control->failed_ports,
+                          r.control->failed_ports == 1 ? "" : "s", r.control->relays,
+                          r.control->relays == 1 ? "" : "s");
+    }
+    t.add_row({"failures", what});
+  }
   if (r.topoopt != nullptr) {
     const sim::TopoOptStats& p = *r.topoopt;
     t.add_row(

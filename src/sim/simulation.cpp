@@ -87,7 +87,10 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
       engine.controller = failures.get();
       engine.failed_nodes = &failures->failed_nodes();
     }
-    result = run(graph, topology, *backend, engine);
+    // A failure the fabric cannot survive (no peer left to relay) is the experiment's error.
+    result = failures ? with_context(e.source, "",
+                                     [&] { return run(graph, topology, *backend, engine); })
+                      : run(graph, topology, *backend, engine);
     if (controller) control = controller->stats();
     if (topoopt_control) topoopt = topoopt_control->stats();
   }

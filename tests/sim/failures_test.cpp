@@ -242,5 +242,34 @@ TEST(Failures, SparesTakeTheRanksOfAFailedGpuAndServer) {
     EXPECT_NE(t.gpu, 10);
 }
 
+TEST(Failures, ARegionWithNoServerLeftToRelayIsTheExperimentsError) {
+  // Every server of region 0 loses both EPS NICs: the last has no healthy peer to relay for it.
+  std::string failures = "failures: [";
+  for (int s = 0; s < 4; ++s) {
+    for (int n = 0; n < 2; ++n)
+      failures +=
+          "{kind: nic, server: " + std::to_string(s) + ", index: " + std::to_string(n) + "},";
+  }
+  failures.back() = ']';
+  try {
+    run_mfabric(failures + "\n");
+    FAIL() << "a region cut off from the EPS ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.source(), "t.yaml");
+    EXPECT_EQ(e.field(), "failures");
+    EXPECT_NE(std::string(e.what()).find("server 3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Failures, TheTextReportSaysWhatFailed) {
+  const Simulation s = run_mfabric(
+      "failures: [{kind: ocs-port, server: 1, index: 0}, {kind: gpu, server: 2, index: 3}]\n", 12,
+      ", dp: 1");
+  const std::string text = report::results_text(report::report_of(s));
+  EXPECT_NE(text.find("2 parts, 1 rank on spares, 2 OCS ports out, 0 relay circuits"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace mfabric::sim
