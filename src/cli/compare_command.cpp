@@ -1,0 +1,174 @@
+// mfabric compare: the same training jobs on several fabrics and link speeds (docs/cli.md,
+// "mfabric compare"); with no experiment file, the paper's evaluation.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/json_text.h"
+#include "report/compare_report.h"
+#include "sim/experiment.h"
+#include "study/compare.h"
+
+namespace mfabric::cli {
+namespace {
+
+struct CompareOptions {
+  std::string experiment;
+  std::string models;
+  std::string links;
+  std::string fabrics;
+  std::optional<int> servers;
+  std::string backend;
+  int jobs = 0;
+  std::string out;
+  bool json = false;
+};
+
+std::vector<std::string> split_list(const std::string& text, const std::string& option) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) {
+      throw Error("", option, fmt::format("expected a comma-separated list, got '{}'", text));
+    }
+    out.push_back(item);
+  }
+  if (out.empty()) throw Error("", option, "expected at least one item");
+  return out;
+}
+
+// Runs done, elapsed and an estimate of what is left, on stderr when it is a terminal.
+class CompareProgress {
+ public:
+  CompareProgress() : enabled_(::isatty(STDERR_FILENO) != 0), start_(Clock::now()) {}
+  void operator()(int done, int total) {
+    if (!enabled_) return;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    const double left = done > 0 ? elapsed / done * (total - done) : 0;
+    std::cerr << fmt::format("\rcompare: {}/{} runs, {:.0f}s elapsed, about {:.0f}s left   ", done,
+                             total, elapsed, left)
+              << std::flush;
+    shown_ = true;
+  }
+  ~CompareProgress() {
+    if (shown_) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool enabled_;
+  bool shown_ = false;
+  Clock::time_point start_;
+};
+
+study::CompareSpec spec_from(const CompareOptions& o) {
+  study::CompareSpec spec = study::paper_compare();
+  if (!o.experiment.empty()) {
+    const sim::Experiment e = sim::load_experiment(o.experiment);
+    if (!e.model) {
+      throw Error(o.experiment, "workload",
+                  "compare needs a training job (workload.model); a collective or a Chakra trace "
+                  "runs with 'mfabric simulate'");
+    }
+    spec.base = e;
+    const sim::ModelWorkload& w = *e.model;
+    study::ModelSetup m;
+    m.model = w.model;
+    m.tp = w.tp;
+    m.pp = w.pp;
+    m.ep = w.ep;
+    m.dp = w.dp;
+    m.micro_batch = w.micro_batch;
+    m.global_batch = w.global_batch;
+    m.seq = w.seq;
+    spec.models = {m};
+    spec.links = {e.cluster.link};
+  }
+  if (!o.models.empty()) {
+    spec.models.clear();
+    for (const std::string& m : split_list(o.models, "--models"))
+      spec.models.push_back(study::paper_setup(m, "--models"));
+  }
+  if (!o.links.empty()) {
+    spec.links.clear();
+    for (const std::string& l : split_list(o.links, "--links"))
+      spec.links.push_back(with_context("", "--links", [&] { return parse_rate(l); }));
+  }
+  if (!o.fabrics.empty()) {
+    spec.fabrics.clear();
+    for (const std::string& f : split_list(o.fabrics, "--fabrics"))
+      spec.fabrics.push_back(study::parse_fabric_choice(f, "--fabrics"));
+  }
+  if (o.servers) {
+    if (*o.servers < 1) {
+      throw Error("", "--servers", fmt::format("must be at least 1, got {}", *o.servers));
+    }
+    spec.base.cluster.servers = *o.servers;
+    with_context("", "--servers", [&] {
+      spec.base.cluster.validate();
+      return 0;
+    });
+  }
+  if (!o.backend.empty()) spec.base.backend = o.backend;
+  if (o.jobs < 0) throw Error("", "--jobs", fmt::format("must be 0 or more, got {}", o.jobs));
+  spec.jobs = o.jobs;
+  return spec;
+}
+
+int run_compare(const CompareOptions& o) {
+  const study::CompareSpec spec = spec_from(o);
+  // A --out DIR that cannot take the outputs fails now, not after the runs.
+  if (!o.out.empty()) report::check_compare_outputs(o.out);
+  CompareProgress progress;
+  const study::CompareResult result =
+      study::run_compare(spec, [&progress](int done, int total) { progress(done, total); });
+  if (!o.out.empty()) report::write_compare_outputs(result, o.out);
+  if (o.json) {
+    std::cout << json_text(report::compare_json(result)) << "\n";
+  } else {
+    std::cout << report::compare_text(result);
+    if (!o.out.empty()) {
+      std::cout << fmt::format("\nwrote {0}/results.json, {0}/results.csv\n", o.out);
+    }
+  }
+  // Every run failed: nothing was compared.
+  for (const study::CompareRun& r : result.runs) {
+    if (r.error.empty()) return 0;
+  }
+  throw Error("", "", fmt::format("every run failed; the first: {}", result.runs.front().error));
+}
+
+}  // namespace
+
+Command register_compare(CLI::App& root) {
+  auto o = std::make_shared<CompareOptions>();
+  CLI::App* app = root.add_subcommand(
+      "compare",
+      "Run training jobs on several fabrics and link speeds: iteration time, tokens/s, network "
+      "cost and performance per dollar relative to the fat-tree (no file: the paper's "
+      "evaluation)");
+  app->add_option("experiment", o->experiment,
+                  "Experiment YAML (docs/experiment.md): its cluster, job and seed; default: the "
+                  "paper's 128 servers, five models, four link speeds");
+  app->add_option("--models", o->models,
+                  "Models to compare, with the paper's parallelism: mixtral-8x22b, mixtral-8x7b, "
+                  "qwen-moe-32, deepseek-r1, llama-moe-6.7b (comma-separated)");
+  app->add_option("--links", o->links, "Link speeds, e.g. 100G,400G (default 100G,200G,400G,800G)");
+  app->add_option("--fabrics", o->fabrics,
+                  "Fabrics: fat-tree, fat-tree-3to1, rail-optimized, topoopt, mfabric, or any "
+                  "fabric spec NAME[:key=value,...] (default the first five)");
+  app->add_option("--servers", o->servers, "Servers in the cluster (default 128)");
+  app->add_option("--backend", o->backend, "Network backend (default flow)");
+  app->add_option("--jobs", o->jobs, "Runs in parallel (default 0: one per core)");
+  app->add_option("--out", o->out, "Write results.json and results.csv here");
+  app->add_flag("--json", o->json, "Print the results as JSON");
+  return Command{app, [o] { return run_compare(*o); }};
+}
+
+}  // namespace mfabric::cli

@@ -1,0 +1,37 @@
+// The outputs of `mfabric compare` (docs/cli.md, "mfabric compare"): a text table with the
+// headline ratios, results.json and results.csv.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <string>
+
+#include "study/compare.h"
+
+namespace mfabric::report {
+
+inline constexpr const char* kCompareSchema = "mfabric.compare/1";
+
+// {"schema_version": "mfabric.compare/1", "seed", "runs": [{"model", "link_gbps", "fabric",
+//  "fabric_spec", "gpus", "iteration_time_s", "relative_iteration_time", "tokens_per_s",
+//  "cost_usd": {"built", "paper"}, "cost_paper_usd_by_component": {"nics", "transceivers",
+//  "switch_ports", "ocs_ports", "patch_panel_ports", "fibres"}, "perf_per_dollar_vs_fat_tree",
+//  "reconfiguration": {...} (mFabric), "error" (a failed run), "wall_time_s" (with timing)}],
+//  "timeline": {"run", "spans": [{"start_s", "end_s", "kind"}]}}. Relative figures are null
+//  without a fat-tree run to relate to. Without `timing`, wall times are left out, so that the
+//  same comparison gives a byte-identical file.
+nlohmann::json compare_json(const study::CompareResult& r, bool timing = true);
+// One row per run: model,link_gbps,fabric,gpus,iteration_time_s,relative_iteration_time,
+// tokens_per_s,cost_built_usd,cost_paper_usd,perf_per_dollar_vs_fat_tree,reconfigurations,
+// reconfiguration_held_s,error (RFC 4180).
+void write_compare_csv(const study::CompareResult& r, std::ostream& out);
+// The table, then the headline ratios per link speed (mFabric against each other fabric).
+std::string compare_text(const study::CompareResult& r);
+
+// The files of `compare --out DIR`, written as a set (core/output_files.h).
+inline constexpr const char* kCompareOutputFiles[] = {"results.json", "results.csv"};
+void check_compare_outputs(const std::string& dir);
+void write_compare_outputs(const study::CompareResult& r, const std::string& dir);
+
+}  // namespace mfabric::report

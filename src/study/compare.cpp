@@ -1,0 +1,335 @@
+#include "study/compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "core/error.h"
+#include "core/spec.h"
+#include "fabric/builders.h"
+#include "sim/simulation.h"
+#include "workload/model.h"
+#include "workload/parallelism.h"
+
+namespace mfabric::study {
+namespace {
+
+const char* const kMfabricSpec = "mfabric:alpha=6,reconfiguration=25ms,policy=block,planner=greedy";
+
+// The servers of one EP group: mFabric's region when the spec names none.
+int region_servers(const ModelSetup& m, const fabric::ClusterSpec& c) {
+  const int gpus = m.ep * m.tp;
+  return std::max(1, std::min(c.servers, (gpus + c.gpus_per_server - 1) / c.gpus_per_server));
+}
+
+bool is_ep_all_to_all(const workload::Task& t) {
+  return t.kind == workload::TaskKind::Collective &&
+         t.collective == workload::CollectiveKind::AllToAll && t.traffic == workload::Traffic::EP;
+}
+
+// Region 0's reconfigurations and EP all-to-alls of one mFabric run.
+std::vector<TimelineSpan> region_timeline(const sim::Simulation& s) {
+  std::vector<TimelineSpan> out;
+  if (!s.control || s.topology.regions().empty()) return out;
+  for (const sim::ReconfigurationSpan& r : s.control->spans) {
+    if (r.region == 0) out.push_back({r.start.seconds(), r.end.seconds(), true});
+  }
+  const int per_region =
+      s.topology.regions().front().servers * s.topology.cluster().gpus_per_server;
+  for (const sim::TaskSpan& span : s.result.spans) {
+    const workload::Task& t = s.graph.task(span.task);
+    if (!is_ep_all_to_all(t)) continue;
+    if (s.graph.group(t.group).front() / per_region != 0) continue;
+    out.push_back({span.start.seconds(), span.end.seconds(), false});
+  }
+  std::sort(out.begin(), out.end(), [](const TimelineSpan& a, const TimelineSpan& b) {
+    return std::tie(a.start_s, a.end_s, a.reconfiguration) <
+           std::tie(b.start_s, b.end_s, b.reconfiguration);
+  });
+  return out;
+}
+
+// Fills a run's figures from its simulation.
+void fill(CompareRun& run, const sim::Simulation& s, const ModelSetup& m) {
+  run.fabric_spec = s.topology.spec();
+  run.gpus = s.graph.job_gpus();
+  run.iteration_time_s = s.result.mean_iteration_time().seconds();
+  const double tokens = static_cast<double>(m.global_batch) * m.ep * m.seq;
+  run.tokens_per_s = run.iteration_time_s > 0 ? tokens / run.iteration_time_s : 0;
+  const fabric::PriceBook prices = fabric::PriceBook::paper_defaults();
+  const fabric::LinkPrices& p = prices.at(s.topology.cluster().link);
+  run.cost_built =
+      fabric::price(fabric::bill_of_materials(s.topology, fabric::CostConvention::Built), p,
+                    prices.fibre_length_m());
+  run.cost_paper =
+      fabric::price(fabric::bill_of_materials(s.topology, fabric::CostConvention::Paper), p,
+                    prices.fibre_length_m());
+  if (s.control) {
+    const sim::ControlStats& c = *s.control;
+    ReconfigurationSummary r;
+    r.policy = c.policy;
+    r.planner = c.planner;
+    r.count = c.reconfigurations;
+    r.time_s = c.reconfiguration_time.seconds();
+    r.held_time_s = c.held_time.seconds();
+    // Bytes over circuits (the backend's circuit slots follow the topology's links) and over
+    // the EPS (NIC-to-switch cables), as results.json counts them.
+    for (std::size_t ch = 0; ch < s.result.channels.size(); ++ch) {
+      const auto link = static_cast<fabric::LinkId>(ch / 2);
+      if (static_cast<std::size_t>(link) >= s.topology.links().size()) {
+        r.circuit_bytes += s.result.channels[ch].bytes;
+        continue;
+      }
+      const fabric::Link& k = s.topology.link(link);
+      const fabric::NodeId from = ch % 2 == 0 ? k.a : k.b;
+      const fabric::NodeId to = ch % 2 == 0 ? k.b : k.a;
+      if (k.kind == fabric::LinkKind::Cable &&
+          s.topology.node(from).kind == fabric::NodeKind::Nic &&
+          s.topology.node(to).kind == fabric::NodeKind::Switch) {
+        r.eps_bytes += s.result.channels[ch].bytes;
+      }
+    }
+    run.reconfiguration = r;
+  }
+}
+
+// Relative figures against the fat-tree run of the same model and link.
+void relate_to_fat_tree(std::vector<CompareRun>& runs) {
+  std::map<std::pair<std::string, double>, const CompareRun*> fat_tree;
+  for (const CompareRun& r : runs) {
+    if (r.fabric == "fat-tree" && r.error.empty() && r.iteration_time_s > 0)
+      fat_tree[{r.model, r.link_gbps}] = &r;
+  }
+  for (CompareRun& r : runs) {
+    const auto it = fat_tree.find({r.model, r.link_gbps});
+    if (it == fat_tree.end() || !r.error.empty() || r.iteration_time_s <= 0) continue;
+    const CompareRun& base = *it->second;
+    r.relative_iteration_time = r.iteration_time_s / base.iteration_time_s;
+    const double cost = r.cost_paper.total();
+    const double base_cost = base.cost_paper.total();
+    if (cost > 0 && base_cost > 0) {
+      r.perf_per_dollar_vs_fat_tree =
+          (base.iteration_time_s * base_cost) / (r.iteration_time_s * cost);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<ModelSetup> paper_models() {
+  // Reference section 5: TP, PP, EP, micro-batch 8, global batch 128, seq 4096; DP = 1024 GPUs /
+  // (TP x PP x EP). Qwen-MoE in its 32-expert EP 32 simulation variant.
+  const auto setup = [](const char* model, int tp, int pp, int ep) {
+    ModelSetup m;
+    m.model = model;
+    m.tp = tp;
+    m.pp = pp;
+    m.ep = ep;
+    return m;
+  };
+  return {setup("mixtral-8x22b", 8, 8, 8), setup("mixtral-8x7b", 4, 4, 8),
+          setup("qwen-moe-32", 1, 4, 32), setup("deepseek-r1", 1, 16, 64),
+          setup("llama-moe-6.7b", 1, 4, 16)};
+}
+
+ModelSetup paper_setup(const std::string& model, const std::string& field) {
+  for (const ModelSetup& m : paper_models()) {
+    if (m.model == model) return m;
+  }
+  std::string known;
+  for (const ModelSetup& m : paper_models())
+    known += (known.empty() ? "" : ", ") + m.model;
+  throw Error("", field,
+              fmt::format("no paper setup for model '{}' (known: {}); give an experiment file "
+                          "with its parallelism instead",
+                          model, known));
+}
+
+std::vector<FabricChoice> paper_fabrics() {
+  return {{"fat-tree", "fat-tree"},
+          {"fat-tree-3to1", "fat-tree:oversubscription=3"},
+          {"rail-optimized", "rail-optimized"},
+          {"topoopt", "topoopt"},
+          {"mfabric", kMfabricSpec}};
+}
+
+FabricChoice parse_fabric_choice(const std::string& text, const std::string& field) {
+  for (const FabricChoice& f : paper_fabrics()) {
+    if (f.label == text) return f;
+  }
+  // Any fabric spec: checked by building it on a small cluster of the default shape.
+  const Spec spec = with_context("", field, [&] { return Spec::parse(text); });
+  std::vector<std::string> kinds;
+  for (const auto& k : fabric::fabric_kinds())
+    kinds.push_back(k.name);
+  if (std::find(kinds.begin(), kinds.end(), spec.name()) == kinds.end()) {
+    std::string labels;
+    for (const FabricChoice& f : paper_fabrics())
+      labels += (labels.empty() ? "" : ", ") + f.label;
+    throw Error("", field,
+                fmt::format("unknown fabric '{}' (known: {}, or a fabric spec NAME[:key=value,...] "
+                            "of a kind listed by 'mfabric fabrics')",
+                            text, labels));
+  }
+  return {text, text};
+}
+
+CompareSpec paper_compare() {
+  CompareSpec s;
+  s.models = paper_models();
+  s.links = {Rate::gbps(100), Rate::gbps(200), Rate::gbps(400), Rate::gbps(800)};
+  s.fabrics = paper_fabrics();
+  s.base.source = "compare";
+  s.base.cluster.servers = 128;
+  s.base.seed = 1;
+  return s;
+}
+
+sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& m, Rate link,
+                               const FabricChoice& fabric) {
+  sim::Experiment e = spec.base;
+  e.cluster.link = link;
+  e.fabric = Spec::parse(fabric.spec);
+  if (e.fabric.name() == "mfabric" && !e.fabric.has("region")) {
+    auto params = e.fabric.params();
+    params["region"] = std::to_string(region_servers(m, e.cluster));
+    e.fabric = Spec(e.fabric.name(), params);
+  }
+  sim::ModelWorkload w;
+  w.model = m.model;
+  w.tp = m.tp;
+  w.pp = m.pp;
+  w.ep = m.ep;
+  w.dp = m.dp;
+  w.micro_batch = m.micro_batch;
+  w.global_batch = m.global_batch;
+  w.seq = m.seq;
+  if (spec.base.model) {
+    w.routing_trace = spec.base.model->routing_trace;
+    w.synthetic = spec.base.model->synthetic;
+    w.schedule = spec.base.model->schedule;
+  }
+  e.model = w;
+  e.micro.reset();
+  e.chakra.clear();
+  return e;
+}
+
+CompareResult run_compare(const CompareSpec& spec, const std::function<void(int, int)>& progress) {
+  if (spec.models.empty()) throw Error("", "--models", "no model to compare");
+  if (spec.links.empty()) throw Error("", "--links", "no link speed to compare");
+  if (spec.fabrics.empty()) throw Error("", "--fabrics", "no fabric to compare");
+  const fabric::PriceBook prices = fabric::PriceBook::paper_defaults();
+  for (const Rate link : spec.links) {
+    try {
+      prices.at(link);
+    } catch (const Error& e) {
+      throw Error("", "--links", e.message());
+    }
+  }
+  const int gpus = spec.base.cluster.servers * spec.base.cluster.gpus_per_server;
+  for (const ModelSetup& m : spec.models) {
+    const workload::ModelSpec model =
+        with_context("", "--models", [&] { return workload::load_model(m.model); });
+    // The job must fit the cluster: DP = GPUs / (TP x PP x EP), or the job's own DP.
+    with_context("", "--models", [&] {
+      try {
+        return workload::resolve_parallelism(m.tp, m.pp, m.ep, m.dp, m.dp ? 0 : gpus, model,
+                                             spec.base.cluster.gpus_per_server);
+      } catch (const Error& e) {
+        throw Error("", "",
+                    fmt::format("{} (TP {} x PP {} x EP {}) on {} GPUs ({} servers): {}", m.model,
+                                m.tp, m.pp, m.ep, gpus, spec.base.cluster.servers, e.what()));
+      }
+    });
+  }
+
+  struct Job {
+    const ModelSetup* model;
+    Rate link;
+    const FabricChoice* fabric;
+  };
+  std::vector<Job> jobs;
+  CompareResult result;
+  result.seed = spec.base.seed;
+  for (const ModelSetup& m : spec.models) {
+    for (const Rate link : spec.links) {
+      for (const FabricChoice& f : spec.fabrics) {
+        // Every fabric can be built for every link and model before anything runs.
+        const sim::Experiment e =
+            with_context("", "--fabrics", [&] { return run_experiment(spec, m, link, f); });
+        with_context("", "--fabrics",
+                     [&] { return fabric::build_fabric(e.fabric, e.cluster).tiers(); });
+        jobs.push_back({&m, link, &f});
+        CompareRun run;
+        run.model = m.model;
+        run.link_gbps = link.bps() / 1e9;
+        run.fabric = f.label;
+        result.runs.push_back(run);
+      }
+    }
+  }
+  // The timeline comes from the first mFabric run (in the order above).
+  std::size_t timeline_job = jobs.size();
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    if (Spec::parse(jobs[k].fabric->spec).name() == "mfabric") {
+      timeline_job = k;
+      break;
+    }
+  }
+
+  const int threads = std::max(
+      1, std::min(static_cast<int>(jobs.size()),
+                  spec.jobs > 0
+                      ? spec.jobs
+                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
+  std::atomic<std::size_t> next{0};
+  std::mutex done_mutex;
+  int done = 0;
+  const int total = static_cast<int>(jobs.size());
+  const auto work = [&] {
+    for (std::size_t k = next++; k < jobs.size(); k = next++) {
+      const Job& job = jobs[k];
+      CompareRun& run = result.runs[k];
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        sim::SimulationOptions options;
+        options.record_spans = k == timeline_job;
+        const sim::Simulation s =
+            sim::simulate(run_experiment(spec, *job.model, job.link, *job.fabric), options);
+        fill(run, s, *job.model);
+        if (k == timeline_job) {
+          result.timeline = region_timeline(s);
+          result.timeline_run = fmt::format("{} {}G {}", run.model, run.link_gbps, run.fabric);
+        }
+      } catch (const Error& e) {
+        run.error = e.what();
+      } catch (const std::exception& e) {
+        // A fault of ours, not of the input: the run is reported, the others go on.
+        run.error = fmt::format("internal error: {}", e.what());
+      }
+      run.wall_time_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (progress) {
+        const std::lock_guard<std::mutex> lock(done_mutex);
+        progress(++done, total);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool)
+    t.join();
+  relate_to_fat_tree(result.runs);
+  return result;
+}
+
+}  // namespace mfabric::study

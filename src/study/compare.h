@@ -1,0 +1,120 @@
+// `mfabric compare` (docs/compare.md): the same training jobs on several fabrics and link speeds,
+// each run one sim::simulate call, run in parallel on threads, with iteration time, tokens/s,
+// network cost and performance per dollar relative to the fat-tree.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+#include "fabric/cost.h"
+#include "sim/experiment.h"
+
+namespace mfabric::study {
+
+// One model of a comparison and the parallelism it runs with.
+struct ModelSetup {
+  std::string model;  // a zoo name or a model file
+  int tp = 1, pp = 1, ep = 1;
+  std::optional<int> dp;  // default: GPUs / (tp x pp x ep)
+  int micro_batch = 8;
+  int global_batch = 128;
+  int seq = 4096;
+};
+
+// The paper's models with its parallelism (reference section 5, docs/compare.md).
+std::vector<ModelSetup> paper_models();
+// The paper's setup of `model` (a zoo name); mfabric::Error naming `field` when it has none.
+ModelSetup paper_setup(const std::string& model, const std::string& field);
+
+// A fabric of the comparison: a short label for tables and a fabric spec (fabric/builders.h).
+// mFabric's region size is filled in per model (EP x TP / GPUs per server servers) unless the
+// spec names one.
+struct FabricChoice {
+  std::string label;  // "fat-tree", "fat-tree-3to1", "rail-optimized", "topoopt", "mfabric"
+  std::string spec;   // "fat-tree", "fat-tree:oversubscription=3", ...
+};
+// fat-tree (1:1), fat-tree 3:1, rail-optimized, TopoOpt, mFabric (alpha 6, 25 ms, block, greedy).
+std::vector<FabricChoice> paper_fabrics();
+// A label above, or any fabric spec (its label is the spec itself); mfabric::Error naming
+// `field` for an unknown fabric.
+FabricChoice parse_fabric_choice(const std::string& text, const std::string& field);
+
+struct CompareSpec {
+  std::vector<ModelSetup> models;
+  std::vector<Rate> links;
+  std::vector<FabricChoice> fabrics;
+  // Cluster (its link is replaced by each of `links`), seed, GPU, simulation settings; its
+  // fabric and workload are replaced by each run's.
+  sim::Experiment base;
+  int jobs = 0;  // threads; 0 = the machine's cores
+};
+
+// The paper's evaluation: 128 servers of 8 H800, the five models, 100/200/400/800G, the five
+// fabrics, seed 1.
+CompareSpec paper_compare();
+
+// mFabric's control plane in one run.
+struct ReconfigurationSummary {
+  std::string policy;
+  std::string planner;
+  std::int64_t count = 0;
+  double time_s = 0;       // summed over regions
+  double held_time_s = 0;  // all-to-alls waiting for circuits, summed
+  double circuit_bytes = 0;
+  double eps_bytes = 0;
+};
+
+struct CompareRun {
+  std::string model;
+  double link_gbps = 0;
+  std::string fabric;       // the label
+  std::string fabric_spec;  // what was built, with every parameter
+  int gpus = 0;
+  double iteration_time_s = 0;
+  // tokens per iteration (global batch x EP x seq: each EP rank of a DP replica runs its own
+  // micro-batches, docs/workload.md) / iteration time.
+  double tokens_per_s = 0;
+  fabric::CostBreakdown cost_built;
+  fabric::CostBreakdown cost_paper;
+  // Relative to the fat-tree run of the same model and link (absent without one, or when it
+  // failed): iteration time / the fat-tree's, and (1 / iteration time / paper cost) / the
+  // fat-tree's.
+  std::optional<double> relative_iteration_time;
+  std::optional<double> perf_per_dollar_vs_fat_tree;
+  std::optional<ReconfigurationSummary> reconfiguration;  // mFabric
+  double wall_time_s = 0;
+  std::string error;  // a run that could not finish: why (its figures are zero)
+};
+
+// One stretch of time in the timeline of one mFabric run (region 0): a reconfiguration of the
+// region's circuits, or an EP all-to-all of the region.
+struct TimelineSpan {
+  double start_s = 0;
+  double end_s = 0;
+  bool reconfiguration = false;  // else an all-to-all
+};
+
+struct CompareResult {
+  std::uint64_t seed = 1;
+  std::vector<CompareRun> runs;  // models x links x fabrics, in that order
+  // The timeline of the first mFabric run that finished: "model link fabric", its spans.
+  std::string timeline_run;
+  std::vector<TimelineSpan> timeline;
+};
+
+// Checks every run's experiment (models, fabrics, parallelism) before running any; a bad one is
+// an mfabric::Error naming the option. Then runs them on spec.jobs threads; a run that fails
+// keeps its error and the others go on. progress(done, total) runs on the calling thread's
+// behalf from worker threads, serialised.
+CompareResult run_compare(const CompareSpec& spec,
+                          const std::function<void(int done, int total)>& progress = {});
+
+// The experiment of one run (exposed for tests).
+sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& model, Rate link,
+                               const FabricChoice& fabric);
+
+}  // namespace mfabric::study

@@ -1,0 +1,102 @@
+// mfabric compare: the table, JSON and the output set on a small job, and one clear line for
+// every bad choice.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "cli_harness.h"
+#include "scratch_dir.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using mfabric::testing::expect_error;
+using mfabric::testing::Outcome;
+using mfabric::testing::run;
+
+// 8 servers, Mixtral 8x7B on 64 GPUs, a short job: every fabric runs in well under a second.
+constexpr const char* kSmall =
+    "cluster: {servers: 8, link: 400G}\n"
+    "workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batch: 2, "
+    "seq: 256}\n";
+
+class CompareCli : public mfabric::testing::ScratchDirTest {
+ protected:
+  CompareCli() : ScratchDirTest("mfabric_compare_cli") {}
+};
+
+TEST_F(CompareCli, JsonHasEveryRunRelativeToTheFatTree) {
+  const std::string file = write("small.yaml", kSmall);
+  const Outcome o =
+      run("compare " + file + " --links 100G,400G --fabrics fat-tree,mfabric --jobs 2 --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["schema_version"], "mfabric.compare/1");
+  EXPECT_EQ(j["seed"], 1);
+  ASSERT_EQ(j["runs"].size(), 4u);
+  EXPECT_EQ(j["runs"][0]["fabric"], "fat-tree");
+  EXPECT_EQ(j["runs"][0]["link_gbps"], 100);
+  EXPECT_EQ(j["runs"][0]["relative_iteration_time"], 1.0);
+  EXPECT_EQ(j["runs"][1]["fabric"], "mfabric");
+  EXPECT_GT(j["runs"][1]["reconfiguration"]["count"].get<int>(), 0);
+  for (const auto& r : j["runs"]) {
+    EXPECT_GT(r["iteration_time_s"].get<double>(), 0);
+    EXPECT_GT(r["cost_usd"]["paper"].get<double>(), 0);
+    EXPECT_GT(r["cost_usd"]["built"].get<double>(), 0);
+    EXPECT_TRUE(r["perf_per_dollar_vs_fat_tree"].is_number());
+    EXPECT_FALSE(r.contains("error"));
+  }
+  EXPECT_EQ(j["timeline"]["run"], "mixtral-8x7b 100G mfabric");
+  EXPECT_FALSE(j["timeline"]["spans"].empty());
+}
+
+TEST_F(CompareCli, TableAndOutputSet) {
+  const std::string file = write("small.yaml", kSmall);
+  const fs::path out = dir_ / "out";
+  const Outcome o =
+      run("compare " + file + " --fabrics fat-tree,fat-tree-3to1,mfabric --out " + out.string());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("vs fat-tree"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("mfabric at 400G (1 model;"), std::string::npos) << o.out;
+  ASSERT_TRUE(fs::exists(out / "results.json"));
+  ASSERT_TRUE(fs::exists(out / "results.csv"));
+  std::ifstream csv(out / "results.csv");
+  std::string line;
+  int lines = 0;
+  while (std::getline(csv, line))
+    ++lines;
+  EXPECT_EQ(lines, 1 + 3);
+  // results.json has no wall times: the same comparison gives the same file.
+  std::ifstream json(out / "results.json");
+  std::stringstream first;
+  first << json.rdbuf();
+  EXPECT_EQ(first.str().find("wall_time_s"), std::string::npos);
+  ASSERT_EQ(run("compare " + file + " --fabrics fat-tree,fat-tree-3to1,mfabric --jobs 1 --out " +
+                out.string())
+                .exit_code,
+            0);
+  std::ifstream again(out / "results.json");
+  std::stringstream second;
+  second << again.rdbuf();
+  EXPECT_EQ(first.str(), second.str());
+}
+
+TEST_F(CompareCli, BadChoicesAreOneLine) {
+  const std::string file = write("small.yaml", kSmall);
+  expect_error("compare --models gpt-5", "--models: no paper setup for model 'gpt-5'");
+  expect_error("compare " + file + " --links 300G", "--links: no prices for link speed 300G");
+  expect_error("compare " + file + " --links 400", "--links");
+  expect_error("compare " + file + " --fabrics torus", "--fabrics: unknown fabric 'torus'");
+  expect_error("compare " + file + " --fabrics fat-tree,,mfabric", "--fabrics");
+  expect_error("compare --servers 8", "--models: mixtral-8x22b");
+  expect_error("compare " + file + " --jobs -1", "--jobs");
+  const std::string micro =
+      write("micro.yaml", "workload: {collective: all-reduce, bytes: 1MiB}\n");
+  expect_error("compare " + micro, "compare needs a training job");
+}
+
+}  // namespace

@@ -1,0 +1,139 @@
+// mfabric compare's runner (docs/cli.md, "mfabric compare"): the paper's grid, runs on threads,
+// figures relative to the fat-tree.
+#include "study/compare.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "fabric/builders.h"
+
+namespace mfabric::study {
+namespace {
+
+template <typename Fn>
+std::string error_field(Fn fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.field();
+  }
+  return "(no error)";
+}
+
+TEST(Compare, ThePapersGrid) {
+  const CompareSpec s = paper_compare();
+  EXPECT_EQ(s.models.size(), 5u);
+  EXPECT_EQ(s.links.size(), 4u);
+  EXPECT_EQ(s.fabrics.size(), 5u);
+  EXPECT_EQ(s.base.cluster.servers, 128);
+  // Every model fills 1024 GPUs: DP = 1024 / (TP x PP x EP) is whole.
+  for (const ModelSetup& m : s.models)
+    EXPECT_EQ(1024 % (m.tp * m.pp * m.ep), 0) << m.model;
+  EXPECT_EQ(paper_setup("deepseek-r1", "--models").pp, 16);
+  EXPECT_EQ(error_field([] { paper_setup("gpt-5", "--models"); }), "--models");
+}
+
+TEST(Compare, FabricsByLabelOrSpec) {
+  EXPECT_EQ(parse_fabric_choice("fat-tree-3to1", "--fabrics").spec, "fat-tree:oversubscription=3");
+  EXPECT_EQ(parse_fabric_choice("rail-only", "--fabrics").label, "rail-only");
+  EXPECT_EQ(parse_fabric_choice("mfabric:alpha=4", "--fabrics").spec, "mfabric:alpha=4");
+  EXPECT_EQ(error_field([] { parse_fabric_choice("torus", "--fabrics"); }), "--fabrics");
+}
+
+TEST(Compare, MfabricGetsOneEpGroupPerRegion) {
+  const CompareSpec s = paper_compare();
+  const ModelSetup qwen = paper_setup("qwen-moe-32", "");
+  const sim::Experiment e = run_experiment(s, qwen, Rate::gbps(400), s.fabrics.back());
+  // EP 32 x TP 1 / 8 GPUs per server = 4 servers.
+  EXPECT_EQ(e.fabric.params().at("region"), "4");
+  EXPECT_EQ(e.cluster.link, Rate::gbps(400));
+  EXPECT_EQ(e.model->ep, 32);
+}
+
+// 8 servers: Mixtral 8x7B, TP 4 x PP 2 x EP 8, a short job.
+CompareSpec small(int jobs) {
+  CompareSpec s = paper_compare();
+  s.base.cluster.servers = 8;
+  ModelSetup m = paper_setup("mixtral-8x7b", "");
+  m.pp = 2;
+  m.micro_batch = 2;
+  m.global_batch = 8;
+  m.seq = 256;
+  s.models = {m};
+  s.links = {Rate::gbps(100), Rate::gbps(400)};
+  s.fabrics = {parse_fabric_choice("fat-tree", ""), parse_fabric_choice("fat-tree-3to1", ""),
+               parse_fabric_choice("mfabric", "")};
+  s.jobs = jobs;
+  return s;
+}
+
+TEST(Compare, RunsEveryPairAndRelatesToTheFatTree) {
+  const CompareResult r = run_compare(small(2));
+  ASSERT_EQ(r.runs.size(), 6u);
+  EXPECT_EQ(r.runs[0].fabric, "fat-tree");
+  EXPECT_EQ(r.runs[0].link_gbps, 100);
+  EXPECT_EQ(r.runs[3].link_gbps, 400);
+  EXPECT_EQ(r.runs[5].fabric, "mfabric");
+  for (const CompareRun& run : r.runs) {
+    EXPECT_TRUE(run.error.empty()) << run.error;
+    EXPECT_GT(run.iteration_time_s, 0);
+    EXPECT_EQ(run.gpus, 64);
+    // Tokens per iteration: global batch x EP x seq.
+    EXPECT_NEAR(run.tokens_per_s * run.iteration_time_s, 8.0 * 8 * 256, 1e-6);
+    ASSERT_TRUE(run.relative_iteration_time.has_value());
+    ASSERT_TRUE(run.perf_per_dollar_vs_fat_tree.has_value());
+    const CompareRun& base = r.runs[run.link_gbps == 100 ? 0 : 3];
+    EXPECT_DOUBLE_EQ(*run.relative_iteration_time, run.iteration_time_s / base.iteration_time_s);
+    // (1 / time / cost) against the fat-tree's.
+    EXPECT_NEAR(*run.perf_per_dollar_vs_fat_tree,
+                (base.iteration_time_s * base.cost_paper.total()) /
+                    (run.iteration_time_s * run.cost_paper.total()),
+                1e-12);
+    EXPECT_EQ(run.reconfiguration.has_value(), run.fabric == "mfabric");
+  }
+  EXPECT_DOUBLE_EQ(*r.runs[0].relative_iteration_time, 1.0);
+  EXPECT_DOUBLE_EQ(*r.runs[0].perf_per_dollar_vs_fat_tree, 1.0);
+  // A 3:1 fat-tree and mFabric cost less than the non-blocking fat-tree.
+  EXPECT_LT(r.runs[4].cost_paper.total(), r.runs[3].cost_paper.total());
+  EXPECT_LT(r.runs[5].cost_paper.total(), r.runs[3].cost_paper.total());
+  // The timeline: the first mFabric run's region 0, reconfigurations and all-to-alls.
+  EXPECT_EQ(r.timeline_run, "mixtral-8x7b 100G mfabric");
+  bool reconfiguration = false, all_to_all = false;
+  for (const TimelineSpan& s : r.timeline) {
+    EXPECT_LE(s.start_s, s.end_s);
+    (s.reconfiguration ? reconfiguration : all_to_all) = true;
+  }
+  EXPECT_TRUE(reconfiguration);
+  EXPECT_TRUE(all_to_all);
+}
+
+TEST(Compare, ThreadsDoNotChangeTheResults) {
+  const CompareResult one = run_compare(small(1));
+  const CompareResult two = run_compare(small(2));
+  ASSERT_EQ(one.runs.size(), two.runs.size());
+  for (std::size_t k = 0; k < one.runs.size(); ++k) {
+    EXPECT_EQ(one.runs[k].iteration_time_s, two.runs[k].iteration_time_s);
+    EXPECT_EQ(one.runs[k].cost_built.total(), two.runs[k].cost_built.total());
+  }
+  EXPECT_EQ(one.timeline.size(), two.timeline.size());
+}
+
+TEST(Compare, BadChoicesFailBeforeAnyRun) {
+  CompareSpec s = small(1);
+  s.links = {Rate::gbps(300)};  // no prices at 300G
+  EXPECT_EQ(error_field([&] { run_compare(s); }), "--links");
+  s = small(1);
+  s.models.front().model = "no-such-model";
+  EXPECT_EQ(error_field([&] { run_compare(s); }), "--models");
+  s = small(1);
+  s.models.front().tp = 8;  // 8 x 2 x 8 = 128 GPUs on a 64-GPU cluster
+  EXPECT_EQ(error_field([&] { run_compare(s); }), "--models");
+  s = small(1);
+  s.fabrics = {{"bad", "mfabric:alpha=9"}};
+  EXPECT_EQ(error_field([&] { run_compare(s); }), "--fabrics.alpha");
+}
+
+}  // namespace
+}  // namespace mfabric::study
