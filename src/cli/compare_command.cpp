@@ -134,7 +134,8 @@ int run_compare(const CompareOptions& o) {
   } else {
     std::cout << report::compare_text(result);
     if (!o.out.empty()) {
-      std::cout << fmt::format("\nwrote {0}/results.json, {0}/results.csv\n", o.out);
+      std::cout << fmt::format("\nwrote {0}/results.json, {0}/results.csv, {0}/report.html\n",
+                               o.out);
     }
   }
   // Every run failed: nothing was compared.
@@ -166,7 +167,8 @@ Command register_compare(CLI::App& root) {
   app->add_option("--servers", o->servers, "Servers in the cluster (default 128)");
   app->add_option("--backend", o->backend, "Network backend (default flow)");
   app->add_option("--jobs", o->jobs, "Runs in parallel (default 0: one per core)");
-  app->add_option("--out", o->out, "Write results.json and results.csv here");
+  app->add_option("--out", o->out,
+                  "Write results.json, results.csv and report.html (plots: needs gnuplot) here");
   app->add_flag("--json", o->json, "Print the results as JSON");
   return Command{app, [o] { return run_compare(*o); }};
 }

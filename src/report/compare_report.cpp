@@ -10,7 +10,9 @@
 #include "core/json_text.h"
 #include "core/output_files.h"
 #include "core/output_text.h"
+#include "report/compare_html.h"
 #include "report/format.h"
+#include "report/gnuplot.h"
 #include "report/table.h"
 
 namespace mfabric::report {
@@ -184,14 +186,17 @@ std::string compare_text(const study::CompareResult& r) {
 void check_compare_outputs(const std::string& dir) {
   check_output_set(dir, std::vector<std::string>(std::begin(kCompareOutputFiles),
                                                  std::end(kCompareOutputFiles)));
+  require_gnuplot(kCompareOutputFiles[2]);
 }
 
 void write_compare_outputs(const study::CompareResult& r, const std::string& dir) {
+  const std::string html = compare_html(r);
   write_output_set(
       dir, {
                {kCompareOutputFiles[0],
                 [&](std::ostream& out) { out << json_text(compare_json(r, false)) << "\n"; }},
                {kCompareOutputFiles[1], [&](std::ostream& out) { write_compare_csv(r, out); }},
+               {kCompareOutputFiles[2], [&](std::ostream& out) { out << html; }},
            });
 }
 

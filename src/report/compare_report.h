@@ -1,5 +1,5 @@
 // The outputs of `mfabric compare` (docs/cli.md, "mfabric compare"): a text table with the
-// headline ratios, results.json and results.csv.
+// headline ratios, results.json, results.csv and report.html (compare_html.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -29,9 +29,13 @@ void write_compare_csv(const study::CompareResult& r, std::ostream& out);
 // The table, then the headline ratios per link speed (mFabric against each other fabric).
 std::string compare_text(const study::CompareResult& r);
 
-// The files of `compare --out DIR`, written as a set (core/output_files.h).
-inline constexpr const char* kCompareOutputFiles[] = {"results.json", "results.csv"};
+// The files of `compare --out DIR`, written as a set (core/output_files.h); report.html is
+// compare_html.h's page.
+inline constexpr const char* kCompareOutputFiles[] = {"results.json", "results.csv", "report.html"};
+// Before the runs: mfabric::Error when DIR cannot take the set (check_output_set) or gnuplot,
+// which draws report.html's plots, is not installed.
 void check_compare_outputs(const std::string& dir);
+// The page is made first: when it cannot be (gnuplot missing or failing), nothing is written.
 void write_compare_outputs(const study::CompareResult& r, const std::string& dir);
 
 }  // namespace mfabric::report

@@ -1,7 +1,9 @@
 // mfabric compare: the table, JSON and the output set on a small job, and one clear line for
 // every bad choice.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "cli_harness.h"
+#include "report/compare_html.h"
 #include "scratch_dir.h"
 
 namespace {
@@ -62,8 +65,21 @@ TEST_F(CompareCli, TableAndOutputSet) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("vs fat-tree"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("mfabric at 400G (1 model;"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("wrote " + out.string() + "/results.json, " + out.string() +
+                       "/results.csv, " + out.string() + "/report.html\n"),
+            std::string::npos)
+      << o.out;
   ASSERT_TRUE(fs::exists(out / "results.json"));
   ASSERT_TRUE(fs::exists(out / "results.csv"));
+  // report.html: every figure drawn (an inline SVG), the runs in its table.
+  const std::string html = mfabric::testing::slurp(out / "report.html");
+  for (const char* id : mfabric::report::kCompareFigureIds) {
+    const std::size_t figure = html.find("<figure id=\"" + std::string(id) + "\"");
+    ASSERT_NE(figure, std::string::npos) << id;
+    const std::size_t end = html.find("</figure>", figure);
+    EXPECT_NE(html.substr(figure, end - figure).find("<svg"), std::string::npos) << id;
+  }
+  EXPECT_NE(html.find("3 runs (0 failed)"), std::string::npos);
   std::ifstream csv(out / "results.csv");
   std::string line;
   int lines = 0;
@@ -83,6 +99,28 @@ TEST_F(CompareCli, TableAndOutputSet) {
   std::stringstream second;
   second << again.rdbuf();
   EXPECT_EQ(first.str(), second.str());
+}
+
+// Without gnuplot (an empty PATH) report.html cannot be drawn: one line before any run, and the
+// previous set is left as it was.
+TEST_F(CompareCli, WithoutGnuplotNothingIsWritten) {
+  const std::string file = write("small.yaml", kSmall);
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out);
+  std::ofstream(out / "results.json") << "previous\n";
+  const fs::path empty = dir_ / "empty-path";
+  fs::create_directories(empty);
+  const std::string saved = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", empty.c_str(), 1);
+  const Outcome o = run("compare " + file + " --fabrics fat-tree --out " + out.string());
+  ::setenv("PATH", saved.c_str(), 1);
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_EQ(o.out, "");
+  EXPECT_EQ(o.err,
+            "mfabric: error: report.html: gnuplot not found: install gnuplot "
+            "(scripts/install-deps.sh)\n");
+  EXPECT_EQ(mfabric::testing::slurp(out / "results.json"), "previous\n");
+  EXPECT_FALSE(fs::exists(out / "report.html"));
 }
 
 TEST_F(CompareCli, BadChoicesAreOneLine) {

@@ -1,0 +1,628 @@
+// report.html of `mfabric compare` (compare_html.h): built from a hand-made CompareResult,
+// checked as text (figures, plotted elements, escaping, failed runs, missing data) and rendered
+// in headless Chromium (Debian's chromium; skipped when it is not installed).
+#include "report/compare_html.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "report/compare_report.h"
+#include "report/gnuplot.h"
+
+// Helpers in a namespace of their own: test files are compiled several to a translation unit.
+namespace mfabric::report::compare_html_test {
+namespace {
+
+namespace fs = std::filesystem;
+using study::CompareResult;
+using study::CompareRun;
+
+// Names that need escaping in gnuplot strings, XML and HTML.
+const std::string kModelA = "Mix<tral> & \"8x7b\"";
+const std::string kModelB = "qwen'moe";
+const std::string kTopo = "topo \"opt\" & <x>";
+const std::string kFailedFabric = "only-in-a-failed-run";
+
+fabric::CostBreakdown cost(double nics, double transceivers, double switch_ports, double ocs,
+                           double patch_panel, double fibres) {
+  fabric::CostBreakdown c;
+  c.nics = nics;
+  c.transceivers = transceivers;
+  c.switch_ports = switch_ports;
+  c.ocs_ports = ocs;
+  c.patch_panel_ports = patch_panel;
+  c.fibres = fibres;
+  return c;
+}
+
+// One run with its figures relative to a fat-tree of iteration time `fat_tree_s` and paper cost
+// `fat_tree_usd` (the definitions of compare.h), or none when fat_tree_s is 0.
+CompareRun run(const std::string& model, double gbps, const std::string& fabric, double time_s,
+               const fabric::CostBreakdown& paper, double fat_tree_s, double fat_tree_usd) {
+  CompareRun r;
+  r.model = model;
+  r.link_gbps = gbps;
+  r.fabric = fabric;
+  r.fabric_spec = fabric + ":spec";
+  r.gpus = 64;
+  r.iteration_time_s = time_s;
+  r.tokens_per_s = 128.0 * 4096 / time_s;
+  r.cost_paper = paper;
+  r.cost_built = paper;
+  r.cost_built.fibres *= 1.5;
+  if (fat_tree_s > 0) {
+    r.relative_iteration_time = time_s / fat_tree_s;
+    r.perf_per_dollar_vs_fat_tree = (1 / time_s / paper.total()) / (1 / fat_tree_s / fat_tree_usd);
+  }
+  return r;
+}
+
+// 2 models x 2 links (100G, 400G) x 3 fabrics (fat-tree, a TopoOpt with an awkward name,
+// mfabric), a timeline of five spans, and one failed run of a fabric that has no other run.
+// Paper costs in million USD: fat-tree 4.7, topo 2.2, mfabric 2.6 at 100G, twice that at 400G.
+CompareResult sample(bool with_fat_tree = true) {
+  CompareResult r;
+  r.seed = 7;
+  for (const std::string& model : {kModelA, kModelB}) {
+    for (double gbps : {100.0, 400.0}) {
+      const double scale = gbps / 100 > 1 ? 2 : 1;
+      const double t_ft = (model == kModelA ? 10.0 : 5.0) / scale;
+      const auto ft = cost(1e6 * scale, 2e6 * scale, 1.5e6 * scale, 0, 0, 0.2e6 * scale);
+      const auto topo = cost(1e6 * scale, 0.9e6 * scale, 0, 0, 0.2e6 * scale, 0.1e6 * scale);
+      const auto mf =
+          cost(1e6 * scale, 0.8e6 * scale, 0.3e6 * scale, 0.4e6 * scale, 0, 0.1e6 * scale);
+      const double ref = with_fat_tree ? t_ft : 0;
+      if (with_fat_tree) r.runs.push_back(run(model, gbps, "fat-tree", t_ft, ft, ref, ft.total()));
+      r.runs.push_back(run(model, gbps, kTopo, t_ft * 1.5, topo, ref, ft.total()));
+      CompareRun m = run(model, gbps, "mfabric", t_ft * 1.05, mf, ref, ft.total());
+      m.reconfiguration = study::ReconfigurationSummary{"block", "greedy", 12, 0.3, 0.1, 1e9, 1e8};
+      r.runs.push_back(m);
+    }
+  }
+  CompareRun failed;
+  failed.model = kModelB;
+  failed.link_gbps = 400;
+  failed.fabric = kFailedFabric;
+  failed.error = "transfer 3 <stalled> & \"no route\"";
+  r.runs.push_back(failed);
+  r.timeline_run = kModelA + " 100G mfabric";
+  r.timeline = {{0, 0.025, true},
+                {0.03, 0.05, false},
+                {0.06, 0.08, false},
+                {0.09, 0.115, true},
+                {0.12, 0.14, false}};
+  return r;
+}
+
+// The markup of <figure id="id"> up to its </figure>, or "" when there is none.
+std::string figure(const std::string& html, const std::string& id) {
+  const std::size_t start = html.find("<figure id=\"" + id + "\"");
+  if (start == std::string::npos) return "";
+  const std::size_t end = html.find("</figure>", start);
+  return html.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+// The most drawing elements (path, polygon, polyline, rect, use, circle) in one of gnuplot's
+// plot groups (<g id="...gnuplot_plot_N">, one per plotted series, up to its matching </g>). A
+// series with a key entry draws a sample (at most two elements) and its data; one with data only
+// draws its data.
+std::size_t most_drawn_in_a_plot(const std::string& svg) {
+  std::size_t most = 0;
+  for (std::size_t at = svg.find("gnuplot_plot_"); at != std::string::npos;
+       at = svg.find("gnuplot_plot_", at + 1)) {
+    const std::size_t open = svg.rfind("<g", at);
+    if (open == std::string::npos || svg.find('>', open) < at) continue;  // not an id of a <g>
+    int depth = 0;
+    std::size_t i = open, end = svg.size();
+    while (i < svg.size()) {
+      if (svg.compare(i, 3, "<g ") == 0 || svg.compare(i, 3, "<g>") == 0) ++depth;
+      if (svg.compare(i, 4, "</g>") == 0 && --depth == 0) {
+        end = i;
+        break;
+      }
+      ++i;
+    }
+    const std::string group = svg.substr(open, end - open);
+    std::size_t drawn = 0;
+    for (const char* element : {"<path", "<polygon", "<polyline", "<rect", "<use", "<circle"})
+      drawn += count(group, element);
+    most = std::max(most, drawn);
+  }
+  return most;
+}
+
+TEST(CompareHtml, EveryFigureHasAPlotWithData) {
+  const std::string html = compare_html(sample());
+  ASSERT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* id : kCompareFigureIds) {
+    SCOPED_TRACE(id);
+    const std::string f = figure(html, id);
+    ASSERT_FALSE(f.empty());
+    EXPECT_NE(f.find("<figcaption>"), std::string::npos);
+    EXPECT_EQ(count(f, "<svg"), 1u);
+    EXPECT_EQ(f.find("Not drawn"), std::string::npos);
+    // More than a key sample: the data itself was drawn.
+    EXPECT_GE(most_drawn_in_a_plot(f), 3u);
+  }
+}
+
+TEST(CompareHtml, IsSelfContained) {
+  const std::string html = compare_html(sample());
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<?xml"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("http://www.w3.org/1999/xhtml"), std::string::npos);
+  // No reference to anything outside the page: every href is a fragment of the page.
+  const std::regex href(R"(href=['"]([^'"]*)['"])");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), href); it != std::sregex_iterator();
+       ++it)
+    EXPECT_EQ((*it)[1].str().rfind('#', 0), 0u) << (*it)[0];
+}
+
+TEST(CompareHtml, IdsAreUniqueAcrossPlots) {
+  const std::string html = compare_html(sample());
+  const std::regex id(R"(\sid=['"]([^'"]+)['"])");
+  std::set<std::string> seen;
+  std::size_t ids = 0;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), id); it != std::sregex_iterator();
+       ++it, ++ids)
+    EXPECT_TRUE(seen.insert((*it)[1].str()).second) << "duplicate id " << (*it)[1];
+  EXPECT_GT(ids, 20u);
+  // References point to ids of the same plot.
+  EXPECT_NE(html.find("href='#plot-timeline-gpPt"), std::string::npos);
+  EXPECT_EQ(html.find("href='#gpPt"), std::string::npos);
+}
+
+TEST(CompareHtml, NamesAreEscaped) {
+  const std::string html = compare_html(sample());
+  // No raw markup from a name: every '<' opens a tag of the page or of gnuplot's SVG.
+  EXPECT_EQ(html.find("<tral"), std::string::npos);
+  EXPECT_EQ(html.find("<x>"), std::string::npos);
+  EXPECT_EQ(html.find("<stalled"), std::string::npos);
+  // Every '&' starts a character reference.
+  const std::regex bare_ampersand(R"(&(?!(amp|lt|gt|quot|middot|#[0-9]+);))");
+  EXPECT_FALSE(std::regex_search(html, bare_ampersand));
+  // The table has the names escaped...
+  EXPECT_NE(html.find("<td>Mix&lt;tral&gt; &amp; &quot;8x7b&quot;</td>"), std::string::npos);
+  EXPECT_NE(html.find("topo &quot;opt&quot; &amp; &lt;x&gt;</td>"), std::string::npos);
+  // ...and gnuplot received them intact (single quote undoubled, & and < escaped in its SVG).
+  const std::string bars = figure(html, "plot-iteration-time");
+  EXPECT_NE(bars.find("qwen'moe"), std::string::npos);
+  EXPECT_NE(bars.find("Mix&lt;tral"), std::string::npos);
+  EXPECT_NE(figure(html, "plot-cost-vs-time").find("topo \"opt\" &amp; &lt;x"), std::string::npos);
+  EXPECT_NE(figure(html, "plot-timeline").find("Mix&lt;tral&gt; &amp; &quot;8x7b&quot; 100G"),
+            std::string::npos);
+}
+
+TEST(CompareHtml, FailedRunIsInTheTableAndInNoPlot) {
+  const std::string html = compare_html(sample());
+  const std::size_t row = html.find("<tr class=\"failed\">");
+  ASSERT_NE(row, std::string::npos);
+  const std::string tr = html.substr(row, html.find("</tr>", row) - row);
+  EXPECT_NE(tr.find(kFailedFabric), std::string::npos);
+  EXPECT_NE(tr.find("failed: transfer 3 &lt;stalled&gt; &amp; &quot;no route&quot;"),
+            std::string::npos);
+  for (const char* id : kCompareFigureIds)
+    EXPECT_EQ(figure(html, id).find(kFailedFabric), std::string::npos) << id;
+  EXPECT_NE(html.find("13 runs (1 failed)"), std::string::npos);
+  EXPECT_NE(html.find("Seed 7"), std::string::npos);
+  // The 12 finished runs and the failed one are rows of the table.
+  EXPECT_EQ(count(html.substr(html.find("<tbody>")), "<tr"), 13u);
+}
+
+TEST(CompareHtml, CostBarsAreLabelledWithTheirTotals) {
+  const std::string bars = figure(compare_html(sample()), "plot-cost-components");
+  // Paper cost in million USD, summed by hand from the components of sample().
+  for (const char* total : {">4.7<", ">2.2<", ">2.6<", ">9.4<", ">4.4<", ">5.2<"})
+    EXPECT_NE(bars.find(total), std::string::npos) << total;
+  // Only the components some fabric has: every one of the six here.
+  for (const char* component :
+       {"NICs", "transceivers", "switch ports", "OCS ports", "patch-panel ports", "fibres"})
+    EXPECT_NE(bars.find(component), std::string::npos) << component;
+}
+
+TEST(CompareHtml, WithoutAFatTreeTheRelativePlotsSaySo) {
+  const std::string html = compare_html(sample(false));
+  for (const char* id : {"plot-iteration-time", "plot-perf-per-dollar", "plot-cost-vs-time"}) {
+    const std::string f = figure(html, id);
+    EXPECT_EQ(f.find("<svg"), std::string::npos) << id;
+    EXPECT_NE(f.find("Not drawn"), std::string::npos) << id;
+  }
+  for (const char* id : {"plot-cost-components", "plot-timeline"})
+    EXPECT_GE(most_drawn_in_a_plot(figure(html, id)), 3u) << id;
+}
+
+TEST(CompareHtml, LongTimelineGetsAZoomedPanel) {
+  CompareResult r = sample();
+  r.timeline.clear();
+  for (int i = 0; i < 60; ++i)
+    r.timeline.push_back({i * 0.01, i * 0.01 + 0.004, i % 3 == 0});
+  const std::string f = figure(compare_html(r), "plot-timeline");
+  EXPECT_NE(f.find("first 40 bars"), std::string::npos);
+  EXPECT_NE(f.find("whole run"), std::string::npos);
+  EXPECT_NE(f.find("top row, 20 reconfigurations"), std::string::npos);  // reconfigurations
+  EXPECT_NE(f.find("bottom row, 40 all-to-alls"), std::string::npos);    // all-to-alls
+}
+
+TEST(CompareHtml, OverlappingSpansAreOneBar) {
+  CompareResult r = sample();
+  r.timeline.clear();
+  // 9 rounds of 5 all-to-alls at once (one per EP group of the region): 9 bars, no zoom.
+  for (int i = 0; i < 45; ++i)
+    r.timeline.push_back({(i / 5) * 0.01, (i / 5) * 0.01 + 0.004 + (i % 5) * 0.0001, false});
+  const std::string f = figure(compare_html(r), "plot-timeline");
+  EXPECT_NE(f.find("top row, 0 reconfigurations"), std::string::npos);
+  EXPECT_NE(f.find("bottom row, 45 all-to-alls"), std::string::npos);
+  EXPECT_EQ(f.find("first 40 bars"), std::string::npos);
+  EXPECT_GE(most_drawn_in_a_plot(f), 3u);
+}
+
+TEST(CompareHtml, OddValuesStayOutOfThePlots) {
+  CompareResult r = sample();
+  CompareRun nan_link = r.runs[0];
+  nan_link.link_gbps = std::nan("");
+  nan_link.model = "nan-link-model";
+  CompareRun nan_time = r.runs[1];
+  nan_time.model = "nan-time-model";
+  nan_time.iteration_time_s = std::nan("");
+  nan_time.relative_iteration_time = std::nan("");
+  nan_time.perf_per_dollar_vs_fat_tree = std::numeric_limits<double>::infinity();
+  CompareRun unicode = r.runs[2];
+  unicode.model = "mod\xC3\xA8le \xE6\xA8\xA1\xE5\x9E\x8B\x01";  // "modèle 模型" and a control
+  r.runs.insert(r.runs.end(), {nan_link, nan_time, unicode});
+  r.timeline.push_back({std::nan(""), 1, true});
+  r.timeline.push_back({2, 1, false});  // ends before it starts
+  const std::string html = compare_html(r);
+  for (const char* id : kCompareFigureIds) {
+    const std::string f = figure(html, id);
+    EXPECT_EQ(f.find("nan-link-model"), std::string::npos) << id;
+    EXPECT_EQ(f.find("nan-time-model"), std::string::npos) << id;
+    EXPECT_GE(most_drawn_in_a_plot(f), 3u) << id;
+  }
+  EXPECT_NE(figure(html, "plot-iteration-time").find("mod\xC3\xA8le \xE6\xA8\xA1\xE5\x9E\x8B "),
+            std::string::npos);
+  EXPECT_NE(html.find("<td>mod\xC3\xA8le \xE6\xA8\xA1\xE5\x9E\x8B\xEF\xBF\xBD</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<td>nan-time-model</td>"), std::string::npos);
+  EXPECT_NE(html.find("top row, 2 reconfigurations"),
+            std::string::npos);  // the two bad spans left out
+}
+
+TEST(CompareHtml, NoRunsStillMakesAPage) {
+  CompareResult r;
+  const std::string html = compare_html(r);
+  for (const char* id : kCompareFigureIds)
+    EXPECT_NE(figure(html, id).find("Not drawn"), std::string::npos) << id;
+  EXPECT_NE(html.find("0 runs (0 failed)"), std::string::npos);
+}
+
+TEST(CompareHtml, WithoutGnuplotNothingIsMade) {
+  const char* old_path = std::getenv("PATH");
+  const std::string saved = old_path ? old_path : "";
+  const fs::path empty =
+      fs::temp_directory_path() / ("mfabric-empty-" + std::to_string(::getpid()));
+  fs::create_directories(empty);
+  ::setenv("PATH", empty.c_str(), 1);
+  try {
+    compare_html(sample());
+    ADD_FAILURE() << "expected mfabric::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "report.html");
+    EXPECT_EQ(e.message(), "gnuplot not found: install gnuplot (scripts/install-deps.sh)");
+  }
+  ::setenv("PATH", saved.c_str(), 1);
+  fs::remove_all(empty);
+}
+
+// compare --out DIR: report.html is one file of the set; without gnuplot no file is written.
+TEST(CompareOutputs, ReportHtmlIsPartOfTheSet) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("mfabric-compare-outputs-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  write_compare_outputs(sample(), dir.string());
+  for (const char* name : kCompareOutputFiles)
+    EXPECT_TRUE(fs::exists(dir / name)) << name;
+  std::ifstream in(dir / "report.html", std::ios::binary);
+  std::stringstream page;
+  page << in.rdbuf();
+  EXPECT_EQ(page.str(), compare_html(sample()));
+
+  const char* old_path = std::getenv("PATH");
+  const std::string saved = old_path ? old_path : "";
+  ::setenv("PATH", "/nonexistent-mfabric-test", 1);
+  EXPECT_THROW(check_compare_outputs(dir.string()), Error);
+  const fs::path fresh = dir / "fresh";
+  EXPECT_THROW(write_compare_outputs(sample(), fresh.string()), Error);
+  ::setenv("PATH", saved.c_str(), 1);
+  EXPECT_FALSE(fs::exists(fresh));
+  fs::remove_all(dir);
+}
+
+TEST(CompareHtml, RatioSpreadIsTheGeometricMeanAndRange) {
+  const RatioSpread s = ratio_spread({1, 4});
+  EXPECT_DOUBLE_EQ(s.geometric_mean, 2);
+  EXPECT_DOUBLE_EQ(s.lowest, 1);
+  EXPECT_DOUBLE_EQ(s.highest, 4);
+  const RatioSpread t = ratio_spread({0.5, 2, 8});  // (0.5 x 2 x 8)^(1/3) = 2
+  EXPECT_NEAR(t.geometric_mean, 2, 1e-12);
+  EXPECT_THROW(ratio_spread({}), Error);
+}
+
+TEST(CompareHtml, HtmlTextEscapesMarkupAndRepairsUtf8) {
+  EXPECT_EQ(html_text("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
+  EXPECT_EQ(html_text("x\xff"), "x\xEF\xBF\xBD");
+  EXPECT_EQ(html_text("a\x01"
+                      "b\tc\x7f"),
+            "a\xEF\xBF\xBD"
+            "b\tc\xEF\xBF\xBD");
+}
+
+TEST(Gnuplot, StringsAreSingleQuotedWithQuotesDoubled) {
+  EXPECT_EQ(gnuplot_string("it's"), "'it''s'");
+  EXPECT_EQ(gnuplot_string("a\nb\tc"), "'a b c'");
+  EXPECT_EQ(gnuplot_string("$x \"y\" \\n"), "'$x \"y\" \\n'");
+}
+
+TEST(Gnuplot, InlineSvgPrefixesIdsAndReferencesOnly) {
+  const std::string svg =
+      "<?xml version=\"1.0\"?>\n<svg id=\"a\">\n<defs><path id='p1'/><path id='p10'/></defs>"
+      "<use xlink:href='#p1'/><use xlink:href='#p10'/><g filter='url(#p1)'/>"
+      "<text>'#p1' \"#p1\"</text><rect fill=\"#p1\"/></svg>";
+  EXPECT_EQ(inline_svg(svg, "x-"),
+            "<svg id=\"x-a\">\n<defs><path id='x-p1'/><path id='x-p10'/></defs>"
+            "<use xlink:href='#x-p1'/><use xlink:href='#x-p10'/><g filter='url(#x-p1)'/>"
+            "<text>'#p1' \"#p1\"</text><rect fill=\"#x-p1\"/></svg>");
+}
+
+TEST(Gnuplot, AFailingScriptIsAnError) {
+  try {
+    run_gnuplot("set terminal svg\nplot $nothing using 1:2\n", "report.html");
+    ADD_FAILURE() << "expected mfabric::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "report.html");
+    EXPECT_EQ(e.message(), "gnuplot failed: line 2: no datablock named $nothing");
+  }
+}
+
+// The paper's evaluation: 5 models x 4 link speeds x 5 fabrics and a long timeline.
+CompareResult paper_sized() {
+  CompareResult r;
+  const std::vector<std::string> fabrics = {"fat-tree", "fat-tree-3to1", "rail-optimized",
+                                            "topoopt", "mfabric"};
+  const std::vector<double> slowdown = {1, 1.3, 1.1, 1.6, 1.02};
+  const std::vector<double> cost_share = {1, 0.55, 0.8, 0.45, 0.5};
+  const std::vector<std::string> models = {"mixtral-8x22b", "mixtral-8x7b", "qwen-moe-32",
+                                           "deepseek-r1", "llama-moe-6.7b"};
+  for (std::size_t m = 0; m < models.size(); ++m)
+    for (double gbps : {100.0, 200.0, 400.0, 800.0})
+      for (std::size_t k = 0; k < fabrics.size(); ++k) {
+        const double t_ft = (10.0 + static_cast<double>(m)) * (1 + 40 / gbps);
+        const double s = gbps / 100;
+        const auto ft = cost(2e6 * s, 6e6 * s, 4e6 * s, 0, 0, 0.3e6);
+        auto c =
+            cost(2e6 * s, 6e6 * s * cost_share[k], 4e6 * s * cost_share[k],
+                 fabrics[k] == "mfabric" ? 1e6 : 0, fabrics[k] == "topoopt" ? 0.5e6 : 0, 0.3e6);
+        const double t =
+            t_ft * (1 + (slowdown[k] - 1) * (1 + static_cast<double>(m) / 10) * (100 / gbps + 0.5));
+        r.runs.push_back(run(models[m], gbps, fabrics[k], t, c, t_ft, ft.total()));
+      }
+  r.timeline_run = "mixtral-8x22b 400G mfabric";
+  double now = 0.5;
+  for (int layer = 0; layer < 120; ++layer) {
+    if (layer % 2 == 0) r.timeline.push_back({now, now + 0.025, true});
+    now += layer % 2 == 0 ? 0.027 : 0.004;
+    r.timeline.push_back({now, now + 0.012, false});
+    now += 0.03;
+  }
+  return r;
+}
+
+TEST(CompareHtml, PaperSizedComparison) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string html = compare_html(paper_sized());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const char* id : kCompareFigureIds)
+    EXPECT_GE(most_drawn_in_a_plot(figure(html, id)), 3u) << id;
+  EXPECT_NE(html.find("100 runs (0 failed)"), std::string::npos);
+  std::cout << "paper-sized report: " << html.size() / 1024 << " KiB in " << seconds << " s\n";
+  // MFABRIC_KEEP_REPORT=DIR keeps the page to look at.
+  if (const char* keep = std::getenv("MFABRIC_KEEP_REPORT")) {
+    std::ofstream out(fs::path(keep) / "paper-sized.html", std::ios::binary);
+    out << html;
+  }
+}
+
+// Runs fn() with TMPDIR set to a new empty directory; true if the directory is empty after.
+template <class F>
+bool leaves_no_temporary_files(F&& fn) {
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  const fs::path dir =
+      fs::temp_directory_path() / ("mfabric-html-tmpdir-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  ::setenv("TMPDIR", dir.c_str(), 1);
+  fn();
+  if (old)
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+  const bool empty = fs::is_empty(dir);
+  fs::remove_all(dir);
+  return empty;
+}
+
+TEST(Gnuplot, TemporaryDirectoryIsRemovedAfterSuccessAndFailure) {
+  EXPECT_TRUE(leaves_no_temporary_files([] {
+    EXPECT_NE(run_gnuplot("set terminal svg\nplot x\n", "report.html").find("</svg>"),
+              std::string::npos);
+  }));
+  EXPECT_TRUE(leaves_no_temporary_files(
+      [] { EXPECT_THROW(run_gnuplot("plot $nothing\n", "report.html"), Error); }));
+}
+
+TEST(Gnuplot, ARunPastItsTimeIsStopped) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run_gnuplot("pause 20\n", "report.html", 0.3);
+    ADD_FAILURE() << "expected mfabric::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "gnuplot did not finish within 0.3 s");
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+// --- headless Chromium ---------------------------------------------------------------------
+
+struct Child {
+  pid_t pid = -1;
+};
+
+// Starts `argv` in its own process group with stdout to `out`, stderr to `err`.
+Child start(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) {
+  Child c;
+  c.pid = ::fork();
+  if (c.pid == 0) {
+    ::setpgid(0, 0);
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(o, STDOUT_FILENO);
+    ::dup2(e, STDERR_FILENO);
+    std::vector<std::string> copy = argv;
+    std::vector<char*> args;
+    for (std::string& a : copy)
+      args.push_back(a.data());
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  return c;
+}
+
+// The exit code, or -1 when the child (and its process group) was killed past `timeout`.
+int finish(const Child& c, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    if (::waitpid(c.pid, &status, WNOHANG) == c.pid) {
+      ::kill(-c.pid, SIGKILL);  // helpers Chromium may have left behind
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(-c.pid, SIGKILL);
+      ::waitpid(c.pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(CompareHtmlChromium, RendersEveryPlot) {
+  const std::optional<std::string> chromium = find_on_path("chromium");
+  if (!chromium) GTEST_SKIP() << "chromium not installed (scripts/install-deps.sh installs it)";
+
+  const fs::path dir =
+      fs::temp_directory_path() / ("mfabric-html-chromium-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // Removed also when an assertion below ends the test early.
+  struct RemoveAtEnd {
+    fs::path path;
+    ~RemoveAtEnd() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } remove_at_end{dir};
+  const fs::path page = dir / "report.html";
+  {
+    std::ofstream out(page, std::ios::binary);
+    out << compare_html(sample());
+  }
+  const fs::path shot = dir / "report.png";
+  const std::string url = "file://" + page.string();
+  const std::vector<std::string> common = {*chromium,          "--headless",
+                                           "--no-sandbox",     "--disable-gpu",
+                                           "--no-first-run",   "--disable-dev-shm-usage",
+                                           "--hide-scrollbars"};
+  std::vector<std::string> dump = common, screenshot = common;
+  dump.push_back("--user-data-dir=" + (dir / "profile-dom").string());
+  dump.insert(dump.end(), {"--dump-dom", url});
+  screenshot.push_back("--user-data-dir=" + (dir / "profile-png").string());
+  screenshot.insert(screenshot.end(),
+                    {"--screenshot=" + shot.string(), "--window-size=1400,4000", url});
+  // Both at once: each Chromium spends most of its time starting up.
+  const Child dom_child = start(dump, dir / "dom.html", dir / "dom.err");
+  const Child png_child = start(screenshot, dir / "png.out", dir / "png.err");
+  const int dom_exit = finish(dom_child, std::chrono::seconds(60));
+  const int png_exit = finish(png_child, std::chrono::seconds(60));
+  ASSERT_EQ(dom_exit, 0) << slurp(dir / "dom.err");
+  ASSERT_EQ(png_exit, 0) << slurp(dir / "png.err");
+
+  // The DOM as Chromium parsed it: every figure with its svg (a broken escape would have
+  // moved or dropped elements), and the table with the failed run.
+  const std::string dom = slurp(dir / "dom.html");
+  for (const char* id : kCompareFigureIds) {
+    SCOPED_TRACE(id);
+    const std::string f = figure(dom, id);
+    ASSERT_FALSE(f.empty());
+    EXPECT_EQ(count(f, "<svg"), 1u);
+    EXPECT_GE(most_drawn_in_a_plot(f), 3u);
+  }
+  EXPECT_NE(dom.find("<tr class=\"failed\">"), std::string::npos);
+
+  // The screenshot: a PNG of the window's size with something on it (a blank page of this
+  // size compresses to a few KB).
+  ASSERT_TRUE(fs::exists(shot));
+  const std::string png = slurp(shot);
+  ASSERT_GT(png.size(), 24u);
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+  auto be32 = [&](std::size_t at) {
+    return (static_cast<unsigned>(static_cast<unsigned char>(png[at])) << 24) |
+           (static_cast<unsigned>(static_cast<unsigned char>(png[at + 1])) << 16) |
+           (static_cast<unsigned>(static_cast<unsigned char>(png[at + 2])) << 8) |
+           static_cast<unsigned>(static_cast<unsigned char>(png[at + 3]));
+  };
+  EXPECT_EQ(be32(16), 1400u);
+  EXPECT_EQ(be32(20), 4000u);
+  EXPECT_GT(png.size(), 100u * 1024);
+  if (const char* keep = std::getenv("MFABRIC_KEEP_REPORT")) {
+    fs::copy_file(page, fs::path(keep) / "report.html", fs::copy_options::overwrite_existing);
+    fs::copy_file(shot, fs::path(keep) / "report.png", fs::copy_options::overwrite_existing);
+  }
+}
+
+}  // namespace
+}  // namespace mfabric::report::compare_html_test
