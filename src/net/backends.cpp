@@ -12,8 +12,13 @@ std::vector<std::string> backend_names() {
   return {"flow"};
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& name, const fabric::Topology& topology) {
-  if (name == "flow") return std::make_unique<FlowBackend>(topology);
+std::unique_ptr<Backend> make_backend(const std::string& name, const fabric::Topology& topology,
+                                      const BackendOptions& options) {
+  if (name == "flow") {
+    FlowBackendOptions flow;
+    flow.completion_batching = options.completion_batching;
+    return std::make_unique<FlowBackend>(topology, flow);
+  }
   throw Error(
       fmt::format("unknown backend '{}' (known: {})", name, fmt::join(backend_names(), ", ")));
 }

@@ -11,9 +11,15 @@
 
 namespace mfabric::net {
 
+// Settings a backend may take; each backend reads those it knows.
+struct BackendOptions {
+  double completion_batching = 0;  // flow: FlowBackendOptions (flow_backend.h); 0 = exact
+};
+
 // "flow": the flow-level backend (flow_backend.h). The topology must outlive the backend.
 // Throws mfabric::Error listing the known names for an unknown one.
-std::unique_ptr<Backend> make_backend(const std::string& name, const fabric::Topology& topology);
+std::unique_ptr<Backend> make_backend(const std::string& name, const fabric::Topology& topology,
+                                      const BackendOptions& options = {});
 std::vector<std::string> backend_names();
 
 }  // namespace mfabric::net

@@ -34,6 +34,9 @@ constexpr std::size_t kLargeSet = 32;
 constexpr int kScanLevels = 32;
 // A channel carrying less than this is idle (guards sums that cancel to rounding noise).
 constexpr double kIdleBps = 1e-3;
+// Completion batching applies to completions whose last exact recomputation re-filled at least
+// this many flows.
+constexpr std::int32_t kBatchFrom = 256;
 
 // Paused: taken off a circuit that was torn down; no route until resume_paused().
 enum class FlowState : std::uint8_t { Free, Active, Delivering, Paused };
@@ -170,6 +173,10 @@ struct FlowBackend::State {
   struct Cold {
     double remaining = 0;  // bytes still to send as of `last`
     std::int64_t last = 0;
+    std::int64_t started = 0;  // when start() was called (completion batching)
+    // |V| of the exact recomputation that last changed the flow's rate: what its completion is
+    // likely to cost if recomputed at once (completion batching).
+    std::int32_t last_v = 0;
     std::int64_t latency_ps = 0;  // route latency x latency_hops
     TransferId id = -1;
     std::int64_t size = 0;
@@ -243,6 +250,20 @@ struct FlowBackend::State {
   std::vector<std::int32_t> fresh;
   double level = kInf;
   bool dirty = false;
+  // Completion batching (FlowBackendOptions): while only completions are pending (`forced`
+  // unset), the recomputation waits until `due`; anything else recomputes at once.
+  double batching = 0;
+  bool forced = false;
+  std::int64_t due = std::numeric_limits<std::int64_t>::max();
+  std::vector<ChannelId> batched_seeds;  // channels refill_locally() touched since the last flush
+  std::vector<std::uint8_t> in_batch;    // per channel: in batched_seeds
+  // The bottlenecks of the flows completed since the last local re-fill, and their lowest rate.
+  std::vector<ChannelId> local_seeds;
+  double local_level = kInf;
+  // Whether the last apply_rates() lowered a rate; whether a local re-fill since the last flush
+  // did (the level argument then no longer holds for the flush, see refill_locally()).
+  bool lowered = false;
+  bool local_lowered = false;
 
   std::uint32_t epoch = 0;
   std::uint32_t fill_stamp = 0;
@@ -256,7 +277,10 @@ struct FlowBackend::State {
   DrainQueue drains;
   std::vector<Delivery> deliveries;
 
-  explicit State(const Topology& t) : topo(t), links(t), router(links) { sync(); }
+  State(const Topology& t, const FlowBackendOptions& o)
+      : topo(t), links(t), router(links), batching(o.completion_batching) {
+    sync();
+  }
 
   ChannelId* path_of(std::int32_t slot) {
     return path.data() + static_cast<std::ptrdiff_t>(slot) * stride;
@@ -495,6 +519,7 @@ struct FlowBackend::State {
     f.len = n;
     fresh.push_back(slot);
     dirty = true;
+    forced = true;
   }
 
   // Takes a flow off its channels, bringing their statistics up to date first.
@@ -562,10 +587,17 @@ struct FlowBackend::State {
     drains.set(slot, now + d);
   }
 
+  // A deferred recomputation is an event only while some flow still drains: with none left
+  // (or only stalled ones) there is no rate for it to change.
+  bool deferred() const {
+    return dirty && !forced && due != std::numeric_limits<std::int64_t>::max() && !drains.empty();
+  }
+
   std::optional<std::int64_t> peek() const {
     std::optional<std::int64_t> t;
     if (!drains.empty()) t = drains.top_time();
     if (!deliveries.empty() && (!t || deliveries.front().t < *t)) t = deliveries.front().t;
+    if (deferred() && (!t || due < *t)) t = due;
     return t;
   }
 
@@ -832,9 +864,68 @@ struct FlowBackend::State {
     return victims.size();
   }
 
+  // Completion batching, before the batch is due: only the flows on the channels of the
+  // completed flows (at or above the level) are re-filled, once, with every other flow held at
+  // its rate. The result is feasible and uses the freed capacity where it was freed; the exact
+  // recomputation at `due` then starts from every channel these fills touched, with level 0
+  // (the allocation in between is not max-min, so the level argument does not hold).
+  void refill_locally() {
+    const double fixed_below = local_level * (1.0 - kRel);
+    local_level = kInf;
+    // Only the flows held back by the freed channel itself can use what it freed.
+    const bool any = gather(local_seeds, fixed_below, true);
+    local_seeds.clear();
+    if (!any) return;
+    water_fill();
+    ++solver.local_fills;
+    apply_rates(false);
+    local_lowered = local_lowered || lowered;
+    if (in_batch.size() < chans.size()) in_batch.resize(chans.size(), 0);
+    for (ChannelId c : comp_channels) {
+      auto& b = in_batch[static_cast<std::size_t>(c)];
+      if (b == 0) batched_seeds.push_back(c);
+      b = 1;
+    }
+  }
+
+  // V: the flows on the channels `from`, except those below `fixed_below` (not fresh) and, with
+  // `own_bottleneck`, those whose bottleneck is another channel. Returns whether V has any.
+  bool gather(const std::vector<ChannelId>& from, double fixed_below, bool own_bottleneck = false) {
+    next_epoch();
+    comp_channels.clear();
+    comp_flows.clear();
+    vnodes.clear();
+    for (ChannelId c : from) {
+      for (std::int32_t s : flows_on(c)) {
+        const Hot& f = hot_of(s);
+        if (f.mark == epoch || (!f.fresh && f.rate < fixed_below)) continue;
+        if (own_bottleneck && f.bneck != c) continue;
+        add_variable(s);
+      }
+    }
+    return !comp_flows.empty();
+  }
+
   void flush() {
     if (!dirty) return;
+    // Only completions since the last recomputation, and their batch is not due yet.
+    if (!forced && now < due && !drains.empty()) {
+      refill_locally();
+      return;
+    }
     dirty = false;
+    forced = false;
+    due = std::numeric_limits<std::int64_t>::max();
+    if (!batched_seeds.empty()) {
+      seeds.insert(seeds.end(), batched_seeds.begin(), batched_seeds.end());
+      for (ChannelId c : batched_seeds)
+        in_batch[static_cast<std::size_t>(c)] = 0;
+      batched_seeds.clear();
+      if (local_lowered) level = 0;
+      local_lowered = false;
+    }
+    local_seeds.clear();
+    local_level = kInf;
     double lvl = level;
     for (std::int32_t s : fresh) {
       const Hot& f = hot_of(s);
@@ -849,20 +940,9 @@ struct FlowBackend::State {
     // Rates computed on different occasions may differ in the last bits; a margin keeps a flow
     // at the level itself among the flows re-filled.
     const double fixed_below = lvl * (1.0 - kRel);
-
-    next_epoch();
-    comp_channels.clear();
-    comp_flows.clear();
-    vnodes.clear();
-    for (ChannelId c : seeds) {
-      for (std::int32_t s : flows_on(c)) {
-        const Hot& f = hot_of(s);
-        if (f.mark == epoch || (!f.fresh && f.rate < fixed_below)) continue;
-        add_variable(s);
-      }
-    }
+    const bool any = gather(seeds, fixed_below);
     seeds.clear();
-    if (comp_flows.empty()) return;
+    if (!any) return;
 
     int rounds = 0;
     for (;;) {
@@ -878,7 +958,20 @@ struct FlowBackend::State {
         rounds = -1;  // the closed component needs no test
       }
     }
+    apply_rates(true);
+    ++events;
+    ++solver.recomputations;
+    solver.flows_recomputed += static_cast<std::int64_t>(comp_flows.size());
+    solver.channels_recomputed += static_cast<std::int64_t>(comp_channels.size());
+    solver.largest_recomputation =
+        std::max(solver.largest_recomputation, static_cast<std::int64_t>(comp_flows.size()));
+  }
 
+  // V's new rates take effect (new_rate, new_load from the last water-filling).
+  // `exact`: V is the max-min recomputation (not a local re-fill).
+  void apply_rates(bool exact) {
+    lowered = false;
+    const auto v = static_cast<std::int32_t>(comp_flows.size());
     // A flow whose rate barely moved keeps it (and its completion event); the loads must then
     // count the rate it keeps, or the difference would pile up in channels that never empty.
     for (std::int32_t s : comp_flows) {
@@ -902,7 +995,9 @@ struct FlowBackend::State {
       Hot& f = hot_of(s);
       const double r = f.new_rate;
       if (!f.fresh && r == f.rate) continue;
+      if (r < f.rate) lowered = true;
       catch_up(s);
+      if (exact) cold_of(s).last_v = v;
       ++solver.rates_changed;
       f.rate = r;
       f.fresh = false;
@@ -912,18 +1007,24 @@ struct FlowBackend::State {
         drains.erase(s);
       }
     }
-    ++events;
-    ++solver.recomputations;
-    solver.flows_recomputed += static_cast<std::int64_t>(comp_flows.size());
-    solver.channels_recomputed += static_cast<std::int64_t>(comp_channels.size());
-    solver.largest_recomputation =
-        std::max(solver.largest_recomputation, static_cast<std::int64_t>(comp_flows.size()));
   }
 
   void finish_draining(std::int32_t slot) {
+    const double rate = hot_of(slot).rate;
     detach(slot);
     hot_of(slot).rate = 0;
     Cold& c = cold_of(slot);
+    // The recomputation for this completion may wait `batching` x the transfer's age (rounded
+    // down: 0 recomputes at once, as without batching).
+    // Only completions whose exact recomputation is likely to be large are batched; the rest
+    // recompute at once (for them batching would cost more than it saves).
+    const bool batch = batching > 0 && c.last_v >= kBatchFrom;
+    const double wait = batch ? batching * static_cast<double>(now - c.started) : 0.0;
+    if (batch && hot_of(slot).bneck >= 0) {
+      local_seeds.push_back(hot_of(slot).bneck);
+      local_level = std::min(local_level, rate);
+    }
+    due = std::min(due, now + static_cast<std::int64_t>(std::min(wait, 1e18)));
     c.remaining = 0;
     deliver_at(slot, now + c.latency_ps);
   }
@@ -1007,7 +1108,15 @@ struct FlowBackend::State {
   }
 };
 
-FlowBackend::FlowBackend(const Topology& topology) : s_(std::make_unique<State>(topology)) {}
+FlowBackend::FlowBackend(const Topology& topology, const FlowBackendOptions& options)
+    : s_(std::make_unique<State>(topology, options)) {
+  if (!(options.completion_batching >= 0 &&
+        options.completion_batching <= kMaxCompletionBatching)) {
+    throw Error("", "completion_batching",
+                fmt::format("must be a fraction between 0 and {}, got {}", kMaxCompletionBatching,
+                            options.completion_batching));
+  }
+}
 
 FlowBackend::~FlowBackend() = default;
 
@@ -1036,6 +1145,7 @@ TransferId FlowBackend::start(const collective::Transfer& t, DoneCallback on_don
   c.latency_ps = s.route.latency.ps() * t.latency_hops;
   c.remaining = static_cast<double>(t.size.count());
   c.last = s.now;
+  c.started = s.now;
   State::Hot& f = s.hot_of(slot);
   f.rate = 0;
   f.len = 0;
@@ -1081,6 +1191,7 @@ void FlowBackend::set_link_rate(LinkId link, Rate rate) {
   }
   s.level = 0;
   s.dirty = true;
+  s.forced = true;
   const bool was_up = s.router.link_up(link);
   const bool is_up = rate.bps() > 0;
   s.mark_down(link, !is_up);
@@ -1219,6 +1330,7 @@ void FlowBackend::disconnect(LinkId circuit) {
   s.links.disconnect(circuit);
   s.level = 0;
   s.dirty = true;
+  s.forced = true;
 }
 
 void FlowBackend::resume_paused() {

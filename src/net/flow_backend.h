@@ -47,15 +47,30 @@ struct SolverStats {
   std::int64_t water_fills = 0;            // >= recomputations: V may grow and be re-filled
   std::int64_t channels_filled = 0;        // channels over all water-fillings
   std::int64_t closures = 0;               // recomputations that re-filled a whole component
-  std::int64_t rerouted = 0;               // transfers moved to another route (any reason)
+  std::int64_t local_fills = 0;  // completion batching: local re-fills before a batch is due
+  std::int64_t rerouted = 0;     // transfers moved to another route (any reason)
 };
+
+// Completion batching (docs/network.md, "Completion batching"). With 0, rates are recomputed
+// exactly at every timestamp at which something changed: the max-min evolution. With b > 0, a
+// completion whose last exact recomputation was large (a flow of a big all-to-all, whose every
+// completion re-fills thousands of flows) gets a cheap local re-fill at once: the flows on its
+// bottleneck channel share the freed capacity, every other flow keeps its rate (feasible, as
+// completions only free capacity). The exact recomputation follows within b x the completed
+// transfer's age (time since start()), one for all completions of that window. Starts, link
+// changes and circuits still recompute exactly at once. Bytes are conserved as always; finish
+// times differ slightly from the exact evolution (measured in docs/network.md).
+struct FlowBackendOptions {
+  double completion_batching = 0;
+};
+inline constexpr double kMaxCompletionBatching = 0.1;
 
 class FlowBackend final : public Backend {
  public:
   // The topology must outlive the backend. Links (not nodes) may be appended to it later (tests
   // do) while it has no optical NICs; they are picked up at the next start() or set_link_rate().
-  // Circuits go through connect() and disconnect().
-  explicit FlowBackend(const fabric::Topology& topology);
+  // Circuits go through connect() and disconnect(). mfabric::Error for options out of range.
+  explicit FlowBackend(const fabric::Topology& topology, const FlowBackendOptions& options = {});
   ~FlowBackend() override;
   FlowBackend(const FlowBackend&) = delete;
   FlowBackend& operator=(const FlowBackend&) = delete;

@@ -10,6 +10,7 @@
 #include "core/yaml_fields.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
+#include "net/flow_backend.h"
 #include "workload/chakra.h"
 #include "workload/compute.h"
 
@@ -49,7 +50,7 @@ const std::vector<std::string> kSyntheticFields = {
     "source_concentration",  "source_weight",
     "layer_correlation",     "transition_concentration"};
 const std::vector<std::string> kSimulationFields = {"backend", "iterations", "algorithms",
-                                                    "max_memory"};
+                                                    "max_memory", "completion_batching"};
 const std::vector<std::string> kAlgorithmFields = {"all_reduce", "all_to_all", "all_gather",
                                                    "reduce_scatter"};
 
@@ -237,6 +238,10 @@ void parse_simulation(const YAML::Node& node, Experiment& e) {
     });
   }
   if (f.has("max_memory")) e.max_memory = *f.optional_bytes("max_memory");
+  if (f.has("completion_batching")) {
+    set_completion_batching(e, *f.optional_double("completion_batching"),
+                            f.field("completion_batching"));
+  }
   if (f.has("algorithms")) {
     const Fields a(f.get("algorithms"), e.source, "simulation.algorithms", kAlgorithmFields);
     e.algorithms.all_reduce = a.optional_string("all_reduce").value_or(e.algorithms.all_reduce);
@@ -271,6 +276,16 @@ Experiment parse_experiment(const std::string& yaml_text, const std::string& sou
       with_context(source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster); });
   check_failures(e.failures, topology, source);
   return e;
+}
+
+void set_completion_batching(Experiment& e, double fraction, const std::string& field) {
+  if (!(fraction >= 0 && fraction <= net::kMaxCompletionBatching)) {
+    throw Error(
+        e.source, field,
+        fmt::format("must be a fraction of a transfer's age between 0 (exact) and {}, got {}",
+                    net::kMaxCompletionBatching, fraction));
+  }
+  e.completion_batching = fraction;
 }
 
 void set_iterations(Experiment& e, int iterations, const std::string& field) {

@@ -62,8 +62,11 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
   std::optional<TopoOptStats> topoopt;
   {
     // The backend and the controller refer to the topology: they are gone before it moves.
-    const std::unique_ptr<net::Backend> backend = with_context(
-        e.source, "simulation.backend", [&] { return net::make_backend(e.backend, topology); });
+    net::BackendOptions backend_options;
+    backend_options.completion_batching = e.completion_batching;
+    const std::unique_ptr<net::Backend> backend = with_context(e.source, "simulation.backend", [&] {
+      return net::make_backend(e.backend, topology, backend_options);
+    });
     std::unique_ptr<MfabricControl> controller;
     if (topology.kind() == "mfabric") {
       controller = with_context(e.source, "", [&] {
