@@ -1,7 +1,8 @@
 # mfabric: the two set-up commands are `make demo` and `make test` (see README.md).
 #
-#   make demo    install deps, build Release, run the main job on its built-in default (the cost
-#                comparison, then one simulated iteration of the paper's main job)
+#   make demo    install deps, build the Release binary, run the main job on its built-in
+#                default: `mfabric compare`, the paper's evaluation (5 models x 4 link speeds x
+#                5 fabrics on 1024 GPUs), table on stdout, report in build/compare/report.html
 #   make test    install deps, build Release with -Werror, run the whole suite; then the same
 #                suite built by clang with AddressSanitizer + UndefinedBehaviorSanitizer, in the
 #                fuzzing build, which also replays fuzz/regressions/ and smoke-runs every harness
@@ -36,10 +37,13 @@ build: deps
 	@cmake -S . -B $(RELEASE_DIR) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(RELEASE_DIR) -j $(JOBS)
 
-demo: build
-	./$(RELEASE_DIR)/src/cli/mfabric cost
-	@echo
-	./$(RELEASE_DIR)/src/cli/mfabric simulate examples/mixtral-8x22b.yaml
+# The demo needs only the binary, not the tests and benchmarks.
+DEMO_DIR := build/compare
+demo: deps
+	@cmake -S . -B $(RELEASE_DIR) $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(RELEASE_DIR) -j $(JOBS) --target mfabric
+	./$(RELEASE_DIR)/src/cli/mfabric compare --out $(DEMO_DIR)
+	@echo 'open the report: xdg-open $(DEMO_DIR)/report.html'
 
 test: test-release test-sanitize
 

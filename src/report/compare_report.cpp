@@ -90,6 +90,8 @@ nlohmann::json compare_json(const study::CompareResult& r, bool timing) {
   }
   return {{"schema_version", kCompareSchema},
           {"seed", r.seed},
+          {"backend", r.backend},
+          {"completion_batching", r.completion_batching},
           {"runs", std::move(runs)},
           {"timeline", {{"run", r.timeline_run}, {"spans", std::move(spans)}}}};
 }

@@ -13,7 +13,8 @@ namespace mfabric::report {
 
 inline constexpr const char* kCompareSchema = "mfabric.compare/1";
 
-// {"schema_version": "mfabric.compare/1", "seed", "runs": [{"model", "link_gbps", "fabric",
+// {"schema_version": "mfabric.compare/1", "seed", "backend", "completion_batching",
+//  "runs": [{"model", "link_gbps", "fabric",
 //  "fabric_spec", "gpus", "iteration_time_s", "relative_iteration_time", "tokens_per_s",
 //  "cost_usd": {"built", "paper"}, "cost_paper_usd_by_component": {"nics", "transceivers",
 //  "switch_ports", "ocs_ports", "patch_panel_ports", "fibres"}, "perf_per_dollar_vs_fat_tree",

@@ -100,6 +100,8 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
       {"schema", kResultsSchema},
       {"experiment", r.experiment.source},
       {"seed", r.experiment.seed},
+      {"backend", r.experiment.backend},
+      {"completion_batching", r.experiment.completion_batching},
       {"fabric", r.topology.spec()},
       {"workload", workload_label(r.experiment)},
       {"gpus", r.graph.job_gpus()},

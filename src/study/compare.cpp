@@ -258,6 +258,8 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   std::vector<Job> jobs;
   CompareResult result;
   result.seed = spec.base.seed;
+  result.backend = spec.base.backend;
+  result.completion_batching = spec.base.completion_batching;
   for (const ModelSetup& m : spec.models) {
     for (const Rate link : spec.links) {
       for (const FabricChoice& f : spec.fabrics) {
@@ -284,6 +286,20 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
     }
   }
 
+  // The longest runs first, so that the threads finish together. The EP all-to-alls dominate the
+  // cost: each is EP x (EP - 1) transfers that share the group's NICs, and a completion can move
+  // the rates of all of them, so a run costs about EP squared (DeepSeek-R1's EP 64 most, the
+  // Mixtrals' EP 8 least). Ties keep the grid's order.
+  std::vector<std::size_t> order(jobs.size());
+  for (std::size_t k = 0; k < jobs.size(); ++k)
+    order[k] = k;
+  const auto weight = [&](std::size_t k) {
+    const double ranks = static_cast<double>(jobs[k].model->ep);
+    return ranks * ranks;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return weight(a) > weight(b); });
+
   const int threads = std::max(
       1, std::min(static_cast<int>(jobs.size()),
                   spec.jobs > 0
@@ -294,7 +310,8 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   int done = 0;
   const int total = static_cast<int>(jobs.size());
   const auto work = [&] {
-    for (std::size_t k = next++; k < jobs.size(); k = next++) {
+    for (std::size_t i = next++; i < jobs.size(); i = next++) {
+      const std::size_t k = order[i];
       const Job& job = jobs[k];
       CompareRun& run = result.runs[k];
       const auto start = std::chrono::steady_clock::now();

@@ -100,7 +100,9 @@ struct TimelineSpan {
 
 struct CompareResult {
   std::uint64_t seed = 1;
-  std::vector<CompareRun> runs;  // models x links x fabrics, in that order
+  std::string backend = "flow";
+  double completion_batching = 0;  // the flow backend's (sim/experiment.h)
+  std::vector<CompareRun> runs;    // models x links x fabrics, in that order
   // The timeline of the first mFabric run that finished: "model link fabric", its spans.
   std::string timeline_run;
   std::vector<TimelineSpan> timeline;
