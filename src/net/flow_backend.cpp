@@ -1146,6 +1146,7 @@ TransferId FlowBackend::start(const collective::Transfer& t, DoneCallback on_don
   c.remaining = static_cast<double>(t.size.count());
   c.last = s.now;
   c.started = s.now;
+  c.last_v = 0;
   State::Hot& f = s.hot_of(slot);
   f.rate = 0;
   f.len = 0;
