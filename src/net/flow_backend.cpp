@@ -864,11 +864,12 @@ struct FlowBackend::State {
     return victims.size();
   }
 
-  // Completion batching, before the batch is due: only the flows on the channels of the
-  // completed flows (at or above the level) are re-filled, once, with every other flow held at
+  // Completion batching, before the batch is due: the flows whose bottleneck was a completed
+  // flow's bottleneck (at or above its rate) are re-filled, once, with every other flow held at
   // its rate. The result is feasible and uses the freed capacity where it was freed; the exact
-  // recomputation at `due` then starts from every channel these fills touched, with level 0
-  // (the allocation in between is not max-min, so the level argument does not hold).
+  // recomputation at `due` then starts from every channel these fills touched. Flows below the
+  // level were not touched, so the level bound still holds for it, unless a fill lowered a
+  // rate: then it starts at level 0.
   void refill_locally() {
     const double fixed_below = local_level * (1.0 - kRel);
     local_level = kInf;
