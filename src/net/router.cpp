@@ -311,12 +311,18 @@ bool Router::append_direct(NodeId src, NodeId dst, std::uint64_t key, bool allow
   const int s_src = t.node(src).server;
   const int s_dst = t.node(dst).server;
   const int n = t.cluster().nics_per_server;
-  // Each NIC of each side with the GPU that would use it (kNoNode: unusable).
+  // Each NIC of each side with the GPU that would use it (kNoNode: unusable). At first only
+  // the GPUs' own NICs: the search for proxies (the costly part) is needed only when no pair of
+  // own NICs is joined, since fewer proxies always win.
   src_via_.resize(static_cast<std::size_t>(n));
   dst_via_.resize(static_cast<std::size_t>(n));
+  const auto own_only = [&](NodeId gpu, NodeId nic) {
+    const LinkId own = pcie_link(gpu, nic);
+    return own != kNoLink && usable(own, allow_down) ? gpu : fabric::kNoNode;
+  };
   for (int j = 0; j < n; ++j) {
-    src_via_[j] = access_gpu(src, t.nic(s_src, j), key, allow_down);
-    dst_via_[j] = access_gpu(dst, t.nic(s_dst, j), key, allow_down);
+    src_via_[j] = own_only(src, t.nic(s_src, j));
+    dst_via_[j] = own_only(dst, t.nic(s_dst, j));
   }
   const auto& src_via = src_via_;
   const auto& dst_via = dst_via_;
@@ -324,6 +330,12 @@ bool Router::append_direct(NodeId src, NodeId dst, std::uint64_t key, bool allow
   // path; ties broken by the flow hash.
   int best = kInfinity;
   for (int proxies = 0; proxies <= 2 && candidates_.empty(); ++proxies) {
+    if (proxies == 1) {
+      for (int j = 0; j < n; ++j) {
+        src_via_[j] = access_gpu(src, t.nic(s_src, j), key, allow_down);
+        dst_via_[j] = access_gpu(dst, t.nic(s_dst, j), key, allow_down);
+      }
+    }
     candidates_.clear();
     best = kInfinity;
     for (int j = 0; j < n; ++j) {
