@@ -1109,14 +1109,18 @@ struct FlowBackend::State {
   }
 };
 
+void check_completion_batching(double fraction, const std::string& file, const std::string& field) {
+  if (!(fraction >= 0 && fraction <= kMaxCompletionBatching)) {
+    throw Error(
+        file, field,
+        fmt::format("must be a fraction of a transfer's age between 0 (exact) and {}, got {}",
+                    kMaxCompletionBatching, fraction));
+  }
+}
+
 FlowBackend::FlowBackend(const Topology& topology, const FlowBackendOptions& options)
     : s_(std::make_unique<State>(topology, options)) {
-  if (!(options.completion_batching >= 0 &&
-        options.completion_batching <= kMaxCompletionBatching)) {
-    throw Error("", "completion_batching",
-                fmt::format("must be a fraction between 0 and {}, got {}", kMaxCompletionBatching,
-                            options.completion_batching));
-  }
+  check_completion_batching(options.completion_batching);
 }
 
 FlowBackend::~FlowBackend() = default;

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "net/backend.h"
@@ -64,6 +65,10 @@ struct FlowBackendOptions {
   double completion_batching = 0;
 };
 inline constexpr double kMaxCompletionBatching = 0.1;
+// mfabric::Error(file, field, expectation) unless 0 <= fraction <= kMaxCompletionBatching: the
+// one check of the option, for the backend and for the experiment field that sets it.
+void check_completion_batching(double fraction, const std::string& file = "",
+                               const std::string& field = "completion_batching");
 
 class FlowBackend final : public Backend {
  public:

@@ -279,12 +279,7 @@ Experiment parse_experiment(const std::string& yaml_text, const std::string& sou
 }
 
 void set_completion_batching(Experiment& e, double fraction, const std::string& field) {
-  if (!(fraction >= 0 && fraction <= net::kMaxCompletionBatching)) {
-    throw Error(
-        e.source, field,
-        fmt::format("must be a fraction of a transfer's age between 0 (exact) and {}, got {}",
-                    net::kMaxCompletionBatching, fraction));
-  }
+  net::check_completion_batching(fraction, e.source, field);
   e.completion_batching = fraction;
 }
 

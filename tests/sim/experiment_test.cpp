@@ -142,6 +142,18 @@ TEST(ExperimentErrors, RangesMatchTheCommandLine) {
             "simulation.iterations");
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {max_memory: 8}\n"),
             "simulation.max_memory");
+  for (const char* bad : {"-0.01", "0.5", ".nan"}) {
+    EXPECT_EQ(error_field(std::string("workload: {model: mixtral-8x7b}\n"
+                                      "simulation: {completion_batching: ") +
+                          bad + "}\n"),
+              "simulation.completion_batching")
+        << bad;
+  }
+  EXPECT_EQ(parse_experiment("workload: {model: mixtral-8x7b}\nsimulation: "
+                             "{completion_batching: 0}\n",
+                             "exp.yaml")
+                .completion_batching,
+            0.0);
   EXPECT_EQ(error_field("cluster: {link: 1bps}\nworkload: {model: mixtral-8x7b}\n"),
             "cluster.link");
   EXPECT_EQ(error_field("cluster: {servers: 70000}\nworkload: {model: mixtral-8x7b}\n"),
