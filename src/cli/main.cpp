@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
       mfabric::cli::register_trace(app),    mfabric::cli::register_models(app),
       mfabric::cli::register_simulate(app), mfabric::cli::register_plan(app),
       mfabric::cli::register_predict(app),  mfabric::cli::register_compare(app),
+      mfabric::cli::register_sweep(app),
   };
 
   // An empty value ("--stats ''") is never meant: say so, rather than treating the option as

@@ -713,7 +713,7 @@ std::string table_html(const CompareResult& r) {
   return out;
 }
 
-constexpr const char* kStyle = R"(body { margin: 0; background: #f6f6f4; color: #222;
+constexpr const char* kStyleText = R"(body { margin: 0; background: #f6f6f4; color: #222;
   font: 15px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; }
 main { max-width: 1160px; margin: 0 auto; padding: 24px 20px 48px; }
 h1 { font-size: 26px; margin: 0 0 4px; }
@@ -739,6 +739,10 @@ code { font-size: 13px; }
 )";
 
 }  // namespace
+
+const char* report_style() {
+  return kStyleText;
+}
 
 std::string html_text(std::string_view text) {
   const std::string valid = valid_utf8(text);
@@ -813,8 +817,9 @@ std::string compare_html(const CompareResult& r) {
       "<main>\n<h1>mfabric compare</h1>\n"
       "<p class=\"summary\">Seed {} &middot; {} runs ({} failed) &middot; models: {} &middot; "
       "links: {} &middot; fabrics: {}</p>\n",
-      r.runs.size(), r.seed, kStyle, r.seed, r.runs.size(), failed, join_strings(model_names, ", "),
-      join_strings(link_names, ", "), join_strings(fabric_names, ", "));
+      r.runs.size(), r.seed, kStyleText, r.seed, r.runs.size(), failed,
+      join_strings(model_names, ", "), join_strings(link_names, ", "),
+      join_strings(fabric_names, ", "));
   out +=
       "<section id=\"how-to-read\">\n<h2>How to read this report</h2>\n<ul class=\"how\">\n"
       "<li>Every training job (model) runs on every fabric at every link speed; a run is one "

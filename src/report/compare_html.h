@@ -20,6 +20,9 @@ inline constexpr const char* kCompareFigureIds[] = {
     "plot-timeline",         // r.timeline: reconfigurations and all-to-alls of one mFabric run
 };
 
+// The CSS of mfabric's HTML reports (compare and sweep pages look alike).
+const char* report_style();
+
 // `text` for HTML text or a quoted attribute: valid UTF-8 with & < > " ' as references.
 std::string html_text(std::string_view text);
 

@@ -55,13 +55,13 @@ std::vector<TimelineSpan> region_timeline(const sim::Simulation& s) {
   return out;
 }
 
-// Fills a run's figures from its simulation.
-void fill(CompareRun& run, const sim::Simulation& s, const ModelSetup& m) {
+}  // namespace
+
+void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_per_iteration) {
   run.fabric_spec = s.topology.spec();
   run.gpus = s.graph.job_gpus();
   run.iteration_time_s = s.result.mean_iteration_time().seconds();
-  const double tokens = static_cast<double>(m.global_batch) * m.ep * m.seq;
-  run.tokens_per_s = run.iteration_time_s > 0 ? tokens / run.iteration_time_s : 0;
+  run.tokens_per_s = run.iteration_time_s > 0 ? tokens_per_iteration / run.iteration_time_s : 0;
   const fabric::PriceBook prices = fabric::PriceBook::paper_defaults();
   const fabric::LinkPrices& p = prices.at(s.topology.cluster().link);
   run.cost_built =
@@ -98,6 +98,13 @@ void fill(CompareRun& run, const sim::Simulation& s, const ModelSetup& m) {
     run.reconfiguration = r;
   }
 }
+
+double tokens_per_iteration(const sim::Experiment& e) {
+  if (!e.model) return 0;
+  return static_cast<double>(e.model->global_batch) * e.model->ep * e.model->seq;
+}
+
+namespace {
 
 // Relative figures against the fat-tree run of the same model and link.
 void relate_to_fat_tree(std::vector<CompareRun>& runs) {
@@ -320,7 +327,7 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
         options.record_spans = k == timeline_job;
         const sim::Simulation s =
             sim::simulate(run_experiment(spec, *job.model, job.link, *job.fabric), options);
-        fill(run, s, *job.model);
+        fill_run_figures(run, s, tokens_per_iteration(s.experiment));
         if (k == timeline_job) {
           result.timeline = region_timeline(s);
           result.timeline_run = fmt::format("{} {}G {}", run.model, run.link_gbps, run.fabric);

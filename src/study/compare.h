@@ -12,6 +12,7 @@
 #include "core/units.h"
 #include "fabric/cost.h"
 #include "sim/experiment.h"
+#include "sim/simulation.h"
 
 namespace mfabric::study {
 
@@ -114,6 +115,15 @@ struct CompareResult {
 // behalf from worker threads, serialised.
 CompareResult run_compare(const CompareSpec& spec,
                           const std::function<void(int done, int total)>& progress = {});
+
+// A run's figures from its simulation (shared with sweeps): the fabric as built, GPUs, mean
+// iteration time, tokens/s, network cost in both conventions (paper prices) and, for mFabric,
+// the reconfiguration summary. Labels, relative figures and wall time are left to the caller.
+void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_per_iteration);
+// Tokens one iteration of the experiment's training job trains: global batch x EP x sequence
+// (each EP rank of a DP replica runs its own micro-batches, docs/workload.md); 0 for other
+// workloads.
+double tokens_per_iteration(const sim::Experiment& e);
 
 // The experiment of one run (exposed for tests).
 sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& model, Rate link,

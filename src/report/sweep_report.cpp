@@ -1,0 +1,373 @@
+#include "report/sweep_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <ostream>
+
+#include "core/error.h"
+#include "core/json_text.h"
+#include "core/output_files.h"
+#include "core/output_text.h"
+#include "core/units.h"
+#include "core/yaml_fields.h"
+#include "report/compare_html.h"
+#include "report/format.h"
+#include "report/gnuplot.h"
+#include "report/table.h"
+
+namespace mfabric::report {
+namespace {
+
+constexpr const char* kSweepPageField = "report.html";
+
+const std::string& x_value(const study::SweepSpec& spec, std::size_t k) {
+  static const std::string none;
+  for (const study::FieldValue& f : spec.points[k].fields) {
+    if (f.path == spec.x) return f.value;
+  }
+  return none;
+}
+
+// The point's other fields, the line it belongs to in the plots.
+std::string series_of(const study::SweepSpec& spec, std::size_t k) {
+  std::string out;
+  for (const study::FieldValue& f : spec.points[k].fields) {
+    if (f.path != spec.x) out += (out.empty() ? "" : " ") + f.path + "=" + f.value;
+  }
+  return out;
+}
+
+std::optional<double> tokens_per_musd(const study::CompareRun& r) {
+  const double cost = r.cost_paper.total();
+  if (cost > 0 && r.tokens_per_s > 0) return r.tokens_per_s / cost * 1e6;
+  return std::nullopt;
+}
+
+std::optional<double> plain_number(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::size_t used = 0;
+  try {
+    const double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// One plot: a metric against x, a line per series.
+std::string metric_figure(
+    const study::SweepSpec& spec, const study::SweepResult& r, const SweepAxis& axis,
+    const std::string& id, const std::string& title, const std::string& ylabel,
+    const std::function<std::optional<double>(const study::CompareRun&)>& metric) {
+  std::vector<std::string> series;
+  std::map<std::string, std::vector<std::pair<double, double>>> data;
+  for (const study::SweepRun& run : r.runs) {
+    if (!run.figures.error.empty()) continue;
+    const std::optional<double> y = metric(run.figures);
+    if (!y || !std::isfinite(*y) || !std::isfinite(axis.values[run.index])) continue;
+    const std::string s = series_of(spec, run.index);
+    if (data.count(s) == 0) series.push_back(s);
+    data[s].emplace_back(axis.values[run.index], *y);
+  }
+  std::string out = fmt::format(
+      "<figure id=\"{}\">\n<figcaption><strong>{}.</strong> A line per combination of the other "
+      "fields; points without a value of the x field and failed points are left "
+      "out.</figcaption>\n",
+      id, html_text(title));
+  if (series.empty()) {
+    out += "<p class=\"missing\">Not drawn: no point has this figure.</p>\n</figure>\n";
+    return out;
+  }
+  std::string script = fmt::format(
+      "set encoding utf8\n"
+      "set terminal svg size 960,{} fixed noenhanced font 'sans,13' background rgb 'white'\n"
+      "set border 3 lc rgb '#444444'\nset xtics nomirror out; set ytics nomirror out\n"
+      "set grid back lc rgb '#dddddd'\nset format y '%g'\n"
+      "set key outside bottom center horizontal maxrows 4\n"
+      "set xlabel {}\nset ylabel {}\n",
+      420 + 20 * std::min<std::size_t>(series.size(), 8),
+      gnuplot_string(axis.unit.empty() || axis.unit == "category"
+                         ? spec.x
+                         : fmt::format("{} ({})", spec.x, axis.unit)),
+      gnuplot_string(ylabel));
+  if (axis.logarithmic) script += "set logscale x 10\nset format x '%g'\n";
+  if (axis.unit == "category") {
+    std::string tics;
+    for (std::size_t i = 0; i < axis.categories.size(); ++i)
+      tics += fmt::format("{}{} {}", i > 0 ? ", " : "", gnuplot_string(axis.categories[i]), i);
+    script += fmt::format("set xtics ({})\nset xrange [-0.5:{}]\n", tics,
+                          gnuplot_number(static_cast<double>(axis.categories.size()) - 0.5));
+  } else {
+    script += "set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n";
+  }
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    auto& points = data[series[i]];
+    std::stable_sort(points.begin(), points.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    script += fmt::format("$s{} << EOD\n", i);
+    for (const auto& [x, y] : points)
+      script += gnuplot_number(x) + " " + gnuplot_number(y) + "\n";
+    script += "EOD\n";
+  }
+  std::string plot = "plot ";
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    plot += fmt::format("{}$s{} using 1:2 with linespoints lw 2 pt 7 title {}", i > 0 ? ", " : "",
+                        i, gnuplot_string(series[i].empty() ? spec.name : series[i]));
+  }
+  script += plot + "\n";
+  out += inline_svg(run_gnuplot(script, kSweepPageField), id + "-");
+  out += "\n</figure>\n";
+  return out;
+}
+
+std::string cell(double x, const char* format) {
+  return std::isfinite(x) ? fmt::format(fmt::runtime(format), x) : std::string("n/a");
+}
+
+}  // namespace
+
+SweepAxis sweep_axis(const study::SweepSpec& spec) {
+  SweepAxis axis;
+  const std::size_t n = spec.points.size();
+  const auto all = [&](const std::function<std::optional<double>(const std::string&)>& read,
+                       const char* unit) {
+    // A point that does not set x (an extra point of another kind) has no place on the axis.
+    std::vector<double> v;
+    bool any = false;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (x_value(spec, k).empty()) {
+        v.push_back(std::nan(""));
+        continue;
+      }
+      const std::optional<double> x = read(x_value(spec, k));
+      if (!x) return false;
+      v.push_back(*x);
+      any = true;
+    }
+    if (!any) return false;
+    axis.values = std::move(v);
+    axis.unit = unit;
+    return true;
+  };
+  const auto as_time = [](const std::string& t) -> std::optional<double> {
+    try {
+      return parse_time(t).seconds();
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  };
+  const auto as_rate = [](const std::string& t) -> std::optional<double> {
+    try {
+      return parse_rate(t).bps() / 1e9;
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  };
+  if (!all(plain_number, "") && !all(as_time, "s") && !all(as_rate, "Gbit/s")) {
+    axis.unit = "category";
+    axis.values.clear();
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::string& v = x_value(spec, k);
+      auto it = std::find(axis.categories.begin(), axis.categories.end(), v);
+      if (it == axis.categories.end()) {
+        axis.categories.push_back(v);
+        it = axis.categories.end() - 1;
+      }
+      axis.values.push_back(static_cast<double>(it - axis.categories.begin()));
+    }
+    return axis;
+  }
+  double lo = INFINITY, hi = -INFINITY;
+  for (double v : axis.values) {
+    if (!std::isfinite(v)) continue;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  axis.logarithmic = lo > 0 && hi / lo > 100;
+  return axis;
+}
+
+nlohmann::json sweep_json(const study::SweepSpec& spec, const study::SweepResult& r, bool timing) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const study::SweepRun& run : r.runs)
+    points.push_back(study::sweep_run_json(spec, run, timing));
+  return {{"schema_version", kSweepSchema},  {"name", spec.name},
+          {"description", spec.description}, {"x", spec.x},
+          {"fields", spec.fields},           {"points", std::move(points)}};
+}
+
+void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, std::ostream& out) {
+  out << "index";
+  for (const std::string& f : spec.fields)
+    out << ',' << csv_field(f);
+  out << ",model,link_gbps,fabric,gpus,iteration_time_s,tokens_per_s,tokens_per_s_per_musd,"
+         "cost_built_usd,cost_paper_usd,reconfigurations,error\n";
+  const auto number = [](double x) { return fmt::format("{}", x); };
+  for (const study::SweepRun& run : r.runs) {
+    const study::CompareRun& f = run.figures;
+    out << run.index;
+    for (const std::string& field : spec.fields) {
+      std::string value;
+      for (const study::FieldValue& v : spec.points[run.index].fields) {
+        if (v.path == field) value = v.value;
+      }
+      out << ',' << csv_field(value);
+    }
+    const std::optional<double> per = tokens_per_musd(f);
+    out << ',' << csv_field(f.model) << ',' << number(f.link_gbps) << ',' << csv_field(f.fabric)
+        << ',' << f.gpus << ',' << number(f.iteration_time_s) << ',' << number(f.tokens_per_s)
+        << ',' << (per ? number(*per) : "") << ',' << number(f.cost_built.total()) << ','
+        << number(f.cost_paper.total()) << ','
+        << (f.reconfiguration ? std::to_string(f.reconfiguration->count) : "") << ','
+        << csv_field(f.error) << '\n';
+  }
+}
+
+std::string sweep_text(const study::SweepSpec& spec, const study::SweepResult& r) {
+  std::vector<std::string> header = {"#"};
+  std::vector<Table::Align> align = {Table::Align::Right};
+  for (const std::string& f : spec.fields) {
+    header.push_back(f);
+    align.push_back(Table::Align::Left);
+  }
+  for (const char* h :
+       {"iteration (s)", "tokens/s", "network (paper)", "tokens/s per $M", "reconfigurations"}) {
+    header.push_back(h);
+    align.push_back(Table::Align::Right);
+  }
+  header.push_back("error");
+  align.push_back(Table::Align::Left);
+  Table table(header, align);
+  std::size_t failed = 0;
+  for (const study::SweepRun& run : r.runs) {
+    const study::CompareRun& f = run.figures;
+    std::vector<std::string> row = {std::to_string(run.index)};
+    for (const std::string& field : spec.fields) {
+      std::string value;
+      for (const study::FieldValue& v : spec.points[run.index].fields) {
+        if (v.path == field) value = v.value;
+      }
+      row.push_back(value);
+    }
+    if (!f.error.empty()) {
+      ++failed;
+      for (int i = 0; i < 5; ++i)
+        row.emplace_back("");
+      row.push_back(f.error);
+    } else {
+      const std::optional<double> per = tokens_per_musd(f);
+      row.push_back(cell(f.iteration_time_s, "{:.4f}"));
+      row.push_back(f.tokens_per_s > 0 ? whole_number(f.tokens_per_s) : "");
+      row.push_back(f.cost_paper.total() > 0 ? dollars(f.cost_paper.total()) : "");
+      row.push_back(per ? whole_number(*per) : "");
+      row.push_back(f.reconfiguration ? std::to_string(f.reconfiguration->count) : "");
+      row.emplace_back("");
+    }
+    table.add_row(std::move(row));
+  }
+  return fmt::format("sweep {}: {} points ({} failed, {} resumed), x = {}\n", spec.name,
+                     r.runs.size(), failed, r.resumed, spec.x) +
+         table.render();
+}
+
+std::string sweep_html(const study::SweepSpec& spec, const study::SweepResult& r) {
+  require_gnuplot(kSweepPageField);
+  const SweepAxis axis = sweep_axis(spec);
+  std::size_t failed = 0;
+  for (const study::SweepRun& run : r.runs)
+    failed += run.figures.error.empty() ? 0 : 1;
+  std::string out = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>mfabric sweep {}</title>\n<style>\n{}</style>\n</head>\n<body>\n<main>\n"
+      "<h1>mfabric sweep: {}</h1>\n<p class=\"summary\">{}{} points ({} failed) &middot; x: "
+      "<code>{}</code> &middot; fields: {}</p>\n<h2>Plots</h2>\n",
+      html_text(spec.name), report_style(), html_text(spec.name),
+      spec.description.empty() ? "" : html_text(spec.description) + " &middot; ", r.runs.size(),
+      failed, html_text(spec.x), html_text(join(spec.fields)));
+  out += metric_figure(spec, r, axis, "plot-iteration-time", "Iteration time", "iteration time (s)",
+                       [](const study::CompareRun& f) -> std::optional<double> {
+                         return f.iteration_time_s > 0 ? std::optional(f.iteration_time_s)
+                                                       : std::nullopt;
+                       });
+  out += metric_figure(spec, r, axis, "plot-tokens", "Training throughput", "tokens/s",
+                       [](const study::CompareRun& f) -> std::optional<double> {
+                         return f.tokens_per_s > 0 ? std::optional(f.tokens_per_s) : std::nullopt;
+                       });
+  out += metric_figure(spec, r, axis, "plot-perf-per-dollar",
+                       "Performance per dollar (tokens/s per million dollars of network, paper "
+                       "convention)",
+                       "tokens/s per $M", tokens_per_musd);
+  out +=
+      "<section id=\"results\">\n<h2>Results</h2>\n<div class=\"table-wrap\">\n<table>\n"
+      "<thead><tr><th>#</th>";
+  for (const std::string& f : spec.fields)
+    out += "<th>" + html_text(f) + "</th>";
+  out +=
+      "<th>fabric</th><th>GPUs</th><th>iteration time (s)</th><th>tokens/s</th>"
+      "<th>network cost, paper (USD)</th><th>tokens/s per $M</th><th>reconfigurations</th>"
+      "</tr></thead>\n<tbody>\n";
+  for (const study::SweepRun& run : r.runs) {
+    const study::CompareRun& f = run.figures;
+    out += fmt::format("<tr{}><td class=\"num\">{}</td>",
+                       f.error.empty() ? "" : " class=\"failed\"", run.index);
+    for (const std::string& field : spec.fields) {
+      std::string value;
+      for (const study::FieldValue& v : spec.points[run.index].fields) {
+        if (v.path == field) value = v.value;
+      }
+      out += "<td>" + html_text(value) + "</td>";
+    }
+    if (!f.error.empty()) {
+      out += fmt::format("<td colspan=\"7\" class=\"error\">failed: {}</td></tr>\n",
+                         html_text(f.error));
+      continue;
+    }
+    const std::optional<double> per = tokens_per_musd(f);
+    out += fmt::format(
+        "<td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td></tr>\n",
+        html_text(f.fabric_spec), html_text(f.fabric), f.gpus, cell(f.iteration_time_s, "{:.4g}"),
+        f.tokens_per_s > 0 ? whole_number(f.tokens_per_s) : "",
+        f.cost_paper.total() > 0 ? dollars(f.cost_paper.total()) : "",
+        per ? whole_number(*per) : "",
+        f.reconfiguration ? std::to_string(f.reconfiguration->count) : "");
+  }
+  out += "</tbody>\n</table>\n</div>\n</section>\n</main>\n</body>\n</html>\n";
+  return out;
+}
+
+void prepare_sweep_outputs(const std::string& dir) {
+  check_output_set(
+      dir, std::vector<std::string>(std::begin(kSweepOutputFiles), std::end(kSweepOutputFiles)));
+  require_gnuplot(kSweepOutputFiles[2]);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(dir, "--out", fmt::format("cannot create the directory: {}", ec.message()));
+}
+
+void write_sweep_outputs(const study::SweepSpec& spec, const study::SweepResult& r,
+                         const std::string& dir) {
+  const std::string html = sweep_html(spec, r);
+  write_output_set(
+      dir, {
+               {kSweepOutputFiles[0],
+                [&](std::ostream& out) { out << json_text(sweep_json(spec, r, false)) << "\n"; }},
+               {kSweepOutputFiles[1], [&](std::ostream& out) { write_sweep_csv(spec, r, out); }},
+               {kSweepOutputFiles[2], [&](std::ostream& out) { out << html; }},
+               {kSweepOutputFiles[3],
+                [&](std::ostream& out) {
+                  for (const study::SweepRun& run : r.runs)
+                    out << json_text(study::sweep_run_json(spec, run), -1) << "\n";
+                }},
+           });
+}
+
+}  // namespace mfabric::report

@@ -1,0 +1,53 @@
+// The outputs of `mfabric sweep` (docs/sweep.md): a text table, results.json, results.csv,
+// report.html (the swept field on the x axis) and points.jsonl (the resume journal, complete).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <string>
+
+#include "study/sweep.h"
+#include "study/sweep_driver.h"
+
+namespace mfabric::report {
+
+inline constexpr const char* kSweepSchema = "mfabric.sweep/1";
+
+// {"schema_version": "mfabric.sweep/1", "name", "description", "x", "fields": [...],
+//  "points": [study::sweep_run_json, ...]}. Without `timing` wall times are left out, so that
+// the same sweep gives a byte-identical file however it was run (threads, MPI ranks, resumed).
+nlohmann::json sweep_json(const study::SweepSpec& spec, const study::SweepResult& r,
+                          bool timing = true);
+// One row per point: index, one column per field, model, link_gbps, fabric, gpus,
+// iteration_time_s, tokens_per_s, tokens_per_s_per_musd, cost_built_usd, cost_paper_usd,
+// reconfigurations, error (RFC 4180).
+void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, std::ostream& out);
+std::string sweep_text(const study::SweepSpec& spec, const study::SweepResult& r);
+
+// The x axis of the report: the x field's values as numbers when every one reads as a plain
+// number, a time (in seconds) or a rate (in Gbit/s), with the unit for the label; else the
+// values are categories, placed 0, 1, ... in the order of first appearance.
+struct SweepAxis {
+  std::string unit;            // "s", "Gbit/s", "" (plain numbers) or "category"
+  std::vector<double> values;  // per point
+  std::vector<std::string> categories;
+  bool logarithmic = false;  // numbers over more than two decades, all positive
+};
+SweepAxis sweep_axis(const study::SweepSpec& spec);
+
+// report.html: iteration time, tokens/s and tokens/s per million dollars of network against
+// the x field, one line per combination of the other fields; then the table. mfabric::Error
+// (field "report.html") when gnuplot is missing or fails.
+std::string sweep_html(const study::SweepSpec& spec, const study::SweepResult& r);
+
+inline constexpr const char* kSweepOutputFiles[] = {"results.json", "results.csv", "report.html",
+                                                    "points.jsonl"};
+// Before the run: mfabric::Error when DIR cannot take the set or gnuplot is not installed. DIR
+// is created (it then holds the journal while the sweep runs).
+void prepare_sweep_outputs(const std::string& dir);
+// The set, written at once (core/output_files.h); the page is made first.
+void write_sweep_outputs(const study::SweepSpec& spec, const study::SweepResult& r,
+                         const std::string& dir);
+
+}  // namespace mfabric::report

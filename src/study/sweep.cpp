@@ -1,0 +1,299 @@
+#include "study/sweep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/input_files.h"
+#include "core/spec.h"
+#include "core/yaml_fields.h"
+
+namespace mfabric::study {
+namespace {
+
+const std::vector<std::string> kSweepFields = {"name", "description", "experiment",
+                                               "grid", "points",      "x"};
+
+std::string flow_text(const YAML::Node& node) {
+  YAML::Emitter out;
+  out.SetMapFormat(YAML::Flow);
+  out.SetSeqFormat(YAML::Flow);
+  out << node;
+  return out.c_str();
+}
+
+// A dotted path of non-empty names made of letters, digits, '_' and '-'.
+void check_path(const std::string& path, const std::string& source, const std::string& field) {
+  bool ok = !path.empty() && path.front() != '.' && path.back() != '.' &&
+            path.find("..") == std::string::npos;
+  for (char c : path) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
+      ok = false;
+  }
+  if (!ok) {
+    throw Error(source, field,
+                fmt::format("expected a dotted path into the experiment file such as "
+                            "'cluster.link' or 'fabric.alpha', got '{}'",
+                            path));
+  }
+}
+
+// A field's values in the grid: a non-empty list.
+std::vector<std::string> grid_values(const YAML::Node& node, const std::string& source,
+                                     const std::string& field) {
+  if (!node.IsSequence() || node.size() == 0) {
+    throw Error(source, field,
+                fmt::format("expected a non-empty list of values, got {}", describe(node)));
+  }
+  std::vector<std::string> out;
+  for (const YAML::Node& v : node) {
+    if (v.IsNull()) throw Error(source, field, "expected a value, got nothing");
+    out.push_back(flow_text(v));
+  }
+  return out;
+}
+
+// The experiment's fabric as a map {kind: NAME, key: value, ...}, so that a point can set one
+// parameter. A fabric written as a name keeps its meaning.
+void fabric_as_map(YAML::Node& root) {
+  if (!root["fabric"] || !root["fabric"].IsScalar()) return;
+  const Spec spec = Spec::parse(root["fabric"].Scalar());
+  YAML::Node map(YAML::NodeType::Map);
+  map["kind"] = spec.name();
+  for (const auto& [key, value] : spec.params())
+    map[key] = value;
+  root["fabric"] = map;
+}
+
+void set_field(YAML::Node root, const std::string& path, const YAML::Node& value,
+               const std::string& point) {
+  std::vector<std::string> names;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t dot = path.find('.', from);
+    names.push_back(path.substr(from, dot - from));
+    if (dot == std::string::npos) break;
+    from = dot + 1;
+  }
+  YAML::Node at = root;
+  std::string walked;
+  for (std::size_t i = 0; i + 1 < names.size(); ++i) {
+    walked += (walked.empty() ? "" : ".") + names[i];
+    YAML::Node next = at[names[i]];
+    if (next && !next.IsMap() && !next.IsNull()) {
+      throw Error("", path,
+                  fmt::format("{}: '{}' in the experiment is {}, not a map, so '{}' cannot be set",
+                              point, walked, describe(next), path));
+    }
+    if (!next || next.IsNull()) {
+      at[names[i]] = YAML::Node(YAML::NodeType::Map);
+      next.reset(at[names[i]]);
+    }
+    at.reset(next);
+  }
+  at[names.back()] = YAML::Clone(value);
+}
+
+std::uint64_t fnv1a(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+std::string SweepPoint::label() const {
+  std::string out;
+  for (const FieldValue& f : fields)
+    out += (out.empty() ? "" : " ") + f.path + "=" + f.value;
+  return out;
+}
+
+SweepSpec parse_sweep(const std::string& yaml_text, const std::string& source) {
+  SweepSpec spec;
+  spec.source = source;
+  const YAML::Node root = parse_yaml(yaml_text, source);
+  const Fields f(root, source, "", kSweepFields);
+  spec.name =
+      f.optional_string("name").value_or(std::filesystem::path(source).stem().string().empty()
+                                             ? std::string("sweep")
+                                             : std::filesystem::path(source).stem().string());
+  spec.description = f.optional_string("description").value_or("");
+
+  if (!f.has("experiment")) {
+    throw Error(source, "experiment", "is required: an experiment file or an inline experiment");
+  }
+  const YAML::Node experiment = f.get("experiment");
+  if (experiment.IsScalar()) {
+    const auto dir = std::filesystem::path(source).parent_path();
+    const std::filesystem::path p(experiment.Scalar());
+    spec.experiment_source = p.is_absolute() || dir.empty() ? p.string() : (dir / p).string();
+    spec.experiment = with_context(source, "experiment", [&] {
+      return parse_yaml(read_text_file(spec.experiment_source, "experiment file",
+                                       "a YAML experiment (docs/experiment.md)"),
+                        spec.experiment_source);
+    });
+  } else if (experiment.IsMap()) {
+    spec.experiment = YAML::Clone(experiment);
+    spec.experiment_source = source;
+  } else {
+    throw Error(
+        source, "experiment",
+        fmt::format("expected an experiment file name or a map, got {}", describe(experiment)));
+  }
+  if (!spec.experiment.IsMap()) {
+    throw Error(spec.experiment_source, "",
+                fmt::format("expected an experiment (a map), got {}", describe(spec.experiment)));
+  }
+  with_context(spec.experiment_source, "fabric", [&] {
+    fabric_as_map(spec.experiment);
+    return 0;
+  });
+
+  const auto note_field = [&](const std::string& path) {
+    if (std::find(spec.fields.begin(), spec.fields.end(), path) == spec.fields.end())
+      spec.fields.push_back(path);
+  };
+
+  if (f.has("grid")) {
+    const YAML::Node grid = f.get("grid");
+    if (!grid.IsMap() || grid.size() == 0) {
+      throw Error(source, "grid",
+                  fmt::format("expected a map of field: [values], got {}", describe(grid)));
+    }
+    std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+    std::size_t count = 1;
+    for (const auto& entry : grid) {
+      const std::string path = entry.first.Scalar();
+      check_path(path, source, "grid." + path);
+      for (const auto& [seen, values] : axes) {
+        if (seen == path) throw Error(source, "grid." + path, "appears twice");
+      }
+      axes.emplace_back(path, grid_values(entry.second, source, "grid." + path));
+      count *= axes.back().second.size();
+      if (count > kMaxSweepPoints) {
+        throw Error(source, "grid",
+                    fmt::format("has more than {} points; split the sweep", kMaxSweepPoints));
+      }
+      note_field(path);
+    }
+    // Odometer order: the last field fastest.
+    std::vector<std::size_t> at(axes.size(), 0);
+    for (std::size_t k = 0; k < count; ++k) {
+      SweepPoint p;
+      for (std::size_t a = 0; a < axes.size(); ++a)
+        p.fields.push_back({axes[a].first, axes[a].second[at[a]]});
+      spec.points.push_back(std::move(p));
+      for (std::size_t a = axes.size(); a-- > 0;) {
+        if (++at[a] < axes[a].second.size()) break;
+        at[a] = 0;
+      }
+    }
+  }
+
+  if (f.has("points")) {
+    const YAML::Node points = f.get("points");
+    if (!points.IsSequence()) {
+      throw Error(source, "points",
+                  fmt::format("expected a list of maps field: value, got {}", describe(points)));
+    }
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const std::string field = fmt::format("points[{}]", i);
+      const YAML::Node p = points[i];
+      if (!p.IsMap() || p.size() == 0) {
+        throw Error(source, field, fmt::format("expected a map field: value, got {}", describe(p)));
+      }
+      SweepPoint point;
+      for (const auto& entry : p) {
+        const std::string path = entry.first.Scalar();
+        check_path(path, source, field + "." + path);
+        if (entry.second.IsNull()) {
+          throw Error(source, field + "." + path, "expected a value, got nothing");
+        }
+        point.fields.push_back({path, flow_text(entry.second)});
+        note_field(path);
+      }
+      spec.points.push_back(std::move(point));
+    }
+    if (spec.points.size() > kMaxSweepPoints) {
+      throw Error(source, "points",
+                  fmt::format("the sweep has more than {} points; split it", kMaxSweepPoints));
+    }
+  }
+  if (spec.points.empty()) {
+    throw Error(source, "grid", "the sweep has no point: give a grid, points, or both");
+  }
+
+  spec.x = f.optional_string("x").value_or(spec.fields.front());
+  if (std::find(spec.fields.begin(), spec.fields.end(), spec.x) == spec.fields.end()) {
+    throw Error(source, "x",
+                fmt::format("'{}' is not a field of the sweep (its fields: {})", spec.x,
+                            join(spec.fields)));
+  }
+  return spec;
+}
+
+SweepSpec load_sweep(const std::string& path) {
+  return parse_sweep(read_text_file(path, "sweep file", "a YAML sweep (docs/sweep.md)"), path);
+}
+
+std::string point_yaml(const SweepSpec& spec, std::size_t k) {
+  YAML::Node root = YAML::Clone(spec.experiment);
+  const SweepPoint& p = spec.points.at(k);
+  const std::string point = fmt::format("point {} ({})", k, p.label());
+  // Shorter paths first, so that a point may replace a map and then set one of its fields.
+  std::vector<const FieldValue*> order;
+  for (const FieldValue& f : p.fields)
+    order.push_back(&f);
+  std::stable_sort(order.begin(), order.end(), [](const FieldValue* a, const FieldValue* b) {
+    return std::count(a->path.begin(), a->path.end(), '.') <
+           std::count(b->path.begin(), b->path.end(), '.');
+  });
+  for (const FieldValue* f : order) {
+    with_context(spec.source, "", [&] {
+      set_field(root, f->path, YAML::Load(f->value), point);
+      if (f->path == "fabric") fabric_as_map(root);
+      return 0;
+    });
+  }
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string point_fingerprint(const SweepSpec& spec, std::size_t k) {
+  return fmt::format("{:016x}", fnv1a(point_yaml(spec, k)));
+}
+
+sim::Experiment point_experiment(const SweepSpec& spec, std::size_t k) {
+  const std::string text = point_yaml(spec, k);
+  try {
+    return sim::parse_experiment(text, spec.experiment_source);
+  } catch (const Error& e) {
+    const std::string where = e.field().empty() ? "" : e.field() + ": ";
+    throw Error(spec.source, fmt::format("point {} ({})", k, spec.points[k].label()),
+                where + e.message());
+  }
+}
+
+void check_points(const SweepSpec& spec) {
+  for (std::size_t k = 0; k < spec.points.size(); ++k)
+    point_experiment(spec, k);
+}
+
+double estimated_cost(const sim::Experiment& e) {
+  const double gpus = static_cast<double>(e.cluster.servers) * e.cluster.gpus_per_server;
+  if (!e.model) return gpus;
+  const sim::ModelWorkload& w = *e.model;
+  const double micro_batches =
+      w.micro_batch > 0 ? std::max(1.0, static_cast<double>(w.global_batch) / w.micro_batch) : 1;
+  return gpus * std::max(1, w.ep) * micro_batches * e.iterations;
+}
+
+}  // namespace mfabric::study

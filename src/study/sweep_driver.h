@@ -1,0 +1,35 @@
+// A whole sweep (docs/sweep.md): the points a journal does not hold yet, split over the MPI
+// ranks (one rank without mpirun), each rank's share run on threads, every finished point
+// appended to the journal, and the results gathered on rank 0 in the sweep's order. The result
+// does not depend on the ranks, the threads or what was resumed.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "study/mpi_world.h"
+#include "study/sweep.h"
+#include "study/sweep_run.h"
+
+namespace mfabric::study {
+
+struct SweepOptions {
+  int jobs = 0;         // threads per rank; 0: this machine's cores shared among its ranks
+  std::string journal;  // the resume journal (points.jsonl), or empty for none
+};
+
+struct SweepResult {
+  std::vector<SweepRun> runs;  // every point in order (on rank 0; empty on the others)
+  std::size_t resumed = 0;     // points taken from the journal
+  int ranks = 1;
+  std::string journal_error;  // the journal could not be written: why (the run went on)
+};
+
+// Checks every point first (check_points: a bad point is an mfabric::Error on every rank
+// before anything runs). progress(done, total) counts this rank's points.
+SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWorld& world,
+                      const std::function<void(int done, int total)>& progress = {});
+
+}  // namespace mfabric::study

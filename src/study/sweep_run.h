@@ -1,0 +1,48 @@
+// Running a sweep's points (docs/sweep.md): each point one sim::simulate call on a thread, its
+// figures kept as a SweepRun. A SweepRun converts to JSON and back exactly (numbers round-trip),
+// which the resume journal and the MPI ranks use, so that a point read back from either gives
+// the same results.json as one run in the process.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "study/compare.h"
+#include "study/sweep.h"
+
+namespace mfabric::study {
+
+struct SweepRun {
+  std::size_t index = 0;    // the point
+  std::string fingerprint;  // point_fingerprint() of the point it ran
+  // model (empty for workloads without one), link_gbps, fabric (the fabric's kind),
+  // fabric_spec, gpus, iteration time, tokens/s, costs, reconfiguration, wall time, error.
+  CompareRun figures;
+};
+
+// {"index", "fingerprint", "fields": {path: value}, "model", "link_gbps", "fabric",
+//  "fabric_spec", "gpus", "iteration_time_s", "tokens_per_s", "tokens_per_s_per_musd",
+//  "cost_usd": {"built", "paper"}, "cost_built_usd_by_component": {...},
+//  "cost_paper_usd_by_component": {...}, "reconfiguration": {...} (mFabric), "error" (a point
+//  that failed), "wall_time_s" (with timing)}. tokens_per_s_per_musd is tokens/s per million
+// dollars of paper-convention network cost (null without cost or tokens).
+nlohmann::json sweep_run_json(const SweepSpec& spec, const SweepRun& run, bool timing = true);
+// The inverse of sweep_run_json; mfabric::Error (field `where`) when `j` is not one.
+SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& where);
+
+// Runs point k: its figures, or its error (an input error of the point, or an internal one),
+// and its wall time. Never throws for a point that fails.
+SweepRun run_point(const SweepSpec& spec, std::size_t k);
+
+// Runs `indices` on `jobs` threads (0: one per core), the costliest first (estimated_cost), and
+// returns them in the order of `indices`. on_done is called for each finished point, one call
+// at a time.
+std::vector<SweepRun> run_points(const SweepSpec& spec, const std::vector<std::size_t>& indices,
+                                 int jobs,
+                                 const std::function<void(const SweepRun&)>& on_done = {});
+
+}  // namespace mfabric::study

@@ -1,0 +1,222 @@
+// Sweeps (docs/sweep.md): the file, its points, the experiment of a point, splitting points over
+// MPI ranks, the record's JSON round trip and the resume journal.
+#include "study/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/error.h"
+#include "core/json_text.h"
+#include "scratch_dir.h"
+#include "study/mpi_world.h"
+#include "study/sweep_driver.h"
+#include "study/sweep_journal.h"
+#include "study/sweep_run.h"
+
+namespace mfabric::study {
+namespace {
+
+const char* const kSweep = R"(
+name: t
+experiment:
+  cluster: {servers: 4, link: 400G}
+  fabric: "mfabric:alpha=6,region=4"
+  workload: {model: mixtral-8x7b, tp: 4, ep: 8, global_batch: 16}
+grid:
+  fabric.reconfiguration: [1us, 1s]
+  cluster.link: [100G, 200G, 400G]
+points:
+  - {fabric: fat-tree, cluster.servers: 2}
+)";
+
+// The error of fn as "file: field: message", or "(no error)".
+template <typename Fn>
+std::string error_of(Fn fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Sweep, GridThenPointsInOrder) {
+  const SweepSpec s = parse_sweep(kSweep, "t.yaml");
+  ASSERT_EQ(s.points.size(), 7u);  // 2 x 3 + 1
+  // The first field slowest.
+  EXPECT_EQ(s.points[0].label(), "fabric.reconfiguration=1us cluster.link=100G");
+  EXPECT_EQ(s.points[2].label(), "fabric.reconfiguration=1us cluster.link=400G");
+  EXPECT_EQ(s.points[3].label(), "fabric.reconfiguration=1s cluster.link=100G");
+  EXPECT_EQ(s.points[6].label(), "fabric=fat-tree cluster.servers=2");
+  EXPECT_EQ(s.fields, (std::vector<std::string>{"fabric.reconfiguration", "cluster.link", "fabric",
+                                                "cluster.servers"}));
+  EXPECT_EQ(s.x, "fabric.reconfiguration");
+}
+
+TEST(Sweep, APointSetsItsFieldsAndKeepsTheRest) {
+  const SweepSpec s = parse_sweep(kSweep, "t.yaml");
+  const sim::Experiment e = point_experiment(s, 4);  // 1s, 200G
+  EXPECT_EQ(e.cluster.link.bps(), 200e9);
+  EXPECT_EQ(e.cluster.servers, 4);
+  EXPECT_EQ(e.fabric.name(), "mfabric");
+  EXPECT_EQ(e.fabric.params().at("reconfiguration"), "1s");
+  EXPECT_EQ(e.fabric.params().at("alpha"), "6");  // from the fabric's name form
+  ASSERT_TRUE(e.model);
+  EXPECT_EQ(e.model->ep, 8);
+  // A whole fabric replaced: none of mFabric's parameters stay behind.
+  const sim::Experiment f = point_experiment(s, 6);
+  EXPECT_EQ(f.fabric.name(), "fat-tree");
+  EXPECT_TRUE(f.fabric.params().empty());
+  EXPECT_EQ(f.cluster.servers, 2);
+  // Same point, same text, same fingerprint; another point, another one.
+  EXPECT_EQ(point_fingerprint(s, 4), point_fingerprint(parse_sweep(kSweep, "u.yaml"), 4));
+  EXPECT_NE(point_fingerprint(s, 4), point_fingerprint(s, 5));
+}
+
+TEST(SweepErrors, TheFileSaysWhatIsWrong) {
+  const auto parse = [](const std::string& text) {
+    return error_of([&] { parse_sweep(text, "s.yaml"); });
+  };
+  const std::string exp = "experiment: {workload: {model: mixtral-8x7b}}\n";
+  EXPECT_EQ(parse(exp), "s.yaml: grid: the sweep has no point: give a grid, points, or both");
+  EXPECT_NE(parse(exp + "grid: {cluster.link: []}")
+                .find("grid.cluster.link: expected a "
+                      "non-empty list"),
+            std::string::npos);
+  EXPECT_NE(parse(exp + "grid: {cluster..link: [1]}").find("expected a dotted path"),
+            std::string::npos);
+  EXPECT_NE(parse(exp + "grid: {cluster.link: [100G]}\nx: seed").find("x: 'seed' is not a field"),
+            std::string::npos);
+  EXPECT_NE(parse(exp + "gird: {}").find("gird"), std::string::npos);
+  EXPECT_NE(parse("grid: {seed: [1]}").find("experiment: is required"), std::string::npos);
+  EXPECT_NE(parse(exp + "points: [{}]").find("points[0]: expected a map"), std::string::npos);
+  EXPECT_NE(parse("experiment: missing.yaml\ngrid: {seed: [1]}").find("missing.yaml"),
+            std::string::npos);
+}
+
+TEST(SweepErrors, ABadPointIsRefusedBeforeAnyRuns) {
+  const std::string exp =
+      "experiment: {cluster: {servers: 2}, workload: {model: mixtral-8x7b, tp: 4, ep: 4}}\n";
+  const SweepSpec typo = parse_sweep(exp + "grid: {cluster.linc: [100G]}", "s.yaml");
+  const std::string e = error_of([&] { check_points(typo); });
+  EXPECT_NE(e.find("point 0 (cluster.linc=100G)"), std::string::npos) << e;
+  EXPECT_NE(e.find("linc"), std::string::npos) << e;
+  const SweepSpec scalar = parse_sweep(exp + "grid: {cluster.servers.x: [1]}", "s.yaml");
+  EXPECT_NE(error_of([&] { check_points(scalar); }).find("not a map"), std::string::npos);
+  const SweepSpec negative = parse_sweep(exp + "grid: {cluster.servers: [-1]}", "s.yaml");
+  EXPECT_NE(error_of([&] { check_points(negative); }).find("cluster.servers"), std::string::npos);
+}
+
+TEST(SplitOverRanks, EveryPointOnceAndBalanced) {
+  std::vector<std::size_t> points(23);
+  std::iota(points.begin(), points.end(), std::size_t{100});
+  std::vector<double> costs;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    costs.push_back(static_cast<double>((i * 37) % 11 + 1));
+  for (int ranks : {1, 2, 3, 7, 30}) {
+    const auto split = split_over_ranks(points, costs, ranks);
+    ASSERT_EQ(split.size(), static_cast<std::size_t>(ranks));
+    std::vector<std::size_t> all;
+    double lo = 1e300, hi = 0, largest = *std::max_element(costs.begin(), costs.end());
+    for (const auto& share : split) {
+      all.insert(all.end(), share.begin(), share.end());
+      double load = 0;
+      for (std::size_t p : share)
+        load += costs[p - 100];
+      lo = std::min(lo, load);
+      hi = std::max(hi, load);
+    }
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(all, points) << ranks;
+    // Longest processing time first: no rank ends more than one point's cost after another.
+    if (static_cast<std::size_t>(ranks) <= points.size()) {
+      EXPECT_LE(hi - lo, largest) << ranks;
+    }
+    EXPECT_EQ(split, split_over_ranks(points, costs, ranks));  // the same on every rank
+  }
+  EXPECT_NE(error_of([&] { split_over_ranks(points, costs, 0); }), "(no error)");
+}
+
+class SweepRuns : public testing::ScratchDirTest {
+ protected:
+  SweepRuns() : ScratchDirTest("mfabric_sweep_test") {}
+};
+
+TEST_F(SweepRuns, ThreadsJournalAndResumeGiveTheSameResults) {
+  MpiWorld world;
+  const SweepSpec good = parse_sweep(R"(
+experiment:
+  cluster: {servers: 2, link: 400G}
+  workload: {model: mixtral-8x7b, tp: 4, ep: 4, global_batch: 8}
+grid:
+  cluster.link: [100G, 400G]
+)",
+                                     "s.yaml");
+  const auto text_of = [&](const SweepResult& r) {
+    std::string out;
+    for (const SweepRun& run : r.runs)
+      out += json_text(sweep_run_json(good, run, false), -1) + "\n";
+    return out;
+  };
+  SweepOptions one;
+  one.jobs = 1;
+  one.journal = (dir_ / "points.jsonl").string();
+  const SweepResult a = run_sweep(good, one, world);
+  ASSERT_EQ(a.runs.size(), 2u);
+  EXPECT_TRUE(a.runs[0].figures.error.empty()) << a.runs[0].figures.error;
+  EXPECT_GT(a.runs[0].figures.iteration_time_s, a.runs[1].figures.iteration_time_s);  // 100G
+  EXPECT_EQ(a.resumed, 0u);
+  SweepOptions two;
+  two.jobs = 2;
+  const SweepResult b = run_sweep(good, two, world);
+  EXPECT_EQ(text_of(a), text_of(b));
+  // The journal holds both points: a rerun resumes them and gives the same results.
+  EXPECT_EQ(read_journal(one.journal, good).size(), 2u);
+  const SweepResult c = run_sweep(good, one, world);
+  EXPECT_EQ(c.resumed, 2u);
+  EXPECT_EQ(text_of(a), text_of(c));
+}
+
+TEST_F(SweepRuns, TheJournalKeepsOnlyWholeMatchingLines) {
+  const SweepSpec s = parse_sweep(kSweep, "t.yaml");
+  SweepRun run;
+  run.index = 1;
+  run.fingerprint = point_fingerprint(s, 1);
+  run.figures.model = "m";
+  run.figures.link_gbps = 200;
+  run.figures.iteration_time_s = 0.1 + 0.2;  // not a short decimal: must round-trip exactly
+  run.figures.cost_paper.nics = 1.0 / 3.0;
+  ReconfigurationSummary r;
+  r.count = 7;
+  r.time_s = 1e-7;
+  run.figures.reconfiguration = r;
+  const nlohmann::json j = sweep_run_json(s, run);
+  const SweepRun back = sweep_run_from_json(j, "here");
+  EXPECT_EQ(json_text(sweep_run_json(s, back)), json_text(j));
+  EXPECT_EQ(back.figures.iteration_time_s, 0.1 + 0.2);
+  EXPECT_EQ(back.figures.reconfiguration->count, 7);
+
+  SweepRun other = run;
+  other.index = 2;  // a fingerprint of another point
+  SweepRun failed = run;
+  failed.index = 3;
+  failed.fingerprint = point_fingerprint(s, 3);
+  failed.figures.error = "boom";
+  const std::string path =
+      write("p.jsonl", json_text(j, -1) + "\n" + json_text(sweep_run_json(s, other), -1) + "\n" +
+                           json_text(sweep_run_json(s, failed), -1) +
+                           "\nnot json\n{\"index\": 4, \"finger");
+  const auto kept = read_journal(path, s);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept.begin()->first, 1u);
+  EXPECT_TRUE(read_journal((dir_ / "none.jsonl").string(), s).empty());
+  EXPECT_NE(error_of([] {
+              sweep_run_from_json(nlohmann::json{{"index", 1}}, "line 3");
+            }).find("line 3: not a sweep point"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace mfabric::study
