@@ -139,6 +139,18 @@ TEST(SplitOverRanks, EveryPointOnceAndBalanced) {
   EXPECT_NE(error_of([&] { split_over_ranks(points, costs, 0); }), "(no error)");
 }
 
+TEST(Sweep, ThePapersStudiesLoad) {
+  const std::string dir = std::string(MFABRIC_TEST_DATA_DIR) + "/../../../examples/sweeps/";
+  const SweepSpec delay = load_sweep(dir + "reconfiguration-delay.yaml");
+  EXPECT_EQ(delay.points.size(), 10u);
+  check_points(delay);
+  EXPECT_EQ(point_experiment(delay, 5).fabric.params().at("reconfiguration"), "25ms");
+  const SweepSpec batch = load_sweep(dir + "batch-vs-topoopt.yaml");
+  EXPECT_EQ(batch.points.size(), 12u);
+  EXPECT_EQ(point_experiment(batch, 2).model->global_batch, 1024);
+  EXPECT_EQ(load_sweep(dir + "scale.yaml").points.size(), 18u);
+}
+
 class SweepRuns : public testing::ScratchDirTest {
  protected:
   SweepRuns() : ScratchDirTest("mfabric_sweep_test") {}
