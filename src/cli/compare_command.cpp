@@ -1,13 +1,12 @@
 // mfabric compare: the same training jobs on several fabrics and link speeds (docs/cli.md,
 // "mfabric compare"); with no experiment file, the paper's evaluation.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <iostream>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "core/error.h"
 #include "core/json_text.h"
 #include "report/compare_report.h"
@@ -42,30 +41,6 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
   if (out.empty()) throw Error("", option, "expected at least one item");
   return out;
 }
-
-// Runs done, elapsed and an estimate of what is left, on stderr when it is a terminal.
-class CompareProgress {
- public:
-  CompareProgress() : enabled_(::isatty(STDERR_FILENO) != 0), start_(Clock::now()) {}
-  void operator()(int done, int total) {
-    if (!enabled_) return;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-    const double left = done > 0 ? elapsed / done * (total - done) : 0;
-    std::cerr << fmt::format("\rcompare: {}/{} runs, {:.0f}s elapsed, about {:.0f}s left   ", done,
-                             total, elapsed, left)
-              << std::flush;
-    shown_ = true;
-  }
-  ~CompareProgress() {
-    if (shown_) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  bool enabled_;
-  bool shown_ = false;
-  Clock::time_point start_;
-};
 
 study::CompareSpec spec_from(const CompareOptions& o) {
   study::CompareSpec spec = study::paper_compare();
@@ -125,7 +100,7 @@ int run_compare(const CompareOptions& o) {
   const study::CompareSpec spec = spec_from(o);
   // A --out DIR that cannot take the outputs fails now, not after the runs.
   if (!o.out.empty()) report::check_compare_outputs(o.out);
-  CompareProgress progress;
+  ProgressLine progress("compare", "runs");
   const study::CompareResult result =
       study::run_compare(spec, [&progress](int done, int total) { progress(done, total); });
   if (!o.out.empty()) report::write_compare_outputs(result, o.out);

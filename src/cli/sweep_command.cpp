@@ -1,13 +1,12 @@
 // mfabric sweep: one experiment over a grid and a list of points (docs/sweep.md), on threads,
 // and on MPI ranks under mpirun.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "core/error.h"
 #include "core/json_text.h"
 #include "report/sweep_report.h"
@@ -23,32 +22,6 @@ struct SweepCliOptions {
   std::string out;
   int jobs = 0;
   bool json = false;
-};
-
-// Points done on this rank, elapsed and an estimate, on stderr when it is a terminal.
-class SweepProgress {
- public:
-  explicit SweepProgress(std::string who)
-      : enabled_(::isatty(STDERR_FILENO) != 0), who_(std::move(who)), start_(Clock::now()) {}
-  void operator()(int done, int total) {
-    if (!enabled_) return;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-    const double left = done > 0 ? elapsed / done * (total - done) : 0;
-    std::cerr << fmt::format("\rsweep{}: {}/{} points, {:.0f}s elapsed, about {:.0f}s left   ",
-                             who_, done, total, elapsed, left)
-              << std::flush;
-    shown_ = true;
-  }
-  ~SweepProgress() {
-    if (shown_) std::cerr << "\r" << std::string(72, ' ') << "\r" << std::flush;
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  bool enabled_;
-  std::string who_;
-  bool shown_ = false;
-  Clock::time_point start_;
 };
 
 int run_sweep_command(const SweepCliOptions& o) {
@@ -71,9 +44,10 @@ int run_sweep_command(const SweepCliOptions& o) {
     study::SweepOptions options;
     options.jobs = o.jobs;
     if (!o.out.empty()) options.journal = (std::filesystem::path(o.out) / "points.jsonl").string();
-    SweepProgress progress(world.size() > 1
-                               ? fmt::format(" (rank {} of {})", world.rank(), world.size())
-                               : std::string());
+    ProgressLine progress(world.size() > 1
+                              ? fmt::format("sweep (rank {} of {})", world.rank(), world.size())
+                              : std::string("sweep"),
+                          "points");
     const study::SweepResult result = study::run_sweep(
         spec, options, world, [&progress](int done, int total) { progress(done, total); });
     if (world.rank() != 0) return 0;

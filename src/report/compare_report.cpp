@@ -14,21 +14,13 @@
 #include "report/format.h"
 #include "report/gnuplot.h"
 #include "report/table.h"
+#include "study/run_json.h"
 
 namespace mfabric::report {
 namespace {
 
 nlohmann::json optional_number(const std::optional<double>& x) {
   return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
-}
-
-nlohmann::json components(const fabric::CostBreakdown& c) {
-  return {{"nics", c.nics},
-          {"transceivers", c.transceivers},
-          {"switch_ports", c.switch_ports},
-          {"ocs_ports", c.ocs_ports},
-          {"patch_panel_ports", c.patch_panel_ports},
-          {"fibres", c.fibres}};
 }
 
 std::string link_text(double gbps) {
@@ -65,18 +57,11 @@ nlohmann::json compare_json(const study::CompareResult& r, bool timing) {
         {"relative_iteration_time", optional_number(run.relative_iteration_time)},
         {"tokens_per_s", run.tokens_per_s},
         {"cost_usd", {{"built", run.cost_built.total()}, {"paper", run.cost_paper.total()}}},
-        {"cost_paper_usd_by_component", components(run.cost_paper)},
+        {"cost_paper_usd_by_component", study::cost_components_json(run.cost_paper)},
         {"perf_per_dollar_vs_fat_tree", optional_number(run.perf_per_dollar_vs_fat_tree)},
     };
     if (run.reconfiguration) {
-      const study::ReconfigurationSummary& c = *run.reconfiguration;
-      j["reconfiguration"] = {{"policy", c.policy},
-                              {"planner", c.planner},
-                              {"count", c.count},
-                              {"time_s", c.time_s},
-                              {"held_time_s", c.held_time_s},
-                              {"circuit_bytes", c.circuit_bytes},
-                              {"eps_bytes", c.eps_bytes}};
+      j["reconfiguration"] = study::reconfiguration_json(*run.reconfiguration);
     }
     if (!run.error.empty()) j["error"] = run.error;
     if (timing) j["wall_time_s"] = run.wall_time_s;

@@ -3,17 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include "core/error.h"
 #include "core/spec.h"
 #include "fabric/builders.h"
 #include "sim/simulation.h"
+#include "study/parallel.h"
 #include "workload/model.h"
 #include "workload/parallelism.h"
 
@@ -307,51 +306,37 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return weight(a) > weight(b); });
 
-  const int threads = std::max(
-      1, std::min(static_cast<int>(jobs.size()),
-                  spec.jobs > 0
-                      ? spec.jobs
-                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
-  std::atomic<std::size_t> next{0};
   std::mutex done_mutex;
   int done = 0;
   const int total = static_cast<int>(jobs.size());
-  const auto work = [&] {
-    for (std::size_t i = next++; i < jobs.size(); i = next++) {
-      const std::size_t k = order[i];
-      const Job& job = jobs[k];
-      CompareRun& run = result.runs[k];
-      const auto start = std::chrono::steady_clock::now();
-      try {
-        sim::SimulationOptions options;
-        options.record_spans = k == timeline_job;
-        const sim::Simulation s =
-            sim::simulate(run_experiment(spec, *job.model, job.link, *job.fabric), options);
-        fill_run_figures(run, s, tokens_per_iteration(s.experiment));
-        if (k == timeline_job) {
-          result.timeline = region_timeline(s);
-          result.timeline_run = fmt::format("{} {}G {}", run.model, run.link_gbps, run.fabric);
-        }
-      } catch (const Error& e) {
-        run.error = e.what();
-      } catch (const std::exception& e) {
-        // A fault of ours, not of the input: the run is reported, the others go on.
-        run.error = fmt::format("internal error: {}", e.what());
+  run_in_parallel(jobs.size(), spec.jobs, [&](std::size_t i) {
+    const std::size_t k = order[i];
+    const Job& job = jobs[k];
+    CompareRun& run = result.runs[k];
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      sim::SimulationOptions options;
+      options.record_spans = k == timeline_job;
+      const sim::Simulation s =
+          sim::simulate(run_experiment(spec, *job.model, job.link, *job.fabric), options);
+      fill_run_figures(run, s, tokens_per_iteration(s.experiment));
+      if (k == timeline_job) {
+        result.timeline = region_timeline(s);
+        result.timeline_run = fmt::format("{} {}G {}", run.model, run.link_gbps, run.fabric);
       }
-      run.wall_time_s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (progress) {
-        const std::lock_guard<std::mutex> lock(done_mutex);
-        progress(++done, total);
-      }
+    } catch (const Error& e) {
+      run.error = e.what();
+    } catch (const std::exception& e) {
+      // A fault of ours, not of the input: the run is reported, the others go on.
+      run.error = fmt::format("internal error: {}", e.what());
     }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t)
-    pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool)
-    t.join();
+    run.wall_time_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (progress) {
+      const std::lock_guard<std::mutex> lock(done_mutex);
+      progress(++done, total);
+    }
+  });
   relate_to_fat_tree(result.runs);
   return result;
 }

@@ -282,9 +282,11 @@ sim::Experiment point_experiment(const SweepSpec& spec, std::size_t k) {
   }
 }
 
-void check_points(const SweepSpec& spec) {
+std::vector<double> check_points(const SweepSpec& spec) {
+  std::vector<double> costs;
   for (std::size_t k = 0; k < spec.points.size(); ++k)
-    point_experiment(spec, k);
+    costs.push_back(estimated_cost(point_experiment(spec, k)));
+  return costs;
 }
 
 double estimated_cost(const sim::Experiment& e) {

@@ -72,8 +72,9 @@ std::string point_fingerprint(const SweepSpec& spec, std::size_t k);
 sim::Experiment point_experiment(const SweepSpec& spec, std::size_t k);
 
 // Every point's experiment loads and its fabric builds: a sweep with a bad point is refused
-// before any point runs.
-void check_points(const SweepSpec& spec);
+// before any point runs. Returns each point's estimated_cost, read on the way (loading a point
+// builds its fabric, which at thousands of servers is worth doing once).
+std::vector<double> check_points(const SweepSpec& spec);
 
 // A rough, relative estimate of a run's cost, to balance points over threads and MPI ranks:
 // GPUs x EP group size x micro-batches x iterations for a training job (the EP all-to-alls

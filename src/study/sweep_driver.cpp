@@ -15,7 +15,7 @@ namespace mfabric::study {
 
 SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWorld& world,
                       const std::function<void(int, int)>& progress) {
-  check_points(spec);
+  const std::vector<double> cost_of = check_points(spec);
   SweepResult result;
   result.ranks = world.size();
   std::map<std::size_t, SweepRun> resumed;
@@ -27,10 +27,13 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWor
   for (std::size_t k = 0; k < spec.points.size(); ++k) {
     if (resumed.count(k) != 0) continue;
     remaining.push_back(k);
-    costs.push_back(estimated_cost(point_experiment(spec, k)));
+    costs.push_back(cost_of[k]);
   }
   const std::vector<std::size_t> mine =
       split_over_ranks(remaining, costs, world.size())[static_cast<std::size_t>(world.rank())];
+  std::vector<double> my_costs;
+  for (std::size_t k : mine)
+    my_costs.push_back(cost_of[k]);
 
   // Every rank appends to the one journal; if any cannot open it, none runs.
   std::unique_ptr<SweepJournal> journal;
@@ -56,7 +59,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWor
   int done = 0;
   const int total = static_cast<int>(mine.size());
   if (progress) progress(0, total);
-  std::vector<SweepRun> runs = run_points(spec, mine, jobs, [&](const SweepRun& run) {
+  std::vector<SweepRun> runs = run_points(spec, mine, my_costs, jobs, [&](const SweepRun& run) {
     if (journal && result.journal_error.empty()) {
       try {
         journal->append(spec, run);

@@ -3,37 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <mutex>
-#include <thread>
 
 #include "core/error.h"
+#include "study/parallel.h"
+#include "study/run_json.h"
 
 namespace mfabric::study {
-namespace {
-
-nlohmann::json components(const fabric::CostBreakdown& c) {
-  return {{"nics", c.nics},
-          {"transceivers", c.transceivers},
-          {"switch_ports", c.switch_ports},
-          {"ocs_ports", c.ocs_ports},
-          {"patch_panel_ports", c.patch_panel_ports},
-          {"fibres", c.fibres}};
-}
-
-fabric::CostBreakdown components_from(const nlohmann::json& j) {
-  fabric::CostBreakdown c;
-  c.nics = j.at("nics").get<double>();
-  c.transceivers = j.at("transceivers").get<double>();
-  c.switch_ports = j.at("switch_ports").get<double>();
-  c.ocs_ports = j.at("ocs_ports").get<double>();
-  c.patch_panel_ports = j.at("patch_panel_ports").get<double>();
-  c.fibres = j.at("fibres").get<double>();
-  return c;
-}
-
-}  // namespace
 
 nlohmann::json sweep_run_json(const SweepSpec& spec, const SweepRun& run, bool timing) {
   const CompareRun& r = run.figures;
@@ -58,18 +35,11 @@ nlohmann::json sweep_run_json(const SweepSpec& spec, const SweepRun& run, bool t
                                     ? nlohmann::json(r.tokens_per_s / cost * 1e6)
                                     : nlohmann::json(nullptr)},
       {"cost_usd", {{"built", r.cost_built.total()}, {"paper", cost}}},
-      {"cost_built_usd_by_component", components(r.cost_built)},
-      {"cost_paper_usd_by_component", components(r.cost_paper)},
+      {"cost_built_usd_by_component", cost_components_json(r.cost_built)},
+      {"cost_paper_usd_by_component", cost_components_json(r.cost_paper)},
   };
   if (r.reconfiguration) {
-    const ReconfigurationSummary& c = *r.reconfiguration;
-    j["reconfiguration"] = {{"policy", c.policy},
-                            {"planner", c.planner},
-                            {"count", c.count},
-                            {"time_s", c.time_s},
-                            {"held_time_s", c.held_time_s},
-                            {"circuit_bytes", c.circuit_bytes},
-                            {"eps_bytes", c.eps_bytes}};
+    j["reconfiguration"] = reconfiguration_json(*r.reconfiguration);
   }
   if (!r.error.empty()) j["error"] = r.error;
   if (timing) j["wall_time_s"] = r.wall_time_s;
@@ -89,20 +59,10 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& where) 
     r.gpus = j.at("gpus").get<int>();
     r.iteration_time_s = j.at("iteration_time_s").get<double>();
     r.tokens_per_s = j.at("tokens_per_s").get<double>();
-    r.cost_built = components_from(j.at("cost_built_usd_by_component"));
-    r.cost_paper = components_from(j.at("cost_paper_usd_by_component"));
-    if (j.contains("reconfiguration")) {
-      const nlohmann::json& c = j.at("reconfiguration");
-      ReconfigurationSummary s;
-      s.policy = c.at("policy").get<std::string>();
-      s.planner = c.at("planner").get<std::string>();
-      s.count = c.at("count").get<std::int64_t>();
-      s.time_s = c.at("time_s").get<double>();
-      s.held_time_s = c.at("held_time_s").get<double>();
-      s.circuit_bytes = c.at("circuit_bytes").get<double>();
-      s.eps_bytes = c.at("eps_bytes").get<double>();
-      r.reconfiguration = s;
-    }
+    r.cost_built = cost_components_from_json(j.at("cost_built_usd_by_component"));
+    r.cost_paper = cost_components_from_json(j.at("cost_paper_usd_by_component"));
+    if (j.contains("reconfiguration"))
+      r.reconfiguration = reconfiguration_from_json(j.at("reconfiguration"));
     if (j.contains("error")) r.error = j.at("error").get<std::string>();
     if (j.contains("wall_time_s")) r.wall_time_s = j.at("wall_time_s").get<double>();
     return run;
@@ -136,44 +96,22 @@ SweepRun run_point(const SweepSpec& spec, std::size_t k) {
 }
 
 std::vector<SweepRun> run_points(const SweepSpec& spec, const std::vector<std::size_t>& indices,
-                                 int jobs, const std::function<void(const SweepRun&)>& on_done) {
+                                 const std::vector<double>& costs, int jobs,
+                                 const std::function<void(const SweepRun&)>& on_done) {
   std::vector<SweepRun> out(indices.size());
-  if (indices.empty()) return out;
   // The costliest first, so that the threads finish together; ties keep the sweep's order.
-  std::vector<double> cost(indices.size(), 0);
-  for (std::size_t i = 0; i < indices.size(); ++i) {
-    try {
-      cost[i] = estimated_cost(point_experiment(spec, indices[i]));
-    } catch (const Error&) {
-      cost[i] = 0;  // it fails at once when it runs, with this error
-    }
-  }
   std::vector<std::size_t> order(indices.size());
   for (std::size_t i = 0; i < order.size(); ++i)
     order[i] = i;
   std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
-
-  const int threads = std::max(
-      1, std::min(static_cast<int>(indices.size()),
-                  jobs > 0 ? jobs
-                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
-  std::atomic<std::size_t> next{0};
+                   [&](std::size_t a, std::size_t b) { return costs.at(a) > costs.at(b); });
   std::mutex done_mutex;
-  const auto work = [&] {
-    for (std::size_t i = next++; i < order.size(); i = next++) {
-      SweepRun run = run_point(spec, indices[order[i]]);
-      const std::lock_guard<std::mutex> lock(done_mutex);
-      out[order[i]] = std::move(run);
-      if (on_done) on_done(out[order[i]]);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t)
-    pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool)
-    t.join();
+  run_in_parallel(order.size(), jobs, [&](std::size_t i) {
+    SweepRun run = run_point(spec, indices[order[i]]);
+    const std::lock_guard<std::mutex> lock(done_mutex);
+    out[order[i]] = std::move(run);
+    if (on_done) on_done(out[order[i]]);
+  });
   return out;
 }
 

@@ -38,11 +38,11 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& where);
 // and its wall time. Never throws for a point that fails.
 SweepRun run_point(const SweepSpec& spec, std::size_t k);
 
-// Runs `indices` on `jobs` threads (0: one per core), the costliest first (estimated_cost), and
-// returns them in the order of `indices`. on_done is called for each finished point, one call
-// at a time.
+// Runs `indices` on `jobs` threads (0: one per core), the costliest first by `costs` (one per
+// index, estimated_cost), and returns them in the order of `indices`. on_done is called for
+// each finished point, one call at a time; it must not throw.
 std::vector<SweepRun> run_points(const SweepSpec& spec, const std::vector<std::size_t>& indices,
-                                 int jobs,
+                                 const std::vector<double>& costs, int jobs,
                                  const std::function<void(const SweepRun&)>& on_done = {});
 
 }  // namespace mfabric::study
