@@ -19,6 +19,8 @@ constexpr int kDefaultOcsPorts = 576;
 constexpr Time kDefaultReconfiguration = Time::milliseconds(25);
 constexpr const char* kDefaultPlanner = "greedy";
 constexpr const char* kDefaultPolicy = "block";
+// GB200 NVL72: 72 GPUs per NVLink domain.
+constexpr int kDefaultNvlDomain = 72;
 
 // Parameters are recorded as text exactly as a user could write them back ("3", "1.5", "25ms").
 std::string plain(double v) {
@@ -65,19 +67,33 @@ std::vector<std::vector<NodeId>> chunk(const std::vector<NodeId>& hosts, int per
   return leaves;
 }
 
-// The first `eps_nics` NICs of every server, server-major, as EPS hosts of one Clos.
-int build_eps_fat_tree(Topology& t, int eps_nics, int radix, double oversubscription) {
+// The first `eps_nics` NICs of every server, server-major, as EPS hosts of one Clos; its NICs
+// and cables at `rate` (zero: the cluster's link rate).
+int build_eps_fat_tree(Topology& t, int eps_nics, int radix, double oversubscription,
+                       Rate rate = Rate{}) {
   const ClusterSpec& c = t.cluster();
   std::vector<NodeId> hosts;
   hosts.reserve(static_cast<std::size_t>(c.servers) * static_cast<std::size_t>(eps_nics));
   for (int s = 0; s < c.servers; ++s) {
     for (int j = 0; j < eps_nics; ++j) {
       t.set_nic_role(t.nic(s, j), NicRole::Eps);
+      if (rate.bps() > 0) t.set_nic_rate(t.nic(s, j), rate);
       hosts.push_back(t.nic(s, j));
     }
   }
   return detail::build_clos(t, chunk(hosts, detail::clos_hosts_per_leaf(radix, oversubscription)),
-                            {.radix = radix, .oversubscription = oversubscription});
+                            {.radix = radix, .oversubscription = oversubscription, .rate = rate});
+}
+
+// A rate parameter in the range of ClusterSpec's link.
+Rate read_link_rate(Spec& spec, const char* key, Rate fallback) {
+  const Rate r = spec.get_rate(key, fallback);
+  if (!(r.bps() >= kMinLinkRate.bps() && r.bps() <= kMaxLinkRate.bps())) {
+    throw Error("", key,
+                fmt::format("must be a rate between {} and {} such as '100G', got {}",
+                            to_string(kMinLinkRate), to_string(kMaxLinkRate), to_string(r)));
+  }
+  return r;
 }
 
 struct ClosParams {
@@ -167,6 +183,32 @@ void build_topoopt(Spec& spec, const FabricKind& kind, Topology& t) {
   t.set_param("degree", plain(c.nics_per_server));
 }
 
+// NVLink domains as servers: one scale-out NIC per GPU on a fat-tree.
+void build_nvl72(Spec& spec, const FabricKind& kind, Topology& t) {
+  const ClusterSpec& c = t.cluster();
+  const int radix = spec.get_int("radix", kDefaultRadix);
+  const double o = spec.get_double("oversubscription", kDefaultOversubscription);
+  const int domain = spec.get_int("domain", kDefaultNvlDomain);
+  spec.finish(param_names(kind));
+  detail::validate_clos_params(radix, o);
+  if (c.nics_per_server != c.gpus_per_server) {
+    throw Error("", "fabric",
+                fmt::format("nvl72 gives every GPU its own scale-out NIC: the cluster needs "
+                            "nics_per_server = gpus_per_server, got {} NICs and {} GPUs",
+                            c.nics_per_server, c.gpus_per_server));
+  }
+  if (domain < c.gpus_per_server || domain > kMaxPerServer) {
+    throw Error("", "domain",
+                fmt::format("must be the GPUs of one NVLink domain, at least gpus_per_server "
+                            "({}, the GPUs the job uses) and at most {}, got {}",
+                            c.gpus_per_server, kMaxPerServer, domain));
+  }
+  t.set_param("radix", plain(radix));
+  t.set_param("oversubscription", plain(o));
+  t.set_param("domain", plain(domain));
+  t.set_tiers(build_eps_fat_tree(t, c.nics_per_server, radix, o));
+}
+
 void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
   const ClusterSpec& c = t.cluster();
   const int n = c.nics_per_server;
@@ -176,6 +218,9 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
   const double o = spec.get_double("oversubscription", kDefaultOversubscription);
   const int ocs_ports = spec.get_int("ocs_ports", kDefaultOcsPorts);
   const Time reconfiguration = spec.get_time("reconfiguration", kDefaultReconfiguration);
+  const Rate eps_link = read_link_rate(spec, "eps_link", c.link);
+  const Rate ocs_link = read_link_rate(spec, "ocs_link", c.link);
+  const std::string optics = spec.get_string("ocs_optics", "pluggable");
   // Read by the control plane (sim/mfabric_control.h), which checks the names.
   const std::string planner = spec.get_string("planner", kDefaultPlanner);
   const std::string policy = spec.get_string("policy", kDefaultPolicy);
@@ -216,6 +261,10 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
                 fmt::format("must be a time between 0 and 60min such as '25ms', got {}",
                             to_string(reconfiguration)));
   }
+  if (optics != "pluggable" && optics != "co-packaged") {
+    throw Error("", "ocs_optics",
+                fmt::format("must be 'pluggable' or 'co-packaged', got '{}'", optics));
+  }
   t.set_param("alpha", plain(alpha));
   t.set_param("region", plain(region));
   t.set_param("radix", plain(radix));
@@ -224,8 +273,11 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
   t.set_param("reconfiguration", to_string(reconfiguration));
   t.set_param("planner", planner);
   t.set_param("policy", policy);
+  t.set_param("eps_link", to_string(eps_link));
+  t.set_param("ocs_link", to_string(ocs_link));
+  t.set_param("ocs_optics", optics);
 
-  t.set_tiers(build_eps_fat_tree(t, n - alpha, radix, o));
+  t.set_tiers(build_eps_fat_tree(t, n - alpha, radix, o, eps_link));
 
   // Whole regions per OCS device, first fit in order: a region never spans two devices.
   const int regions_per_ocs = ocs_ports / region_ports;
@@ -247,8 +299,9 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
       for (int j = n - alpha; j < n; ++j) {
         const NodeId nic = t.nic(s, j);
         t.set_nic_role(nic, NicRole::Ocs);
+        t.set_nic_rate(nic, ocs_link);
         t.set_group(nic, id);
-        detail::add_cable(t, nic, ocs);
+        detail::add_cable(t, nic, ocs, ocs_link);
       }
     }
   }
@@ -303,8 +356,24 @@ const std::vector<Entry>& registry() {
           "eps-during-switch (the dispatch starts over the EPS, moves to the circuits when they "
           "come up), predict (Copilot forecasts the next layer's plan under attention compute), "
           "oracle "
-          "(block with no delay: an upper bound)"}}},
+          "(block with no delay: an upper bound)"},
+         {"eps_link", "the cluster's link",
+          "rate of the EPS NICs and of the EPS fat-tree's cables (e.g. 50G: lower than the OCS "
+          "NICs' for the alpha study at equal cost)"},
+         {"ocs_link", "the cluster's link",
+          "rate of the OCS NICs and circuits (e.g. 3.6T for co-packaged optics)"},
+         {"ocs_optics", "pluggable",
+          "pluggable (a NIC and a transceiver per OCS NIC) or co-packaged (optics on the GPU "
+          "package: one optical engine, priced as a transceiver of its rate, no NIC)"}}},
        build_mfabric},
+      {{"nvl72",
+        "NVLink domains (each server is one domain: gpus_per_server GPUs on its NVSwitch) with one "
+        "scale-out NIC per GPU on a fat-tree, as GB200 NVL72",
+        {radix_param(), oversubscription_param(),
+         {"domain", plain(kDefaultNvlDomain),
+          "GPUs per NVLink domain; the cluster's gpus_per_server are the ones the job uses (64 "
+          "of 72), the spare GPUs' scale-out ports are charged in the cost"}}},
+       build_nvl72},
   };
   return entries;
 }

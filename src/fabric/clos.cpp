@@ -46,8 +46,9 @@ int clos_uplinks(int hosts, double oversubscription) {
   return std::max(1, static_cast<int>(up));
 }
 
-LinkId add_cable(Topology& t, NodeId a, NodeId b) {
-  return t.add_link(a, b, t.cluster().link, t.cluster().link_latency, LinkKind::Cable);
+LinkId add_cable(Topology& t, NodeId a, NodeId b, Rate rate) {
+  const Rate r = rate.bps() > 0 ? rate : t.cluster().link;
+  return t.add_link(a, b, r, t.cluster().link_latency, LinkKind::Cable);
 }
 
 int build_clos(Topology& t, const std::vector<std::vector<NodeId>>& leaves,
@@ -100,7 +101,7 @@ int build_clos(Topology& t, const std::vector<std::vector<NodeId>>& leaves,
         options.leaf_groups.empty() ? pod_group(tiers == 3 ? l / half : 0) : options.leaf_groups[l];
     leaf_ids[l] = add_switch(1, group);
     for (NodeId host : leaf) {
-      add_cable(t, host, leaf_ids[l]);
+      add_cable(t, host, leaf_ids[l], options.rate);
     }
     const int h = static_cast<int>(leaf.size());
     // The min only matters if rounding in clos_hosts_per_leaf ever went the wrong way; it keeps
@@ -117,7 +118,7 @@ int build_clos(Topology& t, const std::vector<std::vector<NodeId>>& leaves,
     }
     for (int l = 0; l < num_leaves; ++l) {
       for (int j = 0; j < up[l]; ++j) {
-        add_cable(t, leaf_ids[l], spine_ids[j]);
+        add_cable(t, leaf_ids[l], spine_ids[j], options.rate);
       }
     }
     return 2;
@@ -151,7 +152,7 @@ int build_clos(Topology& t, const std::vector<std::vector<NodeId>>& leaves,
     const int last = std::min(num_leaves, first + half);
     for (int l = first; l < last; ++l) {
       for (int j = 0; j < up[l]; ++j) {
-        add_cable(t, leaf_ids[l], agg_ids[p][j]);
+        add_cable(t, leaf_ids[l], agg_ids[p][j], options.rate);
       }
     }
   }
@@ -164,7 +165,7 @@ int build_clos(Topology& t, const std::vector<std::vector<NodeId>>& leaves,
   for (int p = 0; p < pods; ++p) {
     for (std::size_t j = 0; j < m[p].size(); ++j) {
       for (int c = 0; c < m[p][j]; ++c) {
-        add_cable(t, agg_ids[p][j], core_ids[j][c]);
+        add_cable(t, agg_ids[p][j], core_ids[j][c], options.rate);
       }
     }
   }

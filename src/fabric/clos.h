@@ -29,8 +29,9 @@ int clos_hosts_per_leaf(int radix, double oversubscription);
 // Uplinks of a leaf with `hosts` hosts: ceil(hosts / o).
 int clos_uplinks(int hosts, double oversubscription);
 
-// A network cable at the cluster's link rate and latency.
-LinkId add_cable(Topology& t, NodeId a, NodeId b);
+// A network cable at the cluster's link latency and at `rate`, or the cluster's link rate when
+// `rate` is zero.
+LinkId add_cable(Topology& t, NodeId a, NodeId b, Rate rate = Rate{});
 
 struct ClosOptions {
   int radix = 64;
@@ -41,6 +42,8 @@ struct ClosOptions {
   // If not empty, the group of each leaf (overrides the above for leaves; rail-optimized uses it
   // to label each leaf with its rail).
   std::vector<int> leaf_groups = {};
+  // Rate of every cable of this Clos (hosts and switches); zero: the cluster's link rate.
+  Rate rate = Rate{};
 };
 
 // Adds the switches (NodeKind::Switch with tier, radix and group; index = index among the

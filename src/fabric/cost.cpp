@@ -77,41 +77,7 @@ double CostBreakdown::total() const {
 }
 
 BillOfMaterials count_bill_of_materials(const Topology& topology) {
-  BillOfMaterials bom;
-  bom.nics = topology.count(NodeKind::Nic);
-  for (const Link& link : topology.links()) {
-    // NvLink and Pcie links are inside a server; their cost is the server's, not the network's.
-    if (link.kind != LinkKind::Cable) continue;
-    bom.fibres += 1;
-    for (NodeId end : {link.a, link.b}) {
-      const Node& node = topology.node(end);
-      switch (node.kind) {
-        case NodeKind::Nic:
-          bom.transceivers += 1;
-          break;
-        case NodeKind::Switch:
-          bom.transceivers += 1;
-          bom.switch_ports += 1;
-          break;
-        case NodeKind::Ocs:
-          bom.ocs_ports += 1;  // optical all the way: no transceiver
-          break;
-        case NodeKind::PatchPanel:
-          bom.patch_panel_ports += 1;
-          break;
-        case NodeKind::Gpu:
-        case NodeKind::NvSwitch:
-          // There is no price for a cable into a GPU or NVSwitch; under-counting silently would
-          // make such a fabric look cheaper than it is.
-          throw Error("", "fabric",
-                      fmt::format("{}: cable {} - {} ends at a {}, which the cost model cannot "
-                                  "price (cables end at NICs, switches, OCSes or patch panels)",
-                                  topology.spec(), topology.name(link.a), topology.name(link.b),
-                                  to_string(node.kind)));
-      }
-    }
-  }
-  return bom;
+  return bill_of_materials(topology, CostConvention::Built);
 }
 
 BillOfMaterials paper_bill_of_materials(const std::string& kind, int servers, int nics_per_server,
@@ -171,20 +137,181 @@ BillOfMaterials paper_bill_of_materials(const std::string& kind, int servers, in
   return bom;
 }
 
-BillOfMaterials bill_of_materials(const Topology& topology, CostConvention convention) {
-  if (convention == CostConvention::Built) return count_bill_of_materials(topology);
+namespace {
+
+BillOfMaterials& operator+=(BillOfMaterials& a, const BillOfMaterials& b) {
+  a.nics += b.nics;
+  a.transceivers += b.transceivers;
+  a.switch_ports += b.switch_ports;
+  a.ocs_ports += b.ocs_ports;
+  a.patch_panel_ports += b.patch_panel_ports;
+  a.fibres += b.fibres;
+  return a;
+}
+
+// Adds `bom` to the part at `rate`, keeping the parts in order of first appearance.
+void add_part(std::vector<RatedBill>& parts, Rate rate, const BillOfMaterials& bom) {
+  for (RatedBill& p : parts) {
+    if (p.rate == rate) {
+      p.bom += bom;
+      return;
+    }
+  }
+  parts.push_back({rate, bom});
+}
+
+Rate rate_param(const Topology& t, const std::string& key) {
+  const auto it = t.params().find(key);
+  return it == t.params().end() ? t.cluster().link : parse_rate(it->second);
+}
+
+bool co_packaged(const Topology& t) {
+  const auto it = t.params().find("ocs_optics");
+  return it != t.params().end() && it->second == "co-packaged";
+}
+
+// NVL72-style domains: the cluster's servers hold the GPUs the job uses; the scale-out ports of
+// the spare GPUs of each domain are charged in proportion (docs/cost-model.md).
+std::int64_t scale_to_domain(std::int64_t count, const Topology& t) {
+  if (t.kind() != "nvl72") return count;
+  const auto domain = static_cast<std::int64_t>(t.param_number("domain"));
+  const std::int64_t used = t.cluster().gpus_per_server;
+  return (count * domain + used - 1) / used;
+}
+
+std::vector<RatedBill> built_bills(const Topology& topology) {
+  std::vector<RatedBill> parts;
+  const bool cpo = co_packaged(topology);
+  for (const Link& link : topology.links()) {
+    if (link.kind != LinkKind::Cable) continue;
+    BillOfMaterials bom;
+    bom.fibres = 1;
+    for (NodeId end : {link.a, link.b}) {
+      const Node& node = topology.node(end);
+      switch (node.kind) {
+        case NodeKind::Nic:
+          // A co-packaged optical engine stands for both the NIC and its transceiver.
+          bom.transceivers += 1;
+          if (!(cpo && node.role == NicRole::Ocs)) bom.nics += 1;
+          break;
+        case NodeKind::Switch:
+          bom.transceivers += 1;
+          bom.switch_ports += 1;
+          break;
+        case NodeKind::Ocs:
+          bom.ocs_ports += 1;  // optical all the way: no transceiver
+          break;
+        case NodeKind::PatchPanel:
+          bom.patch_panel_ports += 1;
+          break;
+        case NodeKind::Gpu:
+        case NodeKind::NvSwitch:
+          // There is no price for a cable into a GPU or NVSwitch; under-counting silently would
+          // make such a fabric look cheaper than it is.
+          throw Error("", "fabric",
+                      fmt::format("{}: cable {} - {} ends at a {}, which the cost model cannot "
+                                  "price (cables end at NICs, switches, OCSes or patch panels)",
+                                  topology.spec(), topology.name(link.a), topology.name(link.b),
+                                  to_string(node.kind)));
+      }
+    }
+    add_part(parts, link.rate, bom);
+  }
+  // NICs without a cable (none in the built-in fabrics) still cost a NIC.
+  for (NodeId id = 0; id < static_cast<NodeId>(topology.nodes().size()); ++id) {
+    if (topology.node(id).kind != NodeKind::Nic) continue;
+    bool cabled = false;
+    for (LinkId l : topology.links_of(id))
+      cabled = cabled || topology.link(l).kind == LinkKind::Cable;
+    if (!cabled) add_part(parts, topology.nic_rate(id), BillOfMaterials{.nics = 1});
+  }
+  return parts;
+}
+
+// The paper's formulas, split by rate for mFabric (EPS part at eps_link, OCS part at ocs_link).
+std::vector<RatedBill> paper_bills(const Topology& topology, CostConvention convention) {
   const std::string& kind = topology.kind();
   const ClusterSpec& cluster = topology.cluster();
-  const int alpha = kind == "mfabric" ? static_cast<int>(topology.param_number("alpha")) : 0;
-  // Only fat-tree and rail-optimized take the paper's o; mFabric's EPS is charged 1:1 by the
-  // paper's formula even if the builder recorded an oversubscription parameter.
-  double oversubscription = 1.0;
-  if ((kind == "fat-tree" || kind == "rail-optimized") &&
-      topology.params().count("oversubscription") > 0) {
-    oversubscription = topology.param_number("oversubscription");
+  if (kind == "nvl72") {
+    // The scale-out network is a fat-tree over one NIC per GPU of every whole domain.
+    const auto domain = static_cast<int>(topology.param_number("domain"));
+    const double o = topology.param_number("oversubscription");
+    return {{cluster.link, paper_bill_of_materials("fat-tree", cluster.servers, domain, 0, o,
+                                                   convention)}};
   }
-  return paper_bill_of_materials(kind, cluster.servers, cluster.nics_per_server, alpha,
-                                 oversubscription, convention);
+  if (kind != "mfabric") {
+    const int alpha = 0;
+    // Only fat-tree and rail-optimized take the paper's o.
+    double oversubscription = 1.0;
+    if ((kind == "fat-tree" || kind == "rail-optimized") &&
+        topology.params().count("oversubscription") > 0) {
+      oversubscription = topology.param_number("oversubscription");
+    }
+    return {{cluster.link,
+             paper_bill_of_materials(kind, cluster.servers, cluster.nics_per_server, alpha,
+                                     oversubscription, convention)}};
+  }
+  // mFabric's EPS is charged 1:1 by the paper's formula even if the builder recorded an
+  // oversubscription parameter.
+  const int alpha = static_cast<int>(topology.param_number("alpha"));
+  const BillOfMaterials all = paper_bill_of_materials(kind, cluster.servers,
+                                                      cluster.nics_per_server, alpha, 1.0,
+                                                      convention);
+  const std::int64_t ocs_nics = std::int64_t{cluster.servers} * alpha;
+  BillOfMaterials ocs;
+  ocs.nics = co_packaged(topology) ? 0 : ocs_nics;
+  ocs.transceivers = ocs_nics;
+  ocs.ocs_ports = ocs_nics;
+  ocs.fibres = ocs_nics;
+  BillOfMaterials eps = all;
+  eps.nics -= ocs_nics;
+  eps.transceivers -= ocs_nics;
+  eps.ocs_ports -= ocs_nics;
+  eps.fibres -= ocs_nics;
+  std::vector<RatedBill> parts;
+  add_part(parts, rate_param(topology, "eps_link"), eps);
+  add_part(parts, rate_param(topology, "ocs_link"), ocs);
+  return parts;
+}
+
+}  // namespace
+
+std::vector<RatedBill> bills_by_rate(const Topology& topology, CostConvention convention) {
+  std::vector<RatedBill> parts =
+      convention == CostConvention::Built ? built_bills(topology) : paper_bills(topology, convention);
+  if (convention == CostConvention::Built) {
+    for (RatedBill& p : parts) {
+      for (std::int64_t BillOfMaterials::*m :
+           {&BillOfMaterials::nics, &BillOfMaterials::transceivers, &BillOfMaterials::switch_ports,
+            &BillOfMaterials::ocs_ports, &BillOfMaterials::patch_panel_ports,
+            &BillOfMaterials::fibres}) {
+        p.bom.*m = scale_to_domain(p.bom.*m, topology);
+      }
+    }
+  }
+  return parts;
+}
+
+BillOfMaterials bill_of_materials(const Topology& topology, CostConvention convention) {
+  BillOfMaterials total;
+  for (const RatedBill& p : bills_by_rate(topology, convention))
+    total += p.bom;
+  return total;
+}
+
+CostBreakdown network_cost(const Topology& topology, CostConvention convention,
+                           const PriceBook& prices) {
+  CostBreakdown total;
+  for (const RatedBill& p : bills_by_rate(topology, convention)) {
+    const CostBreakdown c = price(p.bom, prices.price_at(p.rate), prices.fibre_length_m());
+    total.nics += c.nics;
+    total.transceivers += c.transceivers;
+    total.switch_ports += c.switch_ports;
+    total.ocs_ports += c.ocs_ports;
+    total.patch_panel_ports += c.patch_panel_ports;
+    total.fibres += c.fibres;
+  }
+  return total;
 }
 
 CostBreakdown price(const BillOfMaterials& bom, const LinkPrices& prices, double fibre_length_m) {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/units.h"
 #include "fabric/topology.h"
@@ -59,6 +60,13 @@ class PriceBook {
 
   // Prices at `link`; throws mfabric::Error listing the known speeds when absent.
   const LinkPrices& at(Rate link) const;
+  // Prices at any rate, for fabric parts that run at another rate than the cluster's link
+  // (mFabric's eps_link and ocs_link): a known speed's prices; between two known speeds, each
+  // price interpolated linearly in the rate; beyond them, the NIC, transceiver and switch port
+  // of the nearest speed scaled in proportion to the rate (a 50G port is half a 100G port, as
+  // a breakout shares one; 3.2T is four 800G), the passive OCS and patch-panel ports and the
+  // fibre at the nearest speed's price (docs/cost-model.md, "Parts at other rates").
+  LinkPrices price_at(Rate rate) const;
   double fibre_length_m() const { return fibre_length_m_; }
   // Known link speeds in bits per second, ascending.
   std::map<double, LinkPrices> const& speeds() const { return speeds_; }
@@ -94,8 +102,22 @@ BillOfMaterials count_bill_of_materials(const Topology& topology);
 BillOfMaterials paper_bill_of_materials(const std::string& kind, int servers, int nics_per_server,
                                         int alpha, double oversubscription,
                                         CostConvention convention);
-// Dispatches on the convention, reading kind and parameters from the topology.
+// Dispatches on the convention, reading kind and parameters from the topology: the sum of the
+// parts below.
 BillOfMaterials bill_of_materials(const Topology& topology, CostConvention convention);
+
+// The part of a fabric's bill of materials whose items run at one rate. Most fabrics are one
+// part at the cluster's link rate; mFabric with eps_link or ocs_link has an EPS and an OCS
+// part.
+struct RatedBill {
+  Rate rate;
+  BillOfMaterials bom;
+};
+std::vector<RatedBill> bills_by_rate(const Topology& topology, CostConvention convention);
+
+// The network's cost: every part priced at its rate (PriceBook::price_at), summed.
+CostBreakdown network_cost(const Topology& topology, CostConvention convention,
+                           const PriceBook& prices);
 
 // Throws mfabric::Error naming the field for a price outside [0, kMaxUnitPriceUsd] or a fibre
 // length outside [0, kMaxFibreLengthM] (a PriceBook filled in code rather than from a file).

@@ -227,4 +227,29 @@ const LinkPrices& PriceBook::at(Rate link) const {
                           link_label(link), known));
 }
 
+LinkPrices PriceBook::price_at(Rate rate) const {
+  if (speeds_.empty() || !(rate.bps() > 0)) return at(rate);  // the error names the speeds
+  const auto exact = find_speed(speeds_, rate.bps());
+  if (exact != speeds_.end()) return exact->second;
+  // The active parts (NIC, transceiver, switch port) are priced by bandwidth; the passive ones
+  // (OCS and patch-panel ports, fibre) carry any rate and keep the nearest speed's price.
+  const auto scaled = [](const LinkPrices& p, double k) {
+    LinkPrices out = p;
+    out.nic *= k;
+    out.transceiver *= k;
+    out.switch_port *= k;
+    return out;
+  };
+  const auto above = speeds_.upper_bound(rate.bps());
+  if (above == speeds_.begin()) return scaled(above->second, rate.bps() / above->first);
+  const auto below = std::prev(above);
+  if (above == speeds_.end()) return scaled(below->second, rate.bps() / below->first);
+  const double w = (rate.bps() - below->first) / (above->first - below->first);
+  LinkPrices out;
+  for (const PriceField& f : kPriceFields) {
+    out.*f.member = below->second.*f.member + w * (above->second.*f.member - below->second.*f.member);
+  }
+  return out;
+}
+
 }  // namespace mfabric::fabric

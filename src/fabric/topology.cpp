@@ -129,8 +129,11 @@ void Topology::add_servers() {
       add_link(base + k, nvs, cluster_.nvswitch, Time::zero(), LinkKind::NvLink);
     }
     if (n >= g) {
+      // With a whole number of NICs per GPU, NIC j hangs off GPU j mod g, so that every GPU
+      // has one NIC of each block of g (mFabric with 16 NICs: one EPS and one OCS NIC per GPU).
       for (int j = 0; j < n; ++j) {
-        add_link(base + j * g / n, base + g + 1 + j, cluster_.link, Time::zero(), LinkKind::Pcie);
+        const int gpu = n % g == 0 ? j % g : j * g / n;
+        add_link(base + gpu, base + g + 1 + j, cluster_.link, Time::zero(), LinkKind::Pcie);
       }
     } else {
       for (int k = 0; k < g; ++k) {
@@ -138,6 +141,21 @@ void Topology::add_servers() {
       }
     }
   }
+}
+
+void Topology::set_nic_rate(NodeId nic, Rate rate) {
+  for (LinkId l : links_of(nic)) {
+    if (links_[static_cast<std::size_t>(l)].kind == LinkKind::Pcie) {
+      links_[static_cast<std::size_t>(l)].rate = rate;
+    }
+  }
+}
+
+Rate Topology::nic_rate(NodeId nic) const {
+  for (LinkId l : links_of(nic)) {
+    if (link(l).kind == LinkKind::Pcie) return link(l).rate;
+  }
+  return cluster_.link;
 }
 
 void Topology::set_nic_role(NodeId nic, NicRole role) {

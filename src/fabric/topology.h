@@ -9,8 +9,10 @@
 //    backends model each direction separately.
 //  - Inside a server: each GPU has an NvLink link to the server's NVSwitch node at the NVSwitch
 //    bandwidth, and a Pcie link to its NIC(s) at the NIC link rate with zero latency.
-//    With n NICs and g GPUs per server: if n >= g, NIC j hangs off GPU floor(j*g/n); otherwise
-//    GPU k uses NIC floor(k*n/g).
+//    With n NICs and g GPUs per server: if n is a multiple of g, NIC j hangs off GPU j mod g;
+//    else if n > g, off GPU floor(j*g/n); otherwise GPU k uses NIC floor(k*n/g). A builder may
+//    give some NICs another rate (set_nic_rate: mFabric's eps_link and ocs_link); a NIC's
+//    cable then has its rate too.
 //  - NICs are split evenly over numa() NUMA nodes: NIC j is on NUMA node floor(j*numa/n).
 //  - Every Cable link is a fibre with transceivers at its electrical ends (NIC, switch); OCS and
 //    patch-panel ends are passive.
@@ -105,6 +107,8 @@ class Topology {
   // start as None; builders set them with set_nic_role().
   void add_servers();
   void set_nic_role(NodeId nic, NicRole role);
+  // The NIC's rate: its PCIe link(s) to its GPU(s); builders give its cable the same rate.
+  void set_nic_rate(NodeId nic, Rate rate);
   void set_group(NodeId node, int group);
   void add_region(const Region& r) { regions_.push_back(r); }
   void set_tiers(int tiers) { tiers_ = tiers; }
@@ -133,6 +137,8 @@ class Topology {
 
   NodeId gpu(int server, int local) const;
   NodeId nic(int server, int local) const;
+  // The rate of a NIC (its PCIe link): the cluster's link rate unless the builder set another.
+  Rate nic_rate(NodeId nic) const;
   NodeId nvswitch(int server) const;
 
   int count(NodeKind kind) const;

@@ -17,10 +17,23 @@ CostResult evaluate_cost(const fabric::Topology& topology, fabric::CostConventio
   r.link = topology.cluster().link;
   r.tiers = topology.tiers();
   r.convention = convention;
+  const std::vector<fabric::RatedBill> parts = fabric::bills_by_rate(topology, convention);
   r.bom = fabric::bill_of_materials(topology, convention);
-  r.prices = prices.at(topology.cluster().link);
   r.fibre_length_m = prices.fibre_length_m();
-  r.cost = fabric::price(r.bom, r.prices, r.fibre_length_m);
+  r.cost = fabric::network_cost(topology, convention, prices);
+  r.prices = prices.at(topology.cluster().link);
+  if (parts.size() != 1 || parts.front().rate != topology.cluster().link) {
+    // Parts at several rates: the unit price of a component is its mean over the parts.
+    const auto mean = [](double cost, std::int64_t count, double fallback) {
+      return count > 0 ? cost / static_cast<double>(count) : fallback;
+    };
+    fabric::LinkPrices& p = r.prices;
+    p.nic = mean(r.cost.nics, r.bom.nics, p.nic);
+    p.transceiver = mean(r.cost.transceivers, r.bom.transceivers, p.transceiver);
+    p.switch_port = mean(r.cost.switch_ports, r.bom.switch_ports, p.switch_port);
+    p.ocs_port = mean(r.cost.ocs_ports, r.bom.ocs_ports, p.ocs_port);
+    p.patch_panel_port = mean(r.cost.patch_panel_ports, r.bom.patch_panel_ports, p.patch_panel_port);
+  }
   return r;
 }
 

@@ -62,13 +62,8 @@ void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_p
   run.iteration_time_s = s.result.mean_iteration_time().seconds();
   run.tokens_per_s = run.iteration_time_s > 0 ? tokens_per_iteration / run.iteration_time_s : 0;
   const fabric::PriceBook prices = fabric::PriceBook::paper_defaults();
-  const fabric::LinkPrices& p = prices.at(s.topology.cluster().link);
-  run.cost_built =
-      fabric::price(fabric::bill_of_materials(s.topology, fabric::CostConvention::Built), p,
-                    prices.fibre_length_m());
-  run.cost_paper =
-      fabric::price(fabric::bill_of_materials(s.topology, fabric::CostConvention::Paper), p,
-                    prices.fibre_length_m());
+  run.cost_built = fabric::network_cost(s.topology, fabric::CostConvention::Built, prices);
+  run.cost_paper = fabric::network_cost(s.topology, fabric::CostConvention::Paper, prices);
   if (s.control) {
     const sim::ControlStats& c = *s.control;
     ReconfigurationSummary r;

@@ -163,7 +163,7 @@ TEST(FabricKinds, ListsEveryKindWithDocumentedParameters) {
     }
   }
   EXPECT_EQ(names, (std::vector<std::string>{"fat-tree", "rail-optimized", "rail-only", "topoopt",
-                                             "mfabric"}));
+                                             "mfabric", "nvl72"}));
   ASSERT_NE(find_fabric_kind("mfabric"), nullptr);
   std::vector<std::string> mfabric_params;
   for (const auto& p : find_fabric_kind("mfabric")->params) {
@@ -172,7 +172,8 @@ TEST(FabricKinds, ListsEveryKindWithDocumentedParameters) {
   EXPECT_EQ(mfabric_params,
             (std::vector<std::string>{"alpha=6", "region=8", "radix=64", "oversubscription=1",
                                       "ocs_ports=576", "reconfiguration=25ms", "planner=greedy",
-                                      "policy=block"}));
+                                      "policy=block", "eps_link=the cluster's link",
+                                      "ocs_link=the cluster's link", "ocs_optics=pluggable"}));
   EXPECT_TRUE(find_fabric_kind("topoopt")->params.empty());
   EXPECT_EQ(find_fabric_kind("fat-tre"), nullptr);
 }
@@ -423,6 +424,9 @@ TEST(MFabric, DefaultSplitsNicsBetweenEpsAndRegionalOcs) {
   const Topology t = build_fabric("mfabric", cluster(128));
   expect_well_formed(t);
   EXPECT_EQ(t.params(), (std::map<std::string, std::string>{{"alpha", "6"},
+                                                            {"eps_link", "400Gbps"},
+                                                            {"ocs_link", "400Gbps"},
+                                                            {"ocs_optics", "pluggable"},
                                                             {"ocs_ports", "576"},
                                                             {"oversubscription", "1"},
                                                             {"planner", "greedy"},
@@ -597,7 +601,26 @@ TEST(BuilderErrors, UnknownFabricListsTheKnownOnes) {
   const Error e = build_error("fat-tre", cluster(8));
   EXPECT_STREQ(e.what(),
                "unknown fabric 'fat-tre' (known: fat-tree, rail-optimized, rail-only, topoopt, "
-               "mfabric)");
+               "mfabric, nvl72)");
+}
+
+TEST(BuilderErrors, LinkRatesOpticsAndDomains) {
+  EXPECT_TRUE(contains(build_error("mfabric:eps_link=0G", cluster(8)).what(), "eps_link"));
+  EXPECT_TRUE(contains(build_error("mfabric:ocs_link=fast", cluster(8)).what(), "ocs_link"));
+  EXPECT_TRUE(contains(build_error("mfabric:ocs_optics=cpo", cluster(8)).what(), "co-packaged"));
+  // nvl72: one NIC per GPU, and a domain at least as large as the GPUs used.
+  EXPECT_TRUE(contains(build_error("nvl72", cluster(8, 4, 8)).what(), "nics_per_server"));
+  EXPECT_TRUE(contains(build_error("nvl72:domain=4", cluster(8)).what(), "domain"));
+}
+
+TEST(Nvl72, OneNicPerGpuOnAFatTree) {
+  const Topology t = build_fabric("nvl72", cluster(4, 64, 64));
+  expect_well_formed(t);
+  EXPECT_EQ(t.params().at("domain"), "72");
+  EXPECT_EQ(t.count(NodeKind::Nic), 256);
+  for (int j = 0; j < 64; ++j)
+    EXPECT_EQ(t.node(t.nic(1, j)).role, NicRole::Eps);
+  EXPECT_EQ(t.tiers(), 2);  // 256 hosts, 32 per leaf: 8 leaves under spines
 }
 
 TEST(BuilderErrors, UnknownParameterIsNamed) {

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "fabric/builders.h"
 
 namespace mfabric::fabric {
 namespace {
@@ -502,6 +503,100 @@ std::string comparison_table() {
     out += "\n";
   }
   return out;
+}
+
+// --- parts at other rates (mFabric's eps_link and ocs_link, co-packaged optics, NVL72) ---
+
+ClusterSpec small_cluster(int servers, Rate link, int gpus = 8, int nics = 8) {
+  ClusterSpec c;
+  c.servers = servers;
+  c.link = link;
+  c.gpus_per_server = gpus;
+  c.nics_per_server = nics;
+  return c;
+}
+
+TEST(RatedBills, MfabricEpsAtAnotherRateIsPricedAtThatRate) {
+  const Topology t = build_fabric("mfabric:alpha=6,region=4,eps_link=100G",
+                                  small_cluster(16, Rate::gbps(400)));
+  // Paper convention, by hand. EPS part at 100G: 32 NICs, 32 + 32 + 64 + 64 = 192 switch
+  // ports, 224 transceivers, 112 fibres, and (the calculator's convention) 32 OCS ports:
+  // 32 x 659 + 224 x 99 + 192 x 187 + 32 x 520 + 112 x 150 = 112,608.
+  // OCS part at 400G: 96 NICs, transceivers, OCS ports and fibres:
+  // 96 x (1499 + 659 + 520 + 150) = 271,488.
+  const std::vector<RatedBill> parts = bills_by_rate(t, CostConvention::Paper);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].rate, Rate::gbps(100));
+  EXPECT_EQ(parts[0].bom, (BillOfMaterials{.nics = 32,
+                                           .transceivers = 224,
+                                           .switch_ports = 192,
+                                           .ocs_ports = 32,
+                                           .fibres = 112}));
+  EXPECT_EQ(parts[1].rate, Rate::gbps(400));
+  const PriceBook book = PriceBook::paper_defaults();
+  EXPECT_DOUBLE_EQ(network_cost(t, CostConvention::Paper, book).total(), 112608 + 271488);
+  // Built: the EPS is one leaf (32 hosts): 32 cables at 100G with a NIC, two transceivers, a
+  // switch port and a fibre each: 32 x (659 + 2 x 99 + 187 + 150) = 38,208; the OCS cables as
+  // above without the EPS NICs' OCS ports: 271,488.
+  EXPECT_DOUBLE_EQ(network_cost(t, CostConvention::Built, book).total(), 38208 + 271488);
+  // The link rates follow: EPS cables and PCIe links at 100G, OCS cables at 400G.
+  for (const Link& l : t.links()) {
+    if (l.kind == LinkKind::NvLink) continue;
+    const NodeId nic = t.node(l.a).kind == NodeKind::Nic ? l.a : l.b;
+    const bool eps = t.node(nic).kind == NodeKind::Switch || t.node(nic).role == NicRole::Eps;
+    EXPECT_EQ(l.rate, eps ? Rate::gbps(100) : Rate::gbps(400)) << t.name(l.a) << "-" << t.name(l.b);
+  }
+}
+
+TEST(RatedBills, OneRateIsOnePartAndTheSameCostAsBefore) {
+  const Topology t = build_fabric("mfabric:alpha=6,region=4", small_cluster(16, Rate::gbps(400)));
+  EXPECT_EQ(bills_by_rate(t, CostConvention::Paper).size(), 1u);
+  EXPECT_EQ(bills_by_rate(t, CostConvention::Built).size(), 1u);
+  const PriceBook book = PriceBook::paper_defaults();
+  EXPECT_DOUBLE_EQ(network_cost(t, CostConvention::Paper, book).total(),
+                   price(bill_of_materials(t, CostConvention::Paper), kTable4_400G, 500).total());
+}
+
+TEST(RatedBills, CoPackagedOpticsHaveNoNicAndAnEngineAtTheirRate) {
+  // 8 GPUs, 16 NICs: 8 EPS NICs at 800G and 8 co-packaged optical ports of 3.6T per server.
+  const Topology t =
+      build_fabric("mfabric:alpha=8,region=4,ocs_link=3.6T,ocs_optics=co-packaged",
+                   small_cluster(16, Rate::gbps(800), 8, 16));
+  // Every GPU has one EPS and one OCS NIC.
+  for (int g = 0; g < 8; ++g) {
+    int eps = 0, ocs = 0;
+    for (LinkId l : t.links_of(t.gpu(0, g))) {
+      const Link& k = t.link(l);
+      if (k.kind != LinkKind::Pcie) continue;
+      const Node& n = t.node(k.a == t.gpu(0, g) ? k.b : k.a);
+      (n.role == NicRole::Eps ? eps : ocs) += 1;
+    }
+    EXPECT_EQ(eps, 1);
+    EXPECT_EQ(ocs, 1);
+  }
+  // Paper convention by hand. EPS at 800G: 128 NICs, 768 switch ports, 896 transceivers, 448
+  // fibres, 128 OCS ports: 128 x 2248 + 896 x 1399 + 768 x 1400 + 128 x 520 + 448 x 150 =
+  // 2,750,208. OCS at 3.6T: no NIC, 128 engines priced as 4.5 800G transceivers (6,295.50),
+  // 128 OCS ports, 128 fibres: 805,824 + 66,560 + 19,200 = 891,584.
+  const PriceBook book = PriceBook::paper_defaults();
+  EXPECT_DOUBLE_EQ(network_cost(t, CostConvention::Paper, book).total(), 2750208 + 891584);
+  EXPECT_EQ(bill_of_materials(t, CostConvention::Built).nics, 128);
+}
+
+TEST(RatedBills, Nvl72ChargesTheSpareGpusOfEachDomain) {
+  // 2 domains of 6 GPUs of which the job uses 4, one 400G NIC per GPU.
+  const Topology t = build_fabric("nvl72:domain=6", small_cluster(2, Rate::gbps(400), 4, 4));
+  // Built: one leaf, 8 cables; scaled by 6 / 4: 12 NICs, 24 transceivers, 12 ports, 12 fibres.
+  EXPECT_EQ(bill_of_materials(t, CostConvention::Built), (BillOfMaterials{.nics = 12,
+                                                                          .transceivers = 24,
+                                                                          .switch_ports = 12,
+                                                                          .fibres = 12}));
+  // Paper: the fat-tree formula over 2 x 6 = 12 NICs: 72 switch ports, 84 transceivers, 42
+  // fibres.
+  EXPECT_EQ(bill_of_materials(t, CostConvention::Paper), (BillOfMaterials{.nics = 12,
+                                                                          .transceivers = 84,
+                                                                          .switch_ports = 72,
+                                                                          .fibres = 42}));
 }
 
 TEST(CostComparison, DocsTableMatchesTheCode) {

@@ -61,6 +61,31 @@ TEST(PriceBook, AtUnknownSpeedListsTheKnownOnes) {
   EXPECT_THROW(PriceBook().at(Rate::gbps(400)), Error);
 }
 
+TEST(PriceBook, PriceAtInterpolatesAndScales) {
+  const PriceBook book = PriceBook::paper_defaults();
+  // A known speed: Table 4.
+  EXPECT_DOUBLE_EQ(book.price_at(Rate::gbps(400)).nic, 1499);
+  // 300G: halfway between 200G and 400G.
+  const LinkPrices p300 = book.price_at(Rate::gbps(300));
+  EXPECT_DOUBLE_EQ(p300.transceiver, (239 + 659) / 2.0);
+  EXPECT_DOUBLE_EQ(p300.nic, (1079 + 1499) / 2.0);
+  EXPECT_DOUBLE_EQ(p300.switch_port, (374 + 1090) / 2.0);
+  EXPECT_DOUBLE_EQ(p300.ocs_port, 520);
+  // 50G: half of 100G's active parts; the passive ones as at 100G.
+  const LinkPrices p50 = book.price_at(Rate::gbps(50));
+  EXPECT_DOUBLE_EQ(p50.transceiver, 49.5);
+  EXPECT_DOUBLE_EQ(p50.nic, 329.5);
+  EXPECT_DOUBLE_EQ(p50.switch_port, 93.5);
+  EXPECT_DOUBLE_EQ(p50.ocs_port, 520);
+  EXPECT_DOUBLE_EQ(p50.fibre_per_m, 0.3);
+  // 1.6T: twice 800G's active parts.
+  const LinkPrices p1600 = book.price_at(Rate::gbps(1600));
+  EXPECT_DOUBLE_EQ(p1600.transceiver, 2798);
+  EXPECT_DOUBLE_EQ(p1600.nic, 4496);
+  EXPECT_DOUBLE_EQ(p1600.switch_port, 2800);
+  EXPECT_DOUBLE_EQ(p1600.patch_panel_port, 100);
+}
+
 TEST(PriceBook, SetAddsASpeed) {
   PriceBook book = PriceBook::paper_defaults();
   book.set(Rate::gbps(1600), LinkPrices{1, 2, 3, 4, 5, 6});

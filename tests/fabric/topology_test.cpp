@@ -125,11 +125,26 @@ TEST(Topology, PcieFewerNicsThanGpusShareANic) {
 }
 
 TEST(Topology, PcieMoreNicsThanGpusShareAGpu) {
-  // 8 NICs, 4 GPUs: NIC j hangs off GPU floor(j * 4 / 8).
+  // 8 NICs, 4 GPUs: a whole number per GPU, NIC j hangs off GPU j mod 4, so that each block of
+  // 4 NICs (mFabric's EPS and OCS NICs) has one NIC on every GPU.
   const Topology t = servers_only(cluster_of(1, 4, 8));
   for (int j = 0; j < 8; ++j) {
-    EXPECT_EQ(pcie_gpu_of_nic(t, t.nic(0, j)), t.gpu(0, j / 2));
+    EXPECT_EQ(pcie_gpu_of_nic(t, t.nic(0, j)), t.gpu(0, j % 4));
   }
+  // 6 NICs, 4 GPUs: NIC j hangs off GPU floor(j * 4 / 6) = 0, 0, 1, 2, 2, 3.
+  const Topology u = servers_only(cluster_of(1, 4, 6));
+  const int expected[] = {0, 0, 1, 2, 2, 3};
+  for (int j = 0; j < 6; ++j) {
+    EXPECT_EQ(pcie_gpu_of_nic(u, u.nic(0, j)), u.gpu(0, expected[j]));
+  }
+}
+
+TEST(Topology, NicRateSetsItsPcieLinks) {
+  Topology t = servers_only(cluster_of(1, 4, 8));
+  EXPECT_EQ(t.nic_rate(t.nic(0, 5)), t.cluster().link);
+  t.set_nic_rate(t.nic(0, 5), Rate::gbps(50));
+  EXPECT_EQ(t.nic_rate(t.nic(0, 5)), Rate::gbps(50));
+  EXPECT_EQ(t.nic_rate(t.nic(0, 4)), t.cluster().link);
 }
 
 TEST(Topology, NicsSplitEvenlyOverNumaNodes) {
