@@ -9,6 +9,9 @@
 
 #include "core/error.h"
 #include "core/json_text.h"
+#include "core/units.h"
+#include "fabric/builders.h"
+#include "fabric/cost.h"
 #include "scratch_dir.h"
 #include "study/mpi_world.h"
 #include "study/sweep_driver.h"
@@ -148,7 +151,38 @@ TEST(Sweep, ThePapersStudiesLoad) {
   const SweepSpec batch = load_sweep(dir + "batch-vs-topoopt.yaml");
   EXPECT_EQ(batch.points.size(), 12u);
   EXPECT_EQ(point_experiment(batch, 2).model->global_batch, 1024);
-  EXPECT_EQ(load_sweep(dir + "scale.yaml").points.size(), 18u);
+  const SweepSpec scale = load_sweep(dir + "scale.yaml");
+  EXPECT_EQ(scale.points.size(), 18u);
+  check_points(scale);
+  const SweepSpec outlook = load_sweep(dir + "nvl72-outlook.yaml");
+  EXPECT_EQ(outlook.points.size(), 2u);
+  check_points(outlook);
+}
+
+TEST(Sweep, TheAlphaStudyKeepsTheNetworkCostOfTheReference) {
+  // The study's premise, checked with the cost model: every mFabric point costs (paper
+  // convention) what the reference server costs, $15,606 per server for alpha 6 at 100G
+  // (2 x 659 + 12 x 187 + 14 x 99 + 7 x 150 + 2 x 520 for the EPS NICs, 6 x (659 + 99 + 520 +
+  // 150) for the OCS NICs), within 0.02%; and the EPS gets slower as alpha grows.
+  const std::string dir = std::string(MFABRIC_TEST_DATA_DIR) + "/../../../examples/sweeps/";
+  const SweepSpec alpha = load_sweep(dir + "alpha-equal-cost.yaml");
+  const fabric::PriceBook book = fabric::PriceBook::paper_defaults();
+  double previous_eps = 1e18;
+  int mfabric_points = 0;
+  for (std::size_t i = 0; i < alpha.points.size(); ++i) {
+    const sim::Experiment e = point_experiment(alpha, i);
+    const fabric::Topology t = fabric::build_fabric(e.fabric, e.cluster);
+    if (t.kind() != "mfabric") continue;
+    ++mfabric_points;
+    const double per_server =
+        fabric::network_cost(t, fabric::CostConvention::Paper, book).total() / 128;
+    EXPECT_NEAR(per_server, 15606, 15606 * 2e-4) << "point " << i;
+    const double eps = parse_rate(t.params().at("eps_link")).bps();
+    EXPECT_LT(eps, previous_eps) << "point " << i;
+    previous_eps = eps;
+    EXPECT_EQ(e.cluster.nics_per_server, 2 + static_cast<int>(t.param_number("alpha")));
+  }
+  EXPECT_EQ(mfabric_points, 7);
 }
 
 class SweepRuns : public testing::ScratchDirTest {
