@@ -369,7 +369,8 @@ const std::vector<Entry>& registry() {
       {{"nvl72",
         "NVLink domains (each server is one domain: gpus_per_server GPUs on its NVSwitch) with one "
         "scale-out NIC per GPU on a fat-tree, as GB200 NVL72",
-        {radix_param(), oversubscription_param(),
+        {radix_param(),
+         oversubscription_param(),
          {"domain", plain(kDefaultNvlDomain),
           "GPUs per NVLink domain; the cluster's gpus_per_server are the ones the job uses (64 "
           "of 72), the spare GPUs' scale-out ports are charged in the cost"}}},

@@ -236,8 +236,8 @@ std::vector<RatedBill> paper_bills(const Topology& topology, CostConvention conv
     // The scale-out network is a fat-tree over one NIC per GPU of every whole domain.
     const auto domain = static_cast<int>(topology.param_number("domain"));
     const double o = topology.param_number("oversubscription");
-    return {{cluster.link, paper_bill_of_materials("fat-tree", cluster.servers, domain, 0, o,
-                                                   convention)}};
+    return {{cluster.link,
+             paper_bill_of_materials("fat-tree", cluster.servers, domain, 0, o, convention)}};
   }
   if (kind != "mfabric") {
     const int alpha = 0;
@@ -247,16 +247,14 @@ std::vector<RatedBill> paper_bills(const Topology& topology, CostConvention conv
         topology.params().count("oversubscription") > 0) {
       oversubscription = topology.param_number("oversubscription");
     }
-    return {{cluster.link,
-             paper_bill_of_materials(kind, cluster.servers, cluster.nics_per_server, alpha,
-                                     oversubscription, convention)}};
+    return {{cluster.link, paper_bill_of_materials(kind, cluster.servers, cluster.nics_per_server,
+                                                   alpha, oversubscription, convention)}};
   }
   // mFabric's EPS is charged 1:1 by the paper's formula even if the builder recorded an
   // oversubscription parameter.
   const int alpha = static_cast<int>(topology.param_number("alpha"));
-  const BillOfMaterials all = paper_bill_of_materials(kind, cluster.servers,
-                                                      cluster.nics_per_server, alpha, 1.0,
-                                                      convention);
+  const BillOfMaterials all = paper_bill_of_materials(
+      kind, cluster.servers, cluster.nics_per_server, alpha, 1.0, convention);
   const std::int64_t ocs_nics = std::int64_t{cluster.servers} * alpha;
   BillOfMaterials ocs;
   ocs.nics = co_packaged(topology) ? 0 : ocs_nics;
@@ -277,8 +275,9 @@ std::vector<RatedBill> paper_bills(const Topology& topology, CostConvention conv
 }  // namespace
 
 std::vector<RatedBill> bills_by_rate(const Topology& topology, CostConvention convention) {
-  std::vector<RatedBill> parts =
-      convention == CostConvention::Built ? built_bills(topology) : paper_bills(topology, convention);
+  std::vector<RatedBill> parts = convention == CostConvention::Built
+                                     ? built_bills(topology)
+                                     : paper_bills(topology, convention);
   if (convention == CostConvention::Built) {
     for (RatedBill& p : parts) {
       for (std::int64_t BillOfMaterials::*m :

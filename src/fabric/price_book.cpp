@@ -247,7 +247,8 @@ LinkPrices PriceBook::price_at(Rate rate) const {
   const double w = (rate.bps() - below->first) / (above->first - below->first);
   LinkPrices out;
   for (const PriceField& f : kPriceFields) {
-    out.*f.member = below->second.*f.member + w * (above->second.*f.member - below->second.*f.member);
+    out.*f.member =
+        below->second.*f.member + w * (above->second.*f.member - below->second.*f.member);
   }
   return out;
 }

@@ -32,7 +32,8 @@ CostResult evaluate_cost(const fabric::Topology& topology, fabric::CostConventio
     p.transceiver = mean(r.cost.transceivers, r.bom.transceivers, p.transceiver);
     p.switch_port = mean(r.cost.switch_ports, r.bom.switch_ports, p.switch_port);
     p.ocs_port = mean(r.cost.ocs_ports, r.bom.ocs_ports, p.ocs_port);
-    p.patch_panel_port = mean(r.cost.patch_panel_ports, r.bom.patch_panel_ports, p.patch_panel_port);
+    p.patch_panel_port =
+        mean(r.cost.patch_panel_ports, r.bom.patch_panel_ports, p.patch_panel_port);
   }
   return r;
 }

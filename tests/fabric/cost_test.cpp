@@ -517,8 +517,8 @@ ClusterSpec small_cluster(int servers, Rate link, int gpus = 8, int nics = 8) {
 }
 
 TEST(RatedBills, MfabricEpsAtAnotherRateIsPricedAtThatRate) {
-  const Topology t = build_fabric("mfabric:alpha=6,region=4,eps_link=100G",
-                                  small_cluster(16, Rate::gbps(400)));
+  const Topology t =
+      build_fabric("mfabric:alpha=6,region=4,eps_link=100G", small_cluster(16, Rate::gbps(400)));
   // Paper convention, by hand. EPS part at 100G: 32 NICs, 32 + 32 + 64 + 64 = 192 switch
   // ports, 224 transceivers, 112 fibres, and (the calculator's convention) 32 OCS ports:
   // 32 x 659 + 224 x 99 + 192 x 187 + 32 x 520 + 112 x 150 = 112,608.
@@ -527,11 +527,10 @@ TEST(RatedBills, MfabricEpsAtAnotherRateIsPricedAtThatRate) {
   const std::vector<RatedBill> parts = bills_by_rate(t, CostConvention::Paper);
   ASSERT_EQ(parts.size(), 2u);
   EXPECT_EQ(parts[0].rate, Rate::gbps(100));
-  EXPECT_EQ(parts[0].bom, (BillOfMaterials{.nics = 32,
-                                           .transceivers = 224,
-                                           .switch_ports = 192,
-                                           .ocs_ports = 32,
-                                           .fibres = 112}));
+  EXPECT_EQ(
+      parts[0].bom,
+      (BillOfMaterials{
+          .nics = 32, .transceivers = 224, .switch_ports = 192, .ocs_ports = 32, .fibres = 112}));
   EXPECT_EQ(parts[1].rate, Rate::gbps(400));
   const PriceBook book = PriceBook::paper_defaults();
   EXPECT_DOUBLE_EQ(network_cost(t, CostConvention::Paper, book).total(), 112608 + 271488);
@@ -559,9 +558,8 @@ TEST(RatedBills, OneRateIsOnePartAndTheSameCostAsBefore) {
 
 TEST(RatedBills, CoPackagedOpticsHaveNoNicAndAnEngineAtTheirRate) {
   // 8 GPUs, 16 NICs: 8 EPS NICs at 800G and 8 co-packaged optical ports of 3.6T per server.
-  const Topology t =
-      build_fabric("mfabric:alpha=8,region=4,ocs_link=3.6T,ocs_optics=co-packaged",
-                   small_cluster(16, Rate::gbps(800), 8, 16));
+  const Topology t = build_fabric("mfabric:alpha=8,region=4,ocs_link=3.6T,ocs_optics=co-packaged",
+                                  small_cluster(16, Rate::gbps(800), 8, 16));
   // Every GPU has one EPS and one OCS NIC.
   for (int g = 0; g < 8; ++g) {
     int eps = 0, ocs = 0;
@@ -587,16 +585,12 @@ TEST(RatedBills, Nvl72ChargesTheSpareGpusOfEachDomain) {
   // 2 domains of 6 GPUs of which the job uses 4, one 400G NIC per GPU.
   const Topology t = build_fabric("nvl72:domain=6", small_cluster(2, Rate::gbps(400), 4, 4));
   // Built: one leaf, 8 cables; scaled by 6 / 4: 12 NICs, 24 transceivers, 12 ports, 12 fibres.
-  EXPECT_EQ(bill_of_materials(t, CostConvention::Built), (BillOfMaterials{.nics = 12,
-                                                                          .transceivers = 24,
-                                                                          .switch_ports = 12,
-                                                                          .fibres = 12}));
+  EXPECT_EQ(bill_of_materials(t, CostConvention::Built),
+            (BillOfMaterials{.nics = 12, .transceivers = 24, .switch_ports = 12, .fibres = 12}));
   // Paper: the fat-tree formula over 2 x 6 = 12 NICs: 72 switch ports, 84 transceivers, 42
   // fibres.
-  EXPECT_EQ(bill_of_materials(t, CostConvention::Paper), (BillOfMaterials{.nics = 12,
-                                                                          .transceivers = 84,
-                                                                          .switch_ports = 72,
-                                                                          .fibres = 42}));
+  EXPECT_EQ(bill_of_materials(t, CostConvention::Paper),
+            (BillOfMaterials{.nics = 12, .transceivers = 84, .switch_ports = 72, .fibres = 42}));
 }
 
 TEST(CostComparison, DocsTableMatchesTheCode) {
