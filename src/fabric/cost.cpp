@@ -72,6 +72,16 @@ CostConvention parse_convention(const std::string& text) {
   throw Error(fmt::format("unknown cost convention '{}' (known: built, paper, calculator)", text));
 }
 
+CostBreakdown& CostBreakdown::operator+=(const CostBreakdown& o) {
+  nics += o.nics;
+  transceivers += o.transceivers;
+  switch_ports += o.switch_ports;
+  ocs_ports += o.ocs_ports;
+  patch_panel_ports += o.patch_panel_ports;
+  fibres += o.fibres;
+  return *this;
+}
+
 double CostBreakdown::total() const {
   return nics + transceivers + switch_ports + ocs_ports + patch_panel_ports + fibres;
 }
@@ -291,26 +301,27 @@ std::vector<RatedBill> bills_by_rate(const Topology& topology, CostConvention co
   return parts;
 }
 
-BillOfMaterials bill_of_materials(const Topology& topology, CostConvention convention) {
+BillOfMaterials total_bill(const std::vector<RatedBill>& parts) {
   BillOfMaterials total;
-  for (const RatedBill& p : bills_by_rate(topology, convention))
+  for (const RatedBill& p : parts)
     total += p.bom;
+  return total;
+}
+
+BillOfMaterials bill_of_materials(const Topology& topology, CostConvention convention) {
+  return total_bill(bills_by_rate(topology, convention));
+}
+
+CostBreakdown price_parts(const std::vector<RatedBill>& parts, const PriceBook& prices) {
+  CostBreakdown total;
+  for (const RatedBill& p : parts)
+    total += price(p.bom, prices.price_at(p.rate), prices.fibre_length_m());
   return total;
 }
 
 CostBreakdown network_cost(const Topology& topology, CostConvention convention,
                            const PriceBook& prices) {
-  CostBreakdown total;
-  for (const RatedBill& p : bills_by_rate(topology, convention)) {
-    const CostBreakdown c = price(p.bom, prices.price_at(p.rate), prices.fibre_length_m());
-    total.nics += c.nics;
-    total.transceivers += c.transceivers;
-    total.switch_ports += c.switch_ports;
-    total.ocs_ports += c.ocs_ports;
-    total.patch_panel_ports += c.patch_panel_ports;
-    total.fibres += c.fibres;
-  }
-  return total;
+  return price_parts(bills_by_rate(topology, convention), prices);
 }
 
 CostBreakdown price(const BillOfMaterials& bom, const LinkPrices& prices, double fibre_length_m) {

@@ -93,6 +93,7 @@ struct CostBreakdown {
   double patch_panel_ports = 0;
   double fibres = 0;
   double total() const;
+  CostBreakdown& operator+=(const CostBreakdown& o);
 };
 
 // The built convention: counted from the topology's nodes and links.
@@ -114,6 +115,9 @@ struct RatedBill {
   BillOfMaterials bom;
 };
 std::vector<RatedBill> bills_by_rate(const Topology& topology, CostConvention convention);
+// The parts summed, and priced (each at its rate, PriceBook::price_at) and summed.
+BillOfMaterials total_bill(const std::vector<RatedBill>& parts);
+CostBreakdown price_parts(const std::vector<RatedBill>& parts, const PriceBook& prices);
 
 // The network's cost: every part priced at its rate (PriceBook::price_at), summed.
 CostBreakdown network_cost(const Topology& topology, CostConvention convention,

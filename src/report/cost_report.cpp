@@ -18,9 +18,9 @@ CostResult evaluate_cost(const fabric::Topology& topology, fabric::CostConventio
   r.tiers = topology.tiers();
   r.convention = convention;
   const std::vector<fabric::RatedBill> parts = fabric::bills_by_rate(topology, convention);
-  r.bom = fabric::bill_of_materials(topology, convention);
+  r.bom = fabric::total_bill(parts);
   r.fibre_length_m = prices.fibre_length_m();
-  r.cost = fabric::network_cost(topology, convention, prices);
+  r.cost = fabric::price_parts(parts, prices);
   r.prices = prices.at(topology.cluster().link);
   if (parts.size() != 1 || parts.front().rate != topology.cluster().link) {
     // Parts at several rates: the unit price of a component is its mean over the parts.
