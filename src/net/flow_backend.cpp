@@ -43,7 +43,8 @@ enum class FlowState : std::uint8_t { Free, Active, Delivering, Paused };
 
 // Min-heap of flow slots by the time their last byte leaves (ties by slot, for determinism).
 // Each slot's position is kept, so that a new rate moves the flow's entry instead of leaving a
-// stale one behind.
+// stale one behind. Entries carry their time, so that sifting reads one array (with tens of
+// thousands of flows in flight a per-slot key array costs a cache miss per level).
 class DrainQueue {
  public:
   bool empty() const { return heap_.empty(); }
@@ -51,28 +52,24 @@ class DrainQueue {
     const auto s = static_cast<std::size_t>(slot);
     return s < where_.size() && where_[s] >= 0;
   }
-  std::int32_t top() const { return heap_.front(); }
-  std::int64_t top_time() const { return key_[static_cast<std::size_t>(heap_.front())]; }
+  std::int32_t top() const { return heap_.front().slot; }
+  std::int64_t top_time() const { return heap_.front().t; }
 
   void set(std::int32_t slot, std::int64_t t) {
     const auto s = static_cast<std::size_t>(slot);
-    if (s >= key_.size()) {
-      key_.resize(s + 1, 0);
-      where_.resize(s + 1, -1);
-    }
+    if (s >= where_.size()) where_.resize(s + 1, -1);
     if (where_[s] < 0) {
-      key_[s] = t;
-      heap_.push_back(slot);
-      where_[s] = static_cast<std::int32_t>(heap_.size() - 1);
+      heap_.push_back({t, slot});
       up(heap_.size() - 1);
       return;
     }
-    const std::int64_t old = key_[s];
-    key_[s] = t;
+    const auto i = static_cast<std::size_t>(where_[s]);
+    const std::int64_t old = heap_[i].t;
+    heap_[i].t = t;
     if (t < old) {
-      up(static_cast<std::size_t>(where_[s]));
+      up(i);
     } else {
-      down(static_cast<std::size_t>(where_[s]));
+      down(i);
     }
   }
 
@@ -80,27 +77,30 @@ class DrainQueue {
     const auto s = static_cast<std::size_t>(slot);
     if (s >= where_.size() || where_[s] < 0) return;
     const auto i = static_cast<std::size_t>(where_[s]);
-    const std::int32_t last = heap_.back();
+    const Entry last = heap_.back();
     heap_.pop_back();
     where_[s] = -1;
     if (i == heap_.size()) return;
-    place(i, last);
+    heap_[i] = last;
+    where_[static_cast<std::size_t>(last.slot)] = static_cast<std::int32_t>(i);
     up(i);
-    down(static_cast<std::size_t>(where_[static_cast<std::size_t>(last)]));
+    down(static_cast<std::size_t>(where_[static_cast<std::size_t>(last.slot)]));
   }
 
  private:
-  bool before(std::int32_t a, std::int32_t b) const {
-    const std::int64_t ka = key_[static_cast<std::size_t>(a)];
-    const std::int64_t kb = key_[static_cast<std::size_t>(b)];
-    return ka != kb ? ka < kb : a < b;
+  struct Entry {
+    std::int64_t t;
+    std::int32_t slot;
+  };
+  static bool before(const Entry& a, const Entry& b) {
+    return a.t != b.t ? a.t < b.t : a.slot < b.slot;
   }
-  void place(std::size_t i, std::int32_t slot) {
-    heap_[i] = slot;
-    where_[static_cast<std::size_t>(slot)] = static_cast<std::int32_t>(i);
+  void place(std::size_t i, const Entry& e) {
+    heap_[i] = e;
+    where_[static_cast<std::size_t>(e.slot)] = static_cast<std::int32_t>(i);
   }
   void up(std::size_t i) {
-    const std::int32_t x = heap_[i];
+    const Entry x = heap_[i];
     while (i > 0) {
       const std::size_t parent = (i - 1) / 2;
       if (!before(x, heap_[parent])) break;
@@ -110,7 +110,7 @@ class DrainQueue {
     place(i, x);
   }
   void down(std::size_t i) {
-    const std::int32_t x = heap_[i];
+    const Entry x = heap_[i];
     const std::size_t n = heap_.size();
     for (;;) {
       std::size_t child = 2 * i + 1;
@@ -123,8 +123,7 @@ class DrainQueue {
     place(i, x);
   }
 
-  std::vector<std::int32_t> heap_;
-  std::vector<std::int64_t> key_;    // per slot
+  std::vector<Entry> heap_;
   std::vector<std::int32_t> where_;  // per slot: index in heap_, or -1
 };
 
@@ -170,7 +169,11 @@ struct FlowBackend::State {
     bool fresh = false;         // started or re-routed since the last recomputation
     FlowState state = FlowState::Free;
   };
-  struct Cold {
+  struct alignas(64) Cold {
+    // First what a completion reads (fire()), so that it is one cache line.
+    TransferId id = -1;
+    std::int64_t size = 0;
+    DoneCallback on_done;
     double remaining = 0;  // bytes still to send as of `last`
     std::int64_t last = 0;
     std::int64_t started = 0;  // when start() was called (completion batching)
@@ -178,16 +181,16 @@ struct FlowBackend::State {
     // likely to cost if recomputed at once (completion batching).
     std::int32_t last_v = 0;
     std::int64_t latency_ps = 0;  // route latency x latency_hops
-    TransferId id = -1;
-    std::int64_t size = 0;
     fabric::NodeId src = fabric::kNoNode;
     fabric::NodeId dst = fabric::kNoNode;
     std::uint64_t hash = 0;
     int latency_hops = 1;
     RouteCost cost;
   };
-  // Per channel, what a recomputation reads and writes, kept together.
-  struct Chan {
+  // Per channel, what a recomputation reads and writes, kept together in one cache line (with
+  // the time its statistics were last brought up to date, which a completion reads too).
+  struct alignas(64) Chan {
+    std::int64_t settled = 0;  // channel statistics are up to date until then
     double cap = 0;
     double load = 0;      // sum of the rates of the flows on it
     double residual = 0;  // water-filling: capacity not yet given out
@@ -228,7 +231,6 @@ struct FlowBackend::State {
   std::vector<Chan> chans;
   std::vector<ChanStamps> stamps;
   std::vector<std::vector<std::int32_t>> on;  // active flows (slots) crossing each channel
-  std::vector<std::int64_t> settled;          // channel statistics are up to date until then
   std::vector<ChannelStats> stats;
   std::vector<ChannelId> twin;    // mirrored PCIe channel -> the cable channel it mirrors
   std::vector<ChannelId> mirror;  // cable channel -> its mirrored PCIe channel
@@ -238,7 +240,6 @@ struct FlowBackend::State {
   // appears) so that starting a transfer allocates nothing once the arrays are warm.
   std::vector<Hot> hot;
   std::vector<Cold> cold;
-  std::vector<DoneCallback> callbacks;
   std::int32_t stride = 12;
   std::vector<ChannelId> path;
   std::vector<std::int32_t> pos;  // index of the flow in on[path[...]]
@@ -300,6 +301,7 @@ struct FlowBackend::State {
     router.sync();
     chans.resize(channels);
     for (std::size_t c = old; c < channels; ++c) {
+      chans[c].settled = now;
       chans[c].cap = links.link(static_cast<LinkId>(c / 2)).rate.bps();
     }
     stamps.resize(channels);
@@ -309,7 +311,6 @@ struct FlowBackend::State {
       if (k.a != fabric::kNoNode && !(k.rate.bps() > 0)) mark_down(static_cast<LinkId>(l), true);
     }
     on.resize(channels);
-    settled.resize(channels, now);
     stats.resize(channels);
     twin.resize(channels, -1);
     mirror.resize(channels, -1);
@@ -398,7 +399,7 @@ struct FlowBackend::State {
       settle(c);
       const auto pi = static_cast<std::size_t>(p);
       stats[pi] = stats[static_cast<std::size_t>(c)];  // mirrored since the start
-      settled[pi] = now;
+      chans[pi].settled = now;
       chan(p).load = chan(c).load;
       // From the GPU into the NIC, the PCIe comes before the cable; the other way, after.
       const bool before = topo.node(from_node(p)).kind == fabric::NodeKind::Gpu;
@@ -448,14 +449,14 @@ struct FlowBackend::State {
 
   void settle(ChannelId c) {
     const auto i = static_cast<std::size_t>(c);
-    const std::int64_t dt = now - settled[i];
+    const std::int64_t dt = now - chans[i].settled;
     if (dt <= 0) return;
     const double load = chans[i].load;
     if (load > kIdleBps) {
       stats[i].bytes += load * static_cast<double>(dt) * kBytesPerBitPs;
       stats[i].busy += Time::picoseconds(dt);
     }
-    settled[i] = now;
+    chans[i].settled = now;
   }
 
   void settle_all() {
@@ -476,7 +477,6 @@ struct FlowBackend::State {
     const auto s = static_cast<std::int32_t>(hot.size());
     hot.emplace_back();
     cold.emplace_back();
-    callbacks.emplace_back();
     path.resize(path.size() + static_cast<std::size_t>(stride));
     pos.resize(pos.size() + static_cast<std::size_t>(stride));
     return s;
@@ -1050,8 +1050,8 @@ struct FlowBackend::State {
   }
 
   void fire(const Delivery& d) {
-    DoneCallback cb = std::move(callbacks[static_cast<std::size_t>(d.slot)]);
-    callbacks[static_cast<std::size_t>(d.slot)] = nullptr;
+    DoneCallback cb = std::move(cold_of(d.slot).on_done);
+    cold_of(d.slot).on_done = nullptr;
     hot_of(d.slot).state = FlowState::Free;
     cold_of(d.slot).id = -1;
     ++totals.delivered;
@@ -1155,7 +1155,7 @@ TransferId FlowBackend::start(const collective::Transfer& t, DoneCallback on_don
   State::Hot& f = s.hot_of(slot);
   f.rate = 0;
   f.len = 0;
-  s.callbacks[static_cast<std::size_t>(slot)] = std::move(on_done);
+  s.cold_of(slot).on_done = std::move(on_done);
   ++s.active;
   ++s.events;
   ++s.totals.started;

@@ -71,10 +71,7 @@ class Executor final : public EngineContext {
         lowerer_(options.algorithms),
         circuits_(backend, options.failed_nodes),
         n_(graph.size()),
-        waiting_(n_),
-        start_(n_, Time::max()),
-        end_(n_, Time::max()),
-        last_dep_(n_, -1),
+        state_(n_),
         gpus_(static_cast<std::size_t>(graph.gpus())) {
     const int available = topology.count(fabric::NodeKind::Gpu);
     if (graph.gpus() > available) {
@@ -89,7 +86,7 @@ class Executor final : public EngineContext {
     std::vector<std::uint32_t> count(n_ + 1, 0);
     for (TaskId t = 0; t < static_cast<TaskId>(n_); ++t) {
       const auto deps = graph.deps(t);
-      waiting_[static_cast<std::size_t>(t)] = static_cast<std::int32_t>(deps.size());
+      state(t).waiting = static_cast<std::int32_t>(deps.size());
       for (TaskId d : deps)
         ++count[static_cast<std::size_t>(d) + 1];
     }
@@ -107,7 +104,7 @@ class Executor final : public EngineContext {
     const auto wall_start = std::chrono::steady_clock::now();
     if (options_.controller != nullptr) options_.controller->attach(*this);
     for (TaskId t = 0; t < static_cast<TaskId>(n_); ++t) {
-      if (waiting_[static_cast<std::size_t>(t)] == 0) make_ready(t, -1);
+      if (state(t).waiting == 0) make_ready(t, -1);
     }
     // Three event sources; at equal times the network goes first, then compute, then the
     // controller's timed events.
@@ -204,7 +201,7 @@ class Executor final : public EngineContext {
 
   void make_ready(TaskId id, TaskId last_dep) {
     const Task& t = graph_.task(id);
-    last_dep_[static_cast<std::size_t>(id)] = last_dep;
+    state(id).last_dep = last_dep;
     switch (t.kind) {
       case TaskKind::Compute: {
         Gpu& gpu = gpus_[static_cast<std::size_t>(t.gpu)];
@@ -216,7 +213,7 @@ class Executor final : public EngineContext {
         start_collective(id);
         break;
       case TaskKind::P2P: {
-        start_[static_cast<std::size_t>(id)] = now();
+        state(id).start = now();
         collective::Transfer tr;
         tr.src = gpus_[static_cast<std::size_t>(t.gpu)].node;
         tr.dst = gpus_[static_cast<std::size_t>(t.peer)].node;
@@ -238,13 +235,13 @@ class Executor final : public EngineContext {
     // Idle time before this task is exposed communication when what it waited for last was a
     // communication task, but only as long as that communication took: waiting for a pipeline
     // neighbour's compute (a bubble) before the transfer could even start is not communication.
-    const TaskId dep = last_dep_[static_cast<std::size_t>(id)];
+    const TaskId dep = state(id).last_dep;
     if (t > gpu.free_since && dep >= 0 && graph_.task(dep).kind != TaskKind::Compute) {
-      const Time comm = end_[static_cast<std::size_t>(dep)] - start_[static_cast<std::size_t>(dep)];
+      const Time comm = state(dep).end - state(dep).start;
       gpu.exposed += std::min(t - gpu.free_since, comm);
     }
     gpu.busy = true;
-    start_[static_cast<std::size_t>(id)] = t;
+    state(id).start = t;
     if (options_.controller != nullptr) options_.controller->compute_started(id);
     const Time duration = graph_.task(id).duration;
     if (duration < Time::zero() || duration > Time::max() - t) {
@@ -267,7 +264,7 @@ class Executor final : public EngineContext {
 
   void start_collective(TaskId id) {
     const Task& t = graph_.task(id);
-    start_[static_cast<std::size_t>(id)] = now();
+    state(id).start = now();
     collective::CollectiveRequest req;
     req.kind = t.collective;
     for (std::int32_t g : graph_.group(t.group)) {
@@ -285,19 +282,30 @@ class Executor final : public EngineContext {
   }
 
   void lower_and_start(TaskId id, const collective::CollectiveRequest& req) {
-    ActiveCollective active{lowerer_.lower(req, topology_), 0, 0};
-    active_.emplace(id, std::move(active));
+    std::int32_t slot;
+    if (free_active_.empty()) {
+      slot = static_cast<std::int32_t>(active_.size());
+      active_.emplace_back();
+    } else {
+      slot = free_active_.back();
+      free_active_.pop_back();
+    }
+    active_[static_cast<std::size_t>(slot)] =
+        ActiveCollective{lowerer_.lower(req, topology_), 0, 0};
+    state(id).active = slot;
     ++events_;
     start_step(id);
   }
 
   // Starts the next non-empty step of the collective, or finishes it.
   void start_step(TaskId id) {
-    ActiveCollective& a = active_.at(id);
+    ActiveCollective& a = active_[static_cast<std::size_t>(state(id).active)];
     while (a.step < a.plan.steps.size() && a.plan.steps[a.step].transfers.empty())
       ++a.step;
     if (a.step == a.plan.steps.size()) {
-      active_.erase(id);
+      a.plan = {};
+      free_active_.push_back(state(id).active);
+      state(id).active = -1;
       finish(id, now());
       if (options_.controller != nullptr) options_.controller->collective_finished(id);
       return;
@@ -324,20 +332,20 @@ class Executor final : public EngineContext {
   }
 
   void transfer_done(TaskId id) {
-    ActiveCollective& a = active_.at(id);
+    ActiveCollective& a = active_[static_cast<std::size_t>(state(id).active)];
     if (--a.outstanding > 0) return;
     ++a.step;
     start_step(id);
   }
 
   void finish(TaskId id, Time at) {
-    end_[static_cast<std::size_t>(id)] = at;
+    state(id).end = at;
     ++finished_;
     if (options_.progress && (finished_ & 0xffff) == 0) options_.progress(finished_, n_);
     for (std::uint32_t i = succ_begin_[static_cast<std::size_t>(id)];
          i < succ_begin_[static_cast<std::size_t>(id) + 1]; ++i) {
       const TaskId s = succ_[i];
-      if (--waiting_[static_cast<std::size_t>(s)] == 0) make_ready(s, id);
+      if (--state(s).waiting == 0) make_ready(s, id);
     }
   }
 
@@ -364,7 +372,7 @@ class Executor final : public EngineContext {
       std::string task;
       for (TaskId id = 0; id < static_cast<TaskId>(n_); ++id) {
         const auto i = static_cast<std::size_t>(id);
-        if (start_[i] != Time::max() && end_[i] == Time::max() &&
+        if (state_[i].start != Time::max() && state_[i].end == Time::max() &&
             graph_.task(id).kind != TaskKind::Compute) {
           task = fmt::format("task {} ({}) is waiting for a transfer that cannot finish: ", id,
                              graph_.label(id));
@@ -394,11 +402,11 @@ class Executor final : public EngineContext {
     // No transfer is stuck: what is left waits for dependencies that never finish.
     for (TaskId id = 0; id < static_cast<TaskId>(n_); ++id) {
       const auto i = static_cast<std::size_t>(id);
-      if (end_[i] != Time::max()) continue;
+      if (state_[i].end != Time::max()) continue;
       return Error("", "",
                    fmt::format("{}; the first, task {} ({}), waits for {} dependencies that never "
                                "finish (a dependency cycle)",
-                               head, id, graph_.label(id), waiting_[i]));
+                               head, id, graph_.label(id), state_[i].waiting));
     }
     return Error("", "", head);
   }
@@ -415,8 +423,8 @@ class Executor final : public EngineContext {
     };
     for (TaskId id = 0; id < static_cast<TaskId>(n_); ++id) {
       const Task& t = graph_.task(id);
-      const Time s = start_[static_cast<std::size_t>(id)];
-      const Time e = end_[static_cast<std::size_t>(id)];
+      const Time s = state(id).start;
+      const Time e = state(id).end;
       if (t.kind == TaskKind::P2P) {
         add(t.gpu, s, e);
         add(t.peer, s, e);
@@ -450,8 +458,8 @@ class Executor final : public EngineContext {
     for (TaskId id = 0; id < static_cast<TaskId>(n_); ++id) {
       const Task& t = graph_.task(id);
       const auto i = static_cast<std::size_t>(t.iteration);
-      const Time s = start_[static_cast<std::size_t>(id)];
-      const Time e = end_[static_cast<std::size_t>(id)];
+      const Time s = state(id).start;
+      const Time e = state(id).end;
       first[i] = std::min(first[i], s);
       last[i] = std::max(last[i], e);
       r.makespan = std::max(r.makespan, e);
@@ -488,16 +496,24 @@ class Executor final : public EngineContext {
   collective::Lowerer lowerer_;
   BackendCircuits circuits_;
   std::size_t n_;
-  std::vector<std::int32_t> waiting_;
+  // Per task, what the run reads and writes, together (one cache line for several tasks).
+  struct TaskState {
+    Time start = Time::max();
+    Time end = Time::max();
+    std::int32_t waiting = 0;  // dependencies not finished yet
+    TaskId last_dep = -1;      // the dependency that finished last (what a ready task waited for)
+    std::int32_t active = -1;  // a collective under way: its slot in active_
+  };
+  std::vector<TaskState> state_;
+  TaskState& state(TaskId id) { return state_[static_cast<std::size_t>(id)]; }
+  const TaskState& state(TaskId id) const { return state_[static_cast<std::size_t>(id)]; }
   std::vector<std::uint32_t> succ_begin_;
   std::vector<TaskId> succ_;
-  std::vector<Time> start_;
-  std::vector<Time> end_;
-  // The dependency that finished last (what a ready task waited for), or -1.
-  std::vector<TaskId> last_dep_;
   std::vector<Gpu> gpus_;
   std::priority_queue<ComputeDone, std::vector<ComputeDone>, std::greater<>> compute_done_;
-  std::unordered_map<TaskId, ActiveCollective> active_;
+  // Collectives under way, in slots that are reused (TaskState::active).
+  std::vector<ActiveCollective> active_;
+  std::vector<std::int32_t> free_active_;
   // Collectives the controller holds, with their requests.
   std::unordered_map<TaskId, collective::CollectiveRequest> held_;
   // The controller's timed events, a min-heap on (time, seq).
