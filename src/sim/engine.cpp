@@ -282,30 +282,18 @@ class Executor final : public EngineContext {
   }
 
   void lower_and_start(TaskId id, const collective::CollectiveRequest& req) {
-    std::int32_t slot;
-    if (free_active_.empty()) {
-      slot = static_cast<std::int32_t>(active_.size());
-      active_.emplace_back();
-    } else {
-      slot = free_active_.back();
-      free_active_.pop_back();
-    }
-    active_[static_cast<std::size_t>(slot)] =
-        ActiveCollective{lowerer_.lower(req, topology_), 0, 0};
-    state(id).active = slot;
+    active_.insert_or_assign(id, ActiveCollective{lowerer_.lower(req, topology_), 0, 0});
     ++events_;
     start_step(id);
   }
 
   // Starts the next non-empty step of the collective, or finishes it.
   void start_step(TaskId id) {
-    ActiveCollective& a = active_[static_cast<std::size_t>(state(id).active)];
+    ActiveCollective& a = active_.at(id);
     while (a.step < a.plan.steps.size() && a.plan.steps[a.step].transfers.empty())
       ++a.step;
     if (a.step == a.plan.steps.size()) {
-      a.plan = {};
-      free_active_.push_back(state(id).active);
-      state(id).active = -1;
+      active_.erase(id);
       finish(id, now());
       if (options_.controller != nullptr) options_.controller->collective_finished(id);
       return;
@@ -332,7 +320,7 @@ class Executor final : public EngineContext {
   }
 
   void transfer_done(TaskId id) {
-    ActiveCollective& a = active_[static_cast<std::size_t>(state(id).active)];
+    ActiveCollective& a = active_.at(id);
     if (--a.outstanding > 0) return;
     ++a.step;
     start_step(id);
@@ -502,7 +490,6 @@ class Executor final : public EngineContext {
     Time end = Time::max();
     std::int32_t waiting = 0;  // dependencies not finished yet
     TaskId last_dep = -1;      // the dependency that finished last (what a ready task waited for)
-    std::int32_t active = -1;  // a collective under way: its slot in active_
   };
   std::vector<TaskState> state_;
   TaskState& state(TaskId id) { return state_[static_cast<std::size_t>(id)]; }
@@ -511,9 +498,7 @@ class Executor final : public EngineContext {
   std::vector<TaskId> succ_;
   std::vector<Gpu> gpus_;
   std::priority_queue<ComputeDone, std::vector<ComputeDone>, std::greater<>> compute_done_;
-  // Collectives under way, in slots that are reused (TaskState::active).
-  std::vector<ActiveCollective> active_;
-  std::vector<std::int32_t> free_active_;
+  std::unordered_map<TaskId, ActiveCollective> active_;
   // Collectives the controller holds, with their requests.
   std::unordered_map<TaskId, collective::CollectiveRequest> held_;
   // The controller's timed events, a min-heap on (time, seq).
