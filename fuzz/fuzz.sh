@@ -19,8 +19,8 @@ set -uo pipefail
 
 FUZZ_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PROJECT_ROOT="$(dirname "$FUZZ_SRC")"
-ALL_HARNESSES=(experiment model prices routing_json routing_text replay chakra chakra_gzip spec
-  fabric units)
+ALL_HARNESSES=(experiment model prices routing_json routing_text replay connection_matrix chakra
+  chakra_gzip spec fabric units)
 
 # Longest input each harness is given: enough for every seed, small enough to keep each
 # execution fast.
@@ -40,7 +40,7 @@ smoke_runs() {
     experiment | chakra | chakra_gzip) echo 1000 ;;
     model | prices | spec) echo 2000 ;;
     routing_text | fabric) echo 8000 ;;
-    routing_json | replay | units) echo 15000 ;;
+    routing_json | replay | connection_matrix | units) echo 15000 ;;
     *) echo 2000 ;;
   esac
 }

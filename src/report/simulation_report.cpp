@@ -48,6 +48,7 @@ std::string workload_label(const sim::Experiment& e) {
     return fmt::format("{} of {} ({} group)", workload::to_string(e.micro->collective),
                        to_string(e.micro->bytes), e.micro->group);
   }
+  if (!e.connection_matrix.empty()) return "connection matrix " + e.connection_matrix;
   return "chakra " + e.chakra;
 }
 

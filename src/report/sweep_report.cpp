@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -203,11 +204,29 @@ nlohmann::json sweep_json(const study::SweepSpec& spec, const study::SweepResult
 }
 
 void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, std::ostream& out) {
+  static constexpr std::array<std::string_view, 11> kFigures{"model",
+                                                             "link_gbps",
+                                                             "fabric",
+                                                             "gpus",
+                                                             "iteration_time_s",
+                                                             "tokens_per_s",
+                                                             "tokens_per_s_per_musd",
+                                                             "cost_built_usd",
+                                                             "cost_paper_usd",
+                                                             "reconfigurations",
+                                                             "error"};
   out << "index";
-  for (const std::string& f : spec.fields)
-    out << ',' << csv_field(f);
-  out << ",model,link_gbps,fabric,gpus,iteration_time_s,tokens_per_s,tokens_per_s_per_musd,"
-         "cost_built_usd,cost_paper_usd,reconfigurations,error\n";
+  // A field named like a figure (the swept `fabric` and the figure `fabric`, the kind of the
+  // fabric built) is written as in results.json, `fields.NAME`, so that no two columns share a
+  // name.
+  for (const std::string& f : spec.fields) {
+    const bool clash =
+        f == "index" || std::find(kFigures.begin(), kFigures.end(), f) != kFigures.end();
+    out << ',' << csv_field(clash ? "fields." + f : f);
+  }
+  for (std::string_view name : kFigures)
+    out << ',' << name;
+  out << '\n';
   const auto number = [](double x) { return fmt::format("{}", x); };
   for (const study::SweepRun& run : r.runs) {
     const study::CompareRun& f = run.figures;

@@ -202,13 +202,28 @@ class Executor final : public EngineContext {
   void make_ready(TaskId id, TaskId last_dep) {
     const Task& t = graph_.task(id);
     state(id).last_dep = last_dep;
-    switch (t.kind) {
-      case TaskKind::Compute: {
-        Gpu& gpu = gpus_[static_cast<std::size_t>(t.gpu)];
-        gpu.ready.push_back(id);
-        if (!gpu.busy) start_next_compute(t.gpu);
-        break;
+    if (t.kind == TaskKind::Compute) {
+      Gpu& gpu = gpus_[static_cast<std::size_t>(t.gpu)];
+      gpu.ready.push_back(id);
+      if (!gpu.busy) start_next_compute(t.gpu);
+      return;
+    }
+    // Traffic with start times (connection matrices) waits for its time.
+    if (graph_.has_start_times()) {
+      const Time not_before = graph_.not_before(id);
+      if (not_before > now()) {
+        at(not_before, [this, id] { start_communication(id); });
+        return;
       }
+    }
+    start_communication(id);
+  }
+
+  void start_communication(TaskId id) {
+    const Task& t = graph_.task(id);
+    switch (t.kind) {
+      case TaskKind::Compute:  // make_ready() queues compute on its GPU
+        break;
       case TaskKind::Collective:
         start_collective(id);
         break;

@@ -13,6 +13,7 @@
 #include "net/flow_backend.h"
 #include "workload/chakra.h"
 #include "workload/compute.h"
+#include "workload/connection_matrix.h"
 
 namespace mfabric::sim {
 namespace {
@@ -38,7 +39,8 @@ const std::vector<std::string> kWorkloadFields = {"model",
                                                   "algorithm",
                                                   "chakra",
                                                   "chakra_control_deps",
-                                                  "chakra_comm_groups"};
+                                                  "chakra_comm_groups",
+                                                  "connection_matrix"};
 const std::vector<std::string> kModelOnly = {
     "model", "tp", "pp", "ep", "dp", "micro_batch", "global_batch", "seq", "schedule", "routing"};
 const std::vector<std::string> kMicroOnly = {"collective", "bytes", "group", "algorithm"};
@@ -140,12 +142,13 @@ workload::SyntheticRouting parse_synthetic(const YAML::Node& node, const std::st
 
 void parse_workload(const YAML::Node& node, Experiment& e) {
   const Fields f(node, e.source, "workload", kWorkloadFields);
-  const int kinds =
-      (f.has("model") ? 1 : 0) + (f.has("collective") ? 1 : 0) + (f.has("chakra") ? 1 : 0);
+  const int kinds = (f.has("model") ? 1 : 0) + (f.has("collective") ? 1 : 0) +
+                    (f.has("chakra") ? 1 : 0) + (f.has("connection_matrix") ? 1 : 0);
   if (kinds != 1) {
     throw Error(e.source, "workload",
                 "expected exactly one of 'model' (a training job), 'collective' (a "
-                "microbenchmark) or 'chakra' (a trace prefix)");
+                "microbenchmark), 'chakra' (a trace prefix) or 'connection_matrix' (an htsim "
+                "traffic file)");
   }
   auto reject = [&](const std::vector<std::string>& keys, const char* kind) {
     for (const std::string& k : keys) {
@@ -154,6 +157,13 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
       }
     }
   };
+  if (f.has("connection_matrix")) {
+    reject(kModelOnly, "connection_matrix");
+    reject(kMicroOnly, "connection_matrix");
+    reject(kChakraOnly, "connection_matrix");
+    e.connection_matrix = relative_to(e.source, *f.optional_string("connection_matrix"));
+    return;
+  }
   if (f.has("chakra")) {
     reject(kModelOnly, "chakra");
     reject(kMicroOnly, "chakra");
@@ -364,6 +374,16 @@ workload::TaskGraph build_micro(const Experiment& e, const MicroBenchmark& m) {
 workload::TaskGraph build_workload(const Experiment& e) {
   const int gpus = e.cluster.servers * e.cluster.gpus_per_server;
   if (e.micro) return build_micro(e, *e.micro);
+  if (!e.connection_matrix.empty()) {
+    const workload::ConnectionMatrix cm = workload::read_connection_matrix(e.connection_matrix);
+    if (cm.nodes > gpus) {
+      throw Error(e.connection_matrix, "Nodes",
+                  fmt::format("{} nodes, more than the cluster's {} GPUs ({} servers x {}); "
+                              "node i runs on GPU i",
+                              cm.nodes, gpus, e.cluster.servers, e.cluster.gpus_per_server));
+    }
+    return workload::connection_matrix_graph(cm, e.connection_matrix);
+  }
   if (!e.chakra.empty()) {
     workload::ChakraOptions options;
     options.gpu = workload::find_gpu(e.gpu);

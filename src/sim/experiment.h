@@ -53,6 +53,7 @@ struct Experiment {
   std::string chakra;  // a Chakra trace prefix
   workload::ControlDeps chakra_control_deps = workload::ControlDeps::Relaxed;
   std::string chakra_comm_groups;  // ASTRA-sim communicator-group file (docs/chakra.md), optional
+  std::string connection_matrix;   // an htsim connection matrix (docs/formats.md)
   std::string backend = "flow";
   // Flow backend: completion batching, a fraction of a transfer's age (net/flow_backend.h,
   // docs/network.md, "Completion batching"); 0 = the exact max-min evolution. The default keeps

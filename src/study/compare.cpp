@@ -219,6 +219,7 @@ sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& m, Rat
   e.model = w;
   e.micro.reset();
   e.chakra.clear();
+  e.connection_matrix.clear();
   return e;
 }
 

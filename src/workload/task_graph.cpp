@@ -135,6 +135,20 @@ TaskId TaskGraph::add(const Task& task, std::span<const TaskId> deps) {
   return id;
 }
 
+void TaskGraph::set_not_before(TaskId id, Time t) {
+  if (id < 0 || static_cast<std::size_t>(id) >= tasks_.size()) {
+    throw std::logic_error(fmt::format("TaskGraph::set_not_before: task {} does not exist", id));
+  }
+  if (task(id).kind == TaskKind::Compute || t < Time::zero()) {
+    throw std::logic_error(
+        fmt::format("TaskGraph::set_not_before: task {} is compute or the time {} is negative", id,
+                    to_string(t)));
+  }
+  const auto i = static_cast<std::size_t>(id);
+  if (not_before_.size() <= i) not_before_.resize(i + 1, Time::zero());
+  not_before_[i] = t;
+}
+
 std::int32_t TaskGraph::add_group(std::vector<std::int32_t> gpus) {
   auto it = group_index_.find(gpus);
   if (it != group_index_.end()) return it->second;

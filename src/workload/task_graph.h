@@ -132,12 +132,24 @@ class TaskGraph {
   // "it0 L3 mb2 fwd dispatch (EP all-to-all, 8 GPUs)".
   std::string label(TaskId id) const;
 
+  // A communication task that may not start before time t of the run even when its
+  // dependencies are done (traffic files with start times: connection_matrix.h). Stored only
+  // for the tasks that have one; every other task has Time::zero(). Throws std::logic_error for
+  // a task that does not exist, a compute task or a negative time.
+  void set_not_before(TaskId id, Time t);
+  Time not_before(TaskId id) const {
+    const auto i = static_cast<std::size_t>(id);
+    return i < not_before_.size() ? not_before_[i] : Time::zero();
+  }
+  bool has_start_times() const { return !not_before_.empty(); }
+
  private:
   int gpus_;
   int job_gpus_ = -1;  // -1: gpus_
   std::vector<Task> tasks_;
   // Dependencies in compressed rows: deps of task i are dep_ids_[dep_begin_[i], dep_begin_[i+1]).
   std::vector<TaskId> dep_ids_;
+  std::vector<Time> not_before_;  // empty, or up to the last task that has a start time
   std::vector<std::uint32_t> dep_begin_{0};
   std::vector<std::vector<std::int32_t>> groups_;
   std::vector<ByteMatrix> matrices_;

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "cli_harness.h"
@@ -42,6 +44,15 @@ TEST_F(SweepCli, WritesTheSetAndResumes) {
             j["points"][3]["iteration_time_s"].get<double>());
   EXPECT_LE(j["points"][3]["iteration_time_s"].get<double>(),
             j["points"][5]["iteration_time_s"].get<double>());
+  // One column per name: the swept `fabric` is `fields.fabric`, next to the figure `fabric`.
+  const std::string csv = slurp(fs::path(out) / "results.csv");
+  std::set<std::string> columns;
+  std::stringstream header(csv.substr(0, csv.find('\n')));
+  for (std::string name; std::getline(header, name, ',');)
+    EXPECT_TRUE(columns.insert(name).second) << "column " << name << " twice in " << csv;
+  EXPECT_TRUE(columns.count("fields.fabric") == 1 && columns.count("fabric") == 1 &&
+              columns.count("fabric.reconfiguration") == 1)
+      << csv;
   const std::string html = slurp(fs::path(out) / "report.html");
   for (const char* id : {"plot-iteration-time", "plot-tokens", "plot-perf-per-dollar"}) {
     const std::size_t at = html.find(std::string("<figure id=\"") + id + "\"");

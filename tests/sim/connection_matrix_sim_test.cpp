@@ -1,0 +1,120 @@
+// An htsim connection matrix as an experiment's workload: start times and triggers through the
+// engine, with finish times from the fluid formula (drain at the fair share, then the path's
+// latency).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "core/error.h"
+#include "scratch_dir.h"
+#include "sim/experiment.h"
+#include "sim/simulation.h"
+
+namespace mfabric::sim {
+namespace {
+
+class ConnectionMatrixSim : public mfabric::testing::ScratchDirTest {
+ protected:
+  ConnectionMatrixSim() : ScratchDirTest("mfabric_cm_sim") {}
+
+  Simulation run(const std::string& cm, int servers = 4) {
+    write("traffic.cm", cm);
+    const std::string yaml = "cluster: {servers: " + std::to_string(servers) +
+                             ", gpus_per_server: 1, nics_per_server: 1, link: 100G, "
+                             "link_latency: 1us}\n"
+                             "fabric: fat-tree\n"
+                             "workload: {connection_matrix: traffic.cm}\n";
+    SimulationOptions options;
+    options.record_spans = true;
+    return simulate(parse_experiment(yaml, write("e.yaml", yaml)), options);
+  }
+};
+
+// 12.5 MB drains in 1 ms at 100G; every path is GPU -> PCIe -> NIC -> leaf -> NIC -> PCIe -> GPU,
+// two cables of 1 us. Flows 1 and 4 share node 0's NIC (50G each: 2 ms), flow 2 waits for flow
+// 1, flow 3 waits for its start time (5 ms).
+TEST_F(ConnectionMatrixSim, StartTimesAndTriggersFollowTheFluidFormula) {
+  const Simulation s =
+      run("Nodes 4\n"
+          "Connections 4\n"
+          "Triggers 1\n"
+          "0->1 id 1 start 0 size 12500000 send_done_trigger 1\n"
+          "1->2 id 2 trigger 1 size 12500000\n"
+          "2->3 id 3 start 5000 size 12500000\n"
+          "0->3 id 4 start 0 size 12500000\n"
+          "trigger id 1 oneshot\n");
+  ASSERT_EQ(s.graph.size(), 4u);  // ids 1, 3, 4, then 2
+  const auto us = [](double x) { return Time::picoseconds(static_cast<std::int64_t>(x * 1e6)); };
+  const auto& spans = s.result.spans;
+  ASSERT_EQ(spans.size(), 4u);
+  const auto span_of = [&](int src, int dst) {
+    for (const TaskSpan& sp : spans) {
+      const workload::Task& t = s.graph.task(sp.task);
+      if (t.gpu == src && t.peer == dst) return sp;
+    }
+    ADD_FAILURE() << src << "->" << dst;
+    return TaskSpan{};
+  };
+  EXPECT_EQ(span_of(0, 1).start, Time::zero());
+  EXPECT_EQ(span_of(0, 1).end, us(2002));
+  EXPECT_EQ(span_of(0, 3).end, us(2002));
+  EXPECT_EQ(span_of(1, 2).start, us(2002));
+  EXPECT_EQ(span_of(1, 2).end, us(3004));
+  EXPECT_EQ(span_of(2, 3).start, us(5000));
+  EXPECT_EQ(span_of(2, 3).end, us(6002));
+  ASSERT_EQ(s.result.iteration_times.size(), 1u);
+  EXPECT_EQ(s.result.iteration_times[0], us(6002));
+  EXPECT_EQ(s.result.transfers.bytes_delivered, 4 * 12'500'000);
+}
+
+// The shipped example: two chained permutations of 16 MB on one 400G leaf, each 320 us of drain
+// plus two 1 us cables.
+TEST(ConnectionMatrixExample, TwoChainedPermutations) {
+  // tests/sim/data need not exist: go up lexically.
+  const std::filesystem::path root =
+      std::filesystem::path(MFABRIC_TEST_DATA_DIR).parent_path().parent_path().parent_path();
+  const std::string path = (root / "examples" / "htsim" / "permutation.yaml").string();
+  const Simulation s = simulate(load_experiment(path));
+  ASSERT_EQ(s.graph.size(), 32u);
+  ASSERT_EQ(s.result.iteration_times.size(), 1u);
+  EXPECT_EQ(s.result.iteration_times[0], Time::picoseconds(2 * (320'000'000 + 2'000'000)));
+}
+
+TEST_F(ConnectionMatrixSim, MoreNodesThanGpusIsOneLine) {
+  try {
+    run("Nodes 8\n0->7 id 1 start 0 size 5\n", 4);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "Nodes");
+    EXPECT_NE(e.message().find("8 nodes, more than the cluster's 4 GPUs"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ConnectionMatrixExperiment, OneWorkloadKindOnly) {
+  try {
+    parse_experiment(
+        "cluster: {servers: 2}\nfabric: fat-tree\n"
+        "workload: {connection_matrix: t.cm, model: mixtral-8x7b}\n",
+        "e.yaml");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "workload");
+    EXPECT_NE(e.message().find("'connection_matrix'"), std::string::npos) << e.what();
+  }
+  try {
+    parse_experiment(
+        "cluster: {servers: 2}\nfabric: fat-tree\n"
+        "workload: {connection_matrix: t.cm, tp: 2}\n",
+        "e.yaml");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "workload.tp");
+    EXPECT_NE(e.message().find("does not apply to a connection_matrix workload"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mfabric::sim
