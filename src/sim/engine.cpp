@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "net/router.h"
 
 namespace mfabric::sim {
 
@@ -24,6 +25,10 @@ Time RunResult::mean_iteration_time() const {
   for (Time t : iteration_times)
     sum += t.ps();
   return Time::picoseconds(sum / static_cast<std::int64_t>(iteration_times.size()));
+}
+
+std::uint64_t flow_salt_of_seed(std::uint64_t seed) {
+  return net::mix_hash(seed) ^ net::mix_hash(1);
 }
 
 fabric::NodeId gpu_node(const fabric::Topology& topology, int g) {
@@ -199,6 +204,11 @@ class Executor final : public EngineContext {
     std::size_t outstanding = 0;
   };
 
+  // A task's flow hash: its id spread over 64 bits, salted by the seed (EngineOptions).
+  std::uint64_t flow_hash(TaskId id) const {
+    return (static_cast<std::uint64_t>(id) * 0x9e3779b97f4a7c15ULL) ^ options_.flow_salt;
+  }
+
   void make_ready(TaskId id, TaskId last_dep) {
     const Task& t = graph_.task(id);
     state(id).last_dep = last_dep;
@@ -233,7 +243,7 @@ class Executor final : public EngineContext {
         tr.src = gpus_[static_cast<std::size_t>(t.gpu)].node;
         tr.dst = gpus_[static_cast<std::size_t>(t.peer)].node;
         tr.size = t.bytes;
-        tr.flow_hash = static_cast<std::uint64_t>(id) * 0x9e3779b97f4a7c15ULL;
+        tr.flow_hash = flow_hash(id);
         ++events_;
         backend_.start(tr, [this, id](net::TransferId, Time) { arrived_.push_back(id); });
         break;
@@ -287,7 +297,7 @@ class Executor final : public EngineContext {
     }
     req.bytes = t.bytes;
     req.matrix = t.matrix >= 0 ? &graph_.matrix(t.matrix) : nullptr;
-    req.flow_hash = static_cast<std::uint64_t>(id) * 0x9e3779b97f4a7c15ULL;
+    req.flow_hash = flow_hash(id);
     req.circuits = &circuits_;
     if (options_.controller != nullptr && options_.controller->hold_collective(id, req)) {
       held_.emplace(id, std::move(req));

@@ -70,7 +70,15 @@ struct EngineOptions {
   // Optional; not owned: per topology node, nonzero once the GPU or NIC has failed (the
   // lowerings never pick it as a proxy). Null: nothing fails.
   const std::vector<std::uint8_t>* failed_nodes = nullptr;
+  // Mixed into every transfer's flow hash, which makes its ECMP choices (docs/network.md,
+  // "ECMP and the seed"): flow_salt_of_seed(experiment seed).
+  std::uint64_t flow_salt = 0;
 };
+
+// The flow-hash salt of an experiment seed: different seeds sample different ECMP outcomes.
+// Seed 1 (the default) gives 0, the routes of versions before the seed counted, so that figures
+// published with seed 1 stay reproducible.
+std::uint64_t flow_salt_of_seed(std::uint64_t seed);
 
 // Traffic classes in RunResult arrays: TP, EP, DP, PP, then Other (communication of no
 // recognised parallelism, such as an imported trace's collectives without a group name).

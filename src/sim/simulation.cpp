@@ -40,6 +40,7 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
   });
   engine.record_spans = options.record_spans;
   engine.progress = options.progress;
+  engine.flow_salt = flow_salt_of_seed(e.seed);
   fabric::Topology topology =
       with_context(e.source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster); });
   workload::TaskGraph graph = build_workload(e);

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "core/error.h"
 #include "scratch_dir.h"
+#include "sim/engine.h"
 #include "sim/experiment.h"
 #include "sim/simulation.h"
 
@@ -79,6 +81,37 @@ TEST(ConnectionMatrixExample, TwoChainedPermutations) {
   ASSERT_EQ(s.graph.size(), 32u);
   ASSERT_EQ(s.result.iteration_times.size(), 1u);
   EXPECT_EQ(s.result.iteration_times[0], Time::picoseconds(2 * (320'000'000 + 2'000'000)));
+}
+
+// ECMP takes the seed: a permutation across a 3-tier fat-tree of radix 4 (2 hosts per leaf) has
+// flows that collide on uplinks for some hashes and not for others. Different seeds give
+// different completion times, never below the collision-free time; the same seed gives the same.
+TEST_F(ConnectionMatrixSim, EcmpChoicesFollowTheSeed) {
+  std::string cm = "Nodes 16\n";
+  for (int i = 0; i < 16; ++i) {
+    cm += std::to_string(i) + "->" + std::to_string((i + 8) % 16) + " id " + std::to_string(i + 1) +
+          " start 0 size 12500000\n";
+  }
+  write("perm.cm", cm);
+  const auto time_with_seed = [&](int seed) {
+    const std::string yaml = "seed: " + std::to_string(seed) +
+                             "\ncluster: {servers: 16, gpus_per_server: 1, nics_per_server: 1, "
+                             "link: 100G, link_latency: 1us}\n"
+                             "fabric: fat-tree:radix=4\n"
+                             "workload: {connection_matrix: perm.cm}\n";
+    return simulate(parse_experiment(yaml, write("e.yaml", yaml))).result.iteration_times.at(0);
+  };
+  std::set<std::int64_t> times;
+  for (int seed = 1; seed <= 12; ++seed) {
+    const Time t = time_with_seed(seed);
+    // 12.5 MB at 100G is 1 ms; the path has at most 6 cables of 1 us.
+    EXPECT_GE(t, Time::picoseconds(1'000'000'000)) << "seed " << seed;
+    times.insert(t.ps());
+  }
+  EXPECT_GE(times.size(), 2u) << "12 seeds gave one ECMP outcome";
+  EXPECT_EQ(time_with_seed(5), time_with_seed(5));
+  EXPECT_EQ(flow_salt_of_seed(1), 0u);  // seed 1 keeps the routes of earlier versions
+  EXPECT_NE(flow_salt_of_seed(2), 0u);
 }
 
 TEST_F(ConnectionMatrixSim, MoreNodesThanGpusIsOneLine) {
