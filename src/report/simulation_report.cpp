@@ -283,7 +283,7 @@ std::string links_csv(const SimulationReport& r) {
 
 void write_collectives_csv(const SimulationReport& r, std::ostream& out) {
   out << "task,iteration,layer,micro_batch,phase,op,traffic,collective,members,bytes,start_s,"
-         "end_s,duration_s\n";
+         "end_s,duration_s,source_id\n";
   for (const sim::TaskSpan& span : r.result.spans) {
     const Task& t = r.graph.task(span.task);
     if (t.kind == TaskKind::Compute) continue;
@@ -292,11 +292,12 @@ void write_collectives_csv(const SimulationReport& r, std::ostream& out) {
                                    ? r.graph.matrix(t.matrix).off_diagonal_sum()
                                    : t.bytes.count();
     out << fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{:.9f},{:.9f},{:.9f}\n", span.task, t.iteration, t.layer,
+        "{},{},{},{},{},{},{},{},{},{},{:.9f},{:.9f},{:.9f},{}\n", span.task, t.iteration, t.layer,
         t.micro_batch, csv_field(workload::to_string(t.phase)),
         csv_field(workload::to_string(t.op)), csv_field(workload::to_string(t.traffic)),
         csv_field(t.kind == TaskKind::P2P ? "p2p" : workload::to_string(t.collective)), members,
-        bytes, span.start.seconds(), span.end.seconds(), (span.end - span.start).seconds());
+        bytes, span.start.seconds(), span.end.seconds(), (span.end - span.start).seconds(),
+        r.graph.source_id(span.task) >= 0 ? std::to_string(r.graph.source_id(span.task)) : "");
   }
 }
 

@@ -62,7 +62,9 @@ std::string results_text(const SimulationReport& r);
 void write_links_csv(const SimulationReport& r, std::ostream& out);
 std::string links_csv(const SimulationReport& r);
 // One row per collective and p2p task:
-// task,iteration,layer,micro_batch,phase,op,traffic,collective,members,bytes,start_s,end_s,duration_s
+// task,iteration,layer,micro_batch,phase,op,traffic,collective,members,bytes,start_s,end_s,
+// duration_s,source_id (the task's id in the file it came from, a connection matrix's flow id;
+// empty otherwise)
 void write_collectives_csv(const SimulationReport& r, std::ostream& out);
 std::string collectives_csv(const SimulationReport& r);
 // Chrome trace event format: {"displayTimeUnit": "ms", "traceEvents": [...]}, a process per GPU

@@ -320,6 +320,7 @@ TaskGraph connection_matrix_graph(const ConnectionMatrix& cm, const std::string&
     for (std::size_t w : f.waits_for)
       deps.push_back(task_of[w]);
     task_of[i] = g.add(t, deps);
+    g.set_source_id(task_of[i], f.id);
     if (f.start != Time::max() && f.start > Time::zero()) g.set_not_before(task_of[i], f.start);
   }
   return g;

@@ -55,7 +55,8 @@ ConnectionMatrix read_connection_matrix(const std::string& path);
 ConnectionMatrix parse_connection_matrix(const std::string& text, const std::string& source);
 
 // One P2P task per flow (traffic class Other), from GPU src to GPU dst (the graph has `nodes`
-// GPUs), after the flows whose finishing fires its trigger, and not before its start time.
+// GPUs), after the flows whose finishing fires its trigger, and not before its start time; its
+// source id (TaskGraph::source_id, collectives.csv) is the flow's id.
 // mfabric::Error(source, "line N", ...) for a flow on a cycle of triggers.
 TaskGraph connection_matrix_graph(const ConnectionMatrix& cm, const std::string& source);
 

@@ -149,6 +149,16 @@ void TaskGraph::set_not_before(TaskId id, Time t) {
   not_before_[i] = t;
 }
 
+void TaskGraph::set_source_id(TaskId id, std::int64_t source_id) {
+  if (id < 0 || static_cast<std::size_t>(id) >= tasks_.size() || source_id < 0) {
+    throw std::logic_error(
+        fmt::format("TaskGraph::set_source_id: task {} or id {} is invalid", id, source_id));
+  }
+  const auto i = static_cast<std::size_t>(id);
+  if (source_id_.size() <= i) source_id_.resize(i + 1, -1);
+  source_id_[i] = source_id;
+}
+
 std::int32_t TaskGraph::add_group(std::vector<std::int32_t> gpus) {
   auto it = group_index_.find(gpus);
   if (it != group_index_.end()) return it->second;

@@ -143,13 +143,24 @@ class TaskGraph {
   }
   bool has_start_times() const { return !not_before_.empty(); }
 
+  // The id a task had in the file it was read from (a connection matrix's flow id), for outputs
+  // that users join with the other tool's (collectives.csv). Stored only for the tasks that have
+  // one; the others have -1. Throws std::logic_error for a task that does not exist or a
+  // negative id.
+  void set_source_id(TaskId id, std::int64_t source_id);
+  std::int64_t source_id(TaskId id) const {
+    const auto i = static_cast<std::size_t>(id);
+    return i < source_id_.size() ? source_id_[i] : -1;
+  }
+
  private:
   int gpus_;
   int job_gpus_ = -1;  // -1: gpus_
   std::vector<Task> tasks_;
   // Dependencies in compressed rows: deps of task i are dep_ids_[dep_begin_[i], dep_begin_[i+1]).
   std::vector<TaskId> dep_ids_;
-  std::vector<Time> not_before_;  // empty, or up to the last task that has a start time
+  std::vector<Time> not_before_;         // empty, or up to the last task that has a start time
+  std::vector<std::int64_t> source_id_;  // the same, for source ids (-1: none)
   std::vector<std::uint32_t> dep_begin_{0};
   std::vector<std::vector<std::int32_t>> groups_;
   std::vector<ByteMatrix> matrices_;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "report/simulation_report.h"
 #include "scratch_dir.h"
 #include "sim/engine.h"
 #include "sim/experiment.h"
@@ -68,6 +69,16 @@ TEST_F(ConnectionMatrixSim, StartTimesAndTriggersFollowTheFluidFormula) {
   ASSERT_EQ(s.result.iteration_times.size(), 1u);
   EXPECT_EQ(s.result.iteration_times[0], us(6002));
   EXPECT_EQ(s.result.transfers.bytes_delivered, 4 * 12'500'000);
+  // collectives.csv: each flow's row ends with its htsim id, after its completion time. Flow 2
+  // (1->2, task 3) ran from 2002 us to 3004 us.
+  const std::string csv = report::collectives_csv(report::report_of(s));
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "task,iteration,layer,micro_batch,phase,op,traffic,collective,members,bytes,start_s,"
+            "end_s,duration_s,source_id");
+  EXPECT_NE(csv.find("\n3,0,-1,-1,other,generic,other,p2p,2,12500000,0.002002000,0.003004000,"
+                     "0.001002000,2\n"),
+            std::string::npos)
+      << csv;
 }
 
 // The shipped example: two chained permutations of 16 MB on one 400G leaf, each 320 us of drain

@@ -83,6 +83,10 @@ TEST(ConnectionMatrix, BarriersAndForwardReferences) {
   EXPECT_EQ(deps_of(g, 3), std::vector<TaskId>{2});
   EXPECT_EQ(g.task(4).gpu, 3);  // id 10: 3->0
   EXPECT_EQ(deps_of(g, 4), (std::vector<TaskId>{0, 1, 3}));
+  // Each task keeps its flow's id, for outputs joined with htsim's.
+  const std::vector<std::int64_t> ids{1, 2, 4, 3, 10};
+  for (TaskId t = 0; t < 5; ++t)
+    EXPECT_EQ(g.source_id(t), ids[static_cast<std::size_t>(t)]) << t;
 }
 
 TEST(ConnectionMatrix, CommentsBlankLinesAndPriority) {
