@@ -105,9 +105,6 @@ class Parser {
     return std::move(cm_);
   }
 
-  // Dependencies of each flow (indices of the flows it waits for), after resolve_triggers().
-  const std::vector<std::vector<std::size_t>>& waits() const { return waits_; }
-
  private:
   static std::vector<std::string_view> split(std::string_view s) {
     std::vector<std::string_view> out;
@@ -214,7 +211,6 @@ class Parser {
         declared(id, f.line).fired_by.push_back(i);
       if (f.trigger != 0) declared(f.trigger, f.line).waiting.push_back(i);
     }
-    waits_.assign(cm_.flows.size(), {});
     for (const auto& [id, t] : triggers_) {
       line_ = t.line;
       const auto n = static_cast<std::int64_t>(t.fired_by.size());
@@ -231,7 +227,7 @@ class Parser {
                          n));
       }
       for (std::size_t w : t.waiting)
-        waits_[w] = t.fired_by;
+        cm_.flows[w].waits_for = t.fired_by;
     }
     line_ = 0;
   }
@@ -251,21 +247,12 @@ class Parser {
   ConnectionMatrix cm_;
   std::map<std::int64_t, int> flow_ids_;  // id -> line
   std::map<std::int64_t, Trigger> triggers_;
-  std::vector<std::vector<std::size_t>> waits_;
 };
 
 }  // namespace
 
 ConnectionMatrix parse_connection_matrix(const std::string& text, const std::string& source) {
-  Parser p(source);
-  ConnectionMatrix cm = p.parse(text);
-  // Keep the resolved dependencies with the flows: flow i waits for the flows in waits()[i].
-  for (std::size_t i = 0; i < cm.flows.size(); ++i) {
-    cm.flows[i].waits_for.clear();
-    for (std::size_t w : p.waits()[i])
-      cm.flows[i].waits_for.push_back(w);
-  }
-  return cm;
+  return Parser(source).parse(text);
 }
 
 ConnectionMatrix read_connection_matrix(const std::string& path) {
