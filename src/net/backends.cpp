@@ -5,11 +5,12 @@
 
 #include "core/error.h"
 #include "net/flow_backend.h"
+#include "net/packet/packet_backend.h"
 
 namespace mfabric::net {
 
 std::vector<std::string> backend_names() {
-  return {"flow"};
+  return {"flow", "packet"};
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const fabric::Topology& topology,
@@ -19,6 +20,7 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const fabric::Top
     flow.completion_batching = options.completion_batching;
     return std::make_unique<FlowBackend>(topology, flow);
   }
+  if (name == "packet") return std::make_unique<PacketBackend>(topology, options.packet);
   throw Error(
       fmt::format("unknown backend '{}' (known: {})", name, fmt::join(backend_names(), ", ")));
 }

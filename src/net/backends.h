@@ -8,15 +8,18 @@
 
 #include "fabric/topology.h"
 #include "net/backend.h"
+#include "net/packet/packet_options.h"
 
 namespace mfabric::net {
 
 // Settings a backend may take; each backend reads those it knows.
 struct BackendOptions {
   double completion_batching = 0;  // flow: FlowBackendOptions (flow_backend.h); 0 = exact
+  PacketBackendOptions packet;     // packet: packet/packet_options.h
 };
 
-// "flow": the flow-level backend (flow_backend.h). The topology must outlive the backend.
+// "flow": the flow-level backend (flow_backend.h); "packet": the packet-level backend
+// (packet/packet_backend.h). The topology must outlive the backend.
 // Throws mfabric::Error listing the known names for an unknown one.
 std::unique_ptr<Backend> make_backend(const std::string& name, const fabric::Topology& topology,
                                       const BackendOptions& options = {});

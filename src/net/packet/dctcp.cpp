@@ -1,0 +1,148 @@
+#include "net/packet/dctcp.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mfabric::net::packet {
+
+namespace {
+constexpr std::int32_t kMaxBackoff = 6;  // the timeout doubles at most to 64 x
+}
+
+Dctcp::Dctcp(TransportHost& host, const DctcpOptions& options, Bytes mtu)
+    : host_(host),
+      o_(options),
+      max_window_packets_(std::max(1.0, std::floor(static_cast<double>(options.max_window.count()) /
+                                                   static_cast<double>(mtu.count())))) {}
+
+void Dctcp::open(FlowSlot f, std::int32_t packets, Time rtt) {
+  const auto i = static_cast<std::size_t>(f);
+  if (i >= senders_.size()) {
+    senders_.resize(i + 1);
+    receivers_.resize(i + 1);
+  }
+  Sender& s = senders_[i];
+  s = Sender{};
+  s.packets = packets;
+  s.cwnd = std::min<double>(o_.initial_window, max_window_packets_);
+  s.ssthresh = max_window_packets_;
+  // The timeout covers a loaded round trip: at least min_rto, and four unloaded ones.
+  s.rto = std::max(o_.min_rto, rtt * 4);
+  receivers_[i].reset(packets);
+}
+
+void Dctcp::close(FlowSlot f) {
+  receivers_[static_cast<std::size_t>(f)].release();
+}
+
+std::int32_t Dctcp::window_packets(const Sender& s) const {
+  return static_cast<std::int32_t>(std::max(1.0, std::floor(std::min(s.cwnd, max_window_packets_))));
+}
+
+bool Dctcp::can_send(FlowSlot f) const {
+  const Sender& s = senders_[static_cast<std::size_t>(f)];
+  if (s.retransmit >= 0) return true;
+  return s.next_new < s.packets && s.next_new - s.una < window_packets(s);
+}
+
+void Dctcp::arm_timer(FlowSlot f, const Sender& s) {
+  host_.set_timer(f, host_.now() + s.rto * (std::int64_t{1} << s.backoff));
+}
+
+std::int32_t Dctcp::next_packet(FlowSlot f) {
+  Sender& s = sender(f);
+  if (!can_send(f)) return -1;
+  std::int32_t seq;
+  if (s.retransmit >= 0) {
+    seq = s.retransmit;
+    s.retransmit = -1;
+  } else {
+    seq = s.next_new++;
+  }
+  if (seq < s.highest) {
+    ++retransmissions_;
+  } else {
+    s.highest = seq + 1;
+  }
+  if (seq == s.una || s.next_new - s.una == 1) arm_timer(f, s);
+  return seq;
+}
+
+bool Dctcp::on_data(FlowSlot f, std::int32_t seq, bool ce, Ack& ack, bool& complete) {
+  ReceiveWindow& r = receivers_[static_cast<std::size_t>(f)];
+  const bool was_complete = r.complete();
+  r.add(seq);
+  ack.cumulative = r.cumulative();
+  ack.seq = seq;
+  ack.ecn_echo = ce;
+  complete = !was_complete && r.complete();
+  return true;
+}
+
+void Dctcp::on_ack(FlowSlot f, const Ack& ack) {
+  Sender& s = sender(f);
+  if (s.una >= s.packets) return;
+  const std::int32_t newly = std::max(0, ack.cumulative - s.una);
+  // DCTCP: the marked fraction of each window of data, and at most one cut per window.
+  s.acked += std::max(newly, 1);
+  if (ack.ecn_echo) s.marked += std::max(newly, 1);
+  if (ack.cumulative >= s.window_end && newly > 0) {
+    const double fraction = static_cast<double>(s.marked) / static_cast<double>(s.acked);
+    s.alpha = (1.0 - o_.g) * s.alpha + o_.g * fraction;
+    s.acked = 0;
+    s.marked = 0;
+    s.window_end = s.next_new;
+  }
+  if (ack.ecn_echo && ack.cumulative >= s.cwr_end && !s.in_recovery) {
+    s.cwnd = std::max(1.0, s.cwnd * (1.0 - s.alpha / 2.0));
+    s.ssthresh = s.cwnd;
+    s.cwr_end = s.next_new;
+  }
+  if (newly > 0) {
+    s.una = ack.cumulative;
+    s.next_new = std::max(s.next_new, s.una);
+    s.dupacks = 0;
+    s.backoff = 0;
+    if (s.in_recovery) {
+      if (s.una >= s.recover) {
+        s.in_recovery = false;
+        s.cwnd = s.ssthresh;
+      } else {
+        s.retransmit = s.una;  // NewReno partial ACK: the next hole
+      }
+    } else if (s.cwnd < s.ssthresh) {
+      s.cwnd = std::min(s.cwnd + newly, max_window_packets_);
+    } else {
+      s.cwnd = std::min(s.cwnd + static_cast<double>(newly) / s.cwnd, max_window_packets_);
+    }
+    if (s.una >= s.packets) {
+      host_.set_timer(f, Time::max());
+      return;
+    }
+    arm_timer(f, s);
+  } else if (ack.cumulative == s.una && ack.seq > s.una && ++s.dupacks == 3 && !s.in_recovery) {
+    s.in_recovery = true;
+    s.recover = s.highest;
+    s.ssthresh = std::max(s.cwnd / 2.0, 2.0);
+    s.cwnd = s.ssthresh;
+    s.retransmit = s.una;
+  }
+  if (can_send(f)) host_.wake(f);
+}
+
+void Dctcp::on_timer(FlowSlot f) {
+  Sender& s = sender(f);
+  if (s.una >= s.packets) return;
+  // Retransmission timeout: go back to the first unacknowledged packet with a window of one.
+  s.ssthresh = std::max(s.cwnd / 2.0, 2.0);
+  s.cwnd = 1.0;
+  s.next_new = s.una;
+  s.retransmit = -1;
+  s.in_recovery = false;
+  s.dupacks = 0;
+  s.backoff = std::min(s.backoff + 1, kMaxBackoff);
+  arm_timer(f, s);
+  host_.wake(f);
+}
+
+}  // namespace mfabric::net::packet

@@ -1,0 +1,860 @@
+#include "net/packet/packet_backend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "core/error.h"
+#include "net/packet/dctcp.h"
+#include "net/packet/event_queue.h"
+#include "net/packet/port.h"
+#include "net/packet/transport.h"
+#include "net/router.h"
+
+namespace mfabric::net {
+
+using fabric::LinkId;
+using fabric::NodeId;
+using packet::Event;
+using packet::EventKind;
+using packet::FlowSlot;
+using packet::Port;
+
+namespace {
+
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+
+enum class Hold : std::uint8_t { None, Paused, Down };
+
+constexpr std::uint8_t kCe = 1;         // the packet was marked Congestion Experienced
+constexpr std::uint8_t kEcnEcho = 2;    // an ACK echoing CE
+constexpr std::uint8_t kNack = 4;
+constexpr std::uint8_t kCnp = 8;
+
+struct Packet {
+  FlowSlot flow = -1;
+  std::int32_t seq = 0;
+  std::int32_t route = -1;
+  std::int32_t cumulative = 0;  // ACKs
+  std::int32_t wire = 0;        // bytes on the wire
+  std::uint16_t hop = 0;
+  std::uint8_t flags = 0;
+};
+
+// An immutable route shared by a flow and its packets in flight (a flow that moves to a new
+// route leaves its packets on the old one).
+struct RouteRec {
+  std::vector<std::int32_t> ports;
+  std::vector<ChannelId> channels;
+  std::int64_t latency_ps = 0;    // the links' latencies
+  std::int64_t ack_delay_ps = 0;  // an ACK's way back: latencies and serialisation
+  std::int64_t data_ps = 0;       // an MTU packet's serialisation over all hops
+  RouteCost cost;
+  std::int32_t refs = 0;
+};
+
+struct Flow {
+  TransferId id = -1;
+  NodeId src = fabric::kNoNode;
+  NodeId dst = fabric::kNoNode;
+  std::int64_t size = 0;
+  std::uint64_t hash = 0;
+  std::int32_t latency_hops = 1;
+  std::int32_t route = -1;
+  std::int32_t packets = 0;
+  std::int32_t last_payload = 0;
+  std::int32_t refs = 0;  // the flow itself until its callback ran, packets, ACKs, timer events
+  std::int64_t timer_deadline = kNever;
+  std::int64_t timer_next = kNever;  // the earliest Timer event pending for it
+  Hold hold = Hold::None;
+  bool live = false;  // its transport is open: data still to arrive
+  bool in_ready = false;
+  Backend::DoneCallback on_done;
+};
+
+}  // namespace
+
+struct PacketBackend::State final : packet::TransportHost {
+  State(const fabric::Topology& t, const PacketBackendOptions& o)
+      : topo(t), links(t), router(links), options(o) {
+    switch (o.transport) {
+      case PacketTransport::Dctcp:
+        transport = std::make_unique<packet::Dctcp>(*this, o.dctcp, o.mtu);
+        break;
+    }
+    sync();
+  }
+
+  const fabric::Topology& topo;
+  LinkTable links;
+  Router router;
+  PacketBackendOptions options;
+  std::unique_ptr<packet::Transport> transport;
+  std::size_t links_seen = 0;
+
+  std::vector<Port> ports;
+  std::vector<std::int32_t> channel_port;  // -1: no port (a free circuit slot)
+  std::vector<std::int32_t> port_route_refs;  // routes (alive) that cross each port
+  std::vector<std::int32_t> retired_ports;
+  std::vector<RouteRec> routes;
+  std::vector<std::int32_t> free_routes;
+  std::vector<Flow> flows;
+  std::vector<FlowSlot> free_flows;
+  std::vector<FlowSlot> paused;  // held by a torn-down circuit, in the order they were held
+  std::vector<Packet> packets;
+  std::vector<std::int32_t> free_packets;
+  packet::EventQueue events;
+
+  std::int64_t now_ps = 0;
+  std::int64_t processed = 0;
+  std::size_t active = 0;
+  TransferId next_id = 0;
+  TransferTotals totals_;
+  PacketStats stats;
+  std::int64_t in_flight = 0;
+  std::vector<ChannelStats> channels;
+  std::vector<PortStats> port_stats;
+  Route scratch;
+
+  // --- TransportHost ---
+  Time now() const override { return Time::picoseconds(now_ps); }
+  void wake(FlowSlot f) override {
+    Flow& fl = flows[static_cast<std::size_t>(f)];
+    if (!fl.live || fl.hold != Hold::None || fl.in_ready) return;
+    const std::int32_t p = routes[static_cast<std::size_t>(fl.route)].ports.front();
+    ports[static_cast<std::size_t>(p)].ready.push_back(f);
+    fl.in_ready = true;
+    kick(p);
+  }
+  void set_timer(FlowSlot f, Time at) override {
+    Flow& fl = flows[static_cast<std::size_t>(f)];
+    fl.timer_deadline = at.ps();
+    if (at.ps() == kNever || at.ps() >= fl.timer_next) return;
+    fl.timer_next = at.ps();
+    ++fl.refs;
+    events.push(at.ps(), EventKind::Timer, static_cast<std::uint32_t>(f));
+  }
+
+  // --- ports ---
+  void sync() {
+    if (topo.links().size() != links_seen) {
+      if (links.circuit_capacity() > 0 && links_seen > 0) {
+        throw std::logic_error("PacketBackend: topology links added after circuits exist");
+      }
+      if (links_seen > 0) router.sync();
+      links_seen = topo.links().size();
+    }
+    const std::size_t channel_count = 2 * links.size();
+    if (channel_port.size() < channel_count) channel_port.resize(channel_count, -1);
+    if (channels.size() < channel_count) {
+      channels.resize(channel_count);
+      port_stats.resize(channel_count);
+    }
+    for (std::size_t l = 0; l < topo.links().size(); ++l) {
+      for (ChannelId c : {static_cast<ChannelId>(2 * l), static_cast<ChannelId>(2 * l + 1)}) {
+        if (channel_port[static_cast<std::size_t>(c)] < 0) add_port(c);
+      }
+    }
+  }
+
+  void configure(Port& p, ChannelId c) {
+    const fabric::Link& link = links.link(link_of_channel(c));
+    const NodeId from = (c % 2 == 0) ? link.a : link.b;
+    p.channel = c;
+    p.prop_ps = link.latency.ps();
+    set_rate(p, link.rate.bps());
+    const bool is_switch = topo.node(from).kind == fabric::NodeKind::Switch;
+    p.buffer = is_switch ? options.buffer.count() : 0;
+    p.ecn_threshold = options.ecn_threshold.count();
+    p.retired = false;
+    p.queued = 0;
+    p.last_change = now_ps;
+  }
+  static void set_rate(Port& p, double bps) {
+    p.down = !(bps > 0);
+    p.ps_per_byte = p.down ? 0 : 8e12 / bps;
+  }
+
+  std::int32_t add_port(ChannelId c) {
+    std::int32_t index = -1;
+    for (std::size_t i = 0; i < retired_ports.size(); ++i) {
+      const std::int32_t r = retired_ports[i];
+      const Port& p = ports[static_cast<std::size_t>(r)];
+      if (!p.busy && p.fifo.empty() && p.inbound == 0 &&
+          port_route_refs[static_cast<std::size_t>(r)] == 0) {
+        index = r;
+        retired_ports.erase(retired_ports.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+    if (index < 0) {
+      index = static_cast<std::int32_t>(ports.size());
+      ports.emplace_back();
+      port_route_refs.push_back(0);
+    }
+    Port& p = ports[static_cast<std::size_t>(index)];
+    p.ready.clear();
+    configure(p, c);
+    channel_port[static_cast<std::size_t>(c)] = index;
+    return index;
+  }
+
+  std::int64_t serialisation(const Port& p, std::int64_t bytes) const {
+    return static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) * p.ps_per_byte));
+  }
+
+  void account(Port& p) {
+    PortStats& st = port_stats[static_cast<std::size_t>(p.channel)];
+    st.queue_byte_ps += static_cast<double>(p.queued) * static_cast<double>(now_ps - p.last_change);
+    p.last_change = now_ps;
+  }
+
+  void enqueue(Port& p, std::int32_t pkt) {
+    account(p);
+    p.fifo.push(pkt);
+    p.queued += packets[static_cast<std::size_t>(pkt)].wire;
+    PortStats& st = port_stats[static_cast<std::size_t>(p.channel)];
+    st.max_queue = std::max(st.max_queue, p.queued);
+  }
+
+  // Starts the port's next packet if it is free: the head of its FIFO, else a new packet of the
+  // next ready flow that starts here.
+  void kick(std::int32_t port_index) {
+    Port& p = ports[static_cast<std::size_t>(port_index)];
+    if (p.busy || p.down) return;
+    if (p.fifo.empty() && !pull(port_index)) return;
+    Port& q = ports[static_cast<std::size_t>(port_index)];
+    const Packet& head = packets[static_cast<std::size_t>(q.fifo.front())];
+    const std::int64_t ser = serialisation(q, head.wire);
+    q.busy = true;
+    channels[static_cast<std::size_t>(q.channel)].busy += Time::picoseconds(ser);
+    events.push(now_ps + ser, EventKind::PortDone, static_cast<std::uint32_t>(port_index));
+  }
+
+  bool pull(std::int32_t port_index) {
+    for (;;) {
+      Port& p = ports[static_cast<std::size_t>(port_index)];
+      if (p.ready.empty()) return false;
+      const FlowSlot f = p.ready.front();
+      p.ready.pop_front();
+      Flow& fl = flows[static_cast<std::size_t>(f)];
+      // A flow that moved to a route from another port left a stale entry here.
+      if (fl.route < 0 || routes[static_cast<std::size_t>(fl.route)].ports.front() != port_index) {
+        continue;
+      }
+      fl.in_ready = false;
+      if (!fl.live || fl.hold != Hold::None) continue;
+      const std::int32_t seq = transport->next_packet(f);
+      if (seq < 0) continue;
+      const std::int32_t pkt = new_packet();
+      Packet& k = packets[static_cast<std::size_t>(pkt)];
+      k.flow = f;
+      k.seq = seq;
+      k.route = fl.route;
+      k.hop = 0;
+      k.flags = 0;
+      k.wire = static_cast<std::int32_t>(
+          (seq == fl.packets - 1 ? fl.last_payload : options.mtu.count()) + options.header.count());
+      ++fl.refs;
+      ++routes[static_cast<std::size_t>(fl.route)].refs;
+      ++stats.packets_sent;
+      if (transport->can_send(f)) {
+        p.ready.push_back(f);
+        fl.in_ready = true;
+      }
+      enqueue(p, pkt);
+      return true;
+    }
+  }
+
+  // --- pools ---
+  std::int32_t new_packet() {
+    ++in_flight;
+    stats.max_packets_in_flight = std::max(stats.max_packets_in_flight, in_flight);
+    if (!free_packets.empty()) {
+      const std::int32_t p = free_packets.back();
+      free_packets.pop_back();
+      return p;
+    }
+    packets.emplace_back();
+    return static_cast<std::int32_t>(packets.size() - 1);
+  }
+  void free_packet(std::int32_t pkt) {
+    const Packet k = packets[static_cast<std::size_t>(pkt)];
+    --in_flight;
+    free_packets.push_back(pkt);
+    unref_route(k.route);
+    unref_flow(k.flow);
+  }
+  void unref_flow(FlowSlot f) {
+    Flow& fl = flows[static_cast<std::size_t>(f)];
+    if (--fl.refs > 0) return;
+    fl = Flow{};
+    free_flows.push_back(f);
+  }
+  std::int32_t new_route(const Route& r) {
+    std::int32_t index;
+    if (!free_routes.empty()) {
+      index = free_routes.back();
+      free_routes.pop_back();
+    } else {
+      index = static_cast<std::int32_t>(routes.size());
+      routes.emplace_back();
+    }
+    RouteRec& rec = routes[static_cast<std::size_t>(index)];
+    rec.channels = r.channels;
+    rec.ports.clear();
+    rec.latency_ps = r.latency.ps();
+    rec.cost = r.cost;
+    rec.refs = 0;
+    rec.ack_delay_ps = 0;
+    rec.data_ps = 0;
+    const std::int64_t mtu_wire = options.mtu.count() + options.header.count();
+    for (ChannelId c : r.channels) {
+      const std::int32_t p = channel_port[static_cast<std::size_t>(c)];
+      rec.ports.push_back(p);
+      ++port_route_refs[static_cast<std::size_t>(p)];
+      const Port& fwd = ports[static_cast<std::size_t>(p)];
+      rec.data_ps += fwd.down ? 0 : serialisation(fwd, mtu_wire);
+      const std::int32_t back = channel_port[static_cast<std::size_t>(c ^ 1)];
+      const Port& rev = ports[static_cast<std::size_t>(back)];
+      rec.ack_delay_ps += rev.prop_ps + (rev.down ? 0 : serialisation(rev, options.ack.count()));
+    }
+    return index;
+  }
+  void unref_route(std::int32_t r) {
+    RouteRec& rec = routes[static_cast<std::size_t>(r)];
+    if (--rec.refs > 0) return;
+    for (std::int32_t p : rec.ports) --port_route_refs[static_cast<std::size_t>(p)];
+    rec.ports.clear();
+    free_routes.push_back(r);
+  }
+  void set_route(Flow& fl, const Route& r) {
+    const std::int32_t old = fl.route;
+    fl.route = new_route(r);
+    ++routes[static_cast<std::size_t>(fl.route)].refs;
+    if (old >= 0) {
+      // Its entry in the old first port's ready list is stale now (pull() skips it).
+      if (routes[static_cast<std::size_t>(old)].ports.front() !=
+          routes[static_cast<std::size_t>(fl.route)].ports.front()) {
+        fl.in_ready = false;
+      }
+      unref_route(old);
+    }
+  }
+  bool crosses_down(const Flow& fl) const {
+    for (std::int32_t p : routes[static_cast<std::size_t>(fl.route)].ports) {
+      const Port& q = ports[static_cast<std::size_t>(p)];
+      if (q.down || q.retired) return true;
+    }
+    return false;
+  }
+  void unhold(FlowSlot f) {
+    Flow& fl = flows[static_cast<std::size_t>(f)];
+    fl.hold = Hold::None;
+    if (fl.timer_deadline <= now_ps && fl.timer_next == kNever) {
+      fl.timer_next = now_ps;
+      ++fl.refs;
+      events.push(now_ps, EventKind::Timer, static_cast<std::uint32_t>(f));
+    }
+    if (transport->can_send(f)) wake(f);
+  }
+
+  // --- events ---
+  void drop(std::int32_t pkt, Port& p) {
+    ++stats.drops;
+    ++port_stats[static_cast<std::size_t>(p.channel)].drops;
+    free_packet(pkt);
+  }
+
+  void on_arrive(std::int32_t pkt) {
+    Packet& k = packets[static_cast<std::size_t>(pkt)];
+    const std::int32_t port_index = routes[static_cast<std::size_t>(k.route)].ports[k.hop];
+    Port& p = ports[static_cast<std::size_t>(port_index)];
+    --p.inbound;
+    if (p.down || (p.buffer > 0 && p.queued + k.wire > p.buffer)) {
+      drop(pkt, p);
+      return;
+    }
+    if (p.queued >= p.ecn_threshold) {
+      k.flags |= kCe;
+      ++stats.marks;
+      ++port_stats[static_cast<std::size_t>(p.channel)].marks;
+    }
+    enqueue(p, pkt);
+    if (!p.busy) kick(port_index);
+  }
+
+  void on_port_done(std::int32_t port_index) {
+    Port& p = ports[static_cast<std::size_t>(port_index)];
+    p.busy = false;
+    if (p.fifo.empty()) return;  // its packets were dropped when its link went down
+    account(p);
+    const std::int32_t pkt = p.fifo.pop();
+    Packet& k = packets[static_cast<std::size_t>(pkt)];
+    p.queued -= k.wire;
+    if (p.down) {
+      drop(pkt, p);
+      return;
+    }
+    channels[static_cast<std::size_t>(p.channel)].bytes += k.wire;
+    ++port_stats[static_cast<std::size_t>(p.channel)].packets;
+    const RouteRec& r = routes[static_cast<std::size_t>(k.route)];
+    ++k.hop;
+    if (k.hop < r.ports.size()) {
+      ++ports[static_cast<std::size_t>(r.ports[k.hop])].inbound;
+      events.push(now_ps + p.prop_ps, EventKind::Arrive, static_cast<std::uint32_t>(pkt));
+    } else {
+      events.push(now_ps + p.prop_ps, EventKind::Deliver, static_cast<std::uint32_t>(pkt));
+    }
+    kick(port_index);
+  }
+
+  void on_deliver(std::int32_t pkt) {
+    Packet& k = packets[static_cast<std::size_t>(pkt)];
+    const FlowSlot f = k.flow;
+    if (!flows[static_cast<std::size_t>(f)].live) {
+      free_packet(pkt);
+      return;
+    }
+    ++stats.packets_delivered;
+    packet::Ack ack;
+    bool complete = false;
+    const bool answer = transport->on_data(f, k.seq, (k.flags & kCe) != 0, ack, complete);
+    if (complete) finish(f);
+    if (!answer || !flows[static_cast<std::size_t>(f)].live) {
+      free_packet(pkt);
+      return;
+    }
+    ++stats.acks;
+    k.seq = ack.seq;
+    k.cumulative = ack.cumulative;
+    k.flags = static_cast<std::uint8_t>((ack.ecn_echo ? kEcnEcho : 0) | (ack.nack ? kNack : 0) |
+                                        (ack.cnp ? kCnp : 0));
+    events.push(now_ps + routes[static_cast<std::size_t>(k.route)].ack_delay_ps, EventKind::Ack,
+                static_cast<std::uint32_t>(pkt));
+  }
+
+  void on_ack(std::int32_t pkt) {
+    const Packet k = packets[static_cast<std::size_t>(pkt)];
+    if (flows[static_cast<std::size_t>(k.flow)].live) {
+      packet::Ack ack;
+      ack.seq = k.seq;
+      ack.cumulative = k.cumulative;
+      ack.ecn_echo = (k.flags & kEcnEcho) != 0;
+      ack.nack = (k.flags & kNack) != 0;
+      ack.cnp = (k.flags & kCnp) != 0;
+      transport->on_ack(k.flow, ack);
+    }
+    free_packet(pkt);
+  }
+
+  void on_timer(FlowSlot f, std::int64_t t) {
+    Flow& fl = flows[static_cast<std::size_t>(f)];
+    if (fl.live) {
+      if (t == fl.timer_next) fl.timer_next = kNever;
+      if (fl.timer_deadline <= now_ps) {
+        if (fl.hold == Hold::None) {
+          fl.timer_deadline = kNever;
+          transport->on_timer(f);
+        }
+      } else if (fl.timer_deadline != kNever && fl.timer_next == kNever) {
+        fl.timer_next = fl.timer_deadline;
+        ++fl.refs;
+        events.push(fl.timer_deadline, EventKind::Timer, static_cast<std::uint32_t>(f));
+      }
+    }
+    unref_flow(f);
+  }
+
+  // The flow's data has all arrived: its callback runs after the extra latency hops.
+  void finish(FlowSlot f) {
+    Flow& fl = flows[static_cast<std::size_t>(f)];
+    fl.live = false;
+    fl.timer_deadline = kNever;
+    transport->close(f);
+    const RouteRec& r = routes[static_cast<std::size_t>(fl.route)];
+    const std::int64_t extra = r.latency_ps * std::max(0, fl.latency_hops - 1);
+    events.push(now_ps + extra, EventKind::Complete, static_cast<std::uint32_t>(f));
+  }
+
+  void on_complete(FlowSlot f) {
+    Flow& fl = flows[static_cast<std::size_t>(f)];
+    Backend::DoneCallback done = std::move(fl.on_done);
+    const TransferId id = fl.id;
+    ++totals_.delivered;
+    totals_.bytes_delivered += fl.size;
+    --active;
+    if (fl.route >= 0) {
+      unref_route(fl.route);
+      fl.route = -1;
+    }
+    unref_flow(f);
+    if (done) done(id, Time::picoseconds(now_ps));
+  }
+
+  void process(const Event& e) {
+    ++processed;
+    const auto i = static_cast<std::int32_t>(e.index);
+    switch (e.kind) {
+      case EventKind::Arrive:
+        on_arrive(i);
+        break;
+      case EventKind::PortDone:
+        on_port_done(i);
+        break;
+      case EventKind::Deliver:
+        on_deliver(i);
+        break;
+      case EventKind::Ack:
+        on_ack(i);
+        break;
+      case EventKind::Timer:
+        on_timer(i, e.t);
+        break;
+      case EventKind::Complete:
+        on_complete(i);
+        break;
+      case EventKind::PfcResume:
+        break;
+    }
+  }
+
+  FlowSlot new_flow() {
+    if (!free_flows.empty()) {
+      const FlowSlot f = free_flows.back();
+      free_flows.pop_back();
+      return f;
+    }
+    flows.emplace_back();
+    return static_cast<FlowSlot>(flows.size() - 1);
+  }
+
+  // Flows (live, not held) whose route crosses a down or retired port, in slot order.
+  std::vector<FlowSlot> flows_crossing_down() const {
+    std::vector<FlowSlot> out;
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      const Flow& fl = flows[i];
+      if (fl.live && fl.hold == Hold::None && fl.route >= 0 && crosses_down(fl)) {
+        out.push_back(static_cast<FlowSlot>(i));
+      }
+    }
+    return out;
+  }
+};
+
+// ----------------------------------------------------------------------------------------------
+
+PacketBackend::PacketBackend(const fabric::Topology& topology, const PacketBackendOptions& options) {
+  check_packet_options(options);
+  s_ = std::make_unique<State>(topology, options);
+}
+
+PacketBackend::~PacketBackend() = default;
+
+TransferId PacketBackend::start(const collective::Transfer& t, DoneCallback on_done) {
+  State& s = *s_;
+  s.sync();
+  if (t.size.count() < 0) {
+    throw Error("", "transfer", fmt::format("size must not be negative, got {}", t.size.count()));
+  }
+  if (t.latency_hops < 0) {
+    throw Error("", "transfer",
+                fmt::format("latency_hops must not be negative, got {}", t.latency_hops));
+  }
+  const std::int64_t mtu = s.options.mtu.count();
+  const std::int64_t packet_count = (t.size.count() + mtu - 1) / mtu;
+  if (packet_count > std::numeric_limits<std::int32_t>::max()) {
+    throw Error("", "transfer",
+                fmt::format("{} bytes are {} packets of {} bytes, more than a flow may have ({})",
+                            t.size.count(), packet_count, mtu,
+                            std::numeric_limits<std::int32_t>::max()));
+  }
+  s.router.route(t.src, t.dst, t.flow_hash, s.scratch);
+
+  const FlowSlot f = s.new_flow();
+  const TransferId id = s.next_id++;
+  Flow& fl = s.flows[static_cast<std::size_t>(f)];
+  fl.id = id;
+  fl.src = t.src;
+  fl.dst = t.dst;
+  fl.size = t.size.count();
+  fl.hash = t.flow_hash;
+  fl.latency_hops = t.latency_hops;
+  fl.packets = static_cast<std::int32_t>(packet_count);
+  fl.last_payload = static_cast<std::int32_t>(t.size.count() - (packet_count - 1) * mtu);
+  fl.refs = 1;
+  fl.on_done = std::move(on_done);
+  ++s.active;
+  ++s.processed;
+  ++s.totals_.started;
+  s.totals_.bytes_sent += t.size.count();
+  if (s.scratch.channels.empty()) {
+    s.events.push(s.now_ps, EventKind::Complete, static_cast<std::uint32_t>(f));
+    return id;
+  }
+  s.set_route(fl, s.scratch);
+  if (t.size.count() == 0) {
+    const std::int64_t latency =
+        s.routes[static_cast<std::size_t>(fl.route)].latency_ps * t.latency_hops;
+    s.events.push(s.now_ps + latency, EventKind::Complete, static_cast<std::uint32_t>(f));
+    return id;
+  }
+  const RouteRec& r = s.routes[static_cast<std::size_t>(fl.route)];
+  const Time rtt = Time::picoseconds(r.latency_ps + r.data_ps + r.ack_delay_ps);
+  fl.live = true;
+  s.transport->open(f, fl.packets, rtt);
+  if (s.crosses_down(fl)) {
+    fl.hold = Hold::Down;
+    return id;
+  }
+  s.wake(f);
+  return id;
+}
+
+void PacketBackend::set_link_rate(LinkId link, Rate rate) {
+  State& s = *s_;
+  s.sync();
+  if (link < 0 || static_cast<std::size_t>(link) >= s.links.size()) {
+    throw Error("", "link", fmt::format("no link {} in the topology", link));
+  }
+  if (s.links.is_circuit(link) && !s.links.connected(link)) {
+    throw Error("", "link", fmt::format("link {} is a circuit slot with no circuit", link));
+  }
+  if (!(rate.bps() >= 0) || !std::isfinite(rate.bps())) {
+    throw Error("", "link",
+                fmt::format("rate must be finite and not negative, got {}", rate.bps()));
+  }
+  const bool is_up = rate.bps() > 0;
+  for (ChannelId c : {2 * link, 2 * link + 1}) {
+    const std::int32_t pi = s.channel_port[static_cast<std::size_t>(c)];
+    Port& p = s.ports[static_cast<std::size_t>(pi)];
+    State::set_rate(p, rate.bps());
+    if (!is_up) {
+      // A failed link loses what its port holds; the packet on the wire is lost at PortDone.
+      s.account(p);
+      std::vector<std::int32_t> lost;
+      const bool keep_head = p.busy && !p.fifo.empty();
+      p.fifo.for_each([&](std::int32_t k) { lost.push_back(k); });
+      p.fifo.clear();
+      p.queued = 0;
+      if (keep_head) {
+        p.fifo.push(lost.front());
+        p.queued = s.packets[static_cast<std::size_t>(lost.front())].wire;
+        lost.erase(lost.begin());
+      }
+      for (std::int32_t k : lost) s.drop(k, p);
+    }
+  }
+  const bool was_up = s.router.link_up(link);
+  if (was_up != is_up) s.router.set_link_up(link, is_up);
+  if (!is_up) {
+    // Flows crossing it move to a route of equal cost if there is one, else hold.
+    for (FlowSlot f : s.flows_crossing_down()) {
+      Flow& fl = s.flows[static_cast<std::size_t>(f)];
+      const RouteCost cost = s.routes[static_cast<std::size_t>(fl.route)].cost;
+      if (s.router.find(fl.src, fl.dst, fl.hash, s.scratch, false) && s.scratch.cost == cost) {
+        s.set_route(fl, s.scratch);
+        if (!s.crosses_down(fl)) continue;
+      }
+      fl.hold = Hold::Down;
+    }
+  } else {
+    for (std::size_t i = 0; i < s.flows.size(); ++i) {
+      Flow& fl = s.flows[i];
+      if (fl.live && fl.hold == Hold::Down && !s.crosses_down(fl)) {
+        s.unhold(static_cast<FlowSlot>(i));
+      }
+    }
+    for (ChannelId c : {2 * link, 2 * link + 1}) s.kick(s.channel_port[static_cast<std::size_t>(c)]);
+  }
+}
+
+void PacketBackend::reroute_down() {
+  State& s = *s_;
+  s.sync();
+  for (std::size_t i = 0; i < s.flows.size(); ++i) {
+    Flow& fl = s.flows[i];
+    if (!fl.live || fl.hold != Hold::Down) continue;
+    if (!s.router.find(fl.src, fl.dst, fl.hash, s.scratch, false)) continue;
+    s.set_route(fl, s.scratch);
+    if (!s.crosses_down(fl)) s.unhold(static_cast<FlowSlot>(i));
+  }
+}
+
+Time PacketBackend::now() const {
+  return Time::picoseconds(s_->now_ps);
+}
+
+std::optional<Time> PacketBackend::next_event_time() const {
+  if (s_->events.empty()) return std::nullopt;
+  return Time::picoseconds(s_->events.top().t);
+}
+
+void PacketBackend::advance(Time t) {
+  State& s = *s_;
+  if (t.ps() < s.now_ps) {
+    throw std::logic_error(fmt::format("PacketBackend::advance: time {} ps is before now ({} ps)",
+                                       t.ps(), s.now_ps));
+  }
+  while (!s.events.empty() && s.events.top().t <= t.ps()) {
+    const Event e = s.events.pop();
+    s.now_ps = e.t;
+    s.process(e);
+  }
+  s.now_ps = t.ps();
+}
+
+std::size_t PacketBackend::active_transfers() const {
+  return s_->active;
+}
+
+std::int64_t PacketBackend::events_processed() const {
+  return s_->processed;
+}
+
+const std::vector<ChannelStats>& PacketBackend::channel_stats() const {
+  return s_->channels;
+}
+
+const std::vector<PortStats>& PacketBackend::port_stats() const {
+  // The occupancy integrals up to now.
+  for (Port& p : s_->ports) {
+    if (p.channel >= 0) s_->account(p);
+  }
+  return s_->port_stats;
+}
+
+PacketStats PacketBackend::packet_stats() const {
+  PacketStats st = s_->stats;
+  st.retransmissions = s_->transport->retransmissions();
+  return st;
+}
+
+const PacketBackendOptions& PacketBackend::options() const {
+  return s_->options;
+}
+
+std::vector<StalledTransfer> PacketBackend::stalled_transfers(std::size_t limit) const {
+  const State& s = *s_;
+  std::vector<StalledTransfer> out;
+  for (const Flow& fl : s.flows) {
+    if (out.size() >= limit) break;
+    if (!fl.live || fl.hold == Hold::None) continue;
+    StalledTransfer st;
+    st.id = fl.id;
+    st.src = fl.src;
+    st.dst = fl.dst;
+    st.remaining = Bytes(fl.size);
+    st.why = fl.hold == Hold::Paused ? StalledTransfer::Why::Paused : StalledTransfer::Why::LinkDown;
+    if (fl.hold == Hold::Down) {
+      for (std::int32_t p : s.routes[static_cast<std::size_t>(fl.route)].ports) {
+        const Port& q = s.ports[static_cast<std::size_t>(p)];
+        if (q.down) {
+          st.down_link = link_of_channel(q.channel);
+          break;
+        }
+      }
+    }
+    out.push_back(st);
+  }
+  return out;
+}
+
+TransferTotals PacketBackend::totals() const {
+  return s_->totals_;
+}
+
+LinkId PacketBackend::connect(NodeId nic_a, NodeId nic_b) {
+  State& s = *s_;
+  s.sync();
+  const LinkId id = s.links.connect(nic_a, nic_b);
+  s.sync();  // channel tables cover the circuit slots
+  for (ChannelId c : {2 * id, 2 * id + 1}) s.add_port(c);
+  s.router.set_link_up(id, s.links.link(id).rate.bps() > 0);
+  return id;
+}
+
+void PacketBackend::disconnect(LinkId circuit) {
+  State& s = *s_;
+  if (!s.links.connected(circuit)) {
+    throw Error("", "circuit", fmt::format("link {} is not a connected circuit", circuit));
+  }
+  for (ChannelId c : {2 * circuit, 2 * circuit + 1}) {
+    const std::int32_t pi = s.channel_port[static_cast<std::size_t>(c)];
+    s.ports[static_cast<std::size_t>(pi)].retired = true;
+    s.retired_ports.push_back(pi);
+    s.channel_port[static_cast<std::size_t>(c)] = -1;
+  }
+  for (FlowSlot f : s.flows_crossing_down()) {
+    s.flows[static_cast<std::size_t>(f)].hold = Hold::Paused;
+    s.paused.push_back(f);
+  }
+  s.router.set_link_up(circuit, false);
+  s.links.disconnect(circuit);
+}
+
+NodeId PacketBackend::circuit_peer(NodeId nic) const {
+  const LinkId c = s_->links.circuit_at(nic);
+  return c < 0 ? fabric::kNoNode : s_->links.other_end(c, nic);
+}
+
+void PacketBackend::resume_paused() {
+  resume_paused(0, s_->topo.cluster().servers);
+}
+
+void PacketBackend::resume_paused(int first_server, int servers) {
+  State& s = *s_;
+  const auto inside = [&](NodeId gpu) {
+    const int server = s.topo.node(gpu).server;
+    return server >= first_server && server < first_server + servers;
+  };
+  std::vector<FlowSlot> resume;
+  std::vector<FlowSlot> still;
+  for (FlowSlot f : s.paused) {
+    const Flow& fl = s.flows[static_cast<std::size_t>(f)];
+    if (!fl.live || fl.hold != Hold::Paused) continue;
+    (inside(fl.src) || inside(fl.dst) ? resume : still).push_back(f);
+  }
+  s.paused.swap(still);
+  for (FlowSlot f : resume) {
+    Flow& fl = s.flows[static_cast<std::size_t>(f)];
+    s.router.route(fl.src, fl.dst, fl.hash, s.scratch);
+    s.set_route(fl, s.scratch);
+    if (s.crosses_down(fl)) {
+      fl.hold = Hold::Down;
+      continue;
+    }
+    s.unhold(f);
+  }
+}
+
+void PacketBackend::reroute(int first_server, int servers) {
+  State& s = *s_;
+  for (std::size_t i = 0; i < s.flows.size(); ++i) {
+    Flow& fl = s.flows[i];
+    if (!fl.live || fl.hold != Hold::None) continue;
+    const int server = s.topo.node(fl.src).server;
+    if (server < first_server || server >= first_server + servers) continue;
+    if (!s.router.find(fl.src, fl.dst, fl.hash, s.scratch, false)) continue;
+    if (!(s.scratch.cost < s.routes[static_cast<std::size_t>(fl.route)].cost)) continue;
+    // The flow's packets in flight stay on the old route; new ones take the new one, from the
+    // new first port.
+    s.set_route(fl, s.scratch);
+    s.wake(static_cast<FlowSlot>(i));
+  }
+}
+
+std::size_t PacketBackend::paused_transfers() const {
+  std::size_t n = 0;
+  for (FlowSlot f : s_->paused) {
+    const Flow& fl = s_->flows[static_cast<std::size_t>(f)];
+    if (fl.live && fl.hold == Hold::Paused) ++n;
+  }
+  return n;
+}
+
+}  // namespace mfabric::net

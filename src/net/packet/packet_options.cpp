@@ -1,0 +1,66 @@
+#include "net/packet/packet_options.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace mfabric::net {
+
+const char* to_string(PacketTransport t) {
+  switch (t) {
+    case PacketTransport::Dctcp:
+      return "dctcp";
+  }
+  return "?";
+}
+
+std::optional<PacketTransport> parse_packet_transport(std::string_view name) {
+  if (name == "dctcp") return PacketTransport::Dctcp;
+  return std::nullopt;
+}
+
+std::vector<std::string> packet_transport_names() {
+  return {"dctcp"};
+}
+
+void check_packet_options(const PacketBackendOptions& o, const std::string& file,
+                          const std::string& prefix) {
+  const auto field = [&](const char* name) { return prefix + "." + name; };
+  if (o.mtu.count() < 64 || o.mtu.count() > 65536) {
+    throw Error(file, field("mtu"),
+                fmt::format("between 64 and 65536 bytes, got {}", o.mtu.count()));
+  }
+  if (o.header.count() < 0 || o.header.count() > 4096) {
+    throw Error(file, field("header"),
+                fmt::format("between 0 and 4096 bytes, got {}", o.header.count()));
+  }
+  if (o.ack.count() < 1 || o.ack.count() > 4096) {
+    throw Error(file, field("ack"), fmt::format("between 1 and 4096 bytes, got {}", o.ack.count()));
+  }
+  if (o.buffer.count() < o.mtu.count() + o.header.count()) {
+    throw Error(file, field("buffer"),
+                fmt::format("at least one packet ({} bytes), got {}",
+                            o.mtu.count() + o.header.count(), o.buffer.count()));
+  }
+  if (o.ecn_threshold.count() < 0) {
+    throw Error(file, field("ecn_threshold"),
+                fmt::format("not negative, got {}", o.ecn_threshold.count()));
+  }
+  if (!(o.dctcp.g > 0 && o.dctcp.g <= 1)) {
+    throw Error(file, field("dctcp.g"), fmt::format("in (0, 1], got {}", o.dctcp.g));
+  }
+  if (o.dctcp.initial_window < 1 || o.dctcp.initial_window > 1000) {
+    throw Error(file, field("dctcp.initial_window"),
+                fmt::format("1 to 1000 packets, got {}", o.dctcp.initial_window));
+  }
+  if (o.dctcp.max_window.count() < o.mtu.count()) {
+    throw Error(file, field("dctcp.max_window"),
+                fmt::format("at least one MTU ({} bytes), got {}", o.mtu.count(),
+                            o.dctcp.max_window.count()));
+  }
+  if (o.dctcp.min_rto.ps() <= 0) {
+    throw Error(file, field("dctcp.min_rto"), "a positive time");
+  }
+}
+
+}  // namespace mfabric::net

@@ -1,0 +1,65 @@
+// An output port of the packet backend: the sending end of one directed channel. It holds a FIFO
+// of packets (by pool index), serialises the head packet at the link's rate, and knows its
+// buffer and ECN threshold. The backend (packet_backend.cpp) moves packets in and out; the port
+// only keeps its queue and its accounting honest.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace mfabric::net::packet {
+
+// A ring buffer of packet indices (a std::deque allocates per block; rings stay put).
+class PacketFifo {
+ public:
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  std::int32_t front() const { return buf_[head_]; }
+  void push(std::int32_t p) {
+    if (size_ == buf_.size()) grow();
+    buf_[(head_ + size_) & (buf_.size() - 1)] = p;
+    ++size_;
+  }
+  std::int32_t pop() {
+    const std::int32_t p = buf_[head_];
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --size_;
+    return p;
+  }
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t i = 0; i < size_; ++i) f(buf_[(head_ + i) & (buf_.size() - 1)]);
+  }
+  void clear() { head_ = size_ = 0; }
+
+ private:
+  void grow() {
+    std::vector<std::int32_t> bigger(buf_.empty() ? 8 : buf_.size() * 2);
+    for (std::size_t i = 0; i < size_; ++i) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
+    buf_.swap(bigger);
+    head_ = 0;
+  }
+  std::vector<std::int32_t> buf_;
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
+};
+
+struct Port {
+  std::int32_t channel = -1;
+  double ps_per_byte = 0;       // serialisation: 8e12 / rate
+  std::int64_t prop_ps = 0;     // the link's latency
+  std::int64_t buffer = 0;      // bytes; 0 = unbounded (a host port)
+  std::int64_t ecn_threshold = 0;
+  PacketFifo fifo;
+  std::int64_t queued = 0;      // bytes in the FIFO, the packet on the wire included
+  std::int64_t last_change = 0; // time `queued` last changed (for the occupancy integral)
+  std::int32_t inbound = 0;     // packets on their way to this port
+  bool busy = false;            // a PortDone event is pending
+  bool down = false;            // rate 0
+  bool retired = false;         // its circuit was torn down: drains, takes nothing new
+  // Flows that start here and may send, round robin (the port is their GPU's first hop).
+  std::deque<std::int32_t> ready;
+};
+
+}  // namespace mfabric::net::packet

