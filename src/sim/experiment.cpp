@@ -51,8 +51,15 @@ const std::vector<std::string> kSyntheticFields = {
     "layer_skew_spread",     "iteration_jitter",
     "source_concentration",  "source_weight",
     "layer_correlation",     "transition_concentration"};
-const std::vector<std::string> kSimulationFields = {"backend", "iterations", "algorithms",
-                                                    "max_memory", "completion_batching"};
+const std::vector<std::string> kSimulationFields = {
+    "backend", "iterations", "algorithms", "max_memory", "completion_batching", "transport",
+    "mtu",     "header",     "ack",        "buffer",     "ecn_threshold",       "ecn_max",
+    "ecn_pmax", "pfc",       "pfc_xoff",   "pfc_xon",    "dctcp"};
+// Settings of the packet backend only (docs/network.md, "Packet backend").
+const std::vector<std::string> kPacketFields = {
+    "transport", "mtu",      "header",   "ack",     "buffer", "ecn_threshold", "ecn_max",
+    "ecn_pmax",  "pfc",      "pfc_xoff", "pfc_xon", "dctcp"};
+const std::vector<std::string> kDctcpFields = {"g", "initial_window", "max_window", "min_rto"};
 const std::vector<std::string> kAlgorithmFields = {"all_reduce", "all_to_all", "all_gather",
                                                    "reduce_scatter"};
 
@@ -232,6 +239,46 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   e.model = w;
 }
 
+void parse_packet_options(const Fields& f, Experiment& e) {
+  for (const std::string& key : kPacketFields) {
+    if (f.has(key) && e.backend != "packet") {
+      throw Error(e.source, f.field(key),
+                  fmt::format("is a packet backend setting: it needs 'backend: packet' (the "
+                              "backend is '{}')",
+                              e.backend));
+    }
+  }
+  net::PacketBackendOptions& o = e.packet;
+  if (f.has("transport")) {
+    const std::string name = *f.optional_string("transport");
+    const auto t = net::parse_packet_transport(name);
+    if (!t) {
+      throw Error(e.source, f.field("transport"),
+                  fmt::format("unknown transport '{}' (known: {})", name,
+                              fmt::join(net::packet_transport_names(), ", ")));
+    }
+    o.transport = *t;
+  }
+  o.mtu = f.optional_bytes("mtu").value_or(o.mtu);
+  o.header = f.optional_bytes("header").value_or(o.header);
+  o.ack = f.optional_bytes("ack").value_or(o.ack);
+  o.buffer = f.optional_bytes("buffer").value_or(o.buffer);
+  o.ecn_threshold = f.optional_bytes("ecn_threshold").value_or(o.ecn_threshold);
+  o.ecn_max = f.optional_bytes("ecn_max").value_or(o.ecn_max);
+  o.ecn_pmax = f.optional_double("ecn_pmax").value_or(o.ecn_pmax);
+  if (f.has("pfc")) o.pfc = *f.optional_bool("pfc");
+  o.pfc_thresholds.xoff = f.optional_bytes("pfc_xoff").value_or(o.pfc_thresholds.xoff);
+  o.pfc_thresholds.xon = f.optional_bytes("pfc_xon").value_or(o.pfc_thresholds.xon);
+  if (f.has("dctcp")) {
+    const Fields d(f.get("dctcp"), e.source, "simulation.dctcp", kDctcpFields);
+    o.dctcp.g = d.optional_double("g").value_or(o.dctcp.g);
+    o.dctcp.initial_window = d.optional_int("initial_window").value_or(o.dctcp.initial_window);
+    o.dctcp.max_window = d.optional_bytes("max_window").value_or(o.dctcp.max_window);
+    o.dctcp.min_rto = d.optional_time("min_rto").value_or(o.dctcp.min_rto);
+  }
+  net::check_packet_options(o, e.source, "simulation");
+}
+
 void parse_simulation(const YAML::Node& node, Experiment& e) {
   const Fields f(node, e.source, "simulation", kSimulationFields);
   e.backend = f.optional_string("backend").value_or(e.backend);
@@ -252,6 +299,7 @@ void parse_simulation(const YAML::Node& node, Experiment& e) {
     set_completion_batching(e, *f.optional_double("completion_batching"),
                             f.field("completion_batching"));
   }
+  parse_packet_options(f, e);
   if (f.has("algorithms")) {
     const Fields a(f.get("algorithms"), e.source, "simulation.algorithms", kAlgorithmFields);
     e.algorithms.all_reduce = a.optional_string("all_reduce").value_or(e.algorithms.all_reduce);

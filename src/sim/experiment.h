@@ -9,6 +9,7 @@
 #include "collective/lowering.h"
 #include "core/spec.h"
 #include "fabric/topology.h"
+#include "net/packet/packet_options.h"
 #include "sim/failures.h"
 #include "workload/chakra.h"
 #include "workload/routing.h"
@@ -59,6 +60,9 @@ struct Experiment {
   // docs/network.md, "Completion batching"); 0 = the exact max-min evolution. The default keeps
   // all-to-all finish times within about 0.05% of exact at a fraction of the cost.
   double completion_batching = kDefaultCompletionBatching;
+  // Packet backend: transport, packets, queues (net/packet/packet_options.h, docs/network.md,
+  // "Packet backend"). Its RED draws take the experiment's seed.
+  net::PacketBackendOptions packet;
   int iterations = 1;
   collective::AlgorithmChoice algorithms;
   // Jobs whose estimated memory is above this are refused before they are built

@@ -65,6 +65,8 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
     // The backend and the controller refer to the topology: they are gone before it moves.
     net::BackendOptions backend_options;
     backend_options.completion_batching = e.completion_batching;
+    backend_options.packet = e.packet;
+    backend_options.packet.seed = e.seed;
     const std::unique_ptr<net::Backend> backend = with_context(e.source, "simulation.backend", [&] {
       return net::make_backend(e.backend, topology, backend_options);
     });

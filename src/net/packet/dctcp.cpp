@@ -15,7 +15,8 @@ Dctcp::Dctcp(TransportHost& host, const DctcpOptions& options, Bytes mtu)
       max_window_packets_(std::max(1.0, std::floor(static_cast<double>(options.max_window.count()) /
                                                    static_cast<double>(mtu.count())))) {}
 
-void Dctcp::open(FlowSlot f, std::int32_t packets, Time rtt) {
+// A window-based sender: the line rate plays no part (the first port serialises at it).
+void Dctcp::open(FlowSlot f, std::int32_t packets, Time rtt, Rate /*line_rate*/) {
   const auto i = static_cast<std::size_t>(f);
   if (i >= senders_.size()) {
     senders_.resize(i + 1);

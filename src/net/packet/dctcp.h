@@ -31,7 +31,7 @@ class Dctcp final : public Transport {
   Dctcp(TransportHost& host, const DctcpOptions& options, Bytes mtu);
 
   const char* name() const override { return "dctcp"; }
-  void open(FlowSlot f, std::int32_t packets, Time rtt) override;
+  void open(FlowSlot f, std::int32_t packets, Time rtt, Rate line_rate) override;
   void close(FlowSlot f) override;
   bool can_send(FlowSlot f) const override;
   std::int32_t next_packet(FlowSlot f) override;

@@ -16,7 +16,8 @@ enum class EventKind : std::uint8_t {
   Ack,       // an acknowledgement (or NACK, CNP) reaches the sender
   Timer,     // a flow's transport timer
   Complete,  // a transfer's completion callback is due
-  PfcResume, // a paused port may send again (PFC)
+  PfcPause,  // a PFC pause frame reaches the port it stops
+  PfcResume, // a PFC resume frame reaches the paused port
 };
 
 struct Event {

@@ -84,6 +84,10 @@ struct PacketBackend::State final : packet::TransportHost {
       case PacketTransport::Dctcp:
         transport = std::make_unique<packet::Dctcp>(*this, o.dctcp, o.mtu);
         break;
+      case PacketTransport::RoceDcqcn:
+      case PacketTransport::Irn:
+        throw Error("", "simulation.transport",
+                    fmt::format("transport '{}' is not available yet", to_string(o.transport)));
     }
     sync();
   }
@@ -92,6 +96,8 @@ struct PacketBackend::State final : packet::TransportHost {
   LinkTable links;
   Router router;
   PacketBackendOptions options;
+  bool pfc = options.pfc_enabled();
+  std::uint64_t red_draws = 0;
   std::unique_ptr<packet::Transport> transport;
   std::size_t links_seen = 0;
 
@@ -167,7 +173,12 @@ struct PacketBackend::State final : packet::TransportHost {
     p.prop_ps = link.latency.ps();
     set_rate(p, link.rate.bps());
     const bool is_switch = topo.node(from).kind == fabric::NodeKind::Switch;
-    p.buffer = is_switch ? options.buffer.count() : 0;
+    p.is_switch = is_switch;
+    // Lossless (PFC) switch ports never drop: their senders pause instead.
+    p.buffer = is_switch && !pfc ? options.buffer.count() : 0;
+    p.held_downstream = 0;
+    p.pause_requested = false;
+    p.paused = false;
     p.ecn_threshold = options.ecn_threshold.count();
     p.retired = false;
     p.queued = 0;
@@ -224,7 +235,7 @@ struct PacketBackend::State final : packet::TransportHost {
   // next ready flow that starts here.
   void kick(std::int32_t port_index) {
     Port& p = ports[static_cast<std::size_t>(port_index)];
-    if (p.busy || p.down) return;
+    if (p.busy || p.down || p.paused) return;
     if (p.fifo.empty() && !pull(port_index)) return;
     Port& q = ports[static_cast<std::size_t>(port_index)];
     const Packet& head = packets[static_cast<std::size_t>(q.fifo.front())];
@@ -364,6 +375,15 @@ struct PacketBackend::State final : packet::TransportHost {
   }
 
   // --- events ---
+  // Drops a packet the port had queued: the switch no longer holds it for PFC either.
+  void drop_queued(std::int32_t pkt, Port& p) {
+    const Packet& k = packets[static_cast<std::size_t>(pkt)];
+    if (pfc && p.is_switch && k.hop > 0) {
+      release_ingress(routes[static_cast<std::size_t>(k.route)].ports[k.hop - 1u], k.wire);
+    }
+    drop(pkt, p);
+  }
+
   void drop(std::int32_t pkt, Port& p) {
     ++stats.drops;
     ++port_stats[static_cast<std::size_t>(p.channel)].drops;
@@ -379,13 +399,49 @@ struct PacketBackend::State final : packet::TransportHost {
       drop(pkt, p);
       return;
     }
-    if (p.queued >= p.ecn_threshold) {
+    if (mark(p.queued)) {
       k.flags |= kCe;
       ++stats.marks;
       ++port_stats[static_cast<std::size_t>(p.channel)].marks;
     }
     enqueue(p, pkt);
+    if (pfc && p.is_switch && k.hop > 0) {
+      const std::int32_t up = routes[static_cast<std::size_t>(k.route)].ports[k.hop - 1u];
+      Port& u = ports[static_cast<std::size_t>(up)];
+      u.held_downstream += k.wire;
+      if (!u.pause_requested && u.held_downstream >= options.pfc_thresholds.xoff.count()) {
+        u.pause_requested = true;
+        ++stats.pfc_pauses;
+        events.push(now_ps + u.prop_ps, EventKind::PfcPause, static_cast<std::uint32_t>(up));
+      }
+    }
     if (!p.busy) kick(port_index);
+  }
+
+  // ECN: a step at ecn_threshold, or RED between it and ecn_max (deterministic draws).
+  bool mark(std::int64_t queued) {
+    const std::int64_t k_min = options.ecn_threshold.count();
+    const std::int64_t k_max = options.ecn_max.count();
+    if (queued < k_min) return false;
+    if (k_max <= k_min || queued >= k_max) return true;
+    const double p = options.ecn_pmax * static_cast<double>(queued - k_min) /
+                     static_cast<double>(k_max - k_min);
+    const std::uint64_t draw = mix_hash(options.seed ^ mix_hash(++red_draws));
+    return static_cast<double>(draw >> 11) * 0x1.0p-53 < p;
+  }
+
+  void on_pfc(std::int32_t port_index, bool pause) {
+    Port& p = ports[static_cast<std::size_t>(port_index)];
+    if (pause == p.paused) return;
+    p.paused = pause;
+    PortStats& st = port_stats[static_cast<std::size_t>(p.channel)];
+    if (pause) {
+      p.paused_since = now_ps;
+      ++st.pauses;
+    } else {
+      st.pause_ps += now_ps - p.paused_since;
+      kick(port_index);
+    }
   }
 
   void on_port_done(std::int32_t port_index) {
@@ -397,12 +453,13 @@ struct PacketBackend::State final : packet::TransportHost {
     Packet& k = packets[static_cast<std::size_t>(pkt)];
     p.queued -= k.wire;
     if (p.down) {
-      drop(pkt, p);
+      drop_queued(pkt, p);
       return;
     }
     channels[static_cast<std::size_t>(p.channel)].bytes += k.wire;
     ++port_stats[static_cast<std::size_t>(p.channel)].packets;
     const RouteRec& r = routes[static_cast<std::size_t>(k.route)];
+    if (pfc && p.is_switch && k.hop > 0) release_ingress(r.ports[k.hop - 1u], k.wire);
     ++k.hop;
     if (k.hop < r.ports.size()) {
       ++ports[static_cast<std::size_t>(r.ports[k.hop])].inbound;
@@ -411,6 +468,16 @@ struct PacketBackend::State final : packet::TransportHost {
       events.push(now_ps + p.prop_ps, EventKind::Deliver, static_cast<std::uint32_t>(pkt));
     }
     kick(port_index);
+  }
+
+  // PFC: the switch no longer holds `bytes` that came from port `up`; resume it at xon.
+  void release_ingress(std::int32_t up, std::int64_t bytes) {
+    Port& u = ports[static_cast<std::size_t>(up)];
+    u.held_downstream -= bytes;
+    if (u.pause_requested && u.held_downstream <= options.pfc_thresholds.xon.count()) {
+      u.pause_requested = false;
+      events.push(now_ps + u.prop_ps, EventKind::PfcResume, static_cast<std::uint32_t>(up));
+    }
   }
 
   void on_deliver(std::int32_t pkt) {
@@ -518,7 +585,11 @@ struct PacketBackend::State final : packet::TransportHost {
       case EventKind::Complete:
         on_complete(i);
         break;
+      case EventKind::PfcPause:
+        on_pfc(i, true);
+        break;
       case EventKind::PfcResume:
+        on_pfc(i, false);
         break;
     }
   }
@@ -606,7 +677,15 @@ TransferId PacketBackend::start(const collective::Transfer& t, DoneCallback on_d
   const RouteRec& r = s.routes[static_cast<std::size_t>(fl.route)];
   const Time rtt = Time::picoseconds(r.latency_ps + r.data_ps + r.ack_delay_ps);
   fl.live = true;
-  s.transport->open(f, fl.packets, rtt);
+  // The flow's line rate is its route's slowest link (ps_per_byte = 8e12 / rate; 0 = down).
+  double slowest_ps_per_byte = 0;
+  for (std::int32_t p : r.ports) {
+    slowest_ps_per_byte =
+        std::max(slowest_ps_per_byte, s.ports[static_cast<std::size_t>(p)].ps_per_byte);
+  }
+  const Rate line_rate =
+      Rate::bits_per_second(slowest_ps_per_byte > 0 ? 8e12 / slowest_ps_per_byte : 0.0);
+  s.transport->open(f, fl.packets, rtt, line_rate);
   if (s.crosses_down(fl)) {
     fl.hold = Hold::Down;
     return id;
@@ -646,7 +725,7 @@ void PacketBackend::set_link_rate(LinkId link, Rate rate) {
         p.queued = s.packets[static_cast<std::size_t>(lost.front())].wire;
         lost.erase(lost.begin());
       }
-      for (std::int32_t k : lost) s.drop(k, p);
+      for (std::int32_t k : lost) s.drop_queued(k, p);
     }
   }
   const bool was_up = s.router.link_up(link);

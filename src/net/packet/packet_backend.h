@@ -44,6 +44,8 @@ struct PortStats {
   std::int64_t marks = 0;         // packets marked CE
   std::int64_t max_queue = 0;     // bytes, the most the port held at once
   double queue_byte_ps = 0;       // integral of the bytes held over time (mean = / run time)
+  std::int64_t pause_ps = 0;      // PFC: time this port was paused by the switch downstream
+  std::int64_t pauses = 0;        // PFC pause frames it received
 };
 
 // Counters of a run, for outputs and benchmarks.
@@ -56,6 +58,7 @@ struct PacketStats {
   std::int64_t retransmissions = 0;
   std::int64_t timeouts = 0;
   std::int64_t max_packets_in_flight = 0;
+  std::int64_t pfc_pauses = 0;       // pause frames sent
 };
 
 class PacketBackend final : public Backend {

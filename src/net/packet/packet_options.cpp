@@ -10,6 +10,10 @@ const char* to_string(PacketTransport t) {
   switch (t) {
     case PacketTransport::Dctcp:
       return "dctcp";
+    case PacketTransport::RoceDcqcn:
+      return "roce-dcqcn";
+    case PacketTransport::Irn:
+      return "irn";
   }
   return "?";
 }

@@ -2,6 +2,7 @@
 // and where the defaults come from. Sizes are bytes, times picoseconds (core/units.h).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,7 +12,7 @@
 
 namespace mfabric::net {
 
-enum class PacketTransport { Dctcp };
+enum class PacketTransport { Dctcp, RoceDcqcn, Irn };
 const char* to_string(PacketTransport t);
 std::optional<PacketTransport> parse_packet_transport(std::string_view name);
 std::vector<std::string> packet_transport_names();
@@ -30,6 +31,44 @@ struct DctcpOptions {
   Time min_rto = Time::microseconds(200);
 };
 
+// DCQCN rate control (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
+// SIGCOMM 2015): the reaction point at the sender, the notification point at the receiver.
+// Defaults are the paper's (section 5 and its Table 1); see dcqcn.h for how each is used.
+struct DcqcnOptions {
+  double g = 1.0 / 256.0;                     // alpha's gain
+  Time alpha_timer = Time::microseconds(55);  // alpha decays without CNPs for this long
+  Time rate_timer = Time::microseconds(55);   // rate-increase timer (T)
+  Bytes byte_counter = Bytes::mib(10);        // rate-increase byte counter (B)
+  int fast_recovery_steps = 5;                // F
+  Rate additive_increase = Rate::gbps(0.04);  // R_AI: 40 Mb/s
+  Rate hyper_increase = Rate::gbps(0.4);      // R_HAI: 400 Mb/s
+  Time cnp_interval = Time::microseconds(50); // at most one CNP per flow per interval
+  Rate min_rate = Rate::gbps(0.1);            // the rate never falls below this
+};
+
+// RoCEv2 reliable connection: go-back-N on NACK or timeout, over PFC.
+struct RoceOptions {
+  Time rto = Time::microseconds(1000);  // go-back-N timeout (lossless fabrics rarely need it)
+};
+
+// IRN (Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018): selective
+// retransmission and at most a bandwidth-delay product in flight, without PFC.
+struct IrnOptions {
+  Time rto_low = Time::microseconds(100);   // RTO_low, when few packets are in flight
+  Time rto_high = Time::microseconds(320);  // RTO_high otherwise
+  int low_packets = 3;                      // "few": at most this many packets in flight
+  bool dcqcn = true;                        // DCQCN rate control on top (the paper's default)
+};
+
+// Priority flow control (IEEE 802.1Qbb) at switch ports for lossless traffic: a switch counts
+// the bytes it holds from each input link and pauses the sender on that link at `xoff`,
+// resuming it at `xon`. Lossless ports never drop; the headroom is what may still arrive while
+// a pause travels (link latency both ways at line rate, plus two packets).
+struct PfcOptions {
+  Bytes xoff = Bytes(300000);
+  Bytes xon = Bytes(280000);
+};
+
 struct PacketBackendOptions {
   PacketTransport transport = PacketTransport::Dctcp;
   // Payload bytes per packet: 4096, the RoCEv2 / InfiniBand MTU common in GPU clusters.
@@ -45,7 +84,22 @@ struct PacketBackendOptions {
   // A port marks ECN (CE) on packets that arrive when it holds at least this many bytes: 120 kB,
   // DCTCP's K > C x RTT / 7 for 400G and a 12 us round trip (six 1 us links each way).
   Bytes ecn_threshold = Bytes(120000);
+  // RED marking between ecn_threshold and ecn_max with probability rising to ecn_pmax (DCQCN's
+  // Kmin, Kmax, Pmax); ecn_max 0 (the default) marks every packet above ecn_threshold (DCTCP's
+  // step).
+  Bytes ecn_max = Bytes(0);
+  double ecn_pmax = 1.0;
+  // Lossless switch ports with PFC: on by default for roce-dcqcn only.
+  std::optional<bool> pfc;
+  PfcOptions pfc_thresholds;
   DctcpOptions dctcp;
+  DcqcnOptions dcqcn;
+  RoceOptions roce;
+  IrnOptions irn;
+  // Seeds the RED marking draws.
+  std::uint64_t seed = 1;
+
+  bool pfc_enabled() const { return pfc.value_or(transport == PacketTransport::RoceDcqcn); }
 };
 
 // mfabric::Error(file, field, expectation) for a setting out of range (fields named

@@ -57,6 +57,13 @@ struct Port {
   std::int32_t inbound = 0;     // packets on their way to this port
   bool busy = false;            // a PortDone event is pending
   bool down = false;            // rate 0
+  bool is_switch = false;       // sent by a switch (drops, PFC); else by a host
+  // PFC: bytes the switch at the far end holds that came over this link, whether it asked this
+  // port to pause, and whether the pause is in force here (since when).
+  std::int64_t held_downstream = 0;
+  bool pause_requested = false;
+  bool paused = false;
+  std::int64_t paused_since = 0;
   bool retired = false;         // its circuit was torn down: drains, takes nothing new
   // Flows that start here and may send, round robin (the port is their GPU's first hop).
   std::deque<std::int32_t> ready;

@@ -42,8 +42,10 @@ class Transport {
   virtual ~Transport() = default;
   virtual const char* name() const = 0;
   // A new flow of `packets` packets (at least 1) in slot f; the backend wakes it afterwards.
-  // `rtt` is the unloaded round trip of its route (data there, acknowledgement back).
-  virtual void open(FlowSlot f, std::int32_t packets, Time rtt) = 0;
+  // `rtt` is the unloaded round trip of its route (data there, acknowledgement back);
+  // `line_rate` the slowest link rate on that route, what rate-based senders (DCQCN) start at
+  // and never exceed, and what a bandwidth-delay product is counted in.
+  virtual void open(FlowSlot f, std::int32_t packets, Time rtt, Rate line_rate) = 0;
   // The flow is done (all its data arrived) or abandoned; its state may be reused.
   virtual void close(FlowSlot f) = 0;
   // Whether next_packet() would return a packet now.
