@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -33,6 +34,7 @@ constexpr std::uint8_t kCe = 1;         // the packet was marked Congestion Expe
 constexpr std::uint8_t kEcnEcho = 2;    // an ACK echoing CE
 constexpr std::uint8_t kNack = 4;
 constexpr std::uint8_t kCnp = 8;
+constexpr std::uint8_t kLost = 16;      // lost on a failed link; dropped at its next event
 
 struct Packet {
   FlowSlot flow = -1;
@@ -40,15 +42,17 @@ struct Packet {
   std::int32_t route = -1;
   std::int32_t cumulative = 0;  // ACKs
   std::int32_t wire = 0;        // bytes on the wire
-  std::uint16_t hop = 0;
+  std::int32_t path = 0;        // its route's ports: State::path_ports[path, path + hops)
+  std::uint16_t hop = 0;        // the port it is at or on its way to
+  std::uint16_t hops = 0;
   std::uint8_t flags = 0;
 };
 
 // An immutable route shared by a flow and its packets in flight (a flow that moves to a new
 // route leaves its packets on the old one).
 struct RouteRec {
-  std::vector<std::int32_t> ports;
-  std::vector<ChannelId> channels;
+  std::int32_t path = 0;  // its ports: State::path_ports[path, path + hops)
+  std::int32_t hops = 0;
   std::int64_t latency_ps = 0;    // the links' latencies
   std::int64_t ack_delay_ps = 0;  // an ACK's way back: latencies and serialisation
   std::int64_t data_ps = 0;       // an MTU packet's serialisation over all hops
@@ -97,6 +101,8 @@ struct PacketBackend::State final : packet::TransportHost {
   Router router;
   PacketBackendOptions options;
   bool pfc = options.pfc_enabled();
+  // Without PFC a port never stops between packets: one event per hop (port.h).
+  bool scheduled_ports = !pfc;
   std::uint64_t red_draws = 0;
   std::unique_ptr<packet::Transport> transport;
   std::size_t links_seen = 0;
@@ -107,6 +113,10 @@ struct PacketBackend::State final : packet::TransportHost {
   std::vector<std::int32_t> retired_ports;
   std::vector<RouteRec> routes;
   std::vector<std::int32_t> free_routes;
+  // The ports of every route, one run of `hops` entries each (packets read their next port here
+  // without touching the route); freed runs are reused by routes of the same length.
+  std::vector<std::int32_t> path_ports;
+  std::vector<std::vector<std::int32_t>> free_paths;  // by length
   std::vector<Flow> flows;
   std::vector<FlowSlot> free_flows;
   std::vector<FlowSlot> paused;  // held by a torn-down circuit, in the order they were held
@@ -125,12 +135,19 @@ struct PacketBackend::State final : packet::TransportHost {
   std::vector<PortStats> port_stats;
   Route scratch;
 
+  std::span<const std::int32_t> path_of(const RouteRec& r) const {
+    return {path_ports.data() + r.path, static_cast<std::size_t>(r.hops)};
+  }
+  std::int32_t first_port(std::int32_t route) const {
+    return path_ports[static_cast<std::size_t>(routes[static_cast<std::size_t>(route)].path)];
+  }
+
   // --- TransportHost ---
   Time now() const override { return Time::picoseconds(now_ps); }
   void wake(FlowSlot f) override {
     Flow& fl = flows[static_cast<std::size_t>(f)];
     if (!fl.live || fl.hold != Hold::None || fl.in_ready) return;
-    const std::int32_t p = routes[static_cast<std::size_t>(fl.route)].ports.front();
+    const std::int32_t p = first_port(fl.route);
     ports[static_cast<std::size_t>(p)].ready.push_back(f);
     fl.in_ready = true;
     kick(p);
@@ -183,6 +200,8 @@ struct PacketBackend::State final : packet::TransportHost {
     p.retired = false;
     p.queued = 0;
     p.last_change = now_ps;
+    p.scheduled.clear();
+    p.busy_until = now_ps;
   }
   static void set_rate(Port& p, double bps) {
     p.down = !(bps > 0);
@@ -193,8 +212,9 @@ struct PacketBackend::State final : packet::TransportHost {
     std::int32_t index = -1;
     for (std::size_t i = 0; i < retired_ports.size(); ++i) {
       const std::int32_t r = retired_ports[i];
-      const Port& p = ports[static_cast<std::size_t>(r)];
-      if (!p.busy && p.fifo.empty() && p.inbound == 0 &&
+      Port& p = ports[static_cast<std::size_t>(r)];
+      drain(p);
+      if (!p.busy && p.fifo.empty() && p.scheduled.empty() && p.inbound == 0 &&
           port_route_refs[static_cast<std::size_t>(r)] == 0) {
         index = r;
         retired_ports.erase(retired_ports.begin() + static_cast<std::ptrdiff_t>(i));
@@ -223,6 +243,49 @@ struct PacketBackend::State final : packet::TransportHost {
     p.last_change = now_ps;
   }
 
+  // Scheduled ports: the packets gone by now leave the queue, each at its own time.
+  void drain(Port& p) {
+    while (!p.scheduled.empty() && p.scheduled.front().done <= now_ps) {
+      const packet::Scheduled gone = p.scheduled.pop();
+      port_stats[static_cast<std::size_t>(p.channel)].queue_byte_ps +=
+          static_cast<double>(p.queued) * static_cast<double>(gone.done - p.last_change);
+      p.last_change = gone.done;
+      p.queued -= gone.wire;
+    }
+  }
+
+  // Scheduled ports: puts the packet on the port's schedule and its next hop's event on the
+  // list; returns when its last bit leaves.
+  std::int64_t transmit(std::int32_t port_index, std::int32_t pkt) {
+    Port& p = ports[static_cast<std::size_t>(port_index)];
+    Packet& k = packets[static_cast<std::size_t>(pkt)];
+    const std::int64_t ser = serialisation(p, k.wire);
+    const std::int64_t done = std::max(now_ps, p.busy_until) + ser;
+    p.busy_until = done;
+    enqueue_bytes(p, k.wire);
+    p.scheduled.push(packet::Scheduled{done, k.wire, pkt});
+    ChannelStats& cs = channels[static_cast<std::size_t>(p.channel)];
+    cs.bytes += k.wire;
+    cs.busy += Time::picoseconds(ser);
+    ++port_stats[static_cast<std::size_t>(p.channel)].packets;
+    ++k.hop;
+    if (k.hop < k.hops) {
+      ++ports[static_cast<std::size_t>(path_ports[static_cast<std::size_t>(k.path + k.hop)])]
+            .inbound;
+      events.push(done + p.prop_ps, EventKind::Arrive, static_cast<std::uint32_t>(pkt));
+    } else {
+      events.push(done + p.prop_ps, EventKind::Deliver, static_cast<std::uint32_t>(pkt));
+    }
+    return done;
+  }
+
+  void enqueue_bytes(Port& p, std::int64_t wire) {
+    account(p);
+    p.queued += wire;
+    PortStats& st = port_stats[static_cast<std::size_t>(p.channel)];
+    st.max_queue = std::max(st.max_queue, p.queued);
+  }
+
   void enqueue(Port& p, std::int32_t pkt) {
     account(p);
     p.fifo.push(pkt);
@@ -236,7 +299,20 @@ struct PacketBackend::State final : packet::TransportHost {
   void kick(std::int32_t port_index) {
     Port& p = ports[static_cast<std::size_t>(port_index)];
     if (p.busy || p.down || p.paused) return;
-    if (p.fifo.empty() && !pull(port_index)) return;
+    if (scheduled_ports) {
+      const std::int32_t pkt = pull(port_index);
+      if (pkt < 0) return;
+      drain(ports[static_cast<std::size_t>(port_index)]);
+      const std::int64_t done = transmit(port_index, pkt);
+      ports[static_cast<std::size_t>(port_index)].busy = true;
+      events.push(done, EventKind::PortDone, static_cast<std::uint32_t>(port_index));
+      return;
+    }
+    if (p.fifo.empty()) {
+      const std::int32_t pkt = pull(port_index);
+      if (pkt < 0) return;
+      enqueue(ports[static_cast<std::size_t>(port_index)], pkt);
+    }
     Port& q = ports[static_cast<std::size_t>(port_index)];
     const Packet& head = packets[static_cast<std::size_t>(q.fifo.front())];
     const std::int64_t ser = serialisation(q, head.wire);
@@ -245,15 +321,16 @@ struct PacketBackend::State final : packet::TransportHost {
     events.push(now_ps + ser, EventKind::PortDone, static_cast<std::uint32_t>(port_index));
   }
 
-  bool pull(std::int32_t port_index) {
+  // A new packet of the next ready flow that starts at this port, or -1.
+  std::int32_t pull(std::int32_t port_index) {
     for (;;) {
       Port& p = ports[static_cast<std::size_t>(port_index)];
-      if (p.ready.empty()) return false;
+      if (p.ready.empty()) return -1;
       const FlowSlot f = p.ready.front();
       p.ready.pop_front();
       Flow& fl = flows[static_cast<std::size_t>(f)];
       // A flow that moved to a route from another port left a stale entry here.
-      if (fl.route < 0 || routes[static_cast<std::size_t>(fl.route)].ports.front() != port_index) {
+      if (fl.route < 0 || first_port(fl.route) != port_index) {
         continue;
       }
       fl.in_ready = false;
@@ -265,6 +342,8 @@ struct PacketBackend::State final : packet::TransportHost {
       k.flow = f;
       k.seq = seq;
       k.route = fl.route;
+      k.path = routes[static_cast<std::size_t>(fl.route)].path;
+      k.hops = static_cast<std::uint16_t>(routes[static_cast<std::size_t>(fl.route)].hops);
       k.hop = 0;
       k.flags = 0;
       k.wire = static_cast<std::int32_t>(
@@ -276,8 +355,7 @@ struct PacketBackend::State final : packet::TransportHost {
         p.ready.push_back(f);
         fl.in_ready = true;
       }
-      enqueue(p, pkt);
-      return true;
+      return pkt;
     }
   }
 
@@ -316,17 +394,18 @@ struct PacketBackend::State final : packet::TransportHost {
       routes.emplace_back();
     }
     RouteRec& rec = routes[static_cast<std::size_t>(index)];
-    rec.channels = r.channels;
-    rec.ports.clear();
+    rec.hops = static_cast<std::int32_t>(r.channels.size());
+    rec.path = new_path(rec.hops);
     rec.latency_ps = r.latency.ps();
     rec.cost = r.cost;
     rec.refs = 0;
     rec.ack_delay_ps = 0;
     rec.data_ps = 0;
     const std::int64_t mtu_wire = options.mtu.count() + options.header.count();
-    for (ChannelId c : r.channels) {
+    for (std::size_t i = 0; i < r.channels.size(); ++i) {
+      const ChannelId c = r.channels[i];
       const std::int32_t p = channel_port[static_cast<std::size_t>(c)];
-      rec.ports.push_back(p);
+      path_ports[static_cast<std::size_t>(rec.path) + i] = p;
       ++port_route_refs[static_cast<std::size_t>(p)];
       const Port& fwd = ports[static_cast<std::size_t>(p)];
       rec.data_ps += fwd.down ? 0 : serialisation(fwd, mtu_wire);
@@ -336,11 +415,24 @@ struct PacketBackend::State final : packet::TransportHost {
     }
     return index;
   }
+  std::int32_t new_path(std::int32_t hops) {
+    if (free_paths.size() <= static_cast<std::size_t>(hops)) free_paths.resize(hops + 1u);
+    std::vector<std::int32_t>& free = free_paths[static_cast<std::size_t>(hops)];
+    if (!free.empty()) {
+      const std::int32_t at = free.back();
+      free.pop_back();
+      return at;
+    }
+    const auto at = static_cast<std::int32_t>(path_ports.size());
+    path_ports.resize(path_ports.size() + static_cast<std::size_t>(hops));
+    return at;
+  }
+
   void unref_route(std::int32_t r) {
     RouteRec& rec = routes[static_cast<std::size_t>(r)];
     if (--rec.refs > 0) return;
-    for (std::int32_t p : rec.ports) --port_route_refs[static_cast<std::size_t>(p)];
-    rec.ports.clear();
+    for (std::int32_t p : path_of(rec)) --port_route_refs[static_cast<std::size_t>(p)];
+    free_paths[static_cast<std::size_t>(rec.hops)].push_back(rec.path);
     free_routes.push_back(r);
   }
   void set_route(Flow& fl, const Route& r) {
@@ -349,15 +441,14 @@ struct PacketBackend::State final : packet::TransportHost {
     ++routes[static_cast<std::size_t>(fl.route)].refs;
     if (old >= 0) {
       // Its entry in the old first port's ready list is stale now (pull() skips it).
-      if (routes[static_cast<std::size_t>(old)].ports.front() !=
-          routes[static_cast<std::size_t>(fl.route)].ports.front()) {
+      if (first_port(old) != first_port(fl.route)) {
         fl.in_ready = false;
       }
       unref_route(old);
     }
   }
   bool crosses_down(const Flow& fl) const {
-    for (std::int32_t p : routes[static_cast<std::size_t>(fl.route)].ports) {
+    for (std::int32_t p : path_of(routes[static_cast<std::size_t>(fl.route)])) {
       const Port& q = ports[static_cast<std::size_t>(p)];
       if (q.down || q.retired) return true;
     }
@@ -379,7 +470,7 @@ struct PacketBackend::State final : packet::TransportHost {
   void drop_queued(std::int32_t pkt, Port& p) {
     const Packet& k = packets[static_cast<std::size_t>(pkt)];
     if (pfc && p.is_switch && k.hop > 0) {
-      release_ingress(routes[static_cast<std::size_t>(k.route)].ports[k.hop - 1u], k.wire);
+      release_ingress(path_ports[static_cast<std::size_t>(k.path + k.hop - 1)], k.wire);
     }
     drop(pkt, p);
   }
@@ -392,9 +483,14 @@ struct PacketBackend::State final : packet::TransportHost {
 
   void on_arrive(std::int32_t pkt) {
     Packet& k = packets[static_cast<std::size_t>(pkt)];
-    const std::int32_t port_index = routes[static_cast<std::size_t>(k.route)].ports[k.hop];
+    const std::int32_t port_index = path_ports[static_cast<std::size_t>(k.path + k.hop)];
     Port& p = ports[static_cast<std::size_t>(port_index)];
     --p.inbound;
+    if (k.flags & kLost) {
+      free_packet(pkt);
+      return;
+    }
+    if (scheduled_ports) drain(p);
     if (p.down || (p.buffer > 0 && p.queued + k.wire > p.buffer)) {
       drop(pkt, p);
       return;
@@ -404,9 +500,13 @@ struct PacketBackend::State final : packet::TransportHost {
       ++stats.marks;
       ++port_stats[static_cast<std::size_t>(p.channel)].marks;
     }
+    if (scheduled_ports) {
+      transmit(port_index, pkt);
+      return;
+    }
     enqueue(p, pkt);
     if (pfc && p.is_switch && k.hop > 0) {
-      const std::int32_t up = routes[static_cast<std::size_t>(k.route)].ports[k.hop - 1u];
+      const std::int32_t up = path_ports[static_cast<std::size_t>(k.path + k.hop - 1)];
       Port& u = ports[static_cast<std::size_t>(up)];
       u.held_downstream += k.wire;
       if (!u.pause_requested && u.held_downstream >= options.pfc_thresholds.xoff.count()) {
@@ -447,6 +547,10 @@ struct PacketBackend::State final : packet::TransportHost {
   void on_port_done(std::int32_t port_index) {
     Port& p = ports[static_cast<std::size_t>(port_index)];
     p.busy = false;
+    if (scheduled_ports) {
+      kick(port_index);
+      return;
+    }
     if (p.fifo.empty()) return;  // its packets were dropped when its link went down
     account(p);
     const std::int32_t pkt = p.fifo.pop();
@@ -458,11 +562,13 @@ struct PacketBackend::State final : packet::TransportHost {
     }
     channels[static_cast<std::size_t>(p.channel)].bytes += k.wire;
     ++port_stats[static_cast<std::size_t>(p.channel)].packets;
-    const RouteRec& r = routes[static_cast<std::size_t>(k.route)];
-    if (pfc && p.is_switch && k.hop > 0) release_ingress(r.ports[k.hop - 1u], k.wire);
+    if (pfc && p.is_switch && k.hop > 0) {
+      release_ingress(path_ports[static_cast<std::size_t>(k.path + k.hop - 1)], k.wire);
+    }
     ++k.hop;
-    if (k.hop < r.ports.size()) {
-      ++ports[static_cast<std::size_t>(r.ports[k.hop])].inbound;
+    if (k.hop < k.hops) {
+      ++ports[static_cast<std::size_t>(path_ports[static_cast<std::size_t>(k.path + k.hop)])]
+            .inbound;
       events.push(now_ps + p.prop_ps, EventKind::Arrive, static_cast<std::uint32_t>(pkt));
     } else {
       events.push(now_ps + p.prop_ps, EventKind::Deliver, static_cast<std::uint32_t>(pkt));
@@ -483,7 +589,7 @@ struct PacketBackend::State final : packet::TransportHost {
   void on_deliver(std::int32_t pkt) {
     Packet& k = packets[static_cast<std::size_t>(pkt)];
     const FlowSlot f = k.flow;
-    if (!flows[static_cast<std::size_t>(f)].live) {
+    if (!flows[static_cast<std::size_t>(f)].live || (k.flags & kLost)) {
       free_packet(pkt);
       return;
     }
@@ -679,7 +785,7 @@ TransferId PacketBackend::start(const collective::Transfer& t, DoneCallback on_d
   fl.live = true;
   // The flow's line rate is its route's slowest link (ps_per_byte = 8e12 / rate; 0 = down).
   double slowest_ps_per_byte = 0;
-  for (std::int32_t p : r.ports) {
+  for (std::int32_t p : s.path_of(r)) {
     slowest_ps_per_byte =
         std::max(slowest_ps_per_byte, s.ports[static_cast<std::size_t>(p)].ps_per_byte);
   }
@@ -712,7 +818,20 @@ void PacketBackend::set_link_rate(LinkId link, Rate rate) {
     const std::int32_t pi = s.channel_port[static_cast<std::size_t>(c)];
     Port& p = s.ports[static_cast<std::size_t>(pi)];
     State::set_rate(p, rate.bps());
-    if (!is_up) {
+    if (!is_up && s.scheduled_ports) {
+      // A failed link loses what its port holds: the packets not gone yet are lost (dropped at
+      // their next event, counted here).
+      s.drain(p);
+      s.account(p);
+      while (!p.scheduled.empty()) {
+        const packet::Scheduled lost = p.scheduled.pop();
+        s.packets[static_cast<std::size_t>(lost.packet)].flags |= kLost;
+        p.queued -= lost.wire;
+        ++s.stats.drops;
+        ++s.port_stats[static_cast<std::size_t>(p.channel)].drops;
+      }
+      p.busy_until = s.now_ps;
+    } else if (!is_up) {
       // A failed link loses what its port holds; the packet on the wire is lost at PortDone.
       s.account(p);
       std::vector<std::int32_t> lost;
@@ -802,7 +921,9 @@ const std::vector<ChannelStats>& PacketBackend::channel_stats() const {
 const std::vector<PortStats>& PacketBackend::port_stats() const {
   // The occupancy integrals up to now.
   for (Port& p : s_->ports) {
-    if (p.channel >= 0) s_->account(p);
+    if (p.channel < 0) continue;
+    s_->drain(p);
+    s_->account(p);
   }
   return s_->port_stats;
 }
@@ -830,7 +951,7 @@ std::vector<StalledTransfer> PacketBackend::stalled_transfers(std::size_t limit)
     st.remaining = Bytes(fl.size);
     st.why = fl.hold == Hold::Paused ? StalledTransfer::Why::Paused : StalledTransfer::Why::LinkDown;
     if (fl.hold == Hold::Down) {
-      for (std::int32_t p : s.routes[static_cast<std::size_t>(fl.route)].ports) {
+      for (std::int32_t p : s.path_of(s.routes[static_cast<std::size_t>(fl.route)])) {
         const Port& q = s.ports[static_cast<std::size_t>(p)];
         if (q.down) {
           st.down_link = link_of_channel(q.channel);

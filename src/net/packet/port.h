@@ -10,19 +10,20 @@
 
 namespace mfabric::net::packet {
 
-// A ring buffer of packet indices (a std::deque allocates per block; rings stay put).
-class PacketFifo {
+// A FIFO ring buffer (a std::deque allocates per block; rings stay put).
+template <class T>
+class Ring {
  public:
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
-  std::int32_t front() const { return buf_[head_]; }
-  void push(std::int32_t p) {
+  const T& front() const { return buf_[head_]; }
+  void push(const T& p) {
     if (size_ == buf_.size()) grow();
     buf_[(head_ + size_) & (buf_.size() - 1)] = p;
     ++size_;
   }
-  std::int32_t pop() {
-    const std::int32_t p = buf_[head_];
+  T pop() {
+    const T p = buf_[head_];
     head_ = (head_ + 1) & (buf_.size() - 1);
     --size_;
     return p;
@@ -35,27 +36,44 @@ class PacketFifo {
 
  private:
   void grow() {
-    std::vector<std::int32_t> bigger(buf_.empty() ? 8 : buf_.size() * 2);
+    std::vector<T> bigger(buf_.empty() ? 8 : buf_.size() * 2);
     for (std::size_t i = 0; i < size_; ++i) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
     buf_.swap(bigger);
     head_ = 0;
   }
-  std::vector<std::int32_t> buf_;
+  std::vector<T> buf_;
   std::size_t head_ = 0;
   std::size_t size_ = 0;
 };
 
+// A packet a port has scheduled (one-event-per-hop ports): it leaves the port at `done`.
+struct Scheduled {
+  std::int64_t done;
+  std::int32_t wire;
+  std::int32_t packet;
+};
+
+// Two ways to run a port, chosen per run (packet_backend.cpp):
+// - queued (with PFC): packets wait in `fifo`; a PortDone event ends each transmission, so that
+//   a pause can stop the port between packets.
+// - scheduled (without PFC): a FIFO at a fixed rate needs no event to leave: a packet arriving at
+//   t leaves at max(t, busy_until) + its serialisation, computed on arrival, and goes straight to
+//   the next hop's event. `scheduled` keeps the packets not yet gone, for the queue length and
+//   for losing them if the link fails.
 struct Port {
   std::int32_t channel = -1;
   double ps_per_byte = 0;       // serialisation: 8e12 / rate
   std::int64_t prop_ps = 0;     // the link's latency
   std::int64_t buffer = 0;      // bytes; 0 = unbounded (a host port)
   std::int64_t ecn_threshold = 0;
-  PacketFifo fifo;
+  Ring<std::int32_t> fifo;      // queued ports
+  Ring<Scheduled> scheduled;    // scheduled ports
+  std::int64_t busy_until = 0;  // scheduled ports: the last scheduled packet leaves then
   std::int64_t queued = 0;      // bytes in the FIFO, the packet on the wire included
   std::int64_t last_change = 0; // time `queued` last changed (for the occupancy integral)
   std::int32_t inbound = 0;     // packets on their way to this port
-  bool busy = false;            // a PortDone event is pending
+  bool busy = false;            // a PortDone event is pending (scheduled ports: for the flows
+                                // that start here, the port is free for their next packet then)
   bool down = false;            // rate 0
   bool is_switch = false;       // sent by a switch (drops, PFC); else by a host
   // PFC: bytes the switch at the far end holds that came over this link, whether it asked this
