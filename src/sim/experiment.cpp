@@ -52,14 +52,26 @@ const std::vector<std::string> kSyntheticFields = {
     "source_concentration",  "source_weight",
     "layer_correlation",     "transition_concentration"};
 const std::vector<std::string> kSimulationFields = {
-    "backend", "iterations", "algorithms", "max_memory", "completion_batching", "transport",
-    "mtu",     "header",     "ack",        "buffer",     "ecn_threshold",       "ecn_max",
-    "ecn_pmax", "pfc",       "pfc_xoff",   "pfc_xon",    "dctcp"};
+    "backend",       "iterations", "algorithms", "max_memory", "completion_batching",
+    "transport",     "mtu",        "header",     "ack",        "buffer",
+    "ecn_threshold", "ecn_max",    "ecn_pmax",   "pfc",        "pfc_xoff",
+    "pfc_xon",       "dctcp",      "dcqcn",      "roce",       "irn"};
 // Settings of the packet backend only (docs/network.md, "Packet backend").
 const std::vector<std::string> kPacketFields = {
-    "transport", "mtu",      "header",   "ack",     "buffer", "ecn_threshold", "ecn_max",
-    "ecn_pmax",  "pfc",      "pfc_xoff", "pfc_xon", "dctcp"};
+    "transport", "mtu",      "header",  "ack",   "buffer", "ecn_threshold", "ecn_max", "ecn_pmax",
+    "pfc",       "pfc_xoff", "pfc_xon", "dctcp", "dcqcn",  "roce",          "irn"};
 const std::vector<std::string> kDctcpFields = {"g", "initial_window", "max_window", "min_rto"};
+const std::vector<std::string> kDcqcnFields = {"g",
+                                               "alpha_timer",
+                                               "rate_timer",
+                                               "byte_counter",
+                                               "fast_recovery_steps",
+                                               "additive_increase",
+                                               "hyper_increase",
+                                               "cnp_interval",
+                                               "min_rate"};
+const std::vector<std::string> kRoceFields = {"rto"};
+const std::vector<std::string> kIrnFields = {"rto_low", "rto_high", "low_packets", "dcqcn"};
 const std::vector<std::string> kAlgorithmFields = {"all_reduce", "all_to_all", "all_gather",
                                                    "reduce_scatter"};
 
@@ -275,6 +287,30 @@ void parse_packet_options(const Fields& f, Experiment& e) {
     o.dctcp.initial_window = d.optional_int("initial_window").value_or(o.dctcp.initial_window);
     o.dctcp.max_window = d.optional_bytes("max_window").value_or(o.dctcp.max_window);
     o.dctcp.min_rto = d.optional_time("min_rto").value_or(o.dctcp.min_rto);
+  }
+  if (f.has("dcqcn")) {
+    const Fields d(f.get("dcqcn"), e.source, "simulation.dcqcn", kDcqcnFields);
+    net::DcqcnOptions& q = o.dcqcn;
+    q.g = d.optional_double("g").value_or(q.g);
+    q.alpha_timer = d.optional_time("alpha_timer").value_or(q.alpha_timer);
+    q.rate_timer = d.optional_time("rate_timer").value_or(q.rate_timer);
+    q.byte_counter = d.optional_bytes("byte_counter").value_or(q.byte_counter);
+    q.fast_recovery_steps = d.optional_int("fast_recovery_steps").value_or(q.fast_recovery_steps);
+    q.additive_increase = d.optional_rate("additive_increase").value_or(q.additive_increase);
+    q.hyper_increase = d.optional_rate("hyper_increase").value_or(q.hyper_increase);
+    q.cnp_interval = d.optional_time("cnp_interval").value_or(q.cnp_interval);
+    q.min_rate = d.optional_rate("min_rate").value_or(q.min_rate);
+  }
+  if (f.has("roce")) {
+    const Fields d(f.get("roce"), e.source, "simulation.roce", kRoceFields);
+    o.roce.rto = d.optional_time("rto").value_or(o.roce.rto);
+  }
+  if (f.has("irn")) {
+    const Fields d(f.get("irn"), e.source, "simulation.irn", kIrnFields);
+    o.irn.rto_low = d.optional_time("rto_low").value_or(o.irn.rto_low);
+    o.irn.rto_high = d.optional_time("rto_high").value_or(o.irn.rto_high);
+    o.irn.low_packets = d.optional_int("low_packets").value_or(o.irn.low_packets);
+    o.irn.dcqcn = d.optional_bool("dcqcn").value_or(o.irn.dcqcn);
   }
   net::check_packet_options(o, e.source, "simulation");
 }

@@ -33,7 +33,8 @@ Topology two_hosts(int gpus = 1) {
 double jain(const std::vector<double>& x) {
   const double sum = std::accumulate(x.begin(), x.end(), 0.0);
   double squares = 0;
-  for (double v : x) squares += v * v;
+  for (double v : x)
+    squares += v * v;
   return sum * sum / (static_cast<double>(x.size()) * squares);
 }
 
@@ -63,15 +64,18 @@ TEST(PacketBackend, NFlowsOnOneLinkShareItFairly) {
   PacketBackend net(t);
   Recorder rec;
   std::vector<TransferId> ids;
-  for (int k = 0; k < 4; ++k) ids.push_back(rec.start(net, transfer(t.gpu(0, k), t.gpu(1, k), 8'000'000)));
+  for (int k = 0; k < 4; ++k)
+    ids.push_back(rec.start(net, transfer(t.gpu(0, k), t.gpu(1, k), 8'000'000)));
   run_to_idle(net);
   std::vector<double> rates;
-  for (TransferId id : ids) rates.push_back(8e6 / rec.at(id).seconds());
+  for (TransferId id : ids)
+    rates.push_back(8e6 / rec.at(id).seconds());
   EXPECT_GT(jain(rates), 0.99);
   // Together they take 32 MB at the net line rate.
   const double per_byte = 8.0 / 100e9 * (4096.0 + 64.0) / 4096.0 * 1e12;
   Time latest;
-  for (TransferId id : ids) latest = std::max(latest, rec.at(id));
+  for (TransferId id : ids)
+    latest = std::max(latest, rec.at(id));
   EXPECT_NEAR(static_cast<double>(latest.ps()), 32e6 * per_byte, 32e6 * per_byte * 0.02);
 }
 
@@ -110,7 +114,8 @@ TEST(PacketBackend, IncastOverflowsASmallBufferAndEveryByteStillArrives) {
   o.ecn_threshold = Bytes(1'000'000);  // no marks: only losses slow the senders
   PacketBackend net(t, o);
   Recorder rec;
-  for (int k = 1; k <= 8; ++k) rec.start(net, transfer(t.gpu(k, 0), t.gpu(0, 0), 2'000'000));
+  for (int k = 1; k <= 8; ++k)
+    rec.start(net, transfer(t.gpu(k, 0), t.gpu(0, 0), 2'000'000));
   run_to_idle(net);
   EXPECT_EQ(net.active_transfers(), 0u);
   EXPECT_EQ(net.totals().bytes_delivered, 16'000'000);
@@ -137,13 +142,15 @@ TEST(PacketBackend, IncastWithPfcDropsNothing) {
   }
   run_to_idle(net);
   Time last;
-  for (TransferId id : ids) last = std::max(last, rec.at(id));
+  for (TransferId id : ids)
+    last = std::max(last, rec.at(id));
   EXPECT_EQ(net.totals().bytes_delivered, 16'000'000);
   EXPECT_EQ(net.packet_stats().drops, 0);
   EXPECT_EQ(net.packet_stats().retransmissions, 0);
   EXPECT_GT(net.packet_stats().pfc_pauses, 0);
   std::int64_t paused = 0;
-  for (const PortStats& p : net.port_stats()) paused += p.pause_ps;
+  for (const PortStats& p : net.port_stats())
+    paused += p.pause_ps;
   EXPECT_GT(paused, 0);
   // Lossless does not mean slower: 16 MB through one 100G port at the net line rate, plus the
   // slow-start ramp and the last packet's way.
@@ -160,14 +167,18 @@ TEST(PacketBackend, RunsAreDeterministic) {
     std::vector<TransferId> ids;
     for (int a = 0; a < 4; ++a) {
       for (int b = 0; b < 4; ++b) {
-        if (a != b) ids.push_back(rec.start(net, transfer(t.gpu(a, 0), t.gpu(b, 1), 500'000, 7 * a + b)));
+        if (a != b)
+          ids.push_back(rec.start(net, transfer(t.gpu(a, 0), t.gpu(b, 1), 500'000, 7 * a + b)));
       }
     }
     run_to_idle(net);
     std::vector<std::int64_t> times;
-    for (TransferId id : ids) times.push_back(rec.at(id).ps());
-    if (run == 0) first = times;
-    else EXPECT_EQ(times, first);
+    for (TransferId id : ids)
+      times.push_back(rec.at(id).ps());
+    if (run == 0)
+      first = times;
+    else
+      EXPECT_EQ(times, first);
   }
 }
 

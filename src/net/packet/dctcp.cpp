@@ -37,7 +37,8 @@ void Dctcp::close(FlowSlot f) {
 }
 
 std::int32_t Dctcp::window_packets(const Sender& s) const {
-  return static_cast<std::int32_t>(std::max(1.0, std::floor(std::min(s.cwnd, max_window_packets_))));
+  return static_cast<std::int32_t>(
+      std::max(1.0, std::floor(std::min(s.cwnd, max_window_packets_))));
 }
 
 bool Dctcp::can_send(FlowSlot f) const {

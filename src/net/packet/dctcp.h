@@ -47,21 +47,21 @@ class Dctcp final : public Transport {
  private:
   struct Sender {
     std::int32_t packets = 0;
-    std::int32_t next_new = 0;   // next packet to send in order
-    std::int32_t highest = 0;    // one past the highest packet ever sent
-    std::int32_t una = 0;        // first packet not acknowledged
+    std::int32_t next_new = 0;  // next packet to send in order
+    std::int32_t highest = 0;   // one past the highest packet ever sent
+    std::int32_t una = 0;       // first packet not acknowledged
     std::int32_t retransmit = -1;
     std::int32_t dupacks = 0;
-    std::int32_t recover = 0;    // NewReno: recovery ends when this is acknowledged
-    std::int32_t window_end = 0; // alpha's observation window ends when this is acknowledged
-    std::int32_t cwr_end = 0;    // no second cut before this is acknowledged
-    std::int32_t acked = 0;      // packets acknowledged in the observation window
-    std::int32_t marked = 0;     // of them, with ECN-Echo
+    std::int32_t recover = 0;     // NewReno: recovery ends when this is acknowledged
+    std::int32_t window_end = 0;  // alpha's observation window ends when this is acknowledged
+    std::int32_t cwr_end = 0;     // no second cut before this is acknowledged
+    std::int32_t acked = 0;       // packets acknowledged in the observation window
+    std::int32_t marked = 0;      // of them, with ECN-Echo
     std::int32_t backoff = 0;
     bool in_recovery = false;
     double cwnd = 0;
     double ssthresh = 0;
-    double alpha = 1.0;          // RFC 8257's initial value
+    double alpha = 1.0;  // RFC 8257's initial value
     Time rto;
   };
   Sender& sender(FlowSlot f) { return senders_[static_cast<std::size_t>(f)]; }

@@ -10,14 +10,14 @@
 namespace mfabric::net::packet {
 
 enum class EventKind : std::uint8_t {
-  Arrive,    // a packet reaches the port of its next hop
-  PortDone,  // a port has put the last bit of its head packet on the wire
-  Deliver,   // a data packet reaches its destination GPU
-  Ack,       // an acknowledgement (or NACK, CNP) reaches the sender
-  Timer,     // a flow's transport timer
-  Complete,  // a transfer's completion callback is due
-  PfcPause,  // a PFC pause frame reaches the port it stops
-  PfcResume, // a PFC resume frame reaches the paused port
+  Arrive,     // a packet reaches the port of its next hop
+  PortDone,   // a port has put the last bit of its head packet on the wire
+  Deliver,    // a data packet reaches its destination GPU
+  Ack,        // an acknowledgement (or NACK, CNP) reaches the sender
+  Timer,      // a flow's transport timer
+  Complete,   // a transfer's completion callback is due
+  PfcPause,   // a PFC pause frame reaches the port it stops
+  PfcResume,  // a PFC resume frame reaches the paused port
 };
 
 struct Event {

@@ -11,7 +11,9 @@
 #include "core/error.h"
 #include "net/packet/dctcp.h"
 #include "net/packet/event_queue.h"
+#include "net/packet/irn.h"
 #include "net/packet/port.h"
+#include "net/packet/roce.h"
 #include "net/packet/transport.h"
 #include "net/router.h"
 
@@ -30,11 +32,11 @@ constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 
 enum class Hold : std::uint8_t { None, Paused, Down };
 
-constexpr std::uint8_t kCe = 1;         // the packet was marked Congestion Experienced
-constexpr std::uint8_t kEcnEcho = 2;    // an ACK echoing CE
+constexpr std::uint8_t kCe = 1;       // the packet was marked Congestion Experienced
+constexpr std::uint8_t kEcnEcho = 2;  // an ACK echoing CE
 constexpr std::uint8_t kNack = 4;
 constexpr std::uint8_t kCnp = 8;
-constexpr std::uint8_t kLost = 16;      // lost on a failed link; dropped at its next event
+constexpr std::uint8_t kLost = 16;  // lost on a failed link; dropped at its next event
 
 struct Packet {
   FlowSlot flow = -1;
@@ -89,9 +91,11 @@ struct PacketBackend::State final : packet::TransportHost {
         transport = std::make_unique<packet::Dctcp>(*this, o.dctcp, o.mtu);
         break;
       case PacketTransport::RoceDcqcn:
+        transport = std::make_unique<packet::Roce>(*this, o.roce, o.dcqcn, o.mtu, o.header);
+        break;
       case PacketTransport::Irn:
-        throw Error("", "simulation.transport",
-                    fmt::format("transport '{}' is not available yet", to_string(o.transport)));
+        transport = std::make_unique<packet::Irn>(*this, o.irn, o.dcqcn, o.mtu, o.header);
+        break;
     }
     sync();
   }
@@ -108,7 +112,7 @@ struct PacketBackend::State final : packet::TransportHost {
   std::size_t links_seen = 0;
 
   std::vector<Port> ports;
-  std::vector<std::int32_t> channel_port;  // -1: no port (a free circuit slot)
+  std::vector<std::int32_t> channel_port;     // -1: no port (a free circuit slot)
   std::vector<std::int32_t> port_route_refs;  // routes (alive) that cross each port
   std::vector<std::int32_t> retired_ports;
   std::vector<RouteRec> routes;
@@ -431,7 +435,8 @@ struct PacketBackend::State final : packet::TransportHost {
   void unref_route(std::int32_t r) {
     RouteRec& rec = routes[static_cast<std::size_t>(r)];
     if (--rec.refs > 0) return;
-    for (std::int32_t p : path_of(rec)) --port_route_refs[static_cast<std::size_t>(p)];
+    for (std::int32_t p : path_of(rec))
+      --port_route_refs[static_cast<std::size_t>(p)];
     free_paths[static_cast<std::size_t>(rec.hops)].push_back(rec.path);
     free_routes.push_back(r);
   }
@@ -524,8 +529,8 @@ struct PacketBackend::State final : packet::TransportHost {
     const std::int64_t k_max = options.ecn_max.count();
     if (queued < k_min) return false;
     if (k_max <= k_min || queued >= k_max) return true;
-    const double p = options.ecn_pmax * static_cast<double>(queued - k_min) /
-                     static_cast<double>(k_max - k_min);
+    const double p =
+        options.ecn_pmax * static_cast<double>(queued - k_min) / static_cast<double>(k_max - k_min);
     const std::uint64_t draw = mix_hash(options.seed ^ mix_hash(++red_draws));
     return static_cast<double>(draw >> 11) * 0x1.0p-53 < p;
   }
@@ -725,7 +730,8 @@ struct PacketBackend::State final : packet::TransportHost {
 
 // ----------------------------------------------------------------------------------------------
 
-PacketBackend::PacketBackend(const fabric::Topology& topology, const PacketBackendOptions& options) {
+PacketBackend::PacketBackend(const fabric::Topology& topology,
+                             const PacketBackendOptions& options) {
   check_packet_options(options);
   s_ = std::make_unique<State>(topology, options);
 }
@@ -745,10 +751,10 @@ TransferId PacketBackend::start(const collective::Transfer& t, DoneCallback on_d
   const std::int64_t mtu = s.options.mtu.count();
   const std::int64_t packet_count = (t.size.count() + mtu - 1) / mtu;
   if (packet_count > std::numeric_limits<std::int32_t>::max()) {
-    throw Error("", "transfer",
-                fmt::format("{} bytes are {} packets of {} bytes, more than a flow may have ({})",
-                            t.size.count(), packet_count, mtu,
-                            std::numeric_limits<std::int32_t>::max()));
+    throw Error(
+        "", "transfer",
+        fmt::format("{} bytes are {} packets of {} bytes, more than a flow may have ({})",
+                    t.size.count(), packet_count, mtu, std::numeric_limits<std::int32_t>::max()));
   }
   s.router.route(t.src, t.dst, t.flow_hash, s.scratch);
 
@@ -844,7 +850,8 @@ void PacketBackend::set_link_rate(LinkId link, Rate rate) {
         p.queued = s.packets[static_cast<std::size_t>(lost.front())].wire;
         lost.erase(lost.begin());
       }
-      for (std::int32_t k : lost) s.drop_queued(k, p);
+      for (std::int32_t k : lost)
+        s.drop_queued(k, p);
     }
   }
   const bool was_up = s.router.link_up(link);
@@ -867,7 +874,8 @@ void PacketBackend::set_link_rate(LinkId link, Rate rate) {
         s.unhold(static_cast<FlowSlot>(i));
       }
     }
-    for (ChannelId c : {2 * link, 2 * link + 1}) s.kick(s.channel_port[static_cast<std::size_t>(c)]);
+    for (ChannelId c : {2 * link, 2 * link + 1})
+      s.kick(s.channel_port[static_cast<std::size_t>(c)]);
   }
 }
 
@@ -895,8 +903,8 @@ std::optional<Time> PacketBackend::next_event_time() const {
 void PacketBackend::advance(Time t) {
   State& s = *s_;
   if (t.ps() < s.now_ps) {
-    throw std::logic_error(fmt::format("PacketBackend::advance: time {} ps is before now ({} ps)",
-                                       t.ps(), s.now_ps));
+    throw std::logic_error(
+        fmt::format("PacketBackend::advance: time {} ps is before now ({} ps)", t.ps(), s.now_ps));
   }
   while (!s.events.empty() && s.events.top().t <= t.ps()) {
     const Event e = s.events.pop();
@@ -949,7 +957,8 @@ std::vector<StalledTransfer> PacketBackend::stalled_transfers(std::size_t limit)
     st.src = fl.src;
     st.dst = fl.dst;
     st.remaining = Bytes(fl.size);
-    st.why = fl.hold == Hold::Paused ? StalledTransfer::Why::Paused : StalledTransfer::Why::LinkDown;
+    st.why =
+        fl.hold == Hold::Paused ? StalledTransfer::Why::Paused : StalledTransfer::Why::LinkDown;
     if (fl.hold == Hold::Down) {
       for (std::int32_t p : s.path_of(s.routes[static_cast<std::size_t>(fl.route)])) {
         const Port& q = s.ports[static_cast<std::size_t>(p)];
@@ -973,7 +982,8 @@ LinkId PacketBackend::connect(NodeId nic_a, NodeId nic_b) {
   s.sync();
   const LinkId id = s.links.connect(nic_a, nic_b);
   s.sync();  // channel tables cover the circuit slots
-  for (ChannelId c : {2 * id, 2 * id + 1}) s.add_port(c);
+  for (ChannelId c : {2 * id, 2 * id + 1})
+    s.add_port(c);
   s.router.set_link_up(id, s.links.link(id).rate.bps() > 0);
   return id;
 }

@@ -20,11 +20,13 @@ const char* to_string(PacketTransport t) {
 
 std::optional<PacketTransport> parse_packet_transport(std::string_view name) {
   if (name == "dctcp") return PacketTransport::Dctcp;
+  if (name == "roce-dcqcn") return PacketTransport::RoceDcqcn;
+  if (name == "irn") return PacketTransport::Irn;
   return std::nullopt;
 }
 
 std::vector<std::string> packet_transport_names() {
-  return {"dctcp"};
+  return {"dctcp", "roce-dcqcn", "irn"};
 }
 
 void check_packet_options(const PacketBackendOptions& o, const std::string& file,
@@ -64,6 +66,50 @@ void check_packet_options(const PacketBackendOptions& o, const std::string& file
   }
   if (o.dctcp.min_rto.ps() <= 0) {
     throw Error(file, field("dctcp.min_rto"), "a positive time");
+  }
+  if (!(o.dcqcn.g > 0 && o.dcqcn.g <= 1)) {
+    throw Error(file, field("dcqcn.g"), fmt::format("in (0, 1], got {}", o.dcqcn.g));
+  }
+  if (o.dcqcn.alpha_timer.ps() <= 0) {
+    throw Error(file, field("dcqcn.alpha_timer"), "a positive time");
+  }
+  if (o.dcqcn.rate_timer.ps() <= 0) {
+    throw Error(file, field("dcqcn.rate_timer"), "a positive time");
+  }
+  if (o.dcqcn.byte_counter.count() < 1) {
+    throw Error(file, field("dcqcn.byte_counter"),
+                fmt::format("at least 1 byte, got {}", o.dcqcn.byte_counter.count()));
+  }
+  if (o.dcqcn.fast_recovery_steps < 0 || o.dcqcn.fast_recovery_steps > 1000) {
+    throw Error(file, field("dcqcn.fast_recovery_steps"),
+                fmt::format("0 to 1000, got {}", o.dcqcn.fast_recovery_steps));
+  }
+  if (!(o.dcqcn.additive_increase.bps() >= 0)) {
+    throw Error(file, field("dcqcn.additive_increase"), "a rate, not negative");
+  }
+  if (!(o.dcqcn.hyper_increase.bps() >= 0)) {
+    throw Error(file, field("dcqcn.hyper_increase"), "a rate, not negative");
+  }
+  if (o.dcqcn.cnp_interval.ps() < 0) {
+    throw Error(file, field("dcqcn.cnp_interval"), "a time, not negative");
+  }
+  if (!(o.dcqcn.min_rate.bps() > 0)) {
+    throw Error(file, field("dcqcn.min_rate"), "a positive rate");
+  }
+  if (o.roce.rto.ps() <= 0) {
+    throw Error(file, field("roce.rto"), "a positive time");
+  }
+  if (o.irn.rto_low.ps() <= 0) {
+    throw Error(file, field("irn.rto_low"), "a positive time");
+  }
+  if (o.irn.rto_high < o.irn.rto_low) {
+    throw Error(file, field("irn.rto_high"),
+                fmt::format("at least irn.rto_low ({}), got {}", mfabric::to_string(o.irn.rto_low),
+                            mfabric::to_string(o.irn.rto_high)));
+  }
+  if (o.irn.low_packets < 0) {
+    throw Error(file, field("irn.low_packets"),
+                fmt::format("not negative, got {}", o.irn.low_packets));
   }
 }
 

@@ -33,31 +33,50 @@ struct DctcpOptions {
 
 // DCQCN rate control (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
 // SIGCOMM 2015): the reaction point at the sender, the notification point at the receiver.
-// Defaults are the paper's (section 5 and its Table 1); see dcqcn.h for how each is used.
+// Defaults are the paper's where it gives one; each says where it comes from, and dcqcn.h how
+// it is used.
 struct DcqcnOptions {
-  double g = 1.0 / 256.0;                     // alpha's gain
-  Time alpha_timer = Time::microseconds(55);  // alpha decays without CNPs for this long
-  Time rate_timer = Time::microseconds(55);   // rate-increase timer (T)
-  Bytes byte_counter = Bytes::mib(10);        // rate-increase byte counter (B)
-  int fast_recovery_steps = 5;                // F
-  Rate additive_increase = Rate::gbps(0.04);  // R_AI: 40 Mb/s
-  Rate hyper_increase = Rate::gbps(0.4);      // R_HAI: 400 Mb/s
-  Time cnp_interval = Time::microseconds(50); // at most one CNP per flow per interval
-  Rate min_rate = Rate::gbps(0.1);            // the rate never falls below this
+  // alpha's gain: 1/256 (the paper's g).
+  double g = 1.0 / 256.0;
+  // alpha decays, alpha = (1 - g) alpha, every 55 us without a CNP (the paper's K).
+  Time alpha_timer = Time::microseconds(55);
+  // Rate-increase timer: a step every 55 us (the paper's T).
+  Time rate_timer = Time::microseconds(55);
+  // Rate-increase byte counter: a step every 10 MB sent (the paper's B, in decimal megabytes).
+  Bytes byte_counter = Bytes(10000000);
+  // Fast-recovery steps before additive increase: 5 (the paper's F).
+  int fast_recovery_steps = 5;
+  // Additive increase of the target rate per step: 40 Mb/s (the paper's R_AI).
+  Rate additive_increase = Rate::gbps(0.04);
+  // Hyper increase per step: 200 Mb/s. The paper gives no value for R_HAI; 200 Mb/s is what its
+  // authors' simulator runs with R_AI = 40 Mb/s (github.com/bobzhuyb/ns3-rdma,
+  // windows/ns-3-dev/mix/config.txt, RATE_HAI).
+  Rate hyper_increase = Rate::gbps(0.2);
+  // Notification point: at most one CNP per flow per 50 us (the paper's N).
+  Time cnp_interval = Time::microseconds(50);
+  // The rate never falls below 100 Mb/s (the same simulator's MinRate; the paper gives none), or
+  // below the line rate of a route slower than that.
+  Rate min_rate = Rate::gbps(0.1);
 };
 
 // RoCEv2 reliable connection: go-back-N on NACK or timeout, over PFC.
 struct RoceOptions {
-  Time rto = Time::microseconds(1000);  // go-back-N timeout (lossless fabrics rarely need it)
+  // Go-back-N timeout after the last progress: 1 ms. Lossless (PFC) fabrics rarely need it; NICs
+  // configure it as the InfiniBand local ACK timeout 4.096 us x 2^n, and n = 8 is 1.05 ms.
+  Time rto = Time::microseconds(1000);
 };
 
 // IRN (Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018): selective
 // retransmission and at most a bandwidth-delay product in flight, without PFC.
 struct IrnOptions {
-  Time rto_low = Time::microseconds(100);   // RTO_low, when few packets are in flight
-  Time rto_high = Time::microseconds(320);  // RTO_high otherwise
-  int low_packets = 3;                      // "few": at most this many packets in flight
-  bool dcqcn = true;                        // DCQCN rate control on top (the paper's default)
+  // Timeouts, the paper's: RTO_low = 100 us while at most N = 3 packets are in
+  // flight (a small message's tail loss is found quickly), RTO_high = 320 us otherwise.
+  Time rto_low = Time::microseconds(100);
+  Time rto_high = Time::microseconds(320);
+  int low_packets = 3;
+  // DCQCN rate control on top: the paper evaluates IRN with and without it; on by default, so
+  // that IRN differs from roce-dcqcn only in loss recovery and BDP-FC.
+  bool dcqcn = true;
 };
 
 // Priority flow control (IEEE 802.1Qbb) at switch ports for lossless traffic: a switch counts

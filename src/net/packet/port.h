@@ -30,14 +30,16 @@ class Ring {
   }
   template <class F>
   void for_each(F&& f) const {
-    for (std::size_t i = 0; i < size_; ++i) f(buf_[(head_ + i) & (buf_.size() - 1)]);
+    for (std::size_t i = 0; i < size_; ++i)
+      f(buf_[(head_ + i) & (buf_.size() - 1)]);
   }
   void clear() { head_ = size_ = 0; }
 
  private:
   void grow() {
     std::vector<T> bigger(buf_.empty() ? 8 : buf_.size() * 2);
-    for (std::size_t i = 0; i < size_; ++i) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
+    for (std::size_t i = 0; i < size_; ++i)
+      bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
     buf_.swap(bigger);
     head_ = 0;
   }
@@ -62,27 +64,27 @@ struct Scheduled {
 //   for losing them if the link fails.
 struct Port {
   std::int32_t channel = -1;
-  double ps_per_byte = 0;       // serialisation: 8e12 / rate
-  std::int64_t prop_ps = 0;     // the link's latency
-  std::int64_t buffer = 0;      // bytes; 0 = unbounded (a host port)
+  double ps_per_byte = 0;    // serialisation: 8e12 / rate
+  std::int64_t prop_ps = 0;  // the link's latency
+  std::int64_t buffer = 0;   // bytes; 0 = unbounded (a host port)
   std::int64_t ecn_threshold = 0;
-  Ring<std::int32_t> fifo;      // queued ports
-  Ring<Scheduled> scheduled;    // scheduled ports
-  std::int64_t busy_until = 0;  // scheduled ports: the last scheduled packet leaves then
-  std::int64_t queued = 0;      // bytes in the FIFO, the packet on the wire included
-  std::int64_t last_change = 0; // time `queued` last changed (for the occupancy integral)
-  std::int32_t inbound = 0;     // packets on their way to this port
-  bool busy = false;            // a PortDone event is pending (scheduled ports: for the flows
-                                // that start here, the port is free for their next packet then)
-  bool down = false;            // rate 0
-  bool is_switch = false;       // sent by a switch (drops, PFC); else by a host
+  Ring<std::int32_t> fifo;       // queued ports
+  Ring<Scheduled> scheduled;     // scheduled ports
+  std::int64_t busy_until = 0;   // scheduled ports: the last scheduled packet leaves then
+  std::int64_t queued = 0;       // bytes in the FIFO, the packet on the wire included
+  std::int64_t last_change = 0;  // time `queued` last changed (for the occupancy integral)
+  std::int32_t inbound = 0;      // packets on their way to this port
+  bool busy = false;             // a PortDone event is pending (scheduled ports: for the flows
+                                 // that start here, the port is free for their next packet then)
+  bool down = false;             // rate 0
+  bool is_switch = false;        // sent by a switch (drops, PFC); else by a host
   // PFC: bytes the switch at the far end holds that came over this link, whether it asked this
   // port to pause, and whether the pause is in force here (since when).
   std::int64_t held_downstream = 0;
   bool pause_requested = false;
   bool paused = false;
   std::int64_t paused_since = 0;
-  bool retired = false;         // its circuit was torn down: drains, takes nothing new
+  bool retired = false;  // its circuit was torn down: drains, takes nothing new
   // Flows that start here and may send, round robin (the port is their GPU's first hop).
   std::deque<std::int32_t> ready;
 };

@@ -24,7 +24,8 @@ class ReceiveWindow {
       return true;
     }
     ++expected_;
-    while (expected_ < packets_ && has(expected_)) ++expected_;
+    while (expected_ < packets_ && has(expected_))
+      ++expected_;
     return true;
   }
   bool has(std::int32_t seq) const {

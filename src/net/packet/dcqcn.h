@@ -1,0 +1,109 @@
+// DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015): the
+// rate control that RoCEv2 NICs run, shared by the RoCE and IRN transports (roce.h, irn.h).
+//
+// Reaction point (DcqcnRate, at the sender), per flow: the current rate Rc, paced per packet, a
+// target rate Rt and alpha, an estimate of how congested the path is.
+//   - A CNP: Rt = Rc; Rc = Rc (1 - alpha / 2); alpha = (1 - g) alpha + g. It restarts the
+//     rate-increase timer, the byte counter and their counts T and BC, and alpha's decay.
+//   - alpha decays, alpha = (1 - g) alpha, every alpha_timer without a CNP.
+//   - Rate increase, on each expiry of the timer (every rate_timer, T += 1) or of the byte
+//     counter (every byte_counter bytes sent, BC += 1):
+//       fast recovery while max(T, BC) <= F:   Rc = (Rt + Rc) / 2
+//       hyper increase once min(T, BC) > F:    Rt += R_HAI, then Rc = (Rt + Rc) / 2
+//       additive increase otherwise:           Rt += R_AI,  then Rc = (Rt + Rc) / 2
+//     so a flow that keeps sending recovers half its lost rate per step for F steps, then
+//     probes linearly, and faster once both the timer and the byte counter have passed F.
+//   Rates start at the flow's line rate, never exceed it and never fall below min_rate.
+//   Before its first CNP a flow sends at line rate with alpha = 1 and no timers running, and
+//   once it is back at line rate its increase timer stops (nothing left to recover).
+//
+// Timers are kept as deadlines, not events: alpha's decay is computed when alpha is used (a CNP
+// or a query), exactly as a periodic timer restarted at each CNP would leave it, and the
+// increase steps whose deadlines have passed are applied (in order) by advance(), which every
+// other call makes first. A transport therefore needs the increase deadline only while the flow
+// waits for its pacing time: an increase may let it send earlier (next_deadline()).
+//
+// Notification point (DcqcnNotificationPoint, at the receiver): a CNP for a flow when a packet
+// arrives marked CE, at most one per flow per cnp_interval.
+#pragma once
+
+#include <vector>
+
+#include "core/units.h"
+#include "net/packet/packet_options.h"
+#include "net/packet/transport.h"
+
+namespace mfabric::net::packet {
+
+class DcqcnRate {
+ public:
+  explicit DcqcnRate(const DcqcnOptions& options);
+
+  // A new flow in slot f (its state is reset) at `line_rate`. A line rate of 0 (no link of the
+  // route is up) leaves the flow unpaced: it has no rate to start from.
+  void open(FlowSlot f, Rate line_rate);
+  // Applies the rate-increase timer expiries due at or before `now`.
+  void advance(FlowSlot f, Time now);
+  // The flow started a packet of `wire` bytes at `now` (counts towards the byte counter).
+  void on_sent(FlowSlot f, Bytes wire, Time now);
+  // A CNP arrived for the flow at `now`.
+  void on_cnp(FlowSlot f, Time now);
+
+  // The earliest time the flow may start its next packet: the previous one's start plus its
+  // wire bytes at the current rate Rc (Time::zero() before the first packet). Rounded down to
+  // the picosecond, so a flow at line rate never waits on its own port's serialisation (which
+  // the backend rounds up).
+  Time next_send(FlowSlot f) const;
+  // The next rate-increase timer expiry, Time::max() when none is pending.
+  Time next_deadline(FlowSlot f) const;
+
+  Rate rate(FlowSlot f) const { return Rate::bits_per_second(flow(f).rc); }
+  Rate target_rate(FlowSlot f) const { return Rate::bits_per_second(flow(f).rt); }
+  Rate line_rate(FlowSlot f) const { return Rate::bits_per_second(flow(f).line); }
+  // alpha at `now` (with the decay due by then).
+  double alpha(FlowSlot f, Time now) const;
+
+ private:
+  struct Flow {
+    double line = 0;   // bits/s
+    double floor = 0;  // min_rate, or the line rate when that is lower
+    double rc = 0;
+    double rt = 0;
+    double alpha = 1.0;  // as of alpha_since
+    Time alpha_since;
+    bool decaying = false;  // a CNP has arrived: alpha decays from alpha_since
+    Time last_start;
+    std::int64_t last_wire = 0;  // bytes of the previous packet; 0 before the first
+    bool increasing = false;     // a CNP cut the rate and it has not recovered to line rate
+    Time increase_at = Time::max();
+    std::int64_t bytes_counted = 0;  // sent since the byte counter last expired
+    int timer_steps = 0;             // T
+    int byte_steps = 0;              // BC
+  };
+  const Flow& flow(FlowSlot f) const { return flows_[static_cast<std::size_t>(f)]; }
+  Flow& flow(FlowSlot f) { return flows_[static_cast<std::size_t>(f)]; }
+  void increase(Flow& s) const;
+  double alpha_at(const Flow& s, Time now) const;
+
+  DcqcnOptions o_;
+  std::vector<Flow> flows_;
+};
+
+class DcqcnNotificationPoint {
+ public:
+  explicit DcqcnNotificationPoint(Time cnp_interval) : interval_(cnp_interval) {}
+
+  void open(FlowSlot f);
+  // A data packet of flow f arrived at `now`, marked CE or not: whether to send a CNP.
+  bool on_arrival(FlowSlot f, bool ce, Time now);
+
+ private:
+  struct Flow {
+    bool sent = false;
+    Time last;
+  };
+  Time interval_;
+  std::vector<Flow> flows_;
+};
+
+}  // namespace mfabric::net::packet

@@ -1,0 +1,193 @@
+#include "net/packet/irn.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mfabric::net::packet {
+
+Irn::Irn(TransportHost& host, const IrnOptions& options, const DcqcnOptions& dcqcn, Bytes mtu,
+         Bytes header)
+    : host_(host),
+      o_(options),
+      wire_(mtu + header),
+      rate_(dcqcn),
+      notification_(dcqcn.cnp_interval) {}
+
+void Irn::open(FlowSlot f, std::int32_t packets, Time rtt, Rate line_rate) {
+  const auto i = static_cast<std::size_t>(f);
+  if (i >= senders_.size()) {
+    senders_.resize(i + 1);
+    receivers_.resize(i + 1);
+  }
+  Sender& s = senders_[i];
+  s = Sender{};
+  s.packets = packets;
+  // BDP-FC. Without a line rate (no link of the route up when the flow opened) there is no
+  // bandwidth-delay product to count: the flow is not capped rather than capped at one packet
+  // for its whole life.
+  if (line_rate.bps() > 0) {
+    const double bdp_packets = std::ceil(line_rate.bps() * rtt.seconds() / wire_.bits());
+    s.cap = static_cast<std::int32_t>(std::clamp(bdp_packets, 1.0, static_cast<double>(packets)));
+  } else {
+    s.cap = packets;
+  }
+  receivers_[i].reset(packets);
+  if (o_.dcqcn) rate_.open(f, line_rate);
+  notification_.open(f);
+}
+
+void Irn::close(FlowSlot f) {
+  receivers_[static_cast<std::size_t>(f)].release();
+  std::vector<std::uint64_t>().swap(sender(f).acked);
+}
+
+bool Irn::acked(const Sender& s, std::int32_t seq) {
+  if (seq < s.una) return true;
+  if (s.acked.empty()) return false;
+  return (s.acked[static_cast<std::size_t>(seq) / 64] >> (seq % 64)) & 1U;
+}
+
+void Irn::mark_acked(Sender& s, std::int32_t seq) {
+  if (seq < s.una || seq >= s.packets) return;
+  if (s.acked.empty()) s.acked.assign((static_cast<std::size_t>(s.packets) + 63) / 64, 0);
+  s.acked[static_cast<std::size_t>(seq) / 64] |= std::uint64_t{1} << (seq % 64);
+}
+
+void Irn::skip_acked(Sender& s) {
+  s.retx_next = std::max(s.retx_next, s.una);
+  while (s.retx_next < s.retx_end && acked(s, s.retx_next))
+    ++s.retx_next;
+}
+
+bool Irn::can_send(FlowSlot f) const {
+  const Sender& s = senders_[static_cast<std::size_t>(f)];
+  if (retransmission_pending(s)) return true;
+  return s.next_new < s.packets && s.next_new - s.una < s.cap;
+}
+
+Time Irn::rto_deadline(const Sender& s) const {
+  const std::int32_t in_flight = s.next_new - s.una;
+  return s.rto_start + (in_flight <= o_.low_packets ? o_.rto_low : o_.rto_high);
+}
+
+void Irn::arm(FlowSlot f) {
+  const Sender& s = sender(f);
+  Time at = s.rto_running ? rto_deadline(s) : Time::max();
+  if (s.paced) at = std::min({at, rate_.next_send(f), rate_.next_deadline(f)});
+  host_.set_timer(f, at);
+}
+
+std::int32_t Irn::next_packet(FlowSlot f) {
+  Sender& s = sender(f);
+  if (!can_send(f)) return -1;
+  const Time now = host_.now();
+  if (o_.dcqcn) {
+    rate_.advance(f, now);
+    if (rate_.next_send(f) > now) {
+      s.paced = true;
+      arm(f);
+      return -1;
+    }
+  }
+  s.paced = false;
+  std::int32_t seq;
+  if (retransmission_pending(s)) {
+    seq = s.retx_next++;
+    skip_acked(s);
+    ++retransmissions_;
+  } else {
+    seq = s.next_new++;
+  }
+  if (o_.dcqcn) rate_.on_sent(f, wire_, now);
+  if (!s.rto_running) {
+    s.rto_running = true;
+    s.rto_start = now;
+  }
+  // Every packet may move the timeout (RTO_low or RTO_high by packets in flight) and ends any
+  // pacing wait.
+  arm(f);
+  return seq;
+}
+
+bool Irn::on_data(FlowSlot f, std::int32_t seq, bool ce, Ack& ack, bool& complete) {
+  ReceiveWindow& r = receivers_[static_cast<std::size_t>(f)];
+  const bool was_complete = r.complete();
+  const std::int32_t expected = r.cumulative();
+  r.add(seq);
+  ack.cumulative = r.cumulative();
+  ack.seq = seq;
+  ack.ecn_echo = ce;
+  ack.nack = seq > expected;
+  ack.cnp = o_.dcqcn && notification_.on_arrival(f, ce, host_.now());
+  complete = !was_complete && r.complete();
+  return true;
+}
+
+void Irn::on_ack(FlowSlot f, const Ack& ack) {
+  Sender& s = sender(f);
+  if (s.una >= s.packets) return;
+  const Time now = host_.now();
+  if (o_.dcqcn) {
+    rate_.advance(f, now);
+    if (ack.cnp) rate_.on_cnp(f, now);
+  }
+  mark_acked(s, ack.seq);
+  s.sacked_end = std::max(s.sacked_end, ack.seq + 1);
+  if (ack.cumulative > s.una) {
+    s.una = std::min(ack.cumulative, s.packets);
+    s.rto_start = now;
+  }
+  if (ack.nack && !s.in_recovery) {
+    s.in_recovery = true;
+    s.recover = s.next_new;
+    s.retx_next = s.una;
+  }
+  if (s.in_recovery) {
+    s.retx_end = std::max(s.retx_end, s.sacked_end);
+    skip_acked(s);
+    if (s.una >= s.recover) {
+      if (retransmission_pending(s)) {
+        s.recover = s.next_new;  // holes found during this recovery: the next one repairs them
+      } else {
+        s.in_recovery = false;
+      }
+    }
+  }
+  if (s.una >= s.packets) {
+    s.paced = false;
+    s.rto_running = false;
+    std::vector<std::uint64_t>().swap(s.acked);
+    host_.set_timer(f, Time::max());
+    return;
+  }
+  if (s.una == s.next_new) s.rto_running = false;  // nothing in flight
+  if (s.paced && rate_.next_send(f) <= now) s.paced = false;
+  arm(f);
+  if (!s.paced && can_send(f)) host_.wake(f);
+}
+
+void Irn::on_timer(FlowSlot f) {
+  Sender& s = sender(f);
+  if (s.una >= s.packets) return;
+  const Time now = host_.now();
+  if (o_.dcqcn) rate_.advance(f, now);
+  bool wake = false;
+  if (s.rto_running && rto_deadline(s) <= now) {
+    ++timeouts_;
+    s.in_recovery = true;
+    s.recover = s.next_new;
+    s.retx_next = s.una;
+    s.retx_end = s.next_new;
+    skip_acked(s);
+    s.rto_start = now;
+    wake = true;
+  }
+  if (s.paced && rate_.next_send(f) <= now) {
+    s.paced = false;
+    wake = true;
+  }
+  arm(f);
+  if (wake && can_send(f)) host_.wake(f);
+}
+
+}  // namespace mfabric::net::packet

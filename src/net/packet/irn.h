@@ -1,0 +1,102 @@
+// IRN (Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018; transport name
+// "irn"): RDMA without PFC, through selective retransmission and a cap on packets in flight.
+//
+// Receiver: keeps out-of-order packets (receive_window.h). It acknowledges an in-order packet
+// (or a duplicate) with the cumulative point and the packet's number, and answers an
+// out-of-order one with a NACK carrying the cumulative point and the packet's number (a
+// selective acknowledgement of that one packet). With DCQCN on, a packet marked CE makes the
+// notification point add a CNP (at most one per flow per cnp_interval, dcqcn.h).
+//
+// Sender: keeps which packets are acknowledged, cumulatively or selectively (a bitmap, allocated
+// at the first selective acknowledgement beyond the cumulative point).
+//   - Loss recovery starts at a NACK and ends once the cumulative point passes the packets sent
+//     before it started. In recovery a packet is lost when it is not acknowledged and a later one
+//     is (the path delivers in order); lost packets are sent again, each once, before any new
+//     data. Holes still unrepaired when recovery would end start a new recovery.
+//   - BDP-FC: a new packet only while fewer than ceil(line rate x rtt / wire packet) packets,
+//     counted from the first unacknowledged one, are in flight (rtt and line rate from open()).
+//   - Timeouts: RTO_low after the last progress while at most low_packets packets are in flight
+//     (sent, counted from the first unacknowledged), RTO_high otherwise; a timeout counts every
+//     packet not acknowledged as lost and starts a recovery, which sends them again in order.
+//     A retransmission that is lost again is recovered this way.
+//   - With IrnOptions::dcqcn, packets are paced at the DCQCN rate as in roce.h: can_send() says
+//     whether there is a packet to send, pacing aside, and next_packet() returns -1 and sets the
+//     flow's timer when the pacing time has not come. The flow's one timer carries the pacing
+//     wake-up and the timeout, whichever is earlier.
+// Losses do not change the rate: only CNPs do, as in the paper's IRN over DCQCN.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "net/packet/dcqcn.h"
+#include "net/packet/packet_options.h"
+#include "net/packet/receive_window.h"
+#include "net/packet/transport.h"
+
+namespace mfabric::net::packet {
+
+class Irn final : public Transport {
+ public:
+  Irn(TransportHost& host, const IrnOptions& options, const DcqcnOptions& dcqcn, Bytes mtu,
+      Bytes header);
+
+  const char* name() const override { return "irn"; }
+  void open(FlowSlot f, std::int32_t packets, Time rtt, Rate line_rate) override;
+  void close(FlowSlot f) override;
+  bool can_send(FlowSlot f) const override;
+  std::int32_t next_packet(FlowSlot f) override;
+  bool on_data(FlowSlot f, std::int32_t seq, bool ce, Ack& ack, bool& complete) override;
+  void on_ack(FlowSlot f, const Ack& ack) override;
+  void on_timer(FlowSlot f) override;
+  std::int64_t retransmissions() const override { return retransmissions_; }
+
+  // Retransmission timeouts over the run.
+  std::int64_t timeouts() const { return timeouts_; }
+  // BDP-FC's cap on an open flow's packets in flight.
+  std::int32_t bdp_cap(FlowSlot f) const { return senders_[static_cast<std::size_t>(f)].cap; }
+  // The flows' DCQCN state, for tests and statistics (unused without IrnOptions::dcqcn).
+  const DcqcnRate& rate_control() const { return rate_; }
+
+ private:
+  struct Sender {
+    std::int32_t packets = 0;
+    std::int32_t next_new = 0;    // the next packet never sent
+    std::int32_t una = 0;         // the first packet not acknowledged
+    std::int32_t sacked_end = 0;  // one past the highest packet acknowledged
+    std::int32_t cap = 1;         // BDP-FC, packets
+    // Recovery: the packets below retx_end not acknowledged are lost; retx_next is the next of
+    // them to send again (earlier ones were sent again already); recovery ends when una reaches
+    // `recover`.
+    bool in_recovery = false;
+    std::int32_t recover = 0;
+    std::int32_t retx_next = 0;
+    std::int32_t retx_end = 0;
+    bool rto_running = false;  // packets are in flight; the timeout counts from rto_start
+    Time rto_start;
+    bool paced = false;                // next_packet() found the flow early: its timer wakes it
+    std::vector<std::uint64_t> acked;  // selectively acknowledged packets; empty until the first
+  };
+  Sender& sender(FlowSlot f) { return senders_[static_cast<std::size_t>(f)]; }
+  static bool acked(const Sender& s, std::int32_t seq);
+  static void mark_acked(Sender& s, std::int32_t seq);
+  // Moves retx_next past the packets acknowledged since it was set.
+  static void skip_acked(Sender& s);
+  static bool retransmission_pending(const Sender& s) {
+    return s.in_recovery && s.retx_next < s.retx_end;
+  }
+  Time rto_deadline(const Sender& s) const;
+  void arm(FlowSlot f);
+
+  TransportHost& host_;
+  IrnOptions o_;
+  Bytes wire_;  // a full packet on the wire: what pacing and the BDP cap count
+  DcqcnRate rate_;
+  DcqcnNotificationPoint notification_;
+  std::vector<Sender> senders_;
+  std::vector<ReceiveWindow> receivers_;
+  std::int64_t retransmissions_ = 0;
+  std::int64_t timeouts_ = 0;
+};
+
+}  // namespace mfabric::net::packet

@@ -1,0 +1,143 @@
+#include "net/packet/roce.h"
+
+#include <algorithm>
+
+namespace mfabric::net::packet {
+
+Roce::Roce(TransportHost& host, const RoceOptions& options, const DcqcnOptions& dcqcn, Bytes mtu,
+           Bytes header)
+    : host_(host),
+      o_(options),
+      wire_(mtu + header),
+      rate_(dcqcn),
+      notification_(dcqcn.cnp_interval) {}
+
+// The timeout is RoceOptions::rto whatever the route's round trip: a NIC's is a configured
+// constant (the InfiniBand local ACK timeout), not an estimate.
+void Roce::open(FlowSlot f, std::int32_t packets, Time /*rtt*/, Rate line_rate) {
+  const auto i = static_cast<std::size_t>(f);
+  if (i >= senders_.size()) {
+    senders_.resize(i + 1);
+    receivers_.resize(i + 1);
+  }
+  senders_[i] = Sender{};
+  senders_[i].packets = packets;
+  receivers_[i] = Receiver{};
+  receivers_[i].packets = packets;
+  rate_.open(f, line_rate);
+  notification_.open(f);
+}
+
+// Nothing to release: a RoCE receiver keeps no out-of-order data.
+void Roce::close(FlowSlot /*f*/) {}
+
+bool Roce::can_send(FlowSlot f) const {
+  const Sender& s = senders_[static_cast<std::size_t>(f)];
+  return s.next < s.packets;
+}
+
+void Roce::arm(FlowSlot f) {
+  const Sender& s = sender(f);
+  Time at = s.rto_at;
+  if (s.paced) at = std::min({at, rate_.next_send(f), rate_.next_deadline(f)});
+  host_.set_timer(f, at);
+}
+
+std::int32_t Roce::next_packet(FlowSlot f) {
+  Sender& s = sender(f);
+  if (!can_send(f)) return -1;
+  const Time now = host_.now();
+  rate_.advance(f, now);
+  if (rate_.next_send(f) > now) {
+    s.paced = true;
+    arm(f);
+    return -1;
+  }
+  const bool was_paced = s.paced;
+  s.paced = false;
+  const std::int32_t seq = s.next++;
+  if (seq < s.highest) {
+    ++retransmissions_;
+  } else {
+    s.highest = seq + 1;
+  }
+  rate_.on_sent(f, wire_, now);
+  if (s.rto_at == Time::max()) {
+    s.rto_at = now + o_.rto;
+    arm(f);
+  } else if (was_paced) {
+    arm(f);  // the pacing deadline is gone
+  }
+  return seq;
+}
+
+bool Roce::on_data(FlowSlot f, std::int32_t seq, bool ce, Ack& ack, bool& complete) {
+  Receiver& r = receivers_[static_cast<std::size_t>(f)];
+  ack.seq = seq;
+  ack.ecn_echo = ce;
+  ack.cnp = notification_.on_arrival(f, ce, host_.now());
+  complete = false;
+  if (seq == r.expected) {
+    ++r.expected;
+    r.nacked = false;
+    ack.cumulative = r.expected;
+    complete = r.expected == r.packets;
+    return true;
+  }
+  ack.cumulative = r.expected;
+  if (seq < r.expected) return true;  // a duplicate: acknowledged again
+  // Out of order: dropped. The first such arrival is NACKed; the others only carry a CNP.
+  if (!r.nacked) {
+    r.nacked = true;
+    ack.nack = true;
+    return true;
+  }
+  return ack.cnp;
+}
+
+void Roce::on_ack(FlowSlot f, const Ack& ack) {
+  Sender& s = sender(f);
+  if (s.una >= s.packets) return;
+  const Time now = host_.now();
+  rate_.advance(f, now);
+  if (ack.cnp) rate_.on_cnp(f, now);
+  if (ack.cumulative > s.una) {
+    s.una = std::min(ack.cumulative, s.packets);
+    s.next = std::max(s.next, s.una);
+    s.rto_at = s.una < s.highest ? now + o_.rto : Time::max();
+  }
+  // Go-back-N: everything from the NACKed packet on is sent again.
+  if (ack.nack && ack.cumulative < s.next) s.next = ack.cumulative;
+  if (s.una >= s.packets) {
+    s.paced = false;
+    host_.set_timer(f, Time::max());
+    return;
+  }
+  // A CNP may have pushed the pacing time back, an increase brought it forward.
+  if (s.paced && rate_.next_send(f) <= now) s.paced = false;
+  arm(f);
+  if (!s.paced && can_send(f)) host_.wake(f);
+}
+
+void Roce::on_timer(FlowSlot f) {
+  Sender& s = sender(f);
+  if (s.una >= s.packets) return;
+  const Time now = host_.now();
+  rate_.advance(f, now);
+  bool wake = false;
+  if (s.rto_at <= now) {
+    // Go back to the first unacknowledged packet.
+    ++timeouts_;
+    s.next = s.una;
+    s.rto_at = now + o_.rto;
+    wake = true;
+  }
+  if (s.paced && rate_.next_send(f) <= now) {
+    s.paced = false;
+    wake = true;
+  }
+  arm(f);
+  if (wake && can_send(f)) host_.wake(f);
+}
+
+}  // namespace mfabric::net::packet

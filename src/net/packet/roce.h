@@ -1,0 +1,82 @@
+// RoCEv2 reliable connection with DCQCN rate control (transport name "roce-dcqcn"): what RDMA
+// NICs run over a lossless (PFC) Ethernet fabric.
+//
+// Receiver: accepts only the packet it expects next and drops any other (a RoCE NIC keeps no
+// out-of-order data). It acknowledges every in-order packet (cumulative) and answers the first
+// out-of-order arrival after each in-order one with a NACK carrying the expected packet; further
+// out-of-order arrivals get no answer, since the sender is already going back. Duplicates (sent
+// again after a timeout) are acknowledged again. A packet marked CE makes the DCQCN notification
+// point send a CNP (at most one per flow per cnp_interval, dcqcn.h), on its acknowledgement or on
+// an answer of its own when the packet gets none.
+//
+// Sender: sends in order, paced at the DCQCN rate (dcqcn.h). A NACK sends it back to the
+// NACKed packet (go-back-N), and a timeout, `rto` after the last progress with packets
+// unacknowledged, back to the first unacknowledged one. Packets sent again count as
+// retransmissions. There is no congestion window: DCQCN's rate is the only limit, as in RoCE NICs.
+//
+// Pacing and the backend: can_send() says whether the flow has a packet to send, pacing aside, so
+// a flow at line rate stays in its port's round robin without timer events; when its pacing time
+// has not come, next_packet() returns -1 and sets the flow's timer to wake it then (or at an
+// earlier DCQCN rate increase, which may bring the time forward). The flow's one timer carries
+// that pacing wake-up and the retransmission timeout, whichever is earlier.
+#pragma once
+
+#include <vector>
+
+#include "net/packet/dcqcn.h"
+#include "net/packet/packet_options.h"
+#include "net/packet/transport.h"
+
+namespace mfabric::net::packet {
+
+class Roce final : public Transport {
+ public:
+  Roce(TransportHost& host, const RoceOptions& options, const DcqcnOptions& dcqcn, Bytes mtu,
+       Bytes header);
+
+  const char* name() const override { return "roce-dcqcn"; }
+  void open(FlowSlot f, std::int32_t packets, Time rtt, Rate line_rate) override;
+  void close(FlowSlot f) override;
+  bool can_send(FlowSlot f) const override;
+  std::int32_t next_packet(FlowSlot f) override;
+  bool on_data(FlowSlot f, std::int32_t seq, bool ce, Ack& ack, bool& complete) override;
+  void on_ack(FlowSlot f, const Ack& ack) override;
+  void on_timer(FlowSlot f) override;
+  std::int64_t retransmissions() const override { return retransmissions_; }
+
+  // Retransmission timeouts over the run.
+  std::int64_t timeouts() const { return timeouts_; }
+  // The flows' DCQCN state (rates, alpha), for tests and statistics.
+  const DcqcnRate& rate_control() const { return rate_; }
+
+ private:
+  struct Sender {
+    std::int32_t packets = 0;
+    std::int32_t next = 0;      // the packet to send next
+    std::int32_t highest = 0;   // one past the highest packet ever sent
+    std::int32_t una = 0;       // the first packet not acknowledged
+    Time rto_at = Time::max();  // retransmission timeout; Time::max() with nothing unacknowledged
+    bool paced = false;         // next_packet() found the flow early: its timer wakes it
+  };
+  struct Receiver {
+    std::int32_t packets = 0;
+    std::int32_t expected = 0;
+    bool nacked = false;  // a NACK answered an out-of-order arrival since the last in-order one
+  };
+  Sender& sender(FlowSlot f) { return senders_[static_cast<std::size_t>(f)]; }
+  // Sets the flow's timer to its earliest deadline: the timeout, and while paced the pacing time
+  // or DCQCN's next rate increase.
+  void arm(FlowSlot f);
+
+  TransportHost& host_;
+  RoceOptions o_;
+  Bytes wire_;  // a full packet on the wire, what pacing counts
+  DcqcnRate rate_;
+  DcqcnNotificationPoint notification_;
+  std::vector<Sender> senders_;
+  std::vector<Receiver> receivers_;
+  std::int64_t retransmissions_ = 0;
+  std::int64_t timeouts_ = 0;
+};
+
+}  // namespace mfabric::net::packet
