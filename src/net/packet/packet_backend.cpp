@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "net/packet/dctcp.h"
+#include "net/flow_backend.h"
 #include "net/packet/event_queue.h"
 #include "net/packet/irn.h"
 #include "net/packet/port.h"
@@ -136,7 +137,14 @@ struct PacketBackend::State final : packet::TransportHost {
   PacketStats stats;
   std::int64_t in_flight = 0;
   std::vector<ChannelStats> channels;
+  mutable std::vector<ChannelStats> merged_channels;  // channels + the fluid part's
   std::vector<PortStats> port_stats;
+  // Transfers inside one server (GPU - NVSwitch - GPU, no network link) run as fluid flows: NVLink
+  // is lossless and credit-based, and cutting terabytes of tensor-parallel traffic into MTU
+  // packets would cost billions of events and show nothing a transport does. Created at the
+  // first such transfer; its ids are mapped to ours.
+  std::unique_ptr<FlowBackend> fluid;
+  std::vector<TransferId> fluid_ids;  // ours, by the fluid part's id
   Route scratch;
 
   std::span<const std::int32_t> path_of(const RouteRec& r) const {
@@ -757,6 +765,16 @@ TransferId PacketBackend::start(const collective::Transfer& t, DoneCallback on_d
                     t.size.count(), packet_count, mtu, std::numeric_limits<std::int32_t>::max()));
   }
   s.router.route(t.src, t.dst, t.flow_hash, s.scratch);
+  if (!s.scratch.channels.empty() && s.scratch.cost.network_links == 0 && s.scratch.cost.proxies == 0) {
+    if (!s.fluid) s.fluid = std::make_unique<FlowBackend>(s.topo);
+    if (s.fluid->now().ps() < s.now_ps) s.fluid->advance(Time::picoseconds(s.now_ps));
+    const TransferId id = s.next_id++;
+    s.fluid->start(t, [id, done = std::move(on_done)](TransferId, Time at) {
+      if (done) done(id, at);
+    });
+    s.fluid_ids.push_back(id);
+    return id;
+  }
 
   const FlowSlot f = s.new_flow();
   const TransferId id = s.next_id++;
@@ -820,6 +838,9 @@ void PacketBackend::set_link_rate(LinkId link, Rate rate) {
                 fmt::format("rate must be finite and not negative, got {}", rate.bps()));
   }
   const bool is_up = rate.bps() > 0;
+  if (s.fluid && static_cast<std::size_t>(link) < s.topo.links().size()) {
+    s.fluid->set_link_rate(link, rate);
+  }
   for (ChannelId c : {2 * link, 2 * link + 1}) {
     const std::int32_t pi = s.channel_port[static_cast<std::size_t>(c)];
     Port& p = s.ports[static_cast<std::size_t>(pi)];
@@ -889,6 +910,7 @@ void PacketBackend::reroute_down() {
     s.set_route(fl, s.scratch);
     if (!s.crosses_down(fl)) s.unhold(static_cast<FlowSlot>(i));
   }
+  if (s.fluid) s.fluid->reroute_down();
 }
 
 Time PacketBackend::now() const {
@@ -896,8 +918,13 @@ Time PacketBackend::now() const {
 }
 
 std::optional<Time> PacketBackend::next_event_time() const {
-  if (s_->events.empty()) return std::nullopt;
-  return Time::picoseconds(s_->events.top().t);
+  std::optional<Time> next;
+  if (!s_->events.empty()) next = Time::picoseconds(s_->events.top().t);
+  if (s_->fluid) {
+    const std::optional<Time> f = s_->fluid->next_event_time();
+    if (f && (!next || *f < *next)) next = f;
+  }
+  return next;
 }
 
 void PacketBackend::advance(Time t) {
@@ -906,24 +933,37 @@ void PacketBackend::advance(Time t) {
     throw std::logic_error(
         fmt::format("PacketBackend::advance: time {} ps is before now ({} ps)", t.ps(), s.now_ps));
   }
-  while (!s.events.empty() && s.events.top().t <= t.ps()) {
-    const Event e = s.events.pop();
-    s.now_ps = e.t;
-    s.process(e);
+  for (;;) {
+    const std::optional<Time> next = next_event_time();
+    if (!next || next->ps() > t.ps()) break;
+    // One timestamp at a time: the fluid part's events of that time first, then ours (either
+    // may start transfers of the other at that time).
+    s.now_ps = next->ps();
+    if (s.fluid) s.fluid->advance(*next);
+    while (!s.events.empty() && s.events.top().t == s.now_ps) s.process(s.events.pop());
   }
+  if (s.fluid) s.fluid->advance(t);
   s.now_ps = t.ps();
 }
 
 std::size_t PacketBackend::active_transfers() const {
-  return s_->active;
+  return s_->active + (s_->fluid ? s_->fluid->active_transfers() : 0);
 }
 
 std::int64_t PacketBackend::events_processed() const {
-  return s_->processed;
+  return s_->processed + (s_->fluid ? s_->fluid->events_processed() : 0);
 }
 
 const std::vector<ChannelStats>& PacketBackend::channel_stats() const {
-  return s_->channels;
+  if (!s_->fluid) return s_->channels;
+  std::vector<ChannelStats>& m = s_->merged_channels;
+  m = s_->channels;
+  const std::vector<ChannelStats>& f = s_->fluid->channel_stats();
+  for (std::size_t c = 0; c < f.size() && c < m.size(); ++c) {
+    m[c].bytes += f[c].bytes;
+    m[c].busy += f[c].busy;
+  }
+  return m;
 }
 
 const std::vector<PortStats>& PacketBackend::port_stats() const {
@@ -970,11 +1010,25 @@ std::vector<StalledTransfer> PacketBackend::stalled_transfers(std::size_t limit)
     }
     out.push_back(st);
   }
+  if (s.fluid && out.size() < limit) {
+    for (StalledTransfer st : s.fluid->stalled_transfers(limit - out.size())) {
+      st.id = s.fluid_ids[static_cast<std::size_t>(st.id)];
+      out.push_back(st);
+    }
+  }
   return out;
 }
 
 TransferTotals PacketBackend::totals() const {
-  return s_->totals_;
+  TransferTotals t = s_->totals_;
+  if (s_->fluid) {
+    const TransferTotals f = s_->fluid->totals();
+    t.started += f.started;
+    t.delivered += f.delivered;
+    t.bytes_sent += f.bytes_sent;
+    t.bytes_delivered += f.bytes_delivered;
+  }
+  return t;
 }
 
 LinkId PacketBackend::connect(NodeId nic_a, NodeId nic_b) {
