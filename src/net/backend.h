@@ -49,6 +49,30 @@ struct TransferTotals {
   std::int64_t bytes_delivered = 0;
 };
 
+// Per directed channel, what a packet-level backend adds to ChannelStats.
+struct PortStats {
+  std::int64_t packets = 0;    // data packets sent
+  std::int64_t drops = 0;      // packets dropped (full buffer or link down)
+  std::int64_t marks = 0;      // packets marked CE
+  std::int64_t max_queue = 0;  // bytes, the most the port held at once
+  double queue_byte_ps = 0;    // integral of the bytes held over time (mean = / run time)
+  std::int64_t pause_ps = 0;   // PFC: time this port was paused by the switch downstream
+  std::int64_t pauses = 0;     // PFC pause frames it received
+};
+
+// Counters of a run, for outputs and benchmarks.
+struct PacketStats {
+  std::int64_t packets_sent = 0;  // data packets put on a first port
+  std::int64_t packets_delivered = 0;
+  std::int64_t acks = 0;
+  std::int64_t drops = 0;
+  std::int64_t marks = 0;
+  std::int64_t retransmissions = 0;
+  std::int64_t timeouts = 0;
+  std::int64_t max_packets_in_flight = 0;
+  std::int64_t pfc_pauses = 0;  // pause frames sent
+};
+
 class Backend {
  public:
   using DoneCallback = std::function<void(TransferId, Time)>;
@@ -83,6 +107,10 @@ class Backend {
   // deterministic order.
   virtual std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const = 0;
   virtual TransferTotals totals() const = 0;
+  // Packet-level backends: per directed channel (as channel_stats()) and over the run; null and
+  // nullopt for the flow backend.
+  virtual const std::vector<PortStats>* port_stats() const { return nullptr; }
+  virtual std::optional<PacketStats> packet_stats() const { return std::nullopt; }
 
   // --- Optical circuits (docs/network.md, "Circuits"): links that appear and disappear ---
   // The defaults are for backends without circuits: they throw mfabric::Error.

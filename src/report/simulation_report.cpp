@@ -121,6 +121,23 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
         {"bytes_sent", res.transfers.bytes_sent},
         {"bytes_delivered", res.transfers.bytes_delivered}}},
   };
+  if (res.packets) {
+    const net::PacketStats& p = *res.packets;
+    j["packet"] = {
+        {"transport", net::to_string(r.experiment.packet.transport)},
+        {"mtu_bytes", r.experiment.packet.mtu.count()},
+        {"pfc", r.experiment.packet.pfc_enabled()},
+        {"packets_sent", p.packets_sent},
+        {"packets_delivered", p.packets_delivered},
+        {"acks", p.acks},
+        {"drops", p.drops},
+        {"ecn_marks", p.marks},
+        {"retransmissions", p.retransmissions},
+        {"timeouts", p.timeouts},
+        {"pfc_pauses", p.pfc_pauses},
+        {"max_packets_in_flight", p.max_packets_in_flight},
+    };
+  }
   if (r.control != nullptr) {
     const sim::ControlStats& c = *r.control;
     const auto [circuit, eps] = circuit_and_eps_bytes(r);
@@ -245,6 +262,15 @@ std::string results_text(const SimulationReport& r) {
                                          with_commas(p.connectivity_links + p.leftover_links),
                                          p.connected ? "connected" : "not connected")});
   }
+  if (res.packets) {
+    const net::PacketStats& p = *res.packets;
+    t.add_row({"packets (" + std::string(net::to_string(r.experiment.packet.transport)) + ")",
+               fmt::format("{} sent, {} dropped, {} sent again, {} timeouts",
+                           with_commas(p.packets_sent), with_commas(p.drops),
+                           with_commas(p.retransmissions), with_commas(p.timeouts))});
+    t.add_row({"ECN marks, PFC pauses",
+               fmt::format("{}, {}", with_commas(p.marks), with_commas(p.pfc_pauses))});
+  }
   t.add_row({"events", with_commas(res.events)});
   // What the run itself took is on its own line: it changes from run to run, the table does not.
   const std::string timing =
@@ -254,7 +280,12 @@ std::string results_text(const SimulationReport& r) {
 }
 
 void write_links_csv(const SimulationReport& r, std::ostream& out) {
-  out << "link,direction,from,to,kind,rate_gbps,bytes,busy_s,utilisation\n";
+  // The packet backend adds its queues: packets sent, drops, ECN marks, the most bytes queued,
+  // the mean bytes queued over the run, and PFC pause time.
+  const bool packet = !r.result.ports.empty();
+  out << "link,direction,from,to,kind,rate_gbps,bytes,busy_s,utilisation"
+      << (packet ? ",packets,drops,ecn_marks,max_queue_bytes,mean_queue_bytes,pause_s" : "")
+      << "\n";
   const double span = r.result.makespan.seconds();
   const auto& links = r.topology.links();
   for (std::size_t l = 0; l < links.size(); ++l) {
@@ -267,10 +298,18 @@ void write_links_csv(const SimulationReport& r, std::ostream& out) {
       const fabric::NodeId from = dir == 0 ? link.a : link.b;
       const fabric::NodeId to = dir == 0 ? link.b : link.a;
       const double capacity = link.rate.bps() / 8.0 * span;
-      out << fmt::format("{},{},{},{},{},{},{:.0f},{:.9f},{:.6f}\n", l, dir == 0 ? "ab" : "ba",
+      out << fmt::format("{},{},{},{},{},{},{:.0f},{:.9f},{:.6f}", l, dir == 0 ? "ab" : "ba",
                          csv_field(r.topology.name(from)), csv_field(r.topology.name(to)),
                          csv_field(fabric::to_string(link.kind)), link.rate.gbps(), s.bytes,
                          s.busy.seconds(), capacity > 0 ? s.bytes / capacity : 0.0);
+      if (packet) {
+        const net::PortStats p = c < r.result.ports.size() ? r.result.ports[c] : net::PortStats{};
+        const double mean =
+            span > 0 ? p.queue_byte_ps / static_cast<double>(r.result.makespan.ps()) : 0.0;
+        out << fmt::format(",{},{},{},{},{:.0f},{:.9f}", p.packets, p.drops, p.marks, p.max_queue,
+                           mean, static_cast<double>(p.pause_ps) * 1e-12);
+      }
+      out << "\n";
     }
   }
 }

@@ -498,6 +498,8 @@ class Executor final : public EngineContext {
     r.exposed_comm = Time::from_seconds(exposed / gpus / its);
     r.channels = backend_.channel_stats();
     r.transfers = backend_.totals();
+    if (const std::vector<net::PortStats>* ports = backend_.port_stats()) r.ports = *ports;
+    r.packets = backend_.packet_stats();
     r.events = events_ + backend_.events_processed();
     return r;
   }

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "collective/lowering.h"
@@ -103,6 +104,9 @@ struct RunResult {
   std::vector<net::ChannelStats> channels;
   // Transfers and bytes the network started and delivered (equal in a run that completes).
   net::TransferTotals transfers;
+  // Packet backend only: per directed channel (as `channels`) and over the run.
+  std::vector<net::PortStats> ports;
+  std::optional<net::PacketStats> packets;
   std::int64_t events = 0;  // engine events + network events
   double wall_time_s = 0;
 

@@ -84,8 +84,26 @@ TEST(ExperimentErrors, NameTheField) {
             "workload.routing");
   EXPECT_EQ(error_field("workload: {model: m, routing: {synthetic: {skew: 1}}}\n"),
             "workload.routing.synthetic.skew");
-  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {backend: packet}\n"),
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {backend: fluid}\n"),
             "simulation.backend");
+  // Packet settings: named, checked, and refused without the packet backend.
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {transport: dctcp}\n"),
+            "simulation.transport");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
+                        "simulation: {backend: packet, transport: tcp}\n"),
+            "simulation.transport");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
+                        "simulation: {backend: packet, mtu: 10B}\n"),
+            "simulation.mtu");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
+                        "simulation: {backend: packet, dctcp: {g: 2}}\n"),
+            "simulation.dctcp.g");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
+                        "simulation: {backend: packet, dcqcn: {rate_timer: 0s}}\n"),
+            "simulation.dcqcn.rate_timer");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
+                        "simulation: {backend: packet, irn: {rto: 1ms}}\n"),
+            "simulation.irn.rto");
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {iterations: 0}\n"),
             "simulation.iterations");
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"

@@ -52,19 +52,31 @@ TEST(Simulation, ConcurrentRunsEqualSerialRuns) {
 }
 
 TEST(Simulation, BackendIsChosenByName) {
-  EXPECT_EQ(net::backend_names(), std::vector<std::string>{"flow"});
+  EXPECT_EQ(net::backend_names(), (std::vector<std::string>{"flow", "packet"}));
   try {
-    parse_experiment(std::string(kAllReduce) + "simulation: {backend: packet}\n", "t.yaml");
+    parse_experiment(std::string(kAllReduce) + "simulation: {backend: fluid}\n", "t.yaml");
     FAIL() << "an unknown backend was accepted";
   } catch (const Error& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("simulation.backend"), std::string::npos) << what;
-    EXPECT_NE(what.find("known: flow"), std::string::npos) << what;
+    EXPECT_NE(what.find("known: flow, packet"), std::string::npos) << what;
   }
   // The library call checks the name too (an Experiment built in code skips the parser).
   Experiment e = parse_experiment(kAllReduce, "t.yaml");
-  e.backend = "packet";
+  e.backend = "fluid";
   EXPECT_THROW(simulate(e), Error);
+  // And both backends run the same job, to the same bytes.
+  e.backend = "packet";
+  const Simulation packet = simulate(e);
+  e.backend = "flow";
+  const Simulation flow = simulate(e);
+  EXPECT_EQ(packet.result.transfers.bytes_delivered, flow.result.transfers.bytes_delivered);
+  EXPECT_EQ(packet.result.transfers.bytes_sent, packet.result.transfers.bytes_delivered);
+  ASSERT_TRUE(packet.result.packets.has_value());
+  EXPECT_FALSE(flow.result.packets.has_value());
+  EXPECT_NEAR(packet.result.mean_iteration_time().seconds(),
+              flow.result.mean_iteration_time().seconds(),
+              0.1 * flow.result.mean_iteration_time().seconds());
 }
 
 TEST(Simulation, MicroBenchmarkAlgorithmOverridesItsCollectiveOnly) {

@@ -121,7 +121,13 @@ void Dctcp::on_ack(FlowSlot f, const Ack& ack) {
       host_.set_timer(f, Time::max());
       return;
     }
-    arm_timer(f, s);
+    // The timer runs while packets are unacknowledged (a flow held with nothing in flight, by a
+    // torn-down circuit, must not time out).
+    if (s.next_new > s.una || s.retransmit >= 0) {
+      arm_timer(f, s);
+    } else {
+      host_.set_timer(f, Time::max());
+    }
   } else if (ack.cumulative == s.una && ack.seq > s.una && ++s.dupacks == 3 && !s.in_recovery) {
     s.in_recovery = true;
     s.recover = s.highest;
@@ -136,6 +142,7 @@ void Dctcp::on_timer(FlowSlot f) {
   Sender& s = sender(f);
   if (s.una >= s.packets) return;
   // Retransmission timeout: go back to the first unacknowledged packet with a window of one.
+  ++timeouts_;
   s.ssthresh = std::max(s.cwnd / 2.0, 2.0);
   s.cwnd = 1.0;
   s.next_new = s.una;

@@ -39,6 +39,7 @@ class Dctcp final : public Transport {
   void on_ack(FlowSlot f, const Ack& ack) override;
   void on_timer(FlowSlot f) override;
   std::int64_t retransmissions() const override { return retransmissions_; }
+  std::int64_t timeouts() const override { return timeouts_; }
 
   // For tests: the window (packets) and alpha of an open flow.
   double window(FlowSlot f) const { return senders_[static_cast<std::size_t>(f)].cwnd; }
@@ -74,6 +75,7 @@ class Dctcp final : public Transport {
   std::vector<Sender> senders_;
   std::vector<ReceiveWindow> receivers_;
   std::int64_t retransmissions_ = 0;
+  std::int64_t timeouts_ = 0;
 };
 
 }  // namespace mfabric::net::packet

@@ -52,7 +52,7 @@ class Irn final : public Transport {
   std::int64_t retransmissions() const override { return retransmissions_; }
 
   // Retransmission timeouts over the run.
-  std::int64_t timeouts() const { return timeouts_; }
+  std::int64_t timeouts() const override { return timeouts_; }
   // BDP-FC's cap on an open flow's packets in flight.
   std::int32_t bdp_cap(FlowSlot f) const { return senders_[static_cast<std::size_t>(f)].cap; }
   // The flows' DCQCN state, for tests and statistics (unused without IrnOptions::dcqcn).

@@ -9,8 +9,8 @@
 #include <stdexcept>
 
 #include "core/error.h"
-#include "net/packet/dctcp.h"
 #include "net/flow_backend.h"
+#include "net/packet/dctcp.h"
 #include "net/packet/event_queue.h"
 #include "net/packet/irn.h"
 #include "net/packet/port.h"
@@ -765,7 +765,8 @@ TransferId PacketBackend::start(const collective::Transfer& t, DoneCallback on_d
                     t.size.count(), packet_count, mtu, std::numeric_limits<std::int32_t>::max()));
   }
   s.router.route(t.src, t.dst, t.flow_hash, s.scratch);
-  if (!s.scratch.channels.empty() && s.scratch.cost.network_links == 0 && s.scratch.cost.proxies == 0) {
+  if (!s.scratch.channels.empty() && s.scratch.cost.network_links == 0 &&
+      s.scratch.cost.proxies == 0) {
     if (!s.fluid) s.fluid = std::make_unique<FlowBackend>(s.topo);
     if (s.fluid->now().ps() < s.now_ps) s.fluid->advance(Time::picoseconds(s.now_ps));
     const TransferId id = s.next_id++;
@@ -940,7 +941,8 @@ void PacketBackend::advance(Time t) {
     // may start transfers of the other at that time).
     s.now_ps = next->ps();
     if (s.fluid) s.fluid->advance(*next);
-    while (!s.events.empty() && s.events.top().t == s.now_ps) s.process(s.events.pop());
+    while (!s.events.empty() && s.events.top().t == s.now_ps)
+      s.process(s.events.pop());
   }
   if (s.fluid) s.fluid->advance(t);
   s.now_ps = t.ps();
@@ -966,19 +968,20 @@ const std::vector<ChannelStats>& PacketBackend::channel_stats() const {
   return m;
 }
 
-const std::vector<PortStats>& PacketBackend::port_stats() const {
+const std::vector<PortStats>* PacketBackend::port_stats() const {
   // The occupancy integrals up to now.
   for (Port& p : s_->ports) {
     if (p.channel < 0) continue;
     s_->drain(p);
     s_->account(p);
   }
-  return s_->port_stats;
+  return &s_->port_stats;
 }
 
-PacketStats PacketBackend::packet_stats() const {
+std::optional<PacketStats> PacketBackend::packet_stats() const {
   PacketStats st = s_->stats;
   st.retransmissions = s_->transport->retransmissions();
+  st.timeouts = s_->transport->timeouts();
   return st;
 }
 

@@ -37,30 +37,6 @@
 
 namespace mfabric::net {
 
-// Per directed channel, what the packet model adds to ChannelStats.
-struct PortStats {
-  std::int64_t packets = 0;    // data packets sent
-  std::int64_t drops = 0;      // packets dropped (full buffer or link down)
-  std::int64_t marks = 0;      // packets marked CE
-  std::int64_t max_queue = 0;  // bytes, the most the port held at once
-  double queue_byte_ps = 0;    // integral of the bytes held over time (mean = / run time)
-  std::int64_t pause_ps = 0;   // PFC: time this port was paused by the switch downstream
-  std::int64_t pauses = 0;     // PFC pause frames it received
-};
-
-// Counters of a run, for outputs and benchmarks.
-struct PacketStats {
-  std::int64_t packets_sent = 0;  // data packets put on a first port
-  std::int64_t packets_delivered = 0;
-  std::int64_t acks = 0;
-  std::int64_t drops = 0;
-  std::int64_t marks = 0;
-  std::int64_t retransmissions = 0;
-  std::int64_t timeouts = 0;
-  std::int64_t max_packets_in_flight = 0;
-  std::int64_t pfc_pauses = 0;  // pause frames sent
-};
-
 class PacketBackend final : public Backend {
  public:
   // The topology must outlive the backend. mfabric::Error for options out of range.
@@ -91,9 +67,9 @@ class PacketBackend final : public Backend {
   std::size_t paused_transfers() const override;
 
   const PacketBackendOptions& options() const;
-  // Per directed channel (as channel_stats()).
-  const std::vector<PortStats>& port_stats() const;
-  PacketStats packet_stats() const;
+  // Per directed channel (as channel_stats()), queues up to now.
+  const std::vector<PortStats>* port_stats() const override;
+  std::optional<PacketStats> packet_stats() const override;
 
  private:
   struct State;

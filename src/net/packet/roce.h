@@ -45,7 +45,7 @@ class Roce final : public Transport {
   std::int64_t retransmissions() const override { return retransmissions_; }
 
   // Retransmission timeouts over the run.
-  std::int64_t timeouts() const { return timeouts_; }
+  std::int64_t timeouts() const override { return timeouts_; }
   // The flows' DCQCN state (rates, alpha), for tests and statistics.
   const DcqcnRate& rate_control() const { return rate_; }
 

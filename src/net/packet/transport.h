@@ -59,6 +59,8 @@ class Transport {
   virtual void on_timer(FlowSlot f) = 0;
   // Packets sent again (timeouts, fast retransmit, go-back-N), over the run.
   virtual std::int64_t retransmissions() const = 0;
+  // Retransmission timeouts that fired, over the run.
+  virtual std::int64_t timeouts() const = 0;
 };
 
 }  // namespace mfabric::net::packet
