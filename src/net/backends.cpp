@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "net/flow_backend.h"
 #include "net/packet/packet_backend.h"
+#include "net/spraying_backend.h"
 
 namespace mfabric::net {
 
@@ -18,9 +19,15 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const fabric::Top
   if (name == "flow") {
     FlowBackendOptions flow;
     flow.completion_batching = options.completion_batching;
-    return std::make_unique<FlowBackend>(topology, flow);
+    auto backend = std::make_unique<FlowBackend>(topology, flow);
+    if (options.spray_paths <= 1) return backend;
+    return std::make_unique<SprayingBackend>(std::move(backend), options.spray_paths);
   }
-  if (name == "packet") return std::make_unique<PacketBackend>(topology, options.packet);
+  if (name == "packet") {
+    PacketBackendOptions packet = options.packet;
+    packet.spray_paths = options.spray_paths;
+    return std::make_unique<PacketBackend>(topology, packet);
+  }
   throw Error(
       fmt::format("unknown backend '{}' (known: {})", name, fmt::join(backend_names(), ", ")));
 }

@@ -16,6 +16,9 @@ namespace mfabric::net {
 struct BackendOptions {
   double completion_batching = 0;  // flow: FlowBackendOptions (flow_backend.h); 0 = exact
   PacketBackendOptions packet;     // packet: packet/packet_options.h
+  // Both: per-flow ECMP (1) or packet spraying over up to this many equal-cost paths
+  // (docs/network.md, "Spraying"); it overrides packet.spray_paths.
+  int spray_paths = 1;
 };
 
 // "flow": the flow-level backend (flow_backend.h); "packet": the packet-level backend

@@ -103,6 +103,8 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
       {"seed", r.experiment.seed},
       {"backend", r.experiment.backend},
       {"completion_batching", r.experiment.completion_batching},
+      {"routing", r.experiment.routing},
+      {"spray_paths", r.experiment.spray_paths},
       {"fabric", r.topology.spec()},
       {"workload", workload_label(r.experiment)},
       {"gpus", r.graph.job_gpus()},

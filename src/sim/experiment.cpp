@@ -11,6 +11,7 @@
 #include "fabric/builders.h"
 #include "net/backends.h"
 #include "net/flow_backend.h"
+#include "net/router.h"
 #include "workload/chakra.h"
 #include "workload/compute.h"
 #include "workload/connection_matrix.h"
@@ -51,16 +52,34 @@ const std::vector<std::string> kSyntheticFields = {
     "layer_skew_spread",     "iteration_jitter",
     "source_concentration",  "source_weight",
     "layer_correlation",     "transition_concentration"};
-const std::vector<std::string> kSimulationFields = {
-    "backend",       "iterations", "algorithms", "max_memory", "completion_batching",
-    "transport",     "mtu",        "header",     "ack",        "buffer",
-    "ecn_threshold", "ecn_max",    "ecn_pmax",   "pfc",        "pfc_xoff",
-    "pfc_xon",       "dctcp",      "dcqcn",      "roce",       "irn"};
+const std::vector<std::string> kSimulationFields = {"routing",
+                                                    "spray_paths",
+                                                    "backend",
+                                                    "iterations",
+                                                    "algorithms",
+                                                    "max_memory",
+                                                    "completion_batching",
+                                                    "transport",
+                                                    "mtu",
+                                                    "header",
+                                                    "ack",
+                                                    "buffer",
+                                                    "ecn_threshold",
+                                                    "ecn_max",
+                                                    "ecn_pmax",
+                                                    "pfc",
+                                                    "pfc_xoff",
+                                                    "pfc_xon",
+                                                    "dctcp",
+                                                    "dcqcn",
+                                                    "roce",
+                                                    "irn"};
 // Settings of the packet backend only (docs/network.md, "Packet backend").
 const std::vector<std::string> kPacketFields = {
     "transport", "mtu",      "header",  "ack",   "buffer", "ecn_threshold", "ecn_max", "ecn_pmax",
     "pfc",       "pfc_xoff", "pfc_xon", "dctcp", "dcqcn",  "roce",          "irn"};
-const std::vector<std::string> kDctcpFields = {"g", "initial_window", "max_window", "min_rto"};
+const std::vector<std::string> kDctcpFields = {"g", "initial_window", "max_window", "min_rto",
+                                               "dupacks"};
 const std::vector<std::string> kDcqcnFields = {"g",
                                                "alpha_timer",
                                                "rate_timer",
@@ -287,6 +306,7 @@ void parse_packet_options(const Fields& f, Experiment& e) {
     o.dctcp.initial_window = d.optional_int("initial_window").value_or(o.dctcp.initial_window);
     o.dctcp.max_window = d.optional_bytes("max_window").value_or(o.dctcp.max_window);
     o.dctcp.min_rto = d.optional_time("min_rto").value_or(o.dctcp.min_rto);
+    o.dctcp.dupacks = d.optional_int("dupacks").value_or(o.dctcp.dupacks);
   }
   if (f.has("dcqcn")) {
     const Fields d(f.get("dcqcn"), e.source, "simulation.dcqcn", kDcqcnFields);
@@ -315,6 +335,26 @@ void parse_packet_options(const Fields& f, Experiment& e) {
   net::check_packet_options(o, e.source, "simulation");
 }
 
+// Per-flow ECMP or packet spraying, in both backends.
+void parse_routing(const Fields& f, Experiment& e) {
+  e.routing = f.optional_string("routing").value_or(e.routing);
+  if (e.routing != "ecmp" && e.routing != "spray") {
+    throw Error(e.source, f.field("routing"),
+                fmt::format("'ecmp' or 'spray', got '{}'", e.routing));
+  }
+  if (f.has("spray_paths") && e.routing != "spray") {
+    throw Error(e.source, f.field("spray_paths"), "needs 'routing: spray'");
+  }
+  e.spray_paths =
+      e.routing == "spray" ? f.optional_int("spray_paths").value_or(kDefaultSprayPaths) : 1;
+  if (e.spray_paths < 2 || e.spray_paths > net::kMaxSprayPaths) {
+    if (e.routing == "spray") {
+      throw Error(e.source, f.field("spray_paths"),
+                  fmt::format("2 to {} paths, got {}", net::kMaxSprayPaths, e.spray_paths));
+    }
+  }
+}
+
 void parse_simulation(const YAML::Node& node, Experiment& e) {
   const Fields f(node, e.source, "simulation", kSimulationFields);
   e.backend = f.optional_string("backend").value_or(e.backend);
@@ -336,6 +376,7 @@ void parse_simulation(const YAML::Node& node, Experiment& e) {
                             f.field("completion_batching"));
   }
   parse_packet_options(f, e);
+  parse_routing(f, e);
   if (f.has("algorithms")) {
     const Fields a(f.get("algorithms"), e.source, "simulation.algorithms", kAlgorithmFields);
     e.algorithms.all_reduce = a.optional_string("all_reduce").value_or(e.algorithms.all_reduce);

@@ -42,6 +42,9 @@ struct ModelWorkload {
 };
 
 inline constexpr double kDefaultCompletionBatching = 0.02;
+// Paths a sprayed transfer takes by default (`routing: spray`): the spines of a 16-spine leaf-spine
+// fabric, and a sample of larger ones' paths.
+inline constexpr int kDefaultSprayPaths = 16;
 
 struct Experiment {
   std::string source;  // the file it came from, for messages
@@ -63,6 +66,10 @@ struct Experiment {
   // Packet backend: transport, packets, queues (net/packet/packet_options.h, docs/network.md,
   // "Packet backend"). Its RED draws take the experiment's seed.
   net::PacketBackendOptions packet;
+  // Both backends: `ecmp` (per-flow ECMP, spray_paths 1) or `spray` (packet spraying over up to
+  // spray_paths equal-cost paths; docs/network.md, "Spraying").
+  std::string routing = "ecmp";
+  int spray_paths = 1;
   int iterations = 1;
   collective::AlgorithmChoice algorithms;
   // Jobs whose estimated memory is above this are refused before they are built

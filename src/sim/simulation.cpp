@@ -67,6 +67,7 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
     backend_options.completion_batching = e.completion_batching;
     backend_options.packet = e.packet;
     backend_options.packet.seed = e.seed;
+    backend_options.spray_paths = e.spray_paths;
     const std::unique_ptr<net::Backend> backend = with_context(e.source, "simulation.backend", [&] {
       return net::make_backend(e.backend, topology, backend_options);
     });

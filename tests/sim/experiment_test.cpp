@@ -104,6 +104,18 @@ TEST(ExperimentErrors, NameTheField) {
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
                         "simulation: {backend: packet, irn: {rto: 1ms}}\n"),
             "simulation.irn.rto");
+  // Routing: ecmp or spray, in both backends; spray_paths only with spray.
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {routing: valiant}\n"),
+            "simulation.routing");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {spray_paths: 8}\n"),
+            "simulation.spray_paths");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
+                        "simulation: {routing: spray, spray_paths: 1}\n"),
+            "simulation.spray_paths");
+  EXPECT_EQ(
+      parse_experiment("workload: {model: mixtral-8x7b}\nsimulation: {routing: spray}\n", "t.yaml")
+          .spray_paths,
+      kDefaultSprayPaths);
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {iterations: 0}\n"),
             "simulation.iterations");
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"

@@ -128,7 +128,8 @@ void Dctcp::on_ack(FlowSlot f, const Ack& ack) {
     } else {
       host_.set_timer(f, Time::max());
     }
-  } else if (ack.cumulative == s.una && ack.seq > s.una && ++s.dupacks == 3 && !s.in_recovery) {
+  } else if (ack.cumulative == s.una && ack.seq > s.una && ++s.dupacks == o_.effective_dupacks(1) &&
+             !s.in_recovery) {
     s.in_recovery = true;
     s.recover = s.highest;
     s.ssthresh = std::max(s.cwnd / 2.0, 2.0);

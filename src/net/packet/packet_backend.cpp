@@ -76,6 +76,10 @@ struct Flow {
   std::int32_t refs = 0;  // the flow itself until its callback ran, packets, ACKs, timer events
   std::int64_t timer_deadline = kNever;
   std::int64_t timer_next = kNever;  // the earliest Timer event pending for it
+  // Packet spraying: the flow's other equal-cost routes; its packets take `route` and these in
+  // turn (spray_next counts them).
+  std::vector<std::int32_t> sprayed;
+  std::uint32_t spray_next = 0;
   Hold hold = Hold::None;
   bool live = false;  // its transport is open: data still to arrive
   bool in_ready = false;
@@ -88,9 +92,12 @@ struct PacketBackend::State final : packet::TransportHost {
   State(const fabric::Topology& t, const PacketBackendOptions& o)
       : topo(t), links(t), router(links), options(o) {
     switch (o.transport) {
-      case PacketTransport::Dctcp:
-        transport = std::make_unique<packet::Dctcp>(*this, o.dctcp, o.mtu);
+      case PacketTransport::Dctcp: {
+        DctcpOptions dctcp = o.dctcp;
+        dctcp.dupacks = dctcp.effective_dupacks(o.spray_paths);
+        transport = std::make_unique<packet::Dctcp>(*this, dctcp, o.mtu);
         break;
+      }
       case PacketTransport::RoceDcqcn:
         transport = std::make_unique<packet::Roce>(*this, o.roce, o.dcqcn, o.mtu, o.header);
         break;
@@ -146,6 +153,7 @@ struct PacketBackend::State final : packet::TransportHost {
   std::unique_ptr<FlowBackend> fluid;
   std::vector<TransferId> fluid_ids;  // ours, by the fluid part's id
   Route scratch;
+  Route spray_scratch;
 
   std::span<const std::int32_t> path_of(const RouteRec& r) const {
     return {path_ports.data() + r.path, static_cast<std::size_t>(r.hops)};
@@ -353,15 +361,21 @@ struct PacketBackend::State final : packet::TransportHost {
       Packet& k = packets[static_cast<std::size_t>(pkt)];
       k.flow = f;
       k.seq = seq;
-      k.route = fl.route;
-      k.path = routes[static_cast<std::size_t>(fl.route)].path;
-      k.hops = static_cast<std::uint16_t>(routes[static_cast<std::size_t>(fl.route)].hops);
+      std::int32_t route = fl.route;
+      if (!fl.sprayed.empty()) {
+        const std::uint32_t turn =
+            fl.spray_next++ % static_cast<std::uint32_t>(fl.sprayed.size() + 1);
+        if (turn > 0) route = fl.sprayed[turn - 1];
+      }
+      k.route = route;
+      k.path = routes[static_cast<std::size_t>(route)].path;
+      k.hops = static_cast<std::uint16_t>(routes[static_cast<std::size_t>(route)].hops);
       k.hop = 0;
       k.flags = 0;
       k.wire = static_cast<std::int32_t>(
           (seq == fl.packets - 1 ? fl.last_payload : options.mtu.count()) + options.header.count());
       ++fl.refs;
-      ++routes[static_cast<std::size_t>(fl.route)].refs;
+      ++routes[static_cast<std::size_t>(route)].refs;
       ++stats.packets_sent;
       if (transport->can_send(f)) {
         p.ready.push_back(f);
@@ -459,11 +473,59 @@ struct PacketBackend::State final : packet::TransportHost {
       }
       unref_route(old);
     }
+    spray(fl);
   }
-  bool crosses_down(const Flow& fl) const {
-    for (std::int32_t p : path_of(routes[static_cast<std::size_t>(fl.route)])) {
+  void clear_sprayed(Flow& fl) {
+    for (std::int32_t r : fl.sprayed)
+      unref_route(r);
+    fl.sprayed.clear();
+  }
+  // Packet spraying: up to spray_paths - 1 more routes of the primary's cost and first port over
+  // links up now, found by hashing the flow again (spray_hash), each kept once.
+  void spray(Flow& fl) {
+    clear_sprayed(fl);
+    if (options.spray_paths <= 1) return;
+    const RouteRec& primary = routes[static_cast<std::size_t>(fl.route)];
+    const RouteCost cost = primary.cost;
+    const std::int32_t first = first_port(fl.route);
+    const int attempts = 4 * options.spray_paths;
+    for (int i = 1; i < attempts && static_cast<int>(fl.sprayed.size()) + 1 < options.spray_paths;
+         ++i) {
+      if (!router.find(fl.src, fl.dst, spray_hash(fl.hash, static_cast<std::uint64_t>(i)),
+                       spray_scratch, false) ||
+          !(spray_scratch.cost == cost) || spray_scratch.channels.empty()) {
+        continue;
+      }
+      if (channel_port[static_cast<std::size_t>(spray_scratch.channels.front())] != first) continue;
+      if (same_ports(fl.route, spray_scratch)) continue;
+      bool seen = false;
+      for (std::int32_t r : fl.sprayed)
+        seen = seen || same_ports(r, spray_scratch);
+      if (seen) continue;
+      const std::int32_t r = new_route(spray_scratch);
+      ++routes[static_cast<std::size_t>(r)].refs;
+      fl.sprayed.push_back(r);
+    }
+  }
+  bool same_ports(std::int32_t route, const Route& r) const {
+    const std::span<const std::int32_t> a = path_of(routes[static_cast<std::size_t>(route)]);
+    if (a.size() != r.channels.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != channel_port[static_cast<std::size_t>(r.channels[i])]) return false;
+    }
+    return true;
+  }
+  bool route_down(std::int32_t route) const {
+    for (std::int32_t p : path_of(routes[static_cast<std::size_t>(route)])) {
       const Port& q = ports[static_cast<std::size_t>(p)];
       if (q.down || q.retired) return true;
+    }
+    return false;
+  }
+  bool crosses_down(const Flow& fl) const {
+    if (route_down(fl.route)) return true;
+    for (std::int32_t r : fl.sprayed) {
+      if (route_down(r)) return true;
     }
     return false;
   }
@@ -678,6 +740,7 @@ struct PacketBackend::State final : packet::TransportHost {
       unref_route(fl.route);
       fl.route = -1;
     }
+    clear_sprayed(fl);
     unref_flow(f);
     if (done) done(id, Time::picoseconds(now_ps));
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "net/router.h"
 
 namespace mfabric::net {
 
@@ -63,6 +64,14 @@ void check_packet_options(const PacketBackendOptions& o, const std::string& file
     throw Error(file, field("dctcp.max_window"),
                 fmt::format("at least one MTU ({} bytes), got {}", o.mtu.count(),
                             o.dctcp.max_window.count()));
+  }
+  if (o.spray_paths < 1 || o.spray_paths > kMaxSprayPaths) {
+    throw Error(file, field("spray_paths"),
+                fmt::format("1 to {} routes, got {}", kMaxSprayPaths, o.spray_paths));
+  }
+  if (o.dctcp.dupacks < 0 || o.dctcp.dupacks > 100000) {
+    throw Error(file, field("dctcp.dupacks"),
+                fmt::format("1 to 100000 duplicate ACKs (0: automatic), got {}", o.dctcp.dupacks));
   }
   if (o.dctcp.min_rto.ps() <= 0) {
     throw Error(file, field("dctcp.min_rto"), "a positive time");

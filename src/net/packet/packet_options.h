@@ -26,6 +26,14 @@ struct DctcpOptions {
   // The receiver's window, bytes: the most a flow has in flight. 4 MiB: above the bandwidth-delay
   // product of every default fabric (400G x 12 us = 600 kB), so it binds only on NVLink.
   Bytes max_window = Bytes::mib(4);
+  // Duplicate ACKs that start a fast retransmission; 0 (the default) chooses: 3 (RFC 5681) with
+  // per-flow ECMP, kSprayDupacks with packet spraying, which reorders packets by up to the
+  // difference between its paths' queues (docs/packet.md, "Routing").
+  int dupacks = 0;
+  int effective_dupacks(int spray_paths) const {
+    return dupacks > 0 ? dupacks : (spray_paths > 1 ? kSprayDupacks : 3);
+  }
+  static constexpr int kSprayDupacks = 32;
   // Retransmission timeout before backoff: 200 us, a data-centre minimum RTO (the DCTCP paper
   // ran 10 ms; data-centre stacks and simulators use 200 us to 1 ms for 10-400G fabrics).
   Time min_rto = Time::microseconds(200);
@@ -115,6 +123,9 @@ struct PacketBackendOptions {
   DcqcnOptions dcqcn;
   RoceOptions roce;
   IrnOptions irn;
+  // Packet spraying (docs/packet.md, "Routing"): each flow's packets take up to this many
+  // equal-cost routes in turn; 1 (the default) is per-flow ECMP.
+  int spray_paths = 1;
   // Seeds the RED marking draws.
   std::uint64_t seed = 1;
 
