@@ -247,6 +247,48 @@ TEST(PacketBackend, EveryTransportCompletesAnAllToAll) {
   }
 }
 
+TEST(PacketBackend, DcqcnSharesADumbbellBetweenTwoFlows) {
+  // Two senders on one leaf into a third host's 100G port, RoCEv2 with DCQCN over PFC, 16 MB
+  // each, starting together at line rate: the port is overloaded 2:1, both are marked and cut,
+  // neither is starved (they end within 5% of each other), nothing is dropped. (A flow joining
+  // late is not given its half by DCQCN's paper parameters within the run: docs/packet.md,
+  // "Limits". DCQCN's own convergence is checked in packet_transport_test.cpp.)
+  const Topology t = fabric::build_fabric("fat-tree:radix=4", cluster(3, 1, 1));
+  PacketBackendOptions o;
+  o.transport = PacketTransport::RoceDcqcn;
+  PacketBackend net(t, o);
+  Recorder rec;
+  const TransferId first = rec.start(net, transfer(t.gpu(1, 0), t.gpu(0, 0), 16'000'000));
+  const TransferId second = rec.start(net, transfer(t.gpu(2, 0), t.gpu(0, 0), 16'000'000));
+  run_to_idle(net);
+  const double a = rec.at(first).seconds();
+  const double b = rec.at(second).seconds();
+  EXPECT_NEAR(a, b, 0.05 * b);
+  EXPECT_EQ(net.packet_stats()->drops, 0);
+  EXPECT_GT(net.packet_stats()->marks, 0);
+  EXPECT_EQ(net.totals().bytes_delivered, 32'000'000);
+}
+
+TEST(PacketBackend, IrnWithoutPfcRecoversItsLossesSelectively) {
+  // The incast of 8 into a 4-packet buffer with IRN (no PFC): packets are lost and each is sent
+  // again about once (selective repeat), not the rest of the window after it (go-back-N).
+  const Topology t = fabric::build_fabric("fat-tree:radix=4", cluster(9, 1, 1));
+  PacketBackendOptions o;
+  o.transport = PacketTransport::Irn;
+  o.buffer = Bytes(4 * 4160);
+  PacketBackend net(t, o);
+  EXPECT_FALSE(o.pfc_enabled());
+  Recorder rec;
+  for (int k = 1; k <= 8; ++k)
+    rec.start(net, transfer(t.gpu(k, 0), t.gpu(0, 0), 2'000'000));
+  run_to_idle(net);
+  EXPECT_EQ(net.totals().bytes_delivered, 16'000'000);
+  const PacketStats st = *net.packet_stats();
+  EXPECT_GT(st.drops, 0);
+  EXPECT_GE(st.retransmissions, st.drops);
+  EXPECT_LT(st.retransmissions, 2 * st.drops);
+}
+
 TEST(PacketBackend, RunsAreDeterministic) {
   const Topology t = fabric::build_fabric("fat-tree:radix=4", cluster(4, 2, 1));
   std::vector<std::int64_t> first;
