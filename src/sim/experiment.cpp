@@ -78,8 +78,8 @@ const std::vector<std::string> kSimulationFields = {"routing",
 const std::vector<std::string> kPacketFields = {
     "transport", "mtu",      "header",  "ack",   "buffer", "ecn_threshold", "ecn_max", "ecn_pmax",
     "pfc",       "pfc_xoff", "pfc_xon", "dctcp", "dcqcn",  "roce",          "irn"};
-const std::vector<std::string> kDctcpFields = {"g", "initial_window", "max_window", "min_rto",
-                                               "dupacks"};
+const std::vector<std::string> kDctcpFields = {"g",       "initial_window", "max_window",
+                                               "min_rto", "dupacks",        "variant"};
 const std::vector<std::string> kDcqcnFields = {"g",
                                                "alpha_timer",
                                                "rate_timer",
@@ -307,6 +307,13 @@ void parse_packet_options(const Fields& f, Experiment& e) {
     o.dctcp.max_window = d.optional_bytes("max_window").value_or(o.dctcp.max_window);
     o.dctcp.min_rto = d.optional_time("min_rto").value_or(o.dctcp.min_rto);
     o.dctcp.dupacks = d.optional_int("dupacks").value_or(o.dctcp.dupacks);
+    if (d.has("variant")) {
+      const std::string v = *d.optional_string("variant");
+      if (v != "rfc8257" && v != "htsim") {
+        throw Error(e.source, d.field("variant"), fmt::format("'rfc8257' or 'htsim', got '{}'", v));
+      }
+      o.dctcp.variant = v == "htsim" ? net::DctcpVariant::Htsim : net::DctcpVariant::Rfc8257;
+    }
   }
   if (f.has("dcqcn")) {
     const Fields d(f.get("dcqcn"), e.source, "simulation.dcqcn", kDcqcnFields);

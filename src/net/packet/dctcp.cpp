@@ -91,11 +91,17 @@ void Dctcp::on_ack(FlowSlot f, const Ack& ack) {
   if (ack.cumulative >= s.window_end && newly > 0) {
     const double fraction = static_cast<double>(s.marked) / static_cast<double>(s.acked);
     s.alpha = (1.0 - o_.g) * s.alpha + o_.g * fraction;
+    // htsim's variant: one cut at the end of each window that saw a mark, with the new alpha.
+    if (o_.variant == DctcpVariant::Htsim && s.marked > 0 && !s.in_recovery) {
+      s.cwnd = std::max(1.0, s.cwnd * (1.0 - s.alpha / 2.0));
+      s.ssthresh = s.cwnd;
+    }
     s.acked = 0;
     s.marked = 0;
     s.window_end = s.next_new;
   }
-  if (ack.ecn_echo && ack.cumulative >= s.cwr_end && !s.in_recovery) {
+  if (o_.variant == DctcpVariant::Rfc8257 && ack.ecn_echo && ack.cumulative >= s.cwr_end &&
+      !s.in_recovery) {
     s.cwnd = std::max(1.0, s.cwnd * (1.0 - s.alpha / 2.0));
     s.ssthresh = s.cwnd;
     s.cwr_end = s.next_new;

@@ -17,8 +17,14 @@ const char* to_string(PacketTransport t);
 std::optional<PacketTransport> parse_packet_transport(std::string_view name);
 std::vector<std::string> packet_transport_names();
 
+// When DCTCP cuts its window: RFC 8257's at the first ECN-Echo of a window (with the alpha of
+// the windows before), or htsim's at the end of each window that saw a mark (with that window's
+// alpha folded in).
+enum class DctcpVariant { Rfc8257, Htsim };
+
 // DCTCP (RFC 8257) over a TCP NewReno sender with an ACK per packet.
 struct DctcpOptions {
+  DctcpVariant variant = DctcpVariant::Rfc8257;
   // Weight of the newest window's marked fraction in alpha: 1/16 (RFC 8257, section 4.2).
   double g = 1.0 / 16.0;
   // Packets a flow may send before its first ACK: 10 (RFC 6928).
