@@ -22,6 +22,7 @@ struct SimulateOptions {
   std::string max_memory;
   std::string out;
   bool json = false;
+  bool flows = false;
 };
 
 // Progress on stderr for runs longer than a couple of seconds; silent when stderr is not a
@@ -67,6 +68,7 @@ int run_simulate(const SimulateOptions& o) {
   Progress progress;
   sim::SimulationOptions options;
   options.record_spans = !o.out.empty();
+  options.record_flows = o.flows;
   options.progress = [&progress](std::size_t done, std::size_t total) { progress(done, total); };
   const sim::Simulation run = sim::simulate(std::move(e), options);
   const report::SimulationReport rep = report::report_of(run);
@@ -77,7 +79,9 @@ int run_simulate(const SimulateOptions& o) {
     std::cout << report::results_text(rep);
     if (!o.out.empty()) {
       std::cout << fmt::format(
-          "\nwrote {0}/results.json, {0}/links.csv, {0}/collectives.csv, {0}/trace.json\n", o.out);
+          "\nwrote {0}/results.json, {0}/links.csv, {0}/collectives.csv, {0}/trace.json, "
+          "{0}/flows.csv\n",
+          o.out);
     }
   }
   return 0;
@@ -97,9 +101,13 @@ Command register_simulate(CLI::App& root) {
   app->add_option("--max-memory", o->max_memory,
                   "Refuse jobs whose estimated memory is above this (default 8GiB; overrides "
                   "simulation.max_memory)");
-  app->add_option("--out", o->out,
-                  "Write results.json, links.csv, collectives.csv and trace.json (Perfetto) here");
+  app->add_option(
+      "--out", o->out,
+      "Write results.json, links.csv, collectives.csv, trace.json (Perfetto) and flows.csv here");
   app->add_flag("--json", o->json, "Print the results as JSON");
+  app->add_flag("--flows", o->flows,
+                "With --out: also write flows.csv, every network transfer's start and end "
+                "(per-flow completion times; one row per transfer)");
   return Command{app, [o] { return run_simulate(*o); }};
 }
 

@@ -435,18 +435,28 @@ void check_simulation_outputs(const std::string& dir) {
                                                  std::end(kSimulationOutputFiles)));
 }
 
+void write_flows_csv(const SimulationReport& r, std::ostream& out) {
+  out << "task,src,dst,bytes,start_s,end_s,duration_s\n";
+  for (const sim::FlowRecord& f : r.result.flows) {
+    out << fmt::format("{},{},{},{},{:.12f},{:.12f},{:.12f}\n", f.task,
+                       csv_field(r.topology.name(f.src)), csv_field(r.topology.name(f.dst)),
+                       f.size.count(), f.start.seconds(), f.end.seconds(),
+                       (f.end - f.start).seconds());
+  }
+}
+
 void write_simulation_outputs(const SimulationReport& r, const std::string& dir) {
   // Each file is produced while it is written (the trace is streamed); an error in any of them
   // leaves `dir` as it was.
-  write_output_set(
-      dir,
-      {
-          {kSimulationOutputFiles[0],
-           [&](std::ostream& out) { out << json_text(results_json(r, false)) << "\n"; }},
-          {kSimulationOutputFiles[1], [&](std::ostream& out) { write_links_csv(r, out); }},
-          {kSimulationOutputFiles[2], [&](std::ostream& out) { write_collectives_csv(r, out); }},
-          {kSimulationOutputFiles[3], [&](std::ostream& out) { write_trace_json(r, out); }},
-      });
+  std::vector<OutputFile> files = {
+      {kSimulationOutputFiles[0],
+       [&](std::ostream& out) { out << json_text(results_json(r, false)) << "\n"; }},
+      {kSimulationOutputFiles[1], [&](std::ostream& out) { write_links_csv(r, out); }},
+      {kSimulationOutputFiles[2], [&](std::ostream& out) { write_collectives_csv(r, out); }},
+      {kSimulationOutputFiles[3], [&](std::ostream& out) { write_trace_json(r, out); }},
+      {kSimulationOutputFiles[4], [&](std::ostream& out) { write_flows_csv(r, out); }},
+  };
+  write_output_set(dir, files);
 }
 
 }  // namespace mfabric::report

@@ -76,8 +76,11 @@ void write_trace_json(const SimulationReport& r, std::ostream& out);
 std::string trace_json(const SimulationReport& r);
 
 // The names of the files write_simulation_outputs writes, in order.
-inline constexpr const char* kSimulationOutputFiles[] = {"results.json", "links.csv",
-                                                         "collectives.csv", "trace.json"};
+inline constexpr const char* kSimulationOutputFiles[] = {
+    "results.json", "links.csv", "collectives.csv", "trace.json", "flows.csv"};
+// flows.csv: one row per network transfer when the run recorded them
+// (SimulationOptions::record_flows, `simulate --flows`), else the header alone.
+void write_flows_csv(const SimulationReport& r, std::ostream& out);
 // results.json, links.csv, collectives.csv and trace.json as one set in `dir`
 // (write_output_set in core/output_files.h: the directory ends with the previous complete set
 // or the new one, whatever happens).

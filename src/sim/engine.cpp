@@ -245,7 +245,7 @@ class Executor final : public EngineContext {
         tr.size = t.bytes;
         tr.flow_hash = flow_hash(id);
         ++events_;
-        backend_.start(tr, [this, id](net::TransferId, Time) { arrived_.push_back(id); });
+        start_transfer(id, tr);
         break;
       }
     }
@@ -325,9 +325,21 @@ class Executor final : public EngineContext {
     }
     const auto& transfers = a.plan.steps[a.step].transfers;
     a.outstanding = transfers.size();
-    for (const collective::Transfer& tr : transfers) {
+    for (const collective::Transfer& tr : transfers)
+      start_transfer(id, tr);
+  }
+
+  void start_transfer(TaskId id, const collective::Transfer& tr) {
+    if (!options_.record_flows) {
       backend_.start(tr, [this, id](net::TransferId, Time) { arrived_.push_back(id); });
+      return;
     }
+    const std::size_t record = flows_.size();
+    flows_.push_back(FlowRecord{id, tr.src, tr.dst, tr.size, now(), Time::max()});
+    backend_.start(tr, [this, id, record](net::TransferId, Time at) {
+      flows_[record].end = at;
+      arrived_.push_back(id);
+    });
   }
 
   // Transfers that completed during backend_.advance(): handled afterwards, so that the backend
@@ -497,6 +509,7 @@ class Executor final : public EngineContext {
     exposed += tail_exposed().seconds();
     r.exposed_comm = Time::from_seconds(exposed / gpus / its);
     r.channels = backend_.channel_stats();
+    r.flows = std::move(flows_);
     r.transfers = backend_.totals();
     if (const std::vector<net::PortStats>* ports = backend_.port_stats()) r.ports = *ports;
     r.packets = backend_.packet_stats();
@@ -531,6 +544,7 @@ class Executor final : public EngineContext {
   // The controller's timed events, a min-heap on (time, seq).
   std::vector<TimedEvent> timers_;
   std::vector<TaskId> arrived_;
+  std::vector<FlowRecord> flows_;  // with record_flows
   std::uint64_t seq_ = 0;
   std::size_t finished_ = 0;
   std::int64_t events_ = 0;

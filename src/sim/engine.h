@@ -20,6 +20,17 @@
 
 namespace mfabric::sim {
 
+// One network transfer of a run (with EngineOptions::record_flows): for per-flow completion
+// times.
+struct FlowRecord {
+  workload::TaskId task = -1;
+  fabric::NodeId src = fabric::kNoNode;  // GPU nodes of the topology
+  fabric::NodeId dst = fabric::kNoNode;
+  Bytes size;
+  Time start;
+  Time end;
+};
+
 struct TaskSpan {
   workload::TaskId task = -1;
   Time start;
@@ -66,6 +77,8 @@ struct EngineOptions {
   FabricController* controller = nullptr;
   // Keep the start and end of every task (for trace.json and collectives.csv).
   bool record_spans = true;
+  // Keep every transfer's start and end (flows.csv): one record per transfer, so opt-in.
+  bool record_flows = false;
   // Called now and then with (tasks finished, tasks in total), for progress displays.
   std::function<void(std::size_t, std::size_t)> progress;
   // Optional; not owned: per topology node, nonzero once the GPU or NIC has failed (the
@@ -100,7 +113,8 @@ struct RunResult {
   // Per traffic class (kTrafficClasses order), per iteration: sum over its tasks of duration x
   // member GPUs / all GPUs, the average time a GPU spends in that kind of communication.
   std::array<Time, kTrafficClasses.size()> comm_time{};
-  std::vector<TaskSpan> spans;  // when record_spans
+  std::vector<TaskSpan> spans;    // when record_spans
+  std::vector<FlowRecord> flows;  // when record_flows, in start order
   std::vector<net::ChannelStats> channels;
   // Transfers and bytes the network started and delivered (equal in a run that completes).
   net::TransferTotals transfers;

@@ -39,6 +39,7 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
     return algorithms;
   });
   engine.record_spans = options.record_spans;
+  engine.record_flows = options.record_flows;
   engine.progress = options.progress;
   engine.flow_salt = flow_salt_of_seed(e.seed);
   fabric::Topology topology =

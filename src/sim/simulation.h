@@ -20,6 +20,8 @@ namespace mfabric::sim {
 struct SimulationOptions {
   // Keep every task's start and end (collectives.csv, trace.json need them).
   bool record_spans = false;
+  // Keep every network transfer's start and end (flows.csv).
+  bool record_flows = false;
   // Called now and then with (tasks finished, tasks in total).
   std::function<void(std::size_t, std::size_t)> progress;
 };

@@ -71,6 +71,21 @@ TEST(CliSimulate, WritesEveryOutputAndTheyAreDeterministic) {
   EXPECT_EQ(slurp(dir / "a" / "results.json"), slurp(dir / "b" / "results.json"));
   EXPECT_NE(slurp(dir / "a" / "trace.json").find("\"traceEvents\""), std::string::npos);
   EXPECT_EQ(slurp(dir / "a" / "links.csv").rfind("link,direction,from,to,kind", 0), 0u);
+  // flows.csv: the header alone, or with --flows a row per transfer whose end follows its start.
+  const std::string header = "task,src,dst,bytes,start_s,end_s,duration_s\n";
+  EXPECT_EQ(slurp(dir / "a" / "flows.csv"), header);
+  ASSERT_EQ(run(cmd + (dir / "c").string() + " --flows").exit_code, 0);
+  std::ifstream flows(dir / "c" / "flows.csv");
+  std::string line;
+  std::getline(flows, line);
+  EXPECT_EQ(line + "\n", header);
+  int rows = 0;
+  while (std::getline(flows, line)) {
+    ++rows;
+    const double duration = std::stod(line.substr(line.rfind(',') + 1));
+    EXPECT_GT(duration, 0.0) << line;
+  }
+  EXPECT_GT(rows, 1);
   fs::remove_all(dir);
 }
 

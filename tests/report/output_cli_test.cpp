@@ -95,7 +95,8 @@ class OutputCli : public ::testing::Test {
   fs::path root_;
 };
 
-const std::set<std::string> kSet = {"results.json", "links.csv", "collectives.csv", "trace.json"};
+const std::set<std::string> kSet = {"results.json", "links.csv", "collectives.csv", "trace.json",
+                                    "flows.csv"};
 
 TEST_F(OutputCli, ExperimentFileNamedWithByteFFGivesValidJson) {
   const fs::path exp = work() / "exp\xFF.yaml";

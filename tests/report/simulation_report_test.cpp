@@ -202,8 +202,8 @@ TEST_F(SimulationOutputs, WritesTheFourFilesAsASet) {
   write_simulation_outputs(r, dir.string());
   check_simulation_outputs(dir.string());
   write_simulation_outputs(r, dir.string());  // replacing the previous set
-  EXPECT_EQ(entries(dir),
-            (std::set<std::string>{"results.json", "links.csv", "collectives.csv", "trace.json"}));
+  EXPECT_EQ(entries(dir), (std::set<std::string>{"results.json", "links.csv", "collectives.csv",
+                                                 "trace.json", "flows.csv"}));
   EXPECT_EQ(entries(root_), std::set<std::string>{"out"});
   std::ifstream results(dir / "results.json");
   const json j = json::parse(results);
