@@ -1,6 +1,11 @@
 #include "net/backend.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+
 #include "core/error.h"
+#include "net/link_table.h"
 
 namespace mfabric::net {
 
@@ -9,6 +14,29 @@ namespace {
   throw Error("", "simulation.backend", "this network backend does not model optical circuits");
 }
 }  // namespace
+
+void check_transfer(const collective::Transfer& t) {
+  if (t.size.count() < 0) {
+    throw Error("", "transfer", fmt::format("size must not be negative, got {}", t.size.count()));
+  }
+  if (t.latency_hops < 0) {
+    throw Error("", "transfer",
+                fmt::format("latency_hops must not be negative, got {}", t.latency_hops));
+  }
+}
+
+void check_link_rate(const LinkTable& links, fabric::LinkId link, Rate rate) {
+  if (link < 0 || static_cast<std::size_t>(link) >= links.size()) {
+    throw Error("", "link", fmt::format("no link {} in the topology", link));
+  }
+  if (links.is_circuit(link) && !links.connected(link)) {
+    throw Error("", "link", fmt::format("link {} is a circuit slot with no circuit", link));
+  }
+  if (!(rate.bps() >= 0) || !std::isfinite(rate.bps())) {
+    throw Error("", "link",
+                fmt::format("rate must be finite and not negative, got {}", rate.bps()));
+  }
+}
 
 fabric::LinkId Backend::connect(fabric::NodeId, fabric::NodeId) {
   no_circuits();

@@ -73,6 +73,14 @@ struct PacketStats {
   std::int64_t pfc_pauses = 0;  // pause frames sent
 };
 
+class LinkTable;
+
+// The argument checks every backend makes, one mfabric::Error each: a transfer's size and
+// latency_hops not negative; a link of the table (a circuit slot only while connected) and a
+// finite rate not negative.
+void check_transfer(const collective::Transfer& t);
+void check_link_rate(const LinkTable& links, fabric::LinkId link, Rate rate);
+
 class Backend {
  public:
   using DoneCallback = std::function<void(TransferId, Time)>;

@@ -1136,13 +1136,7 @@ FlowBackend::~FlowBackend() = default;
 TransferId FlowBackend::start(const collective::Transfer& t, DoneCallback on_done) {
   State& s = *s_;
   s.sync();
-  if (t.size.count() < 0) {
-    throw Error("", "transfer", fmt::format("size must not be negative, got {}", t.size.count()));
-  }
-  if (t.latency_hops < 0) {
-    throw Error("", "transfer",
-                fmt::format("latency_hops must not be negative, got {}", t.latency_hops));
-  }
+  check_transfer(t);
   s.router.route(t.src, t.dst, t.flow_hash, s.route);
 
   const std::int32_t slot = s.allocate_slot();
@@ -1181,16 +1175,7 @@ TransferId FlowBackend::start(const collective::Transfer& t, DoneCallback on_don
 void FlowBackend::set_link_rate(LinkId link, Rate rate) {
   State& s = *s_;
   s.sync();
-  if (link < 0 || static_cast<std::size_t>(link) >= s.links.size()) {
-    throw Error("", "link", fmt::format("no link {} in the topology", link));
-  }
-  if (s.links.is_circuit(link) && !s.links.connected(link)) {
-    throw Error("", "link", fmt::format("link {} is a circuit slot with no circuit", link));
-  }
-  if (!(rate.bps() >= 0) || !std::isfinite(rate.bps())) {
-    throw Error("", "link",
-                fmt::format("rate must be finite and not negative, got {}", rate.bps()));
-  }
+  check_link_rate(s.links, link, rate);
   for (ChannelId c : {2 * link, 2 * link + 1}) {
     s.settle(c);
     s.chan(c).cap = rate.bps();

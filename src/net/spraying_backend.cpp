@@ -17,9 +17,7 @@ SprayingBackend::SprayingBackend(std::unique_ptr<Backend> inner, int paths)
 }
 
 TransferId SprayingBackend::start(const collective::Transfer& t, DoneCallback on_done) {
-  if (t.size.count() < 0) {
-    throw Error("", "transfer", fmt::format("size must not be negative, got {}", t.size.count()));
-  }
+  check_transfer(t);
   const std::int64_t size = t.size.count();
   const int parts = static_cast<int>(std::clamp<std::int64_t>(size / kMinSprayPart, 1, paths_));
   std::int32_t slot;

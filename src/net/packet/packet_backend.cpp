@@ -812,13 +812,7 @@ PacketBackend::~PacketBackend() = default;
 TransferId PacketBackend::start(const collective::Transfer& t, DoneCallback on_done) {
   State& s = *s_;
   s.sync();
-  if (t.size.count() < 0) {
-    throw Error("", "transfer", fmt::format("size must not be negative, got {}", t.size.count()));
-  }
-  if (t.latency_hops < 0) {
-    throw Error("", "transfer",
-                fmt::format("latency_hops must not be negative, got {}", t.latency_hops));
-  }
+  check_transfer(t);
   const std::int64_t mtu = s.options.mtu.count();
   const std::int64_t packet_count = (t.size.count() + mtu - 1) / mtu;
   if (packet_count > std::numeric_limits<std::int32_t>::max()) {
@@ -891,16 +885,7 @@ TransferId PacketBackend::start(const collective::Transfer& t, DoneCallback on_d
 void PacketBackend::set_link_rate(LinkId link, Rate rate) {
   State& s = *s_;
   s.sync();
-  if (link < 0 || static_cast<std::size_t>(link) >= s.links.size()) {
-    throw Error("", "link", fmt::format("no link {} in the topology", link));
-  }
-  if (s.links.is_circuit(link) && !s.links.connected(link)) {
-    throw Error("", "link", fmt::format("link {} is a circuit slot with no circuit", link));
-  }
-  if (!(rate.bps() >= 0) || !std::isfinite(rate.bps())) {
-    throw Error("", "link",
-                fmt::format("rate must be finite and not negative, got {}", rate.bps()));
-  }
+  check_link_rate(s.links, link, rate);
   const bool is_up = rate.bps() > 0;
   if (s.fluid && static_cast<std::size_t>(link) < s.topo.links().size()) {
     s.fluid->set_link_rate(link, rate);
