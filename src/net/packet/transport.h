@@ -31,7 +31,8 @@ class TransportHost {
  public:
   virtual ~TransportHost() = default;
   virtual Time now() const = 0;
-  // The flow has something to send: the backend asks next_packet() when its port is free.
+  // The flow has something to send: the backend asks next_packet() when its port is free, which
+  // may be at once, from inside wake(): a transport calls it last, with its state up to date.
   virtual void wake(FlowSlot f) = 0;
   // The flow's one timer: on_timer(f) at `at` (the latest call wins); Time::max() cancels it.
   virtual void set_timer(FlowSlot f, Time at) = 0;
