@@ -71,6 +71,8 @@ struct PacketStats {
   std::int64_t timeouts = 0;
   std::int64_t max_packets_in_flight = 0;
   std::int64_t pfc_pauses = 0;  // pause frames sent
+  // Of `drops`: packets beyond a lossless input's xoff + headroom (a pause too late for its link)
+  std::int64_t pfc_headroom_drops = 0;
 };
 
 class LinkTable;

@@ -137,6 +137,7 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
         {"retransmissions", p.retransmissions},
         {"timeouts", p.timeouts},
         {"pfc_pauses", p.pfc_pauses},
+        {"pfc_headroom_drops", p.pfc_headroom_drops},
         {"max_packets_in_flight", p.max_packets_in_flight},
     };
   }

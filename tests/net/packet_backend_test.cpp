@@ -151,6 +151,8 @@ TEST(PacketBackend, IncastWithPfcDropsNothing) {
   EXPECT_EQ(net.packet_stats()->drops, 0);
   EXPECT_EQ(net.packet_stats()->retransmissions, 0);
   EXPECT_GT(net.packet_stats()->pfc_pauses, 0);
+  // Every pause reached its link within the headroom: no input held more than xoff + headroom.
+  EXPECT_EQ(net.packet_stats()->pfc_headroom_drops, 0);
   std::int64_t paused = 0;
   for (const PortStats& p : *net.port_stats())
     paused += p.pause_ps;

@@ -104,6 +104,12 @@ TEST(ExperimentErrors, NameTheField) {
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
                         "simulation: {backend: packet, irn: {rto: 1ms}}\n"),
             "simulation.irn.rto");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
+                        "simulation: {backend: packet, pfc_xoff: 100kB, pfc_xon: 200kB}\n"),
+            "simulation.pfc_xon");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
+                        "simulation: {backend: packet, ecn_threshold: 100kB, ecn_max: 50kB}\n"),
+            "simulation.ecn_max");
   // Routing: ecmp or spray, in both backends; spray_paths only with spray.
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {routing: valiant}\n"),
             "simulation.routing");

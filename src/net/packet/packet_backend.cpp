@@ -570,6 +570,17 @@ struct PacketBackend::State final : packet::TransportHost {
       drop(pkt, p);
       return;
     }
+    // PFC: what a lossless switch keeps for one input is xoff plus the headroom; a packet beyond
+    // it is lost (a pause that came too late for the link: thresholds set wrong).
+    if (pfc && p.is_switch && k.hop > 0) {
+      const Port& u =
+          ports[static_cast<std::size_t>(path_ports[static_cast<std::size_t>(k.path + k.hop - 1)])];
+      if (u.held_downstream + k.wire > options.pfc_thresholds.xoff.count() + headroom(u)) {
+        ++stats.pfc_headroom_drops;
+        drop(pkt, p);
+        return;
+      }
+    }
     if (mark(p.queued)) {
       k.flags |= kCe;
       ++stats.marks;
@@ -649,6 +660,16 @@ struct PacketBackend::State final : packet::TransportHost {
       events.push(now_ps + p.prop_ps, EventKind::Deliver, static_cast<std::uint32_t>(pkt));
     }
     kick(port_index);
+  }
+
+  // PFC headroom of the link from port `up`: what may still arrive after the switch asks it to
+  // pause: a round trip of the link's latency at its rate, and two packets (the one the pause
+  // found on the wire and the one that triggered it).
+  std::int64_t headroom(const Port& up) const {
+    const double round_trip_bytes =
+        up.ps_per_byte > 0 ? 2.0 * static_cast<double>(up.prop_ps) / up.ps_per_byte : 0.0;
+    return static_cast<std::int64_t>(std::ceil(round_trip_bytes)) +
+           2 * (options.mtu.count() + options.header.count());
   }
 
   // PFC: the switch no longer holds `bytes` that came from port `up`; resume it at xon.

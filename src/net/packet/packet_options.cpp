@@ -69,6 +69,26 @@ void check_packet_options(const PacketBackendOptions& o, const std::string& file
     throw Error(file, field("spray_paths"),
                 fmt::format("1 to {} routes, got {}", kMaxSprayPaths, o.spray_paths));
   }
+  const std::int64_t packet = o.mtu.count() + o.header.count();
+  if (o.pfc_thresholds.xoff.count() < packet) {
+    throw Error(file, field("pfc_xoff"),
+                fmt::format("at least one packet ({} bytes), got {}", packet,
+                            o.pfc_thresholds.xoff.count()));
+  }
+  if (o.pfc_thresholds.xon.count() < 0 ||
+      o.pfc_thresholds.xon.count() >= o.pfc_thresholds.xoff.count()) {
+    throw Error(file, field("pfc_xon"),
+                fmt::format("between 0 and pfc_xoff ({} bytes), got {}",
+                            o.pfc_thresholds.xoff.count(), o.pfc_thresholds.xon.count()));
+  }
+  if (o.ecn_max.count() != 0 && o.ecn_max.count() <= o.ecn_threshold.count()) {
+    throw Error(file, field("ecn_max"),
+                fmt::format("0 (a step) or above ecn_threshold ({} bytes), got {}",
+                            o.ecn_threshold.count(), o.ecn_max.count()));
+  }
+  if (!(o.ecn_pmax > 0 && o.ecn_pmax <= 1)) {
+    throw Error(file, field("ecn_pmax"), fmt::format("in (0, 1], got {}", o.ecn_pmax));
+  }
   if (o.dctcp.dupacks < 0 || o.dctcp.dupacks > 100000) {
     throw Error(file, field("dctcp.dupacks"),
                 fmt::format("1 to 100000 duplicate ACKs (0: automatic), got {}", o.dctcp.dupacks));
