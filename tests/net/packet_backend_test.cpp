@@ -239,6 +239,19 @@ TEST(PacketBackend, BandwidthBoundAllToAllIsWithinFivePercentOfTheFlowBackend) {
   EXPECT_LT(packet3.seconds(), 1.05 * flow3.seconds());
 }
 
+TEST(PacketBackend, ScheduledAndQueuedPortsAgree) {
+  // Without PFC ports compute each departure on arrival; with PFC (thresholds never reached
+  // here) each transmission ends with an event. Same model: the same times up to the order of
+  // simultaneous events.
+  PacketBackendOptions queued;
+  queued.pfc = true;
+  queued.pfc_thresholds.xoff = Bytes(100'000'000);
+  queued.pfc_thresholds.xon = Bytes(90'000'000);
+  const Time scheduled = all_to_all("fat-tree", 16, 4'000'000, {}).second;
+  const Time with_pfc = all_to_all("fat-tree", 16, 4'000'000, queued).second;
+  EXPECT_NEAR(with_pfc.seconds(), scheduled.seconds(), 0.005 * scheduled.seconds());
+}
+
 TEST(PacketBackend, EveryTransportCompletesAnAllToAll) {
   for (PacketTransport tr :
        {PacketTransport::Dctcp, PacketTransport::RoceDcqcn, PacketTransport::Irn}) {
