@@ -127,6 +127,7 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
     const net::PacketStats& p = *res.packets;
     j["packet"] = {
         {"transport", net::to_string(r.experiment.packet.transport)},
+        {"variant", net::congestion_control_variant(r.experiment.packet)},
         {"mtu_bytes", r.experiment.packet.mtu.count()},
         {"pfc", r.experiment.packet.pfc_enabled()},
         {"packets_sent", p.packets_sent},

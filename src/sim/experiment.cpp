@@ -80,15 +80,11 @@ const std::vector<std::string> kPacketFields = {
     "pfc",       "pfc_xoff", "pfc_xon", "dctcp", "dcqcn",  "roce",          "irn"};
 const std::vector<std::string> kDctcpFields = {"g",       "initial_window", "max_window",
                                                "min_rto", "dupacks",        "variant"};
-const std::vector<std::string> kDcqcnFields = {"g",
-                                               "alpha_timer",
-                                               "rate_timer",
-                                               "byte_counter",
-                                               "fast_recovery_steps",
-                                               "additive_increase",
-                                               "hyper_increase",
-                                               "cnp_interval",
-                                               "min_rate"};
+const std::vector<std::string> kDcqcnFields = {"variant",           "g",
+                                               "alpha_timer",       "rate_timer",
+                                               "byte_counter",      "fast_recovery_steps",
+                                               "additive_increase", "hyper_increase",
+                                               "cnp_interval",      "min_rate"};
 const std::vector<std::string> kRoceFields = {"rto"};
 const std::vector<std::string> kIrnFields = {"rto_low", "rto_high", "low_packets", "dcqcn"};
 const std::vector<std::string> kAlgorithmFields = {"all_reduce", "all_to_all", "all_gather",
@@ -318,6 +314,16 @@ void parse_packet_options(const Fields& f, Experiment& e) {
   if (f.has("dcqcn")) {
     const Fields d(f.get("dcqcn"), e.source, "simulation.dcqcn", kDcqcnFields);
     net::DcqcnOptions& q = o.dcqcn;
+    if (d.has("variant")) {
+      const std::string v = *d.optional_string("variant");
+      const auto variant = net::parse_dcqcn_variant(v);
+      if (!variant) {
+        throw Error(e.source, d.field("variant"),
+                    fmt::format("'paper' or 'ns3-rdma', got '{}'", v));
+      }
+      // The variant's defaults first; the fields given override them.
+      q = net::DcqcnOptions::for_variant(*variant);
+    }
     q.g = d.optional_double("g").value_or(q.g);
     q.alpha_timer = d.optional_time("alpha_timer").value_or(q.alpha_timer);
     q.rate_timer = d.optional_time("rate_timer").value_or(q.rate_timer);

@@ -265,6 +265,112 @@ TEST(DcqcnRate, CnpCutsThenFastRecoveryThenAdditiveThenHyperIncrease) {
   EXPECT_EQ(r.next_deadline(0), Time::microseconds(385));
 }
 
+TEST(DcqcnRate, Ns3RdmaVariantMovesThroughStagesWithAGrowingHyperIncrease) {
+  // The reaction point of the DCQCN authors' simulator (dcqcn.h): its counters, alpha from 0.5
+  // updated before the cut, one stage at a time, R_HAI x (min(T, BC) - F + 1) in hyper
+  // increase with the timer at half its period and the byte counter at half its bytes.
+  DcqcnOptions o = DcqcnOptions::for_variant(DcqcnVariant::Ns3Rdma);
+  EXPECT_EQ(o.rate_timer, Time::microseconds(60));
+  EXPECT_EQ(o.byte_counter, Bytes(300000));
+  o.byte_counter = Bytes(100000);  // one on_sent of this many bytes is one byte-counter expiry
+  DcqcnRate r(o);
+  r.open(0, k100G);
+  EXPECT_DOUBLE_EQ(r.alpha(0, Time::zero()), 0.5);
+  const double g = o.g;
+  const double ai = 0.04 * kGbps;
+  const double hai = 0.2 * kGbps;
+
+  // Two CNPs: each updates alpha, then cuts by the new alpha / 2; the target is the old rate.
+  double alpha = 0.5;
+  double rt = 0;
+  double rc = 100 * kGbps;
+  for (int cnp = 0; cnp < 2; ++cnp) {
+    r.on_cnp(0, Time::zero());
+    alpha = (1 - g) * alpha + g;
+    rt = rc;
+    rc *= 1 - alpha / 2;
+    EXPECT_DOUBLE_EQ(r.alpha(0, Time::zero()), alpha);
+    EXPECT_DOUBLE_EQ(r.target_rate(0).bps(), rt);
+    EXPECT_DOUBLE_EQ(r.rate(0).bps(), rc);
+  }
+  EXPECT_EQ(r.next_deadline(0), Time::microseconds(60));
+
+  // Fast recovery while the expiring counter is below F = 5: byte-counter expiries 1 to 4.
+  for (int bc = 1; bc <= 4; ++bc) {
+    r.on_sent(0, o.byte_counter, Time::zero());
+    rc = (rt + rc) / 2;
+    EXPECT_DOUBLE_EQ(r.rate(0).bps(), rc) << "BC " << bc;
+    EXPECT_DOUBLE_EQ(r.target_rate(0).bps(), rt) << "BC " << bc;
+  }
+  // BC = 5 reaches F, T = 0 has not: additive increase; BC = 6, in additive increase: additive.
+  for (int bc = 5; bc <= 6; ++bc) {
+    r.on_sent(0, o.byte_counter, Time::zero());
+    rt += ai;
+    rc = (rt + rc) / 2;
+    EXPECT_DOUBLE_EQ(r.target_rate(0).bps(), rt) << "BC " << bc;
+    EXPECT_DOUBLE_EQ(r.rate(0).bps(), rc) << "BC " << bc;
+  }
+  // Timer expiries at 60 to 240 us (T = 1 to 4): additive.
+  for (int t = 1; t <= 4; ++t) {
+    r.advance(0, Time::microseconds(60 * t));
+    rt += ai;
+    rc = (rt + rc) / 2;
+    EXPECT_DOUBLE_EQ(r.target_rate(0).bps(), rt) << "T " << t;
+  }
+  // T = 5 at 300 us: both counters have reached F, hyper increase by R_HAI x (5 - 5 + 1). The
+  // expiry was handled in additive increase, so the timer keeps its full period: next at 360.
+  r.advance(0, Time::microseconds(300));
+  rt += hai;
+  rc = (rt + rc) / 2;
+  EXPECT_DOUBLE_EQ(r.target_rate(0).bps(), rt);
+  EXPECT_DOUBLE_EQ(r.rate(0).bps(), rc);
+  EXPECT_EQ(r.next_deadline(0), Time::microseconds(360));
+  // T = 6 at 360 us, in hyper increase: 2 x R_HAI (min(6, 6) - 4), and half periods from now.
+  r.advance(0, Time::microseconds(360));
+  rt += 2 * hai;
+  rc = (rt + rc) / 2;
+  EXPECT_DOUBLE_EQ(r.target_rate(0).bps(), rt);
+  EXPECT_EQ(r.next_deadline(0), Time::microseconds(390));
+  // A byte-counter expiry in hyper increase (BC = 7): 2 x R_HAI; the counter is now 50,000
+  // bytes, so 49,999 bytes are not an expiry and one more byte is (BC = 8: min(8, 6) - 4 = 2).
+  r.on_sent(0, o.byte_counter, Time::microseconds(360));
+  rt += 2 * hai;
+  rc = (rt + rc) / 2;
+  EXPECT_DOUBLE_EQ(r.target_rate(0).bps(), rt);
+  r.on_sent(0, Bytes(49999), Time::microseconds(360));
+  EXPECT_DOUBLE_EQ(r.target_rate(0).bps(), rt);
+  r.on_sent(0, Bytes(1), Time::microseconds(360));
+  rt += 2 * hai;
+  rc = (rt + rc) / 2;
+  EXPECT_DOUBLE_EQ(r.target_rate(0).bps(), rt);
+  EXPECT_DOUBLE_EQ(r.rate(0).bps(), rc);
+  // T = 7 at 390 us: 3 x R_HAI (min(8, 7) - 4).
+  r.advance(0, Time::microseconds(390));
+  rt += 3 * hai;
+  EXPECT_DOUBLE_EQ(r.target_rate(0).bps(), rt);
+  // A CNP starts fast recovery again with the full timer period.
+  r.on_cnp(0, Time::microseconds(400));
+  EXPECT_EQ(r.next_deadline(0), Time::microseconds(460));
+}
+
+TEST(DcqcnRate, Ns3RdmaVariantStopsAtTheLineRateWithATargetAboveIt) {
+  // The target is not capped at the line rate in this variant; the rate is, and once the rate
+  // is there the increase timer stops.
+  DcqcnOptions o = DcqcnOptions::for_variant(DcqcnVariant::Ns3Rdma);
+  DcqcnRate r(o);
+  r.open(0, k100G);
+  r.on_cnp(0, Time::zero());
+  Time t = Time::zero();
+  while (r.next_deadline(0) != Time::max() && t < Time::milliseconds(100)) {
+    t = r.next_deadline(0);
+    r.advance(0, t);
+  }
+  EXPECT_DOUBLE_EQ(r.rate(0).bps(), 100 * kGbps);
+  EXPECT_GE(r.target_rate(0).bps(), 100 * kGbps);
+  EXPECT_EQ(r.next_deadline(0), Time::max());
+  EXPECT_LT(t, Time::milliseconds(100));
+}
+
 TEST(DcqcnRate, AlphaDecaysByOneMinusGPerTimerWithoutCnps) {
   DcqcnOptions o;
   o.g = 1.0 / 16.0;  // a large gain, to see the decay

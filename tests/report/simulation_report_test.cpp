@@ -99,6 +99,22 @@ TEST(ResultsJson, CommunicationHasOneKeyPerEngineTrafficClass) {
   EXPECT_TRUE(keys.count("tp") && keys.count("ep") && keys.count("dp") && keys.count("pp"));
 }
 
+TEST(ResultsJson, PacketRunsNameTheirTransportAndItsVariant) {
+  const SimRun run = sim::simulate(sim::parse_experiment(R"(
+cluster: {servers: 2, gpus_per_server: 1, nics_per_server: 1, link: 100G}
+fabric: fat-tree
+workload: {collective: all-to-all, bytes: 1MiB}
+simulation: {backend: packet, transport: roce-dcqcn, dcqcn: {variant: ns3-rdma}}
+)",
+                                                         "packet.yaml"));
+  const json p = results_json(report_of(run)).at("packet");
+  EXPECT_EQ(p.at("transport"), "roce-dcqcn");
+  EXPECT_EQ(p.at("variant"), "ns3-rdma");
+  EXPECT_EQ(p.at("pfc"), true);
+  EXPECT_EQ(p.at("packets_sent"), p.at("packets_delivered"));
+  EXPECT_GT(p.at("packets_sent").get<std::int64_t>(), 0);
+}
+
 TEST(ResultsText, NamesCannotBreakTheText) {
   SimRun run = training_run();
   run.experiment.source = "line\nbreak\xFF\x1B[31m.yaml";

@@ -102,6 +102,19 @@ TEST(ExperimentErrors, NameTheField) {
                         "simulation: {backend: packet, dcqcn: {rate_timer: 0s}}\n"),
             "simulation.dcqcn.rate_timer");
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
+                        "simulation: {backend: packet, dcqcn: {variant: mellanox}}\n"),
+            "simulation.dcqcn.variant");
+  // A DCQCN variant brings its counters; a field given with it overrides them.
+  const net::DcqcnOptions ns3 =
+      parse_experiment(
+          "workload: {model: mixtral-8x7b}\nsimulation: {backend: packet, "
+          "dcqcn: {variant: ns3-rdma, rate_timer: 70us}}\n",
+          "t.yaml")
+          .packet.dcqcn;
+  EXPECT_EQ(ns3.variant, net::DcqcnVariant::Ns3Rdma);
+  EXPECT_EQ(ns3.byte_counter, Bytes(300000));
+  EXPECT_EQ(ns3.rate_timer, Time::microseconds(70));
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"
                         "simulation: {backend: packet, irn: {rto: 1ms}}\n"),
             "simulation.irn.rto");
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\n"

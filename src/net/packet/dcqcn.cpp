@@ -23,6 +23,7 @@ void DcqcnRate::open(FlowSlot f, Rate line_rate) {
   s.floor = std::min(o_.min_rate.bps(), s.line);
   s.rc = s.line;
   s.rt = s.line;
+  if (o_.variant == DcqcnVariant::Ns3Rdma) s.alpha = 0.5;
 }
 
 double DcqcnRate::alpha_at(const Flow& s, Time now) const {
@@ -43,15 +44,84 @@ void DcqcnRate::increase(Flow& s) const {
     s.rt = std::min(s.rt, s.line);
   }
   s.rc = std::min((s.rt + s.rc) / 2.0, s.line);
-  if (s.rt >= s.line && s.line - s.rc <= s.line * kRecoveredFraction) {
-    s.rc = s.line;
-    s.increasing = false;
-    s.increase_at = Time::max();
+  if (s.rt >= s.line) stop_if_recovered(s);
+}
+
+void DcqcnRate::stop_if_recovered(Flow& s) const {
+  if (s.line - s.rc > s.line * kRecoveredFraction) return;
+  s.rc = s.line;
+  s.increasing = false;
+  s.increase_at = Time::max();
+}
+
+void DcqcnRate::ns3_adjust(Flow& s, double raise) const {
+  s.rt += raise;
+  s.rc = std::min((s.rt + s.rc) / 2.0, s.line);
+  // Once the rate is at the line rate the target is at or above it, and every later step
+  // leaves the rate there: the timer can stop.
+  stop_if_recovered(s);
+}
+
+void DcqcnRate::ns3_expiry(Flow& s, bool timer) const {
+  using Stage = Flow::Stage;
+  const int f = o_.fast_recovery_steps;
+  const Stage was = s.stage;
+  int& mine = timer ? s.timer_steps : s.byte_steps;
+  ++mine;
+  const auto additive = [&] {
+    ns3_adjust(s, o_.additive_increase.bps());
+    s.stage = Stage::Additive;
+  };
+  const auto hyper = [&] {
+    const int times = std::min(s.byte_steps, s.timer_steps) - f + 1;
+    ns3_adjust(s, o_.hyper_increase.bps() * static_cast<double>(times));
+    s.stage = Stage::Hyper;
+  };
+  const auto select = [&] {
+    if (s.byte_steps < f || s.timer_steps < f) {
+      additive();
+    } else {
+      hyper();
+    }
+  };
+  switch (was) {
+    case Stage::FastRecovery:
+      if (mine < f) {
+        ns3_adjust(s, 0.0);
+      } else {
+        select();
+      }
+      break;
+    case Stage::Additive:
+      if (timer) {
+        select();
+      } else {
+        additive();
+      }
+      break;
+    case Stage::Hyper:
+      hyper();
+      break;
+  }
+  // The next period is set by the stage the expiry was handled in.
+  if (timer) {
+    s.timer_period =
+        was == Stage::Hyper ? Time::picoseconds(o_.rate_timer.ps() / 2) : o_.rate_timer;
+  } else {
+    s.byte_period = was == Stage::Hyper ? o_.byte_counter.count() / 2 : o_.byte_counter.count();
   }
 }
 
 void DcqcnRate::advance(FlowSlot f, Time now) {
   Flow& s = flow(f);
+  if (o_.variant == DcqcnVariant::Ns3Rdma) {
+    while (s.increasing && s.increase_at <= now) {
+      const Time at = s.increase_at;
+      ns3_expiry(s, true);
+      if (s.increasing) s.increase_at = at + s.timer_period;
+    }
+    return;
+  }
   while (s.increasing && s.increase_at <= now) {
     s.increase_at += o_.rate_timer;
     ++s.timer_steps;
@@ -66,6 +136,14 @@ void DcqcnRate::on_sent(FlowSlot f, Bytes wire, Time now) {
   s.last_wire = wire.count();
   if (!s.increasing) return;
   s.bytes_counted += wire.count();
+  if (o_.variant == DcqcnVariant::Ns3Rdma) {
+    // One expiry per packet at most, and the count starts again from zero.
+    if (s.bytes_counted >= s.byte_period) {
+      s.bytes_counted = 0;
+      ns3_expiry(s, false);
+    }
+    return;
+  }
   while (s.increasing && s.bytes_counted >= o_.byte_counter.count()) {
     s.bytes_counted -= o_.byte_counter.count();
     ++s.byte_steps;
@@ -79,8 +157,10 @@ void DcqcnRate::on_cnp(FlowSlot f, Time now) {
   advance(f, now);
   const double a = alpha_at(s, now);
   s.rt = s.rc;
-  s.rc = std::max(s.floor, s.rc * (1.0 - a / 2.0));
   s.alpha = (1.0 - o_.g) * a + o_.g;
+  // The paper cuts with alpha as it was; ns3-rdma with alpha after this CNP's update.
+  const double cut_with = o_.variant == DcqcnVariant::Ns3Rdma ? s.alpha : a;
+  s.rc = std::max(s.floor, s.rc * (1.0 - cut_with / 2.0));
   s.alpha_since = now;
   s.decaying = true;
   s.timer_steps = 0;
@@ -88,6 +168,9 @@ void DcqcnRate::on_cnp(FlowSlot f, Time now) {
   s.bytes_counted = 0;
   s.increasing = true;
   s.increase_at = now + o_.rate_timer;
+  s.stage = Flow::Stage::FastRecovery;
+  s.timer_period = o_.rate_timer;
+  s.byte_period = o_.byte_counter.count();
 }
 
 Time DcqcnRate::next_send(FlowSlot f) const {

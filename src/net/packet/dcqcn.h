@@ -17,6 +17,21 @@
 //   Before its first CNP a flow sends at line rate with alpha = 1 and no timers running, and
 //   once it is back at line rate its increase timer stops (nothing left to recover).
 //
+// The variant of the authors' simulator (`DcqcnVariant::Ns3Rdma`; github.com/bobzhuyb/ns3-rdma,
+// QbbNetDevice's rpr_* functions, read for its design) differs in four ways:
+//   - alpha starts at 0.5, and a CNP updates alpha before it cuts with it;
+//   - the flow is in one stage at a time (fast recovery, additive, hyper): in fast recovery an
+//     expiry of either counter recovers while that counter is below F, then the flow moves on
+//     to additive increase, or to hyper increase once both counters have reached F; in additive
+//     increase only a timer expiry can move it to hyper;
+//   - hyper increase grows: Rt += R_HAI x (min(T, BC) - F + 1), and in hyper increase the timer
+//     runs at half its period and the byte counter at half its bytes;
+//   - the target rate is not capped at the line rate (the rate is), and the byte counter starts
+//     again from zero at each expiry.
+// (Its rule that divides a target above 10x the rate by 8 cannot fire with the target set to
+// the rate at every CNP, as its configuration does, CLAMP_TARGET_RATE 1; it is left out.)
+// Its default counters differ too (DcqcnOptions::for_variant).
+//
 // Timers are kept as deadlines, not events: alpha's decay is computed when alpha is used (a CNP
 // or a query), exactly as a periodic timer restarted at each CNP would leave it, and the
 // increase steps whose deadlines have passed are applied (in order) by advance(), which every
@@ -27,6 +42,7 @@
 // arrives marked CE, at most one per flow per cnp_interval.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "core/units.h"
@@ -79,10 +95,19 @@ class DcqcnRate {
     std::int64_t bytes_counted = 0;  // sent since the byte counter last expired
     int timer_steps = 0;             // T
     int byte_steps = 0;              // BC
+    // ns3-rdma only: the stage, and the period of the increase timer and the bytes of the byte
+    // counter (both halve in hyper increase).
+    enum class Stage : std::uint8_t { FastRecovery, Additive, Hyper } stage = Stage::FastRecovery;
+    Time timer_period;
+    std::int64_t byte_period = 0;
   };
   const Flow& flow(FlowSlot f) const { return flows_[static_cast<std::size_t>(f)]; }
   Flow& flow(FlowSlot f) { return flows_[static_cast<std::size_t>(f)]; }
   void increase(Flow& s) const;
+  // ns3-rdma: an expiry of the timer (`timer`) or of the byte counter.
+  void ns3_expiry(Flow& s, bool timer) const;
+  void ns3_adjust(Flow& s, double raise) const;
+  void stop_if_recovered(Flow& s) const;
   double alpha_at(const Flow& s, Time now) const;
 
   DcqcnOptions o_;

@@ -30,6 +30,50 @@ std::vector<std::string> packet_transport_names() {
   return {"dctcp", "roce-dcqcn", "irn"};
 }
 
+const char* to_string(DctcpVariant v) {
+  return v == DctcpVariant::Htsim ? "htsim" : "rfc8257";
+}
+
+const char* congestion_control_variant(const PacketBackendOptions& o) {
+  switch (o.transport) {
+    case PacketTransport::Dctcp:
+      return to_string(o.dctcp.variant);
+    case PacketTransport::RoceDcqcn:
+      return to_string(o.dcqcn.variant);
+    case PacketTransport::Irn:
+      return o.irn.dcqcn ? to_string(o.dcqcn.variant) : "none";
+  }
+  return "?";
+}
+
+const char* to_string(DcqcnVariant v) {
+  switch (v) {
+    case DcqcnVariant::Paper:
+      return "paper";
+    case DcqcnVariant::Ns3Rdma:
+      return "ns3-rdma";
+  }
+  return "?";
+}
+
+std::optional<DcqcnVariant> parse_dcqcn_variant(std::string_view name) {
+  if (name == "paper") return DcqcnVariant::Paper;
+  if (name == "ns3-rdma") return DcqcnVariant::Ns3Rdma;
+  return std::nullopt;
+}
+
+DcqcnOptions DcqcnOptions::for_variant(DcqcnVariant v) {
+  DcqcnOptions o;
+  o.variant = v;
+  if (v == DcqcnVariant::Ns3Rdma) {
+    // github.com/bobzhuyb/ns3-rdma, windows/ns-3-dev/mix/config.txt: RP_TIMER 60, BYTE_COUNTER
+    // 300000.
+    o.rate_timer = Time::microseconds(60);
+    o.byte_counter = Bytes(300'000);
+  }
+  return o;
+}
+
 void check_packet_options(const PacketBackendOptions& o, const std::string& file,
                           const std::string& prefix) {
   const auto field = [&](const char* name) { return prefix + "." + name; };

@@ -21,6 +21,7 @@ std::vector<std::string> packet_transport_names();
 // the windows before), or htsim's at the end of each window that saw a mark (with that window's
 // alpha folded in).
 enum class DctcpVariant { Rfc8257, Htsim };
+const char* to_string(DctcpVariant v);
 
 // DCTCP (RFC 8257) over a TCP NewReno sender with an ACK per packet.
 struct DctcpOptions {
@@ -45,11 +46,23 @@ struct DctcpOptions {
   Time min_rto = Time::microseconds(200);
 };
 
+// Which DCQCN reaction point: the paper's algorithm (its Figure 7 and section 3), or the one in
+// its authors' simulator (ns3-rdma), which differs in its counters and in how fast it climbs
+// back (dcqcn.h lists the differences).
+enum class DcqcnVariant { Paper, Ns3Rdma };
+const char* to_string(DcqcnVariant v);
+std::optional<DcqcnVariant> parse_dcqcn_variant(std::string_view name);
+
 // DCQCN rate control (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
 // SIGCOMM 2015): the reaction point at the sender, the notification point at the receiver.
 // Defaults are the paper's where it gives one; each says where it comes from, and dcqcn.h how
-// it is used.
+// it is used. `for_variant(Ns3Rdma)` takes the counters of the authors' simulator instead.
 struct DcqcnOptions {
+  DcqcnVariant variant = DcqcnVariant::Paper;
+  // The defaults of a variant: the ones below for the paper; for ns3-rdma its config.txt's
+  // RP_TIMER (60 us) and BYTE_COUNTER (300,000 bytes), the rest as below (its config gives the
+  // same g, alpha timer, CNP interval, F, R_AI and R_HAI).
+  static DcqcnOptions for_variant(DcqcnVariant v);
   // alpha's gain: 1/256 (the paper's g).
   double g = 1.0 / 256.0;
   // alpha decays, alpha = (1 - g) alpha, every 55 us without a CNP (the paper's K).
@@ -137,6 +150,10 @@ struct PacketBackendOptions {
 
   bool pfc_enabled() const { return pfc.value_or(transport == PacketTransport::RoceDcqcn); }
 };
+
+// The variant of the congestion control the transport runs: DCTCP's ("rfc8257", "htsim"), or
+// DCQCN's ("paper", "ns3-rdma") for RoCE and for IRN with DCQCN; "none" for IRN without it.
+const char* congestion_control_variant(const PacketBackendOptions& o);
 
 // mfabric::Error(file, field, expectation) for a setting out of range (fields named
 // `prefix`.name).
