@@ -3,17 +3,21 @@
 namespace mfabric {
 namespace {
 
-// FNV-1a: a stable hash of the label (std::hash is not stable across implementations).
-std::uint64_t stable_hash(std::string_view s) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
+// The start of the hash that names a derived stream: FNV's offset basis with its last digit
+// missing, a slip made when streams were first derived. Any fixed start hashes as well, and
+// this one is kept so that every seeded stream, and so every published figure, stays the same.
+constexpr std::uint64_t kStreamLabelBasis = 1469598103934665603ULL;
+
+}  // namespace
+
+std::uint64_t fnv1a(std::string_view text, std::uint64_t basis) {
+  std::uint64_t h = basis;
+  for (unsigned char c : text) {
     h ^= c;
-    h *= 1099511628211ULL;
+    h *= 1099511628211ULL;  // FNV's 64-bit prime
   }
   return h;
 }
-
-}  // namespace
 
 std::uint64_t splitmix64(std::uint64_t z) {
   z += 0x9e3779b97f4a7c15ULL;
@@ -25,7 +29,7 @@ std::uint64_t splitmix64(std::uint64_t z) {
 Rng::Rng(std::uint64_t seed) : seed_(seed), engine_(splitmix64(seed)) {}
 
 Rng Rng::derive(std::string_view label) const {
-  return Rng(splitmix64(seed_ ^ stable_hash(label)));
+  return Rng(splitmix64(seed_ ^ fnv1a(label, kStreamLabelBasis)));
 }
 
 double Rng::uniform() {

@@ -12,6 +12,10 @@ namespace mfabric {
 // deterministic hash must be the same on every platform (ECMP choices, transfer hashes).
 std::uint64_t splitmix64(std::uint64_t x);
 
+// FNV-1a, 64 bits: a stable hash of text (std::hash is not the same across implementations).
+inline constexpr std::uint64_t kFnvOffsetBasis = 14695981039346656037ULL;
+std::uint64_t fnv1a(std::string_view text, std::uint64_t basis = kFnvOffsetBasis);
+
 class Rng {
  public:
   explicit Rng(std::uint64_t seed);

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/input_files.h"
+#include "core/rng.h"
 #include "core/spec.h"
 #include "core/yaml_fields.h"
 
@@ -95,15 +96,6 @@ void set_field(YAML::Node root, const std::string& path, const YAML::Node& value
     at.reset(next);
   }
   at[names.back()] = YAML::Clone(value);
-}
-
-std::uint64_t fnv1a(const std::string& text) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 }  // namespace
