@@ -25,6 +25,7 @@ cases=(
   "128 129000000 fat-tree flow"
   "128 129000000 fat-tree packet"
   "128 129000000 fat-tree packet transport: roce-dcqcn"
+  "128 129000000 fat-tree packet transport: roce-dcqcn, dcqcn: {variant: ns3-rdma}"
   "128 129000000 fat-tree packet transport: irn"
 )
 echo "| hosts | per host | fabric | backend | completion | events | wall | events/s | peak memory |"
