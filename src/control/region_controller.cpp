@@ -24,14 +24,26 @@ namespace mfabric::control {
 // (key_ is kept): a failure does not by itself cost a reconfiguration; the next new key plans
 // around it.
 
+const char* to_string(SwitchRule r) {
+  return r == SwitchRule::WhenFaster ? "when-faster" : "always";
+}
+
+std::optional<SwitchRule> parse_switch_rule(const std::string& name) {
+  if (name == "always") return SwitchRule::Always;
+  if (name == "when-faster") return SwitchRule::WhenFaster;
+  return std::nullopt;
+}
+
 RegionController::RegionController(int region, ServerNics nics, PlanLimits limits,
-                                   const Planner& planner, Time delay, CircuitSwitch& fabric)
+                                   const Planner& planner, Time delay, CircuitSwitch& fabric,
+                                   SwitchRule rule)
     : region_(region),
       nics_(nics),
       limits_(limits),
       planner_(planner),
       delay_(delay),
-      fabric_(fabric) {
+      fabric_(fabric),
+      rule_(rule) {
   nics_.validate();
   limits_.validate();
 }
@@ -268,9 +280,28 @@ std::optional<PortCircuit> RegionController::pin_relay(int server,
   return circuit;
 }
 
+bool RegionController::worth_switching(const ServerDemand& demand,
+                                       const CircuitPlan& in_force) const {
+  const PlanLimits limits = limits_for(demand.servers());
+  return max_finish(demand, in_force, limits) >
+         max_finish(demand, plan_, limits) + delay_.seconds();
+}
+
 void RegionController::start(Request r) {
   key_ = r.key;
-  std::vector<PortCircuit> next = plan_for(r.demand());
+  const ServerDemand demand = r.demand();
+  CircuitPlan in_force = plan_;
+  std::vector<PortCircuit> next = plan_for(demand);
+  // The circuits in force are compared only once there are some for this region's servers (the
+  // first plan always goes up).
+  bool kept = false;
+  if (rule_ == SwitchRule::WhenFaster && next != ports_ && in_force.servers == demand.servers() &&
+      !worth_switching(demand, in_force)) {
+    plan_ = std::move(in_force);
+    next = ports_;
+    kept = true;
+    ++stats_.kept;
+  }
   std::vector<PortCircuit> going, coming;
   std::set_difference(ports_.begin(), ports_.end(), next.begin(), next.end(),
                       std::back_inserter(going));
@@ -278,8 +309,8 @@ void RegionController::start(Request r) {
                       std::back_inserter(coming));
   ports_ = std::move(next);
   if (going.empty() && coming.empty()) {
-    // Nothing to switch: the circuits in force serve this plan.
-    ++stats_.unchanged;
+    // Nothing to switch: the circuits in force serve this plan (or were kept).
+    if (!kept) ++stats_.unchanged;
     for (auto& fn : r.ready)
       fn();
     if (!queue_.empty()) {

@@ -11,6 +11,11 @@
 // Requests that arrive while a reconfiguration is under way wait their turn, in order; each of
 // them counts as a conflict.
 //
+// When to switch (SwitchRule): `Always` puts every new plan up. `WhenFaster` keeps the circuits
+// in force when they would carry the new demand's all-to-all no slower than the new plan plus
+// the reconfiguration delay would (the planners' objective, max_finish(), for both): a switch
+// that costs more than it saves is not made, and the request is served at once.
+//
 // Failures (docs/control-plane.md, "Failed ports and relay circuits"): a failed OCS port is never
 // planned on again, and the circuit on it goes at once. A server that lost its EPS NICs keeps one
 // pinned circuit to a healthy peer (its relay); pinned circuits live outside the plan: plans never
@@ -50,11 +55,17 @@ class CircuitSwitch {
   virtual void set_up(int region, const std::vector<PortCircuit>& circuits) = 0;
 };
 
+enum class SwitchRule { Always, WhenFaster };
+// "always", "when-faster"; parse_switch_rule: nullopt for another name.
+const char* to_string(SwitchRule r);
+std::optional<SwitchRule> parse_switch_rule(const std::string& name);
+
 struct RegionStats {
   std::int64_t reconfigurations = 0;  // that changed at least one circuit
   std::int64_t unchanged = 0;         // plans equal to the one in force: nothing switched
-  std::int64_t conflicts = 0;         // requests that found a reconfiguration under way
-  Time busy;  // total time the region's circuits were down for reconfiguration
+  std::int64_t kept = 0;       // WhenFaster: plans not put up, the circuits in force being as fast
+  std::int64_t conflicts = 0;  // requests that found a reconfiguration under way
+  Time busy;                   // total time the region's circuits were down for reconfiguration
   std::int64_t circuits_set_up = 0;     // including pinned relay circuits
   std::int64_t circuits_torn_down = 0;  // including circuits on failed ports
   std::int64_t failed_ports = 0;        // distinct OCS ports failed (fail_port)
@@ -64,9 +75,9 @@ struct RegionStats {
 class RegionController {
  public:
   // region: its id for the CircuitSwitch; nics: the servers' NIC layout; limits: for the
-  // planner; delay: the OCS reconfiguration time.
+  // planner; delay: the OCS reconfiguration time; rule: when a new plan is put up.
   RegionController(int region, ServerNics nics, PlanLimits limits, const Planner& planner,
-                   Time delay, CircuitSwitch& fabric);
+                   Time delay, CircuitSwitch& fabric, SwitchRule rule = SwitchRule::Always);
 
   // Where a request's demand comes from: called only when a plan is made from it (requests for
   // the plan in force or one already under way or queued never build their demand).
@@ -134,6 +145,9 @@ class RegionController {
     bool up;
   };
   void start(Request r);
+  // WhenFaster: whether the plan just made (plan_) beats `in_force` on the demand by more than
+  // the reconfiguration delay.
+  bool worth_switching(const ServerDemand& demand, const CircuitPlan& in_force) const;
   void finish();
   // Plans for the demand around the failed and pinned NICs and maps the plan to NICs (sorted).
   std::vector<PortCircuit> plan_for(const ServerDemand& demand);
@@ -159,6 +173,7 @@ class RegionController {
   const Planner& planner_;
   Time delay_;
   CircuitSwitch& fabric_;
+  SwitchRule rule_;
   bool busy_ = false;
   std::int64_t key_ = -1;
   Time busy_since_;

@@ -224,6 +224,7 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
   // Read by the control plane (sim/mfabric_control.h), which checks the names.
   const std::string planner = spec.get_string("planner", kDefaultPlanner);
   const std::string policy = spec.get_string("policy", kDefaultPolicy);
+  const std::string switching = spec.get_string("switching", "always");
   spec.finish(param_names(kind));
 
   // Every server needs at least one EPS NIC (DP/PP traffic and the all-to-all fallback) and one
@@ -261,6 +262,10 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
                 fmt::format("must be a time between 0 and 60min such as '25ms', got {}",
                             to_string(reconfiguration)));
   }
+  if (switching != "always" && switching != "when-faster") {
+    throw Error("", "switching",
+                fmt::format("must be 'always' or 'when-faster', got '{}'", switching));
+  }
   if (optics != "pluggable" && optics != "co-packaged") {
     throw Error("", "ocs_optics",
                 fmt::format("must be 'pluggable' or 'co-packaged', got '{}'", optics));
@@ -273,6 +278,7 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
   t.set_param("reconfiguration", to_string(reconfiguration));
   t.set_param("planner", planner);
   t.set_param("policy", policy);
+  t.set_param("switching", switching);
   t.set_param("eps_link", to_string(eps_link));
   t.set_param("ocs_link", to_string(ocs_link));
   t.set_param("ocs_optics", optics);
@@ -357,6 +363,10 @@ const std::vector<Entry>& registry() {
           "come up), predict (Copilot forecasts the next layer's plan under attention compute), "
           "oracle "
           "(block with no delay: an upper bound)"},
+         {"switching", "always",
+          "when a region puts a new plan up: always, or when-faster (only when the new circuits "
+          "would finish the demand's all-to-all sooner than those up by more than the "
+          "reconfiguration time)"},
          {"eps_link", "the cluster's link",
           "rate of the EPS NICs and of the EPS fat-tree's cables (e.g. 50G: lower than the OCS "
           "NICs' for the alpha study at equal cost)"},

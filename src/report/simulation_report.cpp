@@ -151,6 +151,10 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
         {"count", c.reconfigurations},
         // Plans equal to the one in force (nothing switched), and circuits torn down in all.
         {"unchanged", c.unchanged},
+        // fabric.switching, and under when-faster the plans not put up (the circuits up were
+        // as fast, counting the delay).
+        {"switching", c.switching},
+        {"kept", c.kept},
         {"circuits_torn_down", c.circuits_torn_down},
         {"conflicts", c.conflicts},
         // Summed over regions: time their circuits were down.
@@ -235,6 +239,9 @@ std::string results_text(const SimulationReport& r) {
     t.add_row({"reconfigurations",
                fmt::format("{} ({} conflicts, {} planner, {} policy)",
                            with_commas(c.reconfigurations), c.conflicts, c.planner, c.policy)});
+    if (c.switching != "always") {
+      t.add_row({"plans kept (not worth a switch)", with_commas(c.kept)});
+    }
     t.add_row({"all-to-alls held for circuits",
                fmt::format("{}, {} in all", with_commas(c.held), to_string(c.held_time))});
     if (c.predictions > 0) {

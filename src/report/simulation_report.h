@@ -43,8 +43,9 @@ inline SimulationReport report_of(const sim::Simulation& s) {
 //  "iteration_times_s", "exposed_comm_s", "comm_time_s": {one key per traffic class of the
 //  engine (sim::kTrafficClasses): "tp", "ep", "dp", "pp", ...}, "events", "transfers":
 //  {"started", "delivered", "bytes_sent", "bytes_delivered"}, and for fabrics that reconfigure
-//  "reconfiguration": {"planner", "policy", "count", "conflicts", "time_s", "held",
-//  "held_time_s", "circuit_bytes", "eps_bytes"}, for TopoOpt "topology": {"kind", "degree",
+//  "reconfiguration": {"planner", "policy", "count", "unchanged", "switching", "kept",
+//  "circuits_torn_down", "conflicts", "time_s", "held", "held_time_s", "circuit_bytes",
+//  "eps_bytes", "predictions", "prediction_error"}, for TopoOpt "topology": {"kind", "degree",
 //  "ring_degree", "links", "ring_links", "matching_links", "connectivity_links",
 //  "leftover_links", "ring_groups", "rings", "matching_rounds", "connected", "unused_nics",
 //  "circuit_bytes", and with `timing` "planning_wall_time_s"}, with failures "failures":

@@ -99,6 +99,16 @@ MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::T
     unfinished_[k] = static_cast<int>(ids.size());
   stats_.planner = planner_->name();
   stats_.policy = policy;
+  const auto& params = topology.params();
+  if (const auto it = params.find("switching"); it != params.end()) {
+    const auto rule = control::parse_switch_rule(it->second);
+    if (!rule) {
+      throw Error("", "fabric.switching",
+                  fmt::format("must be 'always' or 'when-faster', got '{}'", it->second));
+    }
+    switching_ = *rule;
+  }
+  stats_.switching = control::to_string(switching_);
 }
 
 int MfabricControl::region_of_gpu(int gpu) const {
@@ -114,8 +124,8 @@ void MfabricControl::attach(EngineContext& engine) {
   for (const fabric::Region& r : topology_.regions()) {
     const control::PlanLimits limits =
         control::region_limits(nics.alpha, nics.nics, c.link, r.servers);
-    regions_.push_back(
-        std::make_unique<control::RegionController>(r.id, nics, limits, *planner_, delay, *this));
+    regions_.push_back(std::make_unique<control::RegionController>(r.id, nics, limits, *planner_,
+                                                                   delay, *this, switching_));
   }
   circuits_.assign(regions_.size(), {});
   units_.assign(regions_.size(), 0.0);
@@ -457,6 +467,7 @@ ControlStats MfabricControl::stats() const {
   for (const auto& rc : regions_) {
     s.reconfigurations += rc->stats().reconfigurations;
     s.unchanged += rc->stats().unchanged;
+    s.kept += rc->stats().kept;
     s.circuits_torn_down += rc->stats().circuits_torn_down;
     s.conflicts += rc->stats().conflicts;
   }

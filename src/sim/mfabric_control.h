@@ -65,6 +65,8 @@ struct ControlStats {
   std::string policy;
   std::int64_t reconfigurations = 0;  // that switched at least one circuit
   std::int64_t unchanged = 0;         // plans that needed no switching
+  std::string switching = "always";   // fabric.switching (control/region_controller.h)
+  std::int64_t kept = 0;  // when-faster: plans not put up, the circuits up being as fast
   std::int64_t circuits_torn_down = 0;
   std::int64_t conflicts = 0;
   Time reconfiguration_time;  // summed over regions: time circuits were down
@@ -147,6 +149,7 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   bool failures_ = false;          // a part has failed: transfers may wait on down links
   std::unique_ptr<control::Planner> planner_;
   Policy policy_ = Policy::Block;
+  control::SwitchRule switching_ = control::SwitchRule::Always;
   EngineContext* engine_ = nullptr;
   bool installing_ = false;  // set_up() of the plans put up before training
   std::vector<std::unique_ptr<control::RegionController>> regions_;

@@ -4,6 +4,8 @@
 
 #include <functional>
 #include <map>
+#include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -94,6 +96,59 @@ TEST(RegionController, RequestsWaitInOrderAndDemandsAreBuiltOnlyForNewPlans) {
   EXPECT_EQ(f.builds, 2);
   EXPECT_EQ(f.rc.current_key(), 2);
   EXPECT_FALSE(f.rc.reconfiguring());
+}
+
+TEST(RegionController, WhenFasterSwitchesOnlyWhenTheNewPlanSavesMoreThanTheDelay) {
+  // 4 servers of 2 NICs, one on the OCS (alpha 1), 400G: a pair with a circuit gets 400G, a pair
+  // without one its EPS share, 1 x 400G / 3 peers. Demand of b bytes on each of (0, 2) and
+  // (1, 3) while the circuits 0-1 and 2-3 are up: on them it takes 8b / (400G / 3) = 6e-11 b
+  // seconds, on its own plan 8b / 400G = 2e-11 b, so the switch saves 4e-11 b seconds, which
+  // equals the 25 ms delay at b = 625 MB.
+  FakeSwitch ocs;
+  const std::unique_ptr<Planner> planner = make_planner("greedy");
+  RegionController rc{0,
+                      ServerNics{2, 1, 1},
+                      region_limits(1, 2, Rate::gbps(400), 4),
+                      *planner,
+                      Time::milliseconds(25),
+                      ocs,
+                      SwitchRule::WhenFaster};
+  const auto crossed = [](std::int64_t bytes) {
+    ServerDemand d(4);
+    d.add(0, 2, bytes);
+    d.add(1, 3, bytes);
+    return d;
+  };
+  int ready = 0;
+  // The first plan always goes up (there are no circuits to compare with).
+  rc.request(
+      1, [&] { return pairs(0, 1, 2, 3); }, [&] { ++ready; });
+  ocs.run();
+  EXPECT_EQ(ocs.up, 2);
+  // 600 MB: the switch would save 24 ms, less than 25: kept, served at once, nothing switched.
+  rc.request(
+      2, [&] { return crossed(600'000'000); }, [&] { ++ready; });
+  EXPECT_EQ(ready, 2);
+  EXPECT_FALSE(rc.reconfiguring());
+  EXPECT_EQ(ocs.torn, 0);
+  EXPECT_EQ(rc.stats().kept, 1);
+  EXPECT_EQ(rc.stats().unchanged, 0);
+  EXPECT_EQ(rc.plan().circuits_between(0, 1), 1);
+  EXPECT_EQ(rc.current_key(), 2);
+  // 650 MB: it would save 26 ms: switched.
+  rc.request(
+      3, [&] { return crossed(650'000'000); }, [&] { ++ready; });
+  EXPECT_TRUE(rc.reconfiguring());
+  ocs.run();
+  EXPECT_EQ(ready, 3);
+  EXPECT_EQ(ocs.torn, 2);
+  EXPECT_EQ(ocs.up, 4);
+  EXPECT_EQ(rc.stats().reconfigurations, 2);
+  EXPECT_EQ(rc.plan().circuits_between(0, 2), 1);
+  EXPECT_EQ(rc.stats().kept, 1);
+  EXPECT_EQ(to_string(SwitchRule::WhenFaster), std::string("when-faster"));
+  EXPECT_EQ(parse_switch_rule("always"), SwitchRule::Always);
+  EXPECT_FALSE(parse_switch_rule("sometimes").has_value());
 }
 
 }  // namespace

@@ -169,11 +169,11 @@ TEST(FabricKinds, ListsEveryKindWithDocumentedParameters) {
   for (const auto& p : find_fabric_kind("mfabric")->params) {
     mfabric_params.push_back(p.name + "=" + p.default_value);
   }
-  EXPECT_EQ(mfabric_params,
-            (std::vector<std::string>{"alpha=6", "region=8", "radix=64", "oversubscription=1",
-                                      "ocs_ports=576", "reconfiguration=25ms", "planner=greedy",
-                                      "policy=block", "eps_link=the cluster's link",
-                                      "ocs_link=the cluster's link", "ocs_optics=pluggable"}));
+  EXPECT_EQ(mfabric_params, (std::vector<std::string>{
+                                "alpha=6", "region=8", "radix=64", "oversubscription=1",
+                                "ocs_ports=576", "reconfiguration=25ms", "planner=greedy",
+                                "policy=block", "switching=always", "eps_link=the cluster's link",
+                                "ocs_link=the cluster's link", "ocs_optics=pluggable"}));
   EXPECT_TRUE(find_fabric_kind("topoopt")->params.empty());
   EXPECT_EQ(find_fabric_kind("fat-tre"), nullptr);
 }
@@ -433,7 +433,8 @@ TEST(MFabric, DefaultSplitsNicsBetweenEpsAndRegionalOcs) {
                                                             {"policy", "block"},
                                                             {"radix", "64"},
                                                             {"reconfiguration", "25ms"},
-                                                            {"region", "8"}}));
+                                                            {"region", "8"},
+                                                            {"switching", "always"}}));
   EXPECT_EQ(t.circuit_degree(), 6);
   EXPECT_EQ(t.reconfiguration_delay(), Time::milliseconds(25));
   // EPS: 2 NICs x 128 servers = 256 hosts at radix 64 -> 8 leaves, 2 tiers.

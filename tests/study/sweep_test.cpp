@@ -148,6 +148,10 @@ TEST(Sweep, ThePapersStudiesLoad) {
   EXPECT_EQ(delay.points.size(), 10u);
   check_points(delay);
   EXPECT_EQ(point_experiment(delay, 5).fabric.params().at("reconfiguration"), "25ms");
+  const SweepSpec faster = load_sweep(dir + "reconfiguration-delay-when-faster.yaml");
+  EXPECT_EQ(faster.points.size(), 9u);
+  check_points(faster);
+  EXPECT_EQ(point_experiment(faster, 5).fabric.params().at("switching"), "when-faster");
   const SweepSpec batch = load_sweep(dir + "batch-vs-topoopt.yaml");
   EXPECT_EQ(batch.points.size(), 12u);
   EXPECT_EQ(point_experiment(batch, 2).model->global_batch, 1024);
