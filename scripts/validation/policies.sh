@@ -5,11 +5,14 @@
 # OCS delay at 25 ms and 1 s; the fat-tree alongside.
 #
 # Usage: scripts/validation/policies.sh [MFABRIC_BINARY]   (default build/release/src/cli/mfabric)
+#        SWITCHING=when-faster scripts/validation/policies.sh   (the regions' switching rule;
+#        default always)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${1:-$root/build/release/src/cli/mfabric}"
+switching="${SWITCHING:-always}"
 work="$(mktemp -d -t mfabric-policies.XXXXXX)"
-echo "experiments in $work"
+echo "experiments in $work (switching: $switching)"
 echo
 
 declare -A workload=(
@@ -41,7 +44,7 @@ for model in mixtral-8x22b qwen-moe-32; do
       row="| $model | $link | $delay | $base s |"
       for p in "${policies[@]}"; do
         t=$(run "$model-$link-$delay-$p" "$model" "$link" \
-          "{kind: mfabric, alpha: 6, region: ${region[$model]}, reconfiguration: $delay, policy: $p}")
+          "{kind: mfabric, alpha: 6, region: ${region[$model]}, reconfiguration: $delay, policy: $p, switching: $switching}")
         row+=" $t s ($(python3 -c "print(f'{$t/$base:.2f}')")) |"
       done
       echo "$row"

@@ -282,6 +282,9 @@ std::optional<PortCircuit> RegionController::pin_relay(int server,
 
 bool RegionController::worth_switching(const ServerDemand& demand,
                                        const CircuitPlan& in_force) const {
+  // A switch that costs nothing is always worth making: the planner's plan may be better for
+  // the pairs that do not decide max_finish.
+  if (delay_ == Time::zero()) return true;
   const PlanLimits limits = limits_for(demand.servers());
   return max_finish(demand, in_force, limits) >
          max_finish(demand, plan_, limits) + delay_.seconds();

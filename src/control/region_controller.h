@@ -14,7 +14,8 @@
 // When to switch (SwitchRule): `Always` puts every new plan up. `WhenFaster` keeps the circuits
 // in force when they would carry the new demand's all-to-all no slower than the new plan plus
 // the reconfiguration delay would (the planners' objective, max_finish(), for both): a switch
-// that costs more than it saves is not made, and the request is served at once.
+// that costs more than it saves is not made, and the request is served at once. With a zero
+// delay every new plan goes up, as under `Always`.
 //
 // Failures (docs/control-plane.md, "Failed ports and relay circuits"): a failed OCS port is never
 // planned on again, and the circuit on it goes at once. A server that lost its EPS NICs keeps one

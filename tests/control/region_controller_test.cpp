@@ -146,6 +146,18 @@ TEST(RegionController, WhenFasterSwitchesOnlyWhenTheNewPlanSavesMoreThanTheDelay
   EXPECT_EQ(rc.stats().reconfigurations, 2);
   EXPECT_EQ(rc.plan().circuits_between(0, 2), 1);
   EXPECT_EQ(rc.stats().kept, 1);
+  // With an ideal OCS (no delay) a switch costs nothing: the 600 MB demand's plan goes up.
+  FakeSwitch ideal;
+  RegionController instant{
+      0,     ServerNics{2, 1, 1},   region_limits(1, 2, Rate::gbps(400), 4), *planner, Time::zero(),
+      ideal, SwitchRule::WhenFaster};
+  instant.request(
+      1, [&] { return pairs(0, 1, 2, 3); }, [] {});
+  instant.request(
+      2, [&] { return crossed(600'000'000); }, [] {});
+  ideal.run();
+  EXPECT_EQ(instant.stats().kept, 0);
+  EXPECT_EQ(instant.stats().reconfigurations, 2);
   EXPECT_EQ(to_string(SwitchRule::WhenFaster), std::string("when-faster"));
   EXPECT_EQ(parse_switch_rule("always"), SwitchRule::Always);
   EXPECT_FALSE(parse_switch_rule("sometimes").has_value());
