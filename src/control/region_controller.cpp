@@ -295,16 +295,17 @@ void RegionController::start(Request r) {
   const ServerDemand demand = r.demand();
   CircuitPlan in_force = plan_;
   std::vector<PortCircuit> next = plan_for(demand);
-  // The circuits in force are compared only once there are some for this region's servers (the
-  // first plan always goes up).
+  // The circuits in force are compared only once a requested plan is up: the first requested
+  // plan always goes up, also over a plan installed before training (made without demand).
   bool kept = false;
-  if (rule_ == SwitchRule::WhenFaster && next != ports_ && in_force.servers == demand.servers() &&
-      !worth_switching(demand, in_force)) {
+  if (rule_ == SwitchRule::WhenFaster && planned_from_request_ && next != ports_ &&
+      in_force.servers == demand.servers() && !worth_switching(demand, in_force)) {
     plan_ = std::move(in_force);
     next = ports_;
     kept = true;
     ++stats_.kept;
   }
+  planned_from_request_ = true;
   std::vector<PortCircuit> going, coming;
   std::set_difference(ports_.begin(), ports_.end(), next.begin(), next.end(),
                       std::back_inserter(going));

@@ -14,8 +14,9 @@
 // When to switch (SwitchRule): `Always` puts every new plan up. `WhenFaster` keeps the circuits
 // in force when they would carry the new demand's all-to-all no slower than the new plan plus
 // the reconfiguration delay would (the planners' objective, max_finish(), for both): a switch
-// that costs more than it saves is not made, and the request is served at once. With a zero
-// delay every new plan goes up, as under `Always`.
+// that costs more than it saves is not made, and the request is served at once. The first
+// request's plan always goes up (also over a plan installed before training, which no demand
+// made), and with a zero delay every new plan does, as under `Always`.
 //
 // Failures (docs/control-plane.md, "Failed ports and relay circuits"): a failed OCS port is never
 // planned on again, and the circuit on it goes at once. A server that lost its EPS NICs keeps one
@@ -175,6 +176,7 @@ class RegionController {
   Time delay_;
   CircuitSwitch& fabric_;
   SwitchRule rule_;
+  bool planned_from_request_ = false;  // a request's plan has been made (install's is not one)
   bool busy_ = false;
   std::int64_t key_ = -1;
   Time busy_since_;

@@ -146,6 +146,25 @@ TEST(RegionController, WhenFasterSwitchesOnlyWhenTheNewPlanSavesMoreThanTheDelay
   EXPECT_EQ(rc.stats().reconfigurations, 2);
   EXPECT_EQ(rc.plan().circuits_between(0, 2), 1);
   EXPECT_EQ(rc.stats().kept, 1);
+  // A plan installed before training (no demand made it) does not count: the first request's
+  // plan goes up over it however little it saves; the next is judged against that one.
+  FakeSwitch installed_ocs;
+  RegionController installed{0,
+                             ServerNics{2, 1, 1},
+                             region_limits(1, 2, Rate::gbps(400), 4),
+                             *planner,
+                             Time::milliseconds(25),
+                             installed_ocs,
+                             SwitchRule::WhenFaster};
+  installed.install(0, pairs(0, 1, 2, 3));
+  installed.request(
+      1, [&] { return crossed(1'000'000); }, [] {});
+  installed_ocs.run();
+  EXPECT_EQ(installed.stats().reconfigurations, 1);
+  EXPECT_EQ(installed.plan().circuits_between(0, 2), 1);
+  installed.request(
+      2, [&] { return pairs(0, 1, 2, 3); }, [] {});
+  EXPECT_EQ(installed.stats().kept, 1);
   // With an ideal OCS (no delay) a switch costs nothing: the 600 MB demand's plan goes up.
   FakeSwitch ideal;
   RegionController instant{
