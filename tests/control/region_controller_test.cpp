@@ -98,88 +98,91 @@ TEST(RegionController, RequestsWaitInOrderAndDemandsAreBuiltOnlyForNewPlans) {
   EXPECT_FALSE(f.rc.reconfiguring());
 }
 
+// A region of 4 servers of 2 NICs, one on the OCS (alpha 1), at 400G, switching when faster.
+std::unique_ptr<RegionController> when_faster(const Planner& planner, Time delay,
+                                              CircuitSwitch& ocs) {
+  return std::make_unique<RegionController>(0, ServerNics{2, 1, 1},
+                                            region_limits(1, 2, Rate::gbps(400), 4), planner, delay,
+                                            ocs, SwitchRule::WhenFaster);
+}
+
+// b bytes on each of (0, 2) and (1, 3).
+ServerDemand crossed(std::int64_t bytes) {
+  ServerDemand d(4);
+  d.add(0, 2, bytes);
+  d.add(1, 3, bytes);
+  return d;
+}
+
 TEST(RegionController, WhenFasterSwitchesOnlyWhenTheNewPlanSavesMoreThanTheDelay) {
-  // 4 servers of 2 NICs, one on the OCS (alpha 1), 400G: a pair with a circuit gets 400G, a pair
-  // without one its EPS share, 1 x 400G / 3 peers. Demand of b bytes on each of (0, 2) and
-  // (1, 3) while the circuits 0-1 and 2-3 are up: on them it takes 8b / (400G / 3) = 6e-11 b
-  // seconds, on its own plan 8b / 400G = 2e-11 b, so the switch saves 4e-11 b seconds, which
-  // equals the 25 ms delay at b = 625 MB.
+  // A pair with a circuit gets 400G, a pair without one its EPS share, 1 x 400G / 3 peers. The
+  // crossed demand of b bytes while the circuits 0-1 and 2-3 are up: on them it takes
+  // 8b / (400G / 3) = 6e-11 b seconds, on its own plan 8b / 400G = 2e-11 b, so the switch saves
+  // 4e-11 b seconds, which equals the 25 ms delay at b = 625 MB.
   FakeSwitch ocs;
   const std::unique_ptr<Planner> planner = make_planner("greedy");
-  RegionController rc{0,
-                      ServerNics{2, 1, 1},
-                      region_limits(1, 2, Rate::gbps(400), 4),
-                      *planner,
-                      Time::milliseconds(25),
-                      ocs,
-                      SwitchRule::WhenFaster};
-  const auto crossed = [](std::int64_t bytes) {
-    ServerDemand d(4);
-    d.add(0, 2, bytes);
-    d.add(1, 3, bytes);
-    return d;
-  };
+  const std::unique_ptr<RegionController> rc = when_faster(*planner, Time::milliseconds(25), ocs);
   int ready = 0;
   // The first plan always goes up (there are no circuits to compare with).
-  rc.request(
-      1, [&] { return pairs(0, 1, 2, 3); }, [&] { ++ready; });
+  rc->request(
+      1, [] { return pairs(0, 1, 2, 3); }, [&] { ++ready; });
   ocs.run();
   EXPECT_EQ(ocs.up, 2);
   // 600 MB: the switch would save 24 ms, less than 25: kept, served at once, nothing switched.
-  rc.request(
-      2, [&] { return crossed(600'000'000); }, [&] { ++ready; });
+  rc->request(
+      2, [] { return crossed(600'000'000); }, [&] { ++ready; });
   EXPECT_EQ(ready, 2);
-  EXPECT_FALSE(rc.reconfiguring());
+  EXPECT_FALSE(rc->reconfiguring());
   EXPECT_EQ(ocs.torn, 0);
-  EXPECT_EQ(rc.stats().kept, 1);
-  EXPECT_EQ(rc.stats().unchanged, 0);
-  EXPECT_EQ(rc.plan().circuits_between(0, 1), 1);
-  EXPECT_EQ(rc.current_key(), 2);
+  EXPECT_EQ(rc->stats().kept, 1);
+  EXPECT_EQ(rc->stats().unchanged, 0);
+  EXPECT_EQ(rc->plan().circuits_between(0, 1), 1);
+  EXPECT_EQ(rc->current_key(), 2);
   // 650 MB: it would save 26 ms: switched.
-  rc.request(
-      3, [&] { return crossed(650'000'000); }, [&] { ++ready; });
-  EXPECT_TRUE(rc.reconfiguring());
+  rc->request(
+      3, [] { return crossed(650'000'000); }, [&] { ++ready; });
+  EXPECT_TRUE(rc->reconfiguring());
   ocs.run();
   EXPECT_EQ(ready, 3);
   EXPECT_EQ(ocs.torn, 2);
   EXPECT_EQ(ocs.up, 4);
-  EXPECT_EQ(rc.stats().reconfigurations, 2);
-  EXPECT_EQ(rc.plan().circuits_between(0, 2), 1);
-  EXPECT_EQ(rc.stats().kept, 1);
-  // A plan installed before training (no demand made it) does not count: the first request's
-  // plan goes up over it however little it saves; the next is judged against that one.
-  FakeSwitch installed_ocs;
-  RegionController installed{0,
-                             ServerNics{2, 1, 1},
-                             region_limits(1, 2, Rate::gbps(400), 4),
-                             *planner,
-                             Time::milliseconds(25),
-                             installed_ocs,
-                             SwitchRule::WhenFaster};
-  installed.install(0, pairs(0, 1, 2, 3));
-  installed.request(
-      1, [&] { return crossed(1'000'000); }, [] {});
-  installed_ocs.run();
-  EXPECT_EQ(installed.stats().reconfigurations, 1);
-  EXPECT_EQ(installed.plan().circuits_between(0, 2), 1);
-  installed.request(
-      2, [&] { return pairs(0, 1, 2, 3); }, [] {});
-  EXPECT_EQ(installed.stats().kept, 1);
-  // With an ideal OCS (no delay) a switch costs nothing: the 600 MB demand's plan goes up.
-  FakeSwitch ideal;
-  RegionController instant{
-      0,     ServerNics{2, 1, 1},   region_limits(1, 2, Rate::gbps(400), 4), *planner, Time::zero(),
-      ideal, SwitchRule::WhenFaster};
-  instant.request(
-      1, [&] { return pairs(0, 1, 2, 3); }, [] {});
-  instant.request(
-      2, [&] { return crossed(600'000'000); }, [] {});
-  ideal.run();
-  EXPECT_EQ(instant.stats().kept, 0);
-  EXPECT_EQ(instant.stats().reconfigurations, 2);
+  EXPECT_EQ(rc->stats().reconfigurations, 2);
+  EXPECT_EQ(rc->plan().circuits_between(0, 2), 1);
+  EXPECT_EQ(rc->stats().kept, 1);
   EXPECT_EQ(to_string(SwitchRule::WhenFaster), std::string("when-faster"));
   EXPECT_EQ(parse_switch_rule("always"), SwitchRule::Always);
   EXPECT_FALSE(parse_switch_rule("sometimes").has_value());
+}
+
+TEST(RegionController, WhenFasterPutsTheFirstRequestsPlanUpOverAnInstalledOne) {
+  // A plan installed before training (no demand made it) does not count: the first request's
+  // plan goes up over it however little it saves; the next is judged against that one.
+  FakeSwitch ocs;
+  const std::unique_ptr<Planner> planner = make_planner("greedy");
+  const std::unique_ptr<RegionController> rc = when_faster(*planner, Time::milliseconds(25), ocs);
+  rc->install(0, pairs(0, 1, 2, 3));
+  rc->request(
+      1, [] { return crossed(1'000'000); }, [] {});
+  ocs.run();
+  EXPECT_EQ(rc->stats().reconfigurations, 1);
+  EXPECT_EQ(rc->plan().circuits_between(0, 2), 1);
+  rc->request(
+      2, [] { return pairs(0, 1, 2, 3); }, [] {});
+  EXPECT_EQ(rc->stats().kept, 1);
+}
+
+TEST(RegionController, WhenFasterAlwaysSwitchesWithoutADelay) {
+  // With an ideal OCS a switch costs nothing: the 600 MB demand's plan goes up.
+  FakeSwitch ocs;
+  const std::unique_ptr<Planner> planner = make_planner("greedy");
+  const std::unique_ptr<RegionController> rc = when_faster(*planner, Time::zero(), ocs);
+  rc->request(
+      1, [] { return pairs(0, 1, 2, 3); }, [] {});
+  rc->request(
+      2, [] { return crossed(600'000'000); }, [] {});
+  ocs.run();
+  EXPECT_EQ(rc->stats().kept, 0);
+  EXPECT_EQ(rc->stats().reconfigurations, 2);
 }
 
 }  // namespace
