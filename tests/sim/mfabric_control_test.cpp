@@ -27,6 +27,12 @@ Simulation run(const std::string& fabric, const std::string& extra = "") {
   return simulate(parse_experiment(experiment(fabric) + extra, "t.yaml"));
 }
 
+// The alpha-2 job of several tests, simulated once (each run costs seconds under the sanitizers).
+const Simulation& alpha2_run() {
+  static const Simulation s = run("{kind: mfabric, region: 4, alpha: 2}");
+  return s;
+}
+
 TEST(MfabricControl, CircuitsChangeOnThePacketBackendAndNothingIsLost) {
   // The same control plane over packets (64 KiB ones and a short sequence, to keep the test
   // short): circuits torn down under flows drain, the flows wait and resume, and every byte
@@ -55,7 +61,7 @@ TEST(MfabricControl, CircuitsChangeOnThePacketBackendAndNothingIsLost) {
 
 TEST(MfabricControl, CircuitsChangeDuringTrainingAndNothingIsLost) {
   // alpha 2 in regions of 4 servers: 3 peers, 2 ports, so the plans differ with the demand.
-  const Simulation s = run("{kind: mfabric, region: 4, alpha: 2}");
+  const Simulation& s = alpha2_run();
   ASSERT_TRUE(s.control.has_value());
   const ControlStats& c = *s.control;
   // Every region, layer, micro-batch and direction asks for a plan at least once (2 regions x
@@ -76,7 +82,7 @@ TEST(MfabricControl, CircuitsChangeDuringTrainingAndNothingIsLost) {
 
 TEST(MfabricControl, ProxyAndDirectAllToAllBothDeliverEverything) {
   // The default (auto) is the 5-step proxy algorithm on mFabric; direct sends GPU to GPU.
-  const Simulation proxy = run("{kind: mfabric, region: 4, alpha: 2}");
+  const Simulation& proxy = alpha2_run();
   const Simulation direct = run("{kind: mfabric, region: 4, alpha: 2}",
                                 "simulation: {algorithms: {all_to_all: direct}}\n");
   for (const Simulation* s : {&proxy, &direct}) {
@@ -101,7 +107,7 @@ TEST(MfabricControl, APlanThatSwitchesNothingCostsNothing) {
 }
 
 TEST(MfabricControl, AnIdealOcsHoldsNothingLonger) {
-  const Simulation slow = run("{kind: mfabric, region: 4, alpha: 2, reconfiguration: 25ms}");
+  const Simulation& slow = alpha2_run();  // 25 ms, the default delay
   const Simulation ideal = run("{kind: mfabric, region: 4, alpha: 2, reconfiguration: 0s}");
   EXPECT_EQ(ideal.control->held_time, Time::zero());
   EXPECT_GT(slow.control->held_time, Time::zero());
@@ -113,7 +119,7 @@ TEST(MfabricControl, WhenFasterKeepsCircuitsThatASwitchWouldNotBeat) {
   // The job of CircuitsChangeDuringTraining: each all-to-all of a region is small (well under
   // 25 ms on any plan), so after each region's first plan no switch saves its delay: every later
   // new plan is kept, nothing is torn down, and the iteration is faster than switching always.
-  const Simulation always = run("{kind: mfabric, region: 4, alpha: 2}");
+  const Simulation& always = alpha2_run();
   const Simulation faster = run("{kind: mfabric, region: 4, alpha: 2, switching: when-faster}");
   const ControlStats& c = *faster.control;
   EXPECT_EQ(c.switching, "when-faster");
