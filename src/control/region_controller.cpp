@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -293,14 +294,16 @@ bool RegionController::worth_switching(const ServerDemand& demand,
 void RegionController::start(Request r) {
   key_ = r.key;
   const ServerDemand demand = r.demand();
-  CircuitPlan in_force = plan_;
+  // The plan in force, kept aside only when the rule may return to it.
+  std::optional<CircuitPlan> in_force;
+  if (rule_ == SwitchRule::WhenFaster && planned_from_request_) in_force = plan_;
   std::vector<PortCircuit> next = plan_for(demand);
   // The circuits in force are compared only once a requested plan is up: the first requested
   // plan always goes up, also over a plan installed before training (made without demand).
   bool kept = false;
-  if (rule_ == SwitchRule::WhenFaster && planned_from_request_ && next != ports_ &&
-      in_force.servers == demand.servers() && !worth_switching(demand, in_force)) {
-    plan_ = std::move(in_force);
+  if (in_force && next != ports_ && in_force->servers == demand.servers() &&
+      !worth_switching(demand, *in_force)) {
+    plan_ = std::move(*in_force);
     next = ports_;
     kept = true;
     ++stats_.kept;
