@@ -23,6 +23,9 @@ void ClusterOptions::add_to(CLI::App& app) {
   app.add_option("--radix", radix,
                  "Electrical switch radix (ports per switch) for fabrics that take one "
                  "[default: 64]");
+  app.add_option("--max-memory", max_memory,
+                 "Refuse a cluster whose topology is estimated above this much memory (default "
+                 "8GiB)");
 }
 
 fabric::ClusterSpec ClusterOptions::to_spec() const {
@@ -42,7 +45,7 @@ fabric::ClusterSpec ClusterOptions::to_spec() const {
 }
 
 fabric::Topology build_named_fabric(const std::string& text, const fabric::ClusterSpec& cluster,
-                                    std::optional<int> radix) {
+                                    std::optional<int> radix, Bytes max_memory) {
   try {
     Spec spec = Spec::parse(text);
     if (radix) {
@@ -58,7 +61,7 @@ fabric::Topology build_named_fabric(const std::string& text, const fabric::Clust
         spec = Spec(spec.name(), params);
       }
     }
-    return fabric::build_fabric(spec, cluster);
+    return fabric::build_fabric(spec, cluster, max_memory.count());
   } catch (const Error& e) {
     // "--fabric mfabric:alpha=9: alpha: must be between 1 and 7, got 9"
     throw Error("", "--fabric " + text,

@@ -50,6 +50,7 @@ struct ClusterOptions {
   std::string link_latency = "1us";
   std::string nvswitch = "900GB/s";
   std::optional<int> radix;
+  std::string max_memory;  // --max-memory: the topology's estimated memory limit
 
   void add_to(CLI::App& app);
   // Parses and validates; errors name the option ("--link: ...").
@@ -57,9 +58,9 @@ struct ClusterOptions {
 };
 
 // Builds the fabric named by `text`; "--radix" applies to fabrics that take a radix and do not
-// name one themselves.
+// name one themselves. A topology estimated above `max_memory` is refused before it is built.
 fabric::Topology build_named_fabric(const std::string& text, const fabric::ClusterSpec& cluster,
-                                    std::optional<int> radix);
+                                    std::optional<int> radix, Bytes max_memory);
 
 // Runs fn(); an mfabric::Error naming a YAML-style field ("gpus_per_server") is re-thrown naming
 // the command-line option instead ("--gpus-per-server"), since that is what the user typed.

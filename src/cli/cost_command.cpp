@@ -35,7 +35,8 @@ int run_cost(const CostOptions& o) {
 
   std::vector<report::CostResult> results;
   for (const std::string& name : expand_fabric_names(o.fabrics)) {
-    const fabric::Topology t = build_named_fabric(name, cluster, o.cluster.radix);
+    const fabric::Topology t = build_named_fabric(
+        name, cluster, o.cluster.radix, max_memory_option(o.cluster.max_memory, "--max-memory"));
     results.push_back(report::evaluate_cost(t, convention, prices));
   }
 

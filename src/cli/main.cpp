@@ -8,15 +8,51 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string>
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/output_text.h"
 
 namespace {
 constexpr const char* kEmptyValue = "expected a value, got an empty string";
+
+// Every message reaches a terminal as one line that cannot drive it: control characters from
+// input (a newline, ESC, BEL in a key, a name or a path) are escaped here, whatever code built
+// the message, and a message is cut at 2,000 characters.
+void print_error(const char* prefix, const std::string& message) {
+  std::string line = mfabric::printable(message);
+  constexpr std::size_t kMaxLine = 2000;
+  if (line.size() > kMaxLine) {
+    std::size_t cut = kMaxLine;
+    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80)
+      --cut;
+    line = line.substr(0, cut) + "... (cut)";
+  }
+  std::cerr << prefix << line << "\n";
+}
+
+// The last line of defence for what cannot be caught: an exception escaping a noexcept
+// function or a thread. Says so in one line (not the runtime's "terminate called ...") and
+// aborts as before, so that the exit status still shows a crash.
+[[noreturn]] void on_terminate() {
+  try {
+    if (const std::exception_ptr e = std::current_exception()) std::rethrow_exception(e);
+    std::cerr << "mfabric: internal error: terminated without an exception (please report this)\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "mfabric: error: out of memory (in a step that cannot recover); try a smaller "
+                 "job\n";
+  } catch (const std::exception& e) {
+    print_error("mfabric: internal error: ", std::string(e.what()) + " (please report this)");
+  } catch (...) {
+    std::cerr << "mfabric: internal error: unknown exception (please report this)\n";
+  }
+  std::abort();
+}
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::set_terminate(on_terminate);
   CLI::App app{
       "mfabric: design, simulate and cost regionally reconfigurable optical-electrical fabrics "
       "for Mixture-of-Experts training.\nUnits: rates in bits/s (400G, 400Gbps) or bytes/s "
@@ -50,13 +86,18 @@ int main(int argc, char** argv) {
   } catch (const CLI::ValidationError& e) {
     // A value the option cannot take (an empty path) is bad input, not bad usage.
     if (std::string(e.what()).find(kEmptyValue) != std::string::npos) {
-      std::cerr << "mfabric: error: " << e.what() << "\n";
+      print_error("mfabric: error: ", e.what());
       return 1;
     }
-    return app.exit(e) == 0 ? 0 : 2;
+    print_error("", e.what());
+    std::cerr << "Run with --help for more information.\n";
+    return 2;
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // CLI11's own failure message, with the arguments it quotes escaped.
+    print_error("", e.what());
+    std::cerr << "Run with --help for more information.\n";
+    return 2;
   }
 
   try {
@@ -64,7 +105,7 @@ int main(int argc, char** argv) {
       if (command.app->parsed()) return command.run();
     }
   } catch (const mfabric::Error& e) {
-    std::cerr << "mfabric: error: " << e.what() << "\n";
+    print_error("mfabric: error: ", e.what());
     return 1;
   } catch (const std::bad_alloc&) {
     // Size guards refuse jobs that do not fit before building them; reaching this means the
@@ -74,7 +115,7 @@ int main(int argc, char** argv) {
     return 3;
   } catch (const std::exception& e) {
     // Last resort: every bad input is meant to be an mfabric::Error, so this is a bug.
-    std::cerr << "mfabric: internal error: " << e.what() << " (please report this)\n";
+    print_error("mfabric: internal error: ", std::string(e.what()) + " (please report this)");
     return 3;
   } catch (...) {
     std::cerr << "mfabric: internal error: unknown exception (please report this)\n";

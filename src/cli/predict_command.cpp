@@ -5,6 +5,7 @@
 
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
 #include "control/copilot_evaluation.h"
@@ -24,7 +25,7 @@ struct PredictOptions : SyntheticTraceOptions {
     micro_batches = 8;
   }
   std::string trace;
-  int top_k = 0;  // 0: the model's
+  std::optional<int> top_k;  // empty: the model's
   int ranks_per_server = 1;
   control::CopilotOptions copilot;
   bool json = false;
@@ -68,12 +69,16 @@ int run_predict(const PredictOptions& o) {
   if (o.model.empty())
     throw Error("", "--model", "give --model NAME (the model zoo or a YAML file)");
   with_option_names([&] { o.copilot.validate(); });
+  // Checked before the trace is made or read; the upper bound (the experts) after.
+  if (o.top_k && *o.top_k < 1) {
+    throw Error("", "--top-k", fmt::format("expected at least 1 expert, got {}", *o.top_k));
+  }
   const Input in = o.trace.empty() ? synthetic_input(o) : file_input(o);
   const workload::RoutingTrace& trace = in.trace;
 
   control::PredictionSetup setup;
   setup.copilot = o.copilot;
-  setup.top_k = o.top_k == 0 ? in.model.top_k : o.top_k;
+  setup.top_k = o.top_k.value_or(in.model.top_k);
   if (setup.top_k < 1 || setup.top_k > trace.experts()) {
     throw Error(
         "", "--top-k",

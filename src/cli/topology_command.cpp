@@ -17,7 +17,8 @@ struct TopologyOptions {
 
 int run_topology(const TopologyOptions& o) {
   const fabric::ClusterSpec cluster = o.cluster.to_spec();
-  const fabric::Topology t = build_named_fabric(o.fabric, cluster, o.cluster.radix);
+  const fabric::Topology t = build_named_fabric(
+      o.fabric, cluster, o.cluster.radix, max_memory_option(o.cluster.max_memory, "--max-memory"));
   if (o.json) {
     std::cout << json_text(report::topology_json(t)) << "\n";
   } else if (o.dot) {

@@ -5,6 +5,8 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/output_files.h"
+#include "core/output_text.h"
 #include "core/spec.h"
 #include "report/workload_report.h"
 #include "workload/training.h"
@@ -34,12 +36,14 @@ int run_trace(const TraceOptions& o) {
   }
   if (o.model.empty()) throw Error("", "--model", "give --model NAME (or --stats FILE)");
   if (o.out.empty()) throw Error("", "--out", "give --out FILE for the trace (.json or text)");
+  // Before the trace is generated, not after.
+  with_context("", "--out", [&] { check_output_file(o.out); });
   const workload::RoutingTrace trace = synthetic_trace_from(o).trace;
   workload::write_routing_trace(trace, o.out);
   std::cerr << fmt::format(
       "wrote {}: {} EP ranks x {} experts, {} iteration(s) x {} MoE layers x {} micro-batch(es), "
       "seed {}\n",
-      o.out, trace.ep(), trace.experts(), trace.iterations(), trace.layers().size(),
+      printable(o.out), trace.ep(), trace.experts(), trace.iterations(), trace.layers().size(),
       trace.micro_batches(), o.seed);
   return 0;
 }

@@ -12,21 +12,20 @@
 #include "core/error.h"
 #include "core/input_files.h"
 #include "core/json_input.h"
+#include "core/json_text.h"
 
 namespace mfabric::control {
 namespace {
 
 using nlohmann::json;
 
-json parse_document(const std::string& text, const std::string& source) {
+JsonDocument parse_document(const std::string& text, const std::string& source) {
   return parse_json_input(text, source,
                           "every number in a demand file is a non-negative count or byte size");
 }
 
 std::string show(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
-  return s;
+  return json_excerpt(v);
 }
 
 // A whole number in [min, max]: a JSON integer, or a float with no fractional part (1e9).
@@ -152,8 +151,8 @@ ServerDemand demand_from_document(const json& doc) {
 }  // namespace
 
 ServerDemand parse_demand_json(const std::string& text, const std::string& source) {
-  const json doc = parse_document(text, source);
-  return with_context(source, "", [&] { return demand_from_document(doc); });
+  const JsonDocument doc = parse_document(text, source);
+  return with_context(source, "", [&] { return demand_from_document(*doc); });
 }
 
 ServerDemand read_demand_file(const std::string& path) {

@@ -16,7 +16,14 @@ namespace mfabric {
 // Invalid UTF-8 in strings and keys is replaced by U+FFFD. A number that is not finite is an
 // mfabric::Error whose field is its JSON path ("cost_usd.total"): it is a value mfabric could
 // not compute, and printing null would hide that.
+// A value nested deeper than kMaxJsonDepth (json_input.h) is an mfabric::Error too: nlohmann's
+// dump recurses once per level.
 std::string json_text(const nlohmann::json& value, int indent = 2);
+
+// A short, printable description of `value` for an error message, whatever its size or depth:
+// a scalar as JSON text (a string cut after `max_chars` bytes and its length given), an array
+// or object by its size ("an array of 3", "an object of 2 members"), never dumped whole.
+std::string json_excerpt(const nlohmann::json& value, std::size_t max_chars = 40);
 
 // Streams a JSON object whose last member is a long array, one element at a time, so that a
 // large document (a Perfetto trace of a million events, a routing trace) never exists in memory

@@ -263,18 +263,69 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   });
 }
 
-void write_file_atomically(const std::string& path, const ContentWriter& write) {
+namespace {
+
+// "a FIFO", "a character device", ... for a file that is not a regular file or a directory.
+std::string kind_of(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a directory";
+  return "not a regular file";
+}
+
+// Where write_file_atomically writes `path`: refuses anything it must not replace.
+fs::path file_target(const std::string& path) {
   if (path.empty()) throw Error("", "", "no output file name given");
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      // Following it would create a file wherever it points; replacing it would lose the link.
+      throw Error(path, "",
+                  "is a symbolic link to a missing file; give the name of a regular file or "
+                  "of a new file");
+    }
+  }
   const fs::path target = resolve(path);
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      throw Error(path, "", "is a directory; expected the name of a file to write");
+    }
+    if (!S_ISREG(st.st_mode)) {
+      // Renaming over /dev/null, a FIFO or a socket would replace the node with a file.
+      throw Error(path, "",
+                  fmt::format("is {}, not a regular file; mfabric replaces only regular files "
+                              "(write to a file and copy it there)",
+                              kind_of(st.st_mode)));
+    }
+  } else if (errno != ENOENT) {
+    throw Error(path, "", "cannot write: " + system_error(errno));
+  }
   const fs::path parent = target.parent_path();
   std::error_code ec;
-  if (fs::is_directory(target, ec)) {
-    throw Error(path, "", "is a directory; expected the name of a file to write");
-  }
   if (!fs::is_directory(parent, ec)) {
-    throw Error(path, "",
-                fmt::format("cannot write: directory '{}' does not exist", parent.string()));
+    throw Error(
+        path, "",
+        fmt::format("cannot write: directory '{}' does not exist", printable(parent.string())));
   }
+  if (::access(parent.c_str(), W_OK) != 0) {
+    throw Error(path, "", "cannot write in its directory: " + system_error(errno));
+  }
+  return target;
+}
+
+}  // namespace
+
+void check_output_file(const std::string& path) {
+  (void)file_target(path);
+}
+
+void write_file_atomically(const std::string& path, const ContentWriter& write) {
+  const fs::path target = file_target(path);
+  const fs::path parent = target.parent_path();
   remove_stale_leftovers(target, {});
   const fs::path temporary =
       parent / fmt::format("{}{}.{}", temporary_prefix(target.filename().string()), ::getpid(),

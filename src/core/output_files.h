@@ -18,11 +18,17 @@ using ContentWriter = std::function<void(std::ostream&)>;
 
 // Replaces the file at `path` atomically: the content goes to a hidden temporary file in the
 // same directory (".NAME.tmp.PID.N"), is flushed to disk (fsync) and renamed over `path`. A
-// symbolic link at `path` is followed (its target is replaced). The directory must exist.
+// symbolic link at `path` is followed (its target is replaced). The directory must exist, and
+// `path` must be a regular file or missing: a device (/dev/null), a FIFO, a socket or a dangling
+// symbolic link is an error, since the rename would replace the node with a file.
 // Errors (a missing directory, a directory at `path`, a full disk, a throwing writer) are
 // mfabric::Error naming `path`, with the previous file left untouched.
 void write_file_atomically(const std::string& path, std::string_view content);
 void write_file_atomically(const std::string& path, const ContentWriter& write);
+
+// The checks write_file_atomically makes before writing anything, without writing: for a command
+// to refuse a bad output path before a long run rather than after it.
+void check_output_file(const std::string& path);
 
 // One file of a set: its name inside the directory (no '/') and its content.
 struct OutputFile {

@@ -108,6 +108,15 @@ std::string printable(std::string_view raw) {
   return out;
 }
 
+std::string quote_input(std::string_view text, std::size_t max_chars) {
+  if (text.size() <= max_chars) return "'" + printable(text) + "'";
+  // Cut at a character boundary, not inside a multi-byte UTF-8 sequence.
+  std::size_t cut = max_chars;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;
+  return "'" + printable(text.substr(0, cut)) + "...' (" + std::to_string(text.size()) + " bytes)";
+}
+
 std::size_t display_width(std::string_view text) {
   std::size_t width = 0;
   for (char c : text) {

@@ -25,6 +25,11 @@ std::string valid_utf8(std::string_view text);
 // drive the terminal.
 std::string printable(std::string_view text);
 
+// A piece of input quoted for an error message: printable(), in single quotes, and at most
+// about `max_chars` bytes of it, with its full length given when it is cut ("'aaaa...' (10 MB)"),
+// so that a 10 MB field or a terminal escape in a file never floods or drives the terminal.
+std::string quote_input(std::string_view text, std::size_t max_chars = 80);
+
 // Number of characters (code points) of valid UTF-8 `text`: its width in a text table.
 std::size_t display_width(std::string_view text);
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/output_text.h"
 
 namespace mfabric {
 namespace {
@@ -28,7 +29,8 @@ Spec Spec::parse(const std::string& text) {
   Spec spec;
   spec.name_ = trim(text.substr(0, colon));
   if (spec.name_.empty()) {
-    throw Error(fmt::format("'{}' has no name; expected NAME or NAME:key=value,...", text));
+    throw Error(
+        fmt::format("{} has no name; expected NAME or NAME:key=value,...", quote_input(text)));
   }
   if (colon == std::string::npos) return spec;
   const std::string rest = text.substr(colon + 1);
@@ -39,11 +41,13 @@ Spec Spec::parse(const std::string& text) {
     const std::string item = trim(rest.substr(pos, comma - pos));
     const auto eq = item.find('=');
     if (item.empty() || eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
-      throw Error(fmt::format("malformed parameter '{}' in '{}'; expected key=value", item, text));
+      throw Error(fmt::format("malformed parameter {} in {}; expected key=value", quote_input(item),
+                              quote_input(text)));
     }
     const std::string key = trim(item.substr(0, eq));
     if (spec.params_.count(key)) {
-      throw Error(fmt::format("parameter '{}' given twice in '{}'", key, text));
+      throw Error(
+          fmt::format("parameter {} given twice in {}", quote_input(key), quote_input(text)));
     }
     spec.params_[key] = trim(item.substr(eq + 1));
     pos = comma + 1;
@@ -73,7 +77,7 @@ std::optional<int> Spec::get_optional_int(const std::string& key) {
   int out = 0;
   auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
   if (ec != std::errc() || ptr != v->data() + v->size()) {
-    throw Error("", key, fmt::format("expected a whole number, got '{}'", *v));
+    throw Error("", key, fmt::format("expected a whole number, got {}", quote_input(*v)));
   }
   return out;
 }
@@ -84,7 +88,7 @@ double Spec::get_double(const std::string& key, double fallback) {
   double out = 0;
   auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
   if (ec != std::errc() || ptr != v->data() + v->size() || !std::isfinite(out)) {
-    throw Error("", key, fmt::format("expected a number, got '{}'", *v));
+    throw Error("", key, fmt::format("expected a number, got {}", quote_input(*v)));
   }
   return out;
 }
@@ -105,7 +109,7 @@ void Spec::finish(const std::vector<std::string>& accepted) const {
   for (const auto& [key, value] : params_) {
     if (!read_.count(key)) {
       throw Error(fmt::format(
-          "unknown parameter '{}' for {} (accepted: {})", key, name_,
+          "unknown parameter {} for {} (accepted: {})", quote_input(key), name_,
           accepted.empty() ? std::string("none") : fmt::format("{}", fmt::join(accepted, ", "))));
     }
   }

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/output_text.h"
 
 namespace mfabric {
 namespace {
@@ -32,14 +33,16 @@ NumberAndUnit split_number(std::string_view text, std::string_view what) {
   if (*begin == '+') ++begin;
   auto [ptr, ec] = std::from_chars(begin, end, value);
   if (ec != std::errc() || ptr == begin) {
-    throw Error(fmt::format("expected a {} such as {}, got '{}'", what,
+    throw Error(fmt::format("expected a {} such as {}, got {}", what,
                             what == "time"   ? "'25ms'"
                             : what == "rate" ? "'400G'"
                                              : "'2MiB'",
-                            text));
+                            quote_input(text)));
   }
-  if (!std::isfinite(value)) throw Error(fmt::format("'{}' is not a finite {}", text, what));
-  if (value < 0) throw Error(fmt::format("{} must not be negative, got '{}'", what, text));
+  if (!std::isfinite(value))
+    throw Error(fmt::format("{} is not a finite {}", quote_input(text), what));
+  if (value < 0)
+    throw Error(fmt::format("{} must not be negative, got {}", what, quote_input(text)));
   std::string_view unit(ptr, static_cast<std::size_t>(end - ptr));
   while (!unit.empty() && unit.front() == ' ')
     unit.remove_prefix(1);
@@ -111,15 +114,16 @@ Time parse_time(std::string_view text) {
     scale = 60e12;
   if (scale == 0) {
     if (unit.empty()) {
-      throw Error(fmt::format("'{}' has no unit; write a time such as '25ms' or '1us'", text));
+      throw Error(
+          fmt::format("{} has no unit; write a time such as '25ms' or '1us'", quote_input(text)));
     }
-    throw Error(
-        fmt::format("unknown time unit '{}' in '{}' (use ps, ns, us, ms, s or min)", unit, text));
+    throw Error(fmt::format("unknown time unit {} in {} (use ps, ns, us, ms, s or min)",
+                            quote_input(unit), quote_input(text)));
   }
   const double ps = value * scale;
   // 2^63 itself rounds to no int64: the largest time is strictly below it.
   if (!(ps < 0x1p63)) {
-    throw Error(fmt::format("time '{}' is too large", text));
+    throw Error(fmt::format("time {} is too large", quote_input(text)));
   }
   return Time::picoseconds(static_cast<std::int64_t>(std::llround(ps)));
 }
@@ -127,8 +131,8 @@ Time parse_time(std::string_view text) {
 Rate parse_rate(std::string_view text) {
   auto [value, unit] = split_number(text, "rate");
   if (unit.empty()) {
-    throw Error(
-        fmt::format("'{}' has no unit; write a rate such as '400G', '400Gbps' or '900GB/s'", text));
+    throw Error(fmt::format("{} has no unit; write a rate such as '400G', '400Gbps' or '900GB/s'",
+                            quote_input(text)));
   }
   double prefix = decimal_prefix(unit.front());
   std::string_view rest = unit;
@@ -145,13 +149,13 @@ Rate parse_rate(std::string_view text) {
     bits_per_unit = 8;
   if (bits_per_unit == 0) {
     throw Error(fmt::format(
-        "unknown rate unit '{}' in '{}' (use e.g. 400G, 400Gbps, 400Gb/s for bits or 900GB/s for "
+        "unknown rate unit {} in {} (use e.g. 400G, 400Gbps, 400Gb/s for bits or 900GB/s for "
         "bytes per second)",
-        unit, text));
+        quote_input(unit), quote_input(text)));
   }
   const double bps = value * prefix * bits_per_unit;
   // 1e30 bps is beyond any link; the cap keeps every product of rates finite ("3e307K" is inf).
-  if (!(bps <= 1e30)) throw Error(fmt::format("rate '{}' is too large", text));
+  if (!(bps <= 1e30)) throw Error(fmt::format("rate {} is too large", quote_input(text)));
   return Rate::bits_per_second(bps);
 }
 
@@ -175,19 +179,19 @@ Bytes parse_bytes(std::string_view text) {
   }
   if (scale == 0) {
     if (unit.empty()) {
-      throw Error(
-          fmt::format("'{}' has no unit; write a size such as '2MiB', '1.5GB' or '512B'", text));
+      throw Error(fmt::format("{} has no unit; write a size such as '2MiB', '1.5GB' or '512B'",
+                              quote_input(text)));
     }
     throw Error(
-        fmt::format("unknown size unit '{}' in '{}' (use B, KB, MB, GB, TB, KiB, MiB, GiB "
+        fmt::format("unknown size unit {} in {} (use B, KB, MB, GB, TB, KiB, MiB, GiB "
                     "or TiB)",
-                    unit, text));
+                    quote_input(unit), quote_input(text)));
   }
   const long double bytes = static_cast<long double>(value) * scale;
-  if (bytes > 9.0e18L) throw Error(fmt::format("size '{}' is too large", text));
+  if (bytes > 9.0e18L) throw Error(fmt::format("size {} is too large", quote_input(text)));
   const long double rounded = std::round(bytes);
   if (std::fabs(bytes - rounded) > 1e-6L * std::max(1.0L, bytes)) {
-    throw Error(fmt::format("size '{}' is not a whole number of bytes", text));
+    throw Error(fmt::format("size {} is not a whole number of bytes", quote_input(text)));
   }
   return Bytes(static_cast<std::int64_t>(rounded));
 }

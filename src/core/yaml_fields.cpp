@@ -1,6 +1,7 @@
 #include "core/yaml_fields.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 
 #include <algorithm>
 #include <cctype>
@@ -14,6 +15,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/output_text.h"
 
 namespace mfabric {
 namespace {
@@ -40,7 +42,7 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Scalar:
-      return fmt::format("'{}'", node.Scalar());
+      return quote_input(node.Scalar());
     case YAML::NodeType::Sequence:
       return "a list";
     case YAML::NodeType::Map:
@@ -76,6 +78,8 @@ Fields::Fields(const YAML::Node& node, std::string source, std::string path,
     }
     const std::string& key = entry.first.Scalar();
     if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
+      // The key is input: shown escaped and cut, like any quoted input.
+      const std::string shown = key.size() > 80 ? quote_input(key) : printable(key);
       std::string hint;
       for (const std::string& k : known_) {
         if (edit_distance(key, k) <= 2) {
@@ -83,10 +87,10 @@ Fields::Fields(const YAML::Node& node, std::string source, std::string path,
           break;
         }
       }
-      throw Error(source_, field(key),
+      throw Error(source_, field(shown),
                   fmt::format("unknown field; {}(known: {})", hint, join(known_)));
     }
-    if (!seen.insert(key).second) throw Error(source_, field(key), "is given twice");
+    if (!seen.insert(key).second) throw Error(source_, field(printable(key)), "is given twice");
   }
 }
 
@@ -128,7 +132,7 @@ std::optional<std::uint64_t> Fields::optional_uint64(const std::string& key) con
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
     throw Error(source_, field(key),
-                fmt::format("expected a non-negative integer, got '{}'", text));
+                fmt::format("expected a non-negative integer, got {}", quote_input(text)));
   }
   return out;
 }
@@ -140,7 +144,7 @@ std::optional<double> Fields::optional_double(const std::string& key) const {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty() ||
       !std::isfinite(out)) {
-    throw Error(source_, field(key), fmt::format("expected a number, got '{}'", text));
+    throw Error(source_, field(key), fmt::format("expected a number, got {}", quote_input(text)));
   }
   return out;
 }
@@ -157,7 +161,8 @@ std::optional<bool> Fields::optional_bool(const std::string& key) const {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (text == "true") return true;
   if (text == "false") return false;
-  throw Error(source_, field(key), fmt::format("expected true or false, got '{}'", text));
+  throw Error(source_, field(key),
+              fmt::format("expected true or false, got {}", quote_input(text)));
 }
 
 std::optional<Time> Fields::optional_time(const std::string& key) const {
@@ -178,15 +183,87 @@ std::optional<Bytes> Fields::optional_bytes(const std::string& key) const {
   return with_context(source_, field(key), [&] { return parse_bytes(text); });
 }
 
-YAML::Node parse_yaml(const std::string& text, const std::string& source) {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw Error(source, "",
-                fmt::format("YAML syntax error at line {}, column {}: {}", e.mark.line + 1,
-                            e.mark.column + 1, e.msg));
+namespace {
+
+// yaml-cpp's marks are 0-based; editors count from 1.
+std::string at(const YAML::Mark& mark) {
+  return fmt::format("line {}, column {}", mark.line + 1, mark.column + 1);
+}
+
+// Walks every node as a reader would, aliases expanded (an alias is the node it names, again),
+// with an explicit stack: refuses nesting deeper than kMaxYamlDepth and more than kMaxYamlNodes
+// nodes in all, so that no walk over the document (a reader's, the sweep's emitter) can recurse
+// too deep, loop on an alias to its own ancestor or expand an alias bomb.
+void check_yaml_shape(const YAML::Node& root, const std::string& source) {
+  struct Item {
+    YAML::Node node;
+    int depth;
+  };
+  std::vector<Item> stack{{root, 0}};
+  std::int64_t nodes = 0;
+  while (!stack.empty()) {
+    Item item = std::move(stack.back());
+    stack.pop_back();
+    if (++nodes > kMaxYamlNodes) {
+      throw Error(source, "",
+                  fmt::format("the document has more than {} nodes once its aliases are "
+                              "expanded (an alias repeats everything its anchor names); "
+                              "mfabric's YAML files are far smaller",
+                              kMaxYamlNodes));
+    }
+    if (!item.node.IsSequence() && !item.node.IsMap()) continue;
+    if (item.depth >= kMaxYamlDepth) {
+      throw Error(source, "",
+                  fmt::format("lists and maps are nested more than {} levels deep at {}; "
+                              "mfabric's YAML files are a few levels deep",
+                              kMaxYamlDepth, at(item.node.Mark())));
+    }
+    for (const auto& child : item.node) {
+      if (item.node.IsMap()) {
+        stack.push_back({child.first, item.depth + 1});
+        stack.push_back({child.second, item.depth + 1});
+      } else {
+        stack.push_back({child, item.depth + 1});
+      }
+    }
   }
 }
 
+}  // namespace
+
+std::string read_yaml_file(const std::string& path, const std::string& what,
+                           const std::string& expected) {
+  return read_text_file(path, what, expected, kMaxYamlFileBytes);
+}
+
+YAML::Node parse_yaml(const std::string& text, const std::string& source) {
+  if (static_cast<std::int64_t>(text.size()) > kMaxYamlFileBytes) {
+    throw Error(source, "",
+                fmt::format("the YAML file is {}, more than the {} mfabric reads (YAML files are "
+                            "configuration; a parsed YAML node takes up to 250 times its text)",
+                            describe_cap(static_cast<std::int64_t>(text.size())),
+                            describe_cap(kMaxYamlFileBytes)));
+  }
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& e) {
+    throw Error(source, "",
+                fmt::format("YAML nested more than {} levels deep at {}; mfabric's YAML files are "
+                            "a few levels deep",
+                            e.depth(), at(e.mark)));
+  } catch (const YAML::Exception& e) {
+    throw Error(source, "", fmt::format("YAML syntax error at {}: {}", at(e.mark), e.msg));
+  }
+  if (documents.size() > 1) {
+    throw Error(source, "",
+                fmt::format("the file holds {} YAML documents (a line '---' starts another, at "
+                            "{}); mfabric reads one document per file",
+                            documents.size(), at(documents[1].Mark())));
+  }
+  YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
+  check_yaml_shape(root, source);
+  return root;
+}
 
 }  // namespace mfabric

@@ -55,8 +55,23 @@ class Fields {
   std::vector<std::string> known_;
 };
 
-// Parses a whole YAML document, turning yaml-cpp's exceptions into mfabric::Error with the line
-// and column.
+// Limits of every YAML input (experiments, models, price files, sweeps: configuration), checked
+// by parse_yaml (docs/reliability.md, "Limits on input"). A YAML node costs yaml-cpp up to 250
+// bytes per byte of text (a flow list of small numbers), so the size cap keeps a parse under
+// about 256 MB; the node count bounds what aliases can expand to.
+inline constexpr std::int64_t kMaxYamlFileBytes = std::int64_t{1} << 20;  // 1 MiB
+inline constexpr std::int64_t kMaxYamlNodes = 1'000'000;
+inline constexpr int kMaxYamlDepth = 64;
+
+// Reads a YAML input file: read_text_file with the YAML size cap.
+std::string read_yaml_file(const std::string& path, const std::string& what,
+                           const std::string& expected);
+
+// Parses YAML text holding one document (none: a null node), turning yaml-cpp's exceptions into
+// mfabric::Error with the line and column. Refused, each as one line: text over
+// kMaxYamlFileBytes, a second document, nesting deeper than kMaxYamlDepth (or yaml-cpp's own
+// 500), and more than kMaxYamlNodes nodes with aliases expanded (an alias bomb, or an alias to
+// its own ancestor).
 YAML::Node parse_yaml(const std::string& text, const std::string& source);
 
 }  // namespace mfabric

@@ -249,6 +249,11 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
   detail::validate_clos_params(radix, o);
   const int region_ports = alpha * region;
   // A region's circuits are made inside one OCS device, so its ports must fit on one.
+  if (ocs_ports > kMaxSwitchPorts) {
+    throw Error(
+        "", "ocs_ports",
+        fmt::format("must be at most {} ports per OCS device, got {}", kMaxSwitchPorts, ocs_ports));
+  }
   if (ocs_ports < region_ports) {
     throw Error("", "ocs_ports",
                 fmt::format("must be at least alpha * region ({} * {} = {}) so that a region fits "
@@ -414,8 +419,18 @@ std::vector<std::string> default_comparison_fabrics() {
           "mfabric"};
 }
 
-Topology build_fabric(Spec spec, const ClusterSpec& cluster) {
+Topology build_fabric(Spec spec, const ClusterSpec& cluster, std::int64_t max_memory) {
   cluster.validate();
+  // Before anything is built: 65,536 servers of 1,024 GPUs and NICs are each in range, but
+  // their topology alone would take tens of gigabytes.
+  if (const std::int64_t bytes = estimate_topology_bytes(cluster); bytes > max_memory) {
+    throw Error("", "",
+                fmt::format("the cluster's {} servers x ({} GPUs + {} NICs) make a topology of "
+                            "about {} in memory, more than the limit of {} (simulation.max_memory "
+                            "or --max-memory); use fewer servers, GPUs or NICs",
+                            cluster.servers, cluster.gpus_per_server, cluster.nics_per_server,
+                            to_string(Bytes(bytes)), to_string(Bytes(max_memory))));
+  }
   const Entry* entry = nullptr;
   for (const auto& e : registry()) {
     if (e.kind.name == spec.name()) entry = &e;
@@ -433,8 +448,9 @@ Topology build_fabric(Spec spec, const ClusterSpec& cluster) {
   return t;
 }
 
-Topology build_fabric(const std::string& spec_text, const ClusterSpec& cluster) {
-  return build_fabric(Spec::parse(spec_text), cluster);
+Topology build_fabric(const std::string& spec_text, const ClusterSpec& cluster,
+                      std::int64_t max_memory) {
+  return build_fabric(Spec::parse(spec_text), cluster, max_memory);
 }
 
 }  // namespace mfabric::fabric

@@ -44,7 +44,11 @@ std::vector<std::string> default_comparison_fabrics();
 
 // Builds the fabric named by `spec` on `cluster`. Throws mfabric::Error for an unknown kind
 // (listing the known ones), an unknown parameter, or an invalid value.
-Topology build_fabric(Spec spec, const ClusterSpec& cluster);
-Topology build_fabric(const std::string& spec_text, const ClusterSpec& cluster);
+// A topology whose estimated memory (estimate_topology_bytes) is above `max_memory` is refused
+// before anything is built.
+Topology build_fabric(Spec spec, const ClusterSpec& cluster,
+                      std::int64_t max_memory = kDefaultMaxTopologyMemory);
+Topology build_fabric(const std::string& spec_text, const ClusterSpec& cluster,
+                      std::int64_t max_memory = kDefaultMaxTopologyMemory);
 
 }  // namespace mfabric::fabric

@@ -19,17 +19,21 @@ constexpr double kSlack = 1e-9;
 }  // namespace
 
 void validate_clos_params(int radix, double oversubscription) {
-  if (radix < 4 || radix % 2 != 0) {
+  if (radix < 4 || radix % 2 != 0 || radix > kMaxSwitchPorts) {
     // Even because pods take k/2 leaves and each aggregation switch splits its ports in half;
     // at least 4 so that a leaf has room for a host and an uplink at any oversubscription.
     throw Error("", "radix",
-                fmt::format("must be an even number of switch ports, at least 4, got {}", radix));
+                fmt::format("must be an even number of switch ports from 4 to {}, got {}",
+                            kMaxSwitchPorts, radix));
   }
-  if (!std::isfinite(oversubscription) || oversubscription < 1.0) {
+  // Above radix - 1 a leaf still keeps one uplink (clos_hosts_per_leaf), so a larger ratio would
+  // be accepted and silently built as radix - 1.
+  const double most = static_cast<double>(radix - 1);
+  if (!std::isfinite(oversubscription) || oversubscription < 1.0 || oversubscription > most) {
     throw Error("", "oversubscription",
-                fmt::format("must be a finite leaf down:up ratio of at least 1 (1 = non-blocking, "
-                            "3 = 3:1), got {}",
-                            oversubscription));
+                fmt::format("must be a leaf down:up ratio from 1 (non-blocking; 3 = 3:1) to "
+                            "radix - 1 ({}: one uplink per leaf), got {}",
+                            radix - 1, oversubscription));
   }
 }
 

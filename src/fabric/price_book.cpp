@@ -173,16 +173,8 @@ PriceBook PriceBook::paper_defaults() {
 PriceBook PriceBook::load(const std::string& path) {
   PriceBook book = paper_defaults();
   const std::string text =
-      read_text_file(path, "price file", "a YAML price file (docs/cost-model.md)");
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp marks are 0-based; editors count from 1.
-    throw Error(path, "",
-                fmt::format("YAML syntax error at line {}, column {}: {}", e.mark.line + 1,
-                            e.mark.column + 1, e.msg));
-  }
+      read_yaml_file(path, "price file", "a YAML price file (docs/cost-model.md)");
+  const YAML::Node root = parse_yaml(text, path);
   // An empty (or comment-only) file overrides nothing.
   if (root.IsNull()) return book;
   check_map(root, path, "",

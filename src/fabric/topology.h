@@ -78,6 +78,13 @@ inline constexpr int kMaxPerServer = 1024;
 inline constexpr Rate kMinLinkRate = Rate::bits_per_second(1e6);   // 1 Mbps
 inline constexpr Rate kMaxLinkRate = Rate::bits_per_second(1e15);  // 1 Pbps
 inline constexpr Time kMaxLinkLatency = Time::milliseconds(1000);
+// Ports of one electrical switch (radix) or OCS device: 4x the largest on sale (512-port switch
+// ASICs, 1,008-port OCS); beyond it a "switch" is no device and its bill of materials means
+// nothing.
+inline constexpr int kMaxSwitchPorts = 4096;
+// The default limit on a topology's estimated memory (the experiment's simulation.max_memory
+// and --max-memory replace it), as for a job (workload::kDefaultMaxJobMemory).
+inline constexpr std::int64_t kDefaultMaxTopologyMemory = std::int64_t{8} << 30;  // 8 GiB
 
 struct ClusterSpec {
   int servers = 128;
@@ -93,6 +100,11 @@ struct ClusterSpec {
   // Throws mfabric::Error naming the field on out-of-range values.
   void validate() const;
 };
+
+// Memory a topology of `cluster` takes at most, whatever the fabric: its nodes (GPUs, NVSwitch,
+// NICs, and switches up to one per host NIC), its links (NVLink, PCIe, up to three cables per
+// NIC for three tiers) and their adjacency lists, estimated before anything is built.
+std::int64_t estimate_topology_bytes(const ClusterSpec& cluster);
 
 class Topology {
  public:

@@ -411,17 +411,22 @@ Experiment parse_experiment(const std::string& yaml_text, const std::string& sou
   e.source = source;
   const YAML::Node root = parse_yaml(yaml_text, source);
   const Fields f(root, source, "", kTopFields);
+  // Not used by the simulation, but text: a map or a list here is a mistake (an indentation
+  // slip that swallowed the fields below it), not a name.
+  (void)f.optional_string("name");
+  (void)f.optional_string("description");
   e.seed = f.optional_uint64("seed").value_or(e.seed);
   if (f.has("cluster")) parse_cluster(f.get("cluster"), e);
   if (f.has("fabric")) parse_fabric(f.get("fabric"), e);
   if (!f.has("workload")) throw Error(source, "workload", "is required");
   parse_workload(f.get("workload"), e);
   if (f.has("simulation")) parse_simulation(f.get("simulation"), e);
-  if (f.has("failures")) e.failures = parse_failures(f.get("failures"), source);
+  if (f.has("failures")) e.failures = parse_failures(f.get("failures"), source, e.cluster);
   // Fail on a bad fabric (or failures it does not have) now rather than after the workload is
   // built.
-  const fabric::Topology topology =
-      with_context(source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster); });
+  const fabric::Topology topology = with_context(source, "fabric", [&] {
+    return fabric::build_fabric(e.fabric, e.cluster, e.max_memory.count());
+  });
   check_failures(e.failures, topology, source);
   return e;
 }
@@ -441,7 +446,7 @@ void set_iterations(Experiment& e, int iterations, const std::string& field) {
 
 Experiment load_experiment(const std::string& path) {
   return parse_experiment(
-      read_text_file(path, "experiment file", "a YAML experiment (docs/experiment.md)"), path);
+      read_yaml_file(path, "experiment file", "a YAML experiment (docs/experiment.md)"), path);
 }
 
 namespace {

@@ -1,7 +1,9 @@
 #include "sim/failures.h"
 
 #include <fmt/format.h>
+
 #include <yaml-cpp/yaml.h>
+#include <map>
 
 #include <algorithm>
 
@@ -48,16 +50,28 @@ const char* to_string(FailureKind k) {
   return "?";
 }
 
-std::vector<Failure> parse_failures(const YAML::Node& node, const std::string& source) {
+std::vector<Failure> parse_failures(const YAML::Node& node, const std::string& source,
+                                    const fabric::ClusterSpec& cluster) {
   if (!node.IsSequence()) {
     throw Error(source, "failures",
                 fmt::format("expected a list such as [{{kind: nic, server: 3, index: 0, at: "
                             "start}}], got {}",
                             describe(node)));
   }
+  // Each part fails at most once, so a longer list is wrong before any entry is read.
+  const std::int64_t parts =
+      std::int64_t{cluster.servers} * (1 + cluster.gpus_per_server + cluster.nics_per_server);
+  if (static_cast<std::int64_t>(node.size()) > parts) {
+    throw Error(source, "failures",
+                fmt::format("lists {} failures, more than the {} parts of the cluster (servers, "
+                            "GPUs and NICs) that can fail, each once",
+                            node.size(), parts));
+  }
   std::vector<Failure> out;
-  for (std::size_t k = 0; k < node.size(); ++k) {
-    const Fields f(node[k], source, entry(k), kFailureFields);
+  out.reserve(node.size());
+  std::size_t k = 0;
+  for (const YAML::Node& item : node) {
+    const Fields f(item, source, entry(k++), kFailureFields);
     Failure x;
     if (!f.has("kind")) {
       throw Error(source, f.field("kind"), "is required: one of nic, ocs-port, gpu, server");
@@ -115,8 +129,9 @@ void check_failures(const std::vector<Failure>& failures, const fabric::Topology
                     const std::string& source) {
   const fabric::ClusterSpec& c = topology.cluster();
   std::vector<int> server_failed(static_cast<std::size_t>(c.servers), -1);
-  std::vector<std::pair<std::pair<int, int>, std::size_t>> nics_seen;  // ((server, nic), k)
-  std::vector<std::pair<std::pair<int, int>, std::size_t>> gpus_seen;
+  // (server, local index) -> k; maps, so that a long list is checked in n log n, not n^2.
+  std::map<std::pair<int, int>, std::size_t> nics_seen;
+  std::map<std::pair<int, int>, std::size_t> gpus_seen;
   for (std::size_t k = 0; k < failures.size(); ++k) {
     const Failure& f = failures[k];
     const std::string at = entry(k);
@@ -191,39 +206,31 @@ void check_failures(const std::vector<Failure>& failures, const fabric::Topology
                               f.server, s));
     }
     if (f.kind == FailureKind::Gpu) {
-      for (const auto& [key, other] : gpus_seen) {
-        if (key == std::pair{f.server, f.index}) {
-          throw Error(source, entry(k),
-                      fmt::format("GPU {} of server {} already fails in failures[{}]", f.index,
-                                  f.server, other));
-        }
+      if (const auto [it, fresh] = gpus_seen.try_emplace({f.server, f.index}, k); !fresh) {
+        throw Error(source, entry(k),
+                    fmt::format("GPU {} of server {} already fails in failures[{}]", f.index,
+                                f.server, it->second));
       }
-      gpus_seen.push_back({{f.server, f.index}, k});
       continue;
     }
     const int nic = f.kind == FailureKind::OcsPort ? first_ocs_nic(topology) + f.index : f.index;
-    for (const auto& [key, other] : nics_seen) {
-      if (key == std::pair{f.server, nic}) {
-        throw Error(source, entry(k),
-                    fmt::format("NIC {} of server {} (its OCS port) already fails in "
-                                "failures[{}]",
-                                nic, f.server, other));
-      }
+    if (const auto [it, fresh] = nics_seen.try_emplace({f.server, nic}, k); !fresh) {
+      throw Error(source, entry(k),
+                  fmt::format("NIC {} of server {} (its OCS port) already fails in "
+                              "failures[{}]",
+                              nic, f.server, it->second));
     }
-    nics_seen.push_back({{f.server, nic}, k});
   }
   // A GPU's failure takes its NICs with it (failed_nics): a failure of one of them as well is
   // the same part twice.
   for (const auto& [gpu, k] : gpus_seen) {
     for (const fabric::NodeId n : failed_nics(failures[k], topology)) {
       const int local = topology.node(n).index;
-      for (const auto& [key, other] : nics_seen) {
-        if (key == std::pair{gpu.first, local}) {
-          throw Error(source, entry(other),
-                      fmt::format("NIC {} of server {} already fails with its GPU {} in "
-                                  "failures[{}]",
-                                  local, gpu.first, gpu.second, k));
-        }
+      if (const auto it = nics_seen.find({gpu.first, local}); it != nics_seen.end()) {
+        throw Error(source, entry(it->second),
+                    fmt::format("NIC {} of server {} already fails with its GPU {} in "
+                                "failures[{}]",
+                                local, gpu.first, gpu.second, k));
       }
     }
   }

@@ -45,8 +45,10 @@ struct Failure {
 
 // Reads the experiment's `failures:` list. Throws mfabric::Error(source, "failures[k].field", ...)
 // on an unknown kind, a missing or negative server or index, an index given for a server, or a
-// time that is not `start` or a time with a unit.
-std::vector<Failure> parse_failures(const YAML::Node& node, const std::string& source);
+// time that is not `start` or a time with a unit, and on a list longer than the parts of
+// `cluster` that can fail (before any entry is read).
+std::vector<Failure> parse_failures(const YAML::Node& node, const std::string& source,
+                                    const fabric::ClusterSpec& cluster);
 
 // Checks the failures against the built fabric: servers, NICs, GPUs and OCS ports that exist (an
 // OCS port only on a fabric with an OCS; no patch-panel NIC), each part failing once (not also

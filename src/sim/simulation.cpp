@@ -42,8 +42,9 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
   engine.record_flows = options.record_flows;
   engine.progress = options.progress;
   engine.flow_salt = flow_salt_of_seed(e.seed);
-  fabric::Topology topology =
-      with_context(e.source, "fabric", [&] { return fabric::build_fabric(e.fabric, e.cluster); });
+  fabric::Topology topology = with_context(e.source, "fabric", [&] {
+    return fabric::build_fabric(e.fabric, e.cluster, e.max_memory.count());
+  });
   workload::TaskGraph graph = build_workload(e);
   // Spares take the ranks of failed GPUs and servers before the run (sim/failures.h).
   std::vector<SpareMove> spares;

@@ -12,8 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/json_text.h"
 #include "core/input_files.h"
+#include "core/json_input.h"
+#include "core/json_text.h"
 
 namespace mfabric::workload::chakra {
 namespace {
@@ -35,7 +36,7 @@ std::int64_t json_rank(const Json& v, const std::string& source, const std::stri
   }
   if (v.is_number_integer()) return v.get<std::int64_t>();
   throw Error(source, field,
-              fmt::format("expected an integer rank, got {} ({})", json_text(v, -1), v.type_name()));
+              fmt::format("expected an integer rank, got {} ({})", json_excerpt(v), v.type_name()));
 }
 
 std::vector<std::int64_t> json_ranks(const Json& list, const std::string& source,
@@ -50,6 +51,16 @@ std::vector<std::int64_t> json_ranks(const Json& list, const std::string& source
   for (const Json& v : list)
     out.push_back(json_rank(v, source, field));
   return out;
+}
+
+// `text` as JSON under the limits of every JSON input (core/json_input.h), or nothing if it is
+// not JSON within them.
+std::optional<JsonDocument> parse_json_value(const std::string& text) {
+  try {
+    return parse_json_input(text, "", "");
+  } catch (const Error&) {
+    return std::nullopt;
+  }
 }
 
 // The text inside a Python string literal 'like \'this\'' (Chakra's converter writes
@@ -125,18 +136,22 @@ std::vector<PytorchGroup> parse_pytorch_groups(const std::string& values, int ra
                              why));
   };
   const std::string text = trimmed(values);
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
+  JsonDocument document;
+  if (auto parsed = parse_json_value(text)) {
+    document = std::move(*parsed);
+  } else {
     const auto inner = python_single_string_list(text);
-    if (inner) j = Json::parse(*inner, nullptr, false);
-    if (j.is_discarded()) throw fail("not JSON");
+    if (inner) parsed = parse_json_value(*inner);
+    if (!parsed) throw fail("not JSON");
+    document = std::move(*parsed);
   }
+  Json j = *document;
   // Unwrap [[...]] and ["<json text>"] (a list holding the list, or holding it as a string).
   for (int unwrap = 0; unwrap < 4 && j.is_array() && j.size() == 1; ++unwrap) {
     if (j[0].is_string()) {
-      Json inner = Json::parse(j[0].get<std::string>(), nullptr, false);
-      if (inner.is_discarded()) throw fail("the quoted text is not JSON");
-      j = std::move(inner);
+      auto inner = parse_json_value(j[0].get<std::string>());
+      if (!inner) throw fail("the quoted text is not JSON");
+      j = **inner;
     } else if (j[0].is_array()) {
       Json inner = std::move(j[0]);
       j = std::move(inner);
@@ -178,28 +193,10 @@ std::vector<std::pair<std::string, std::vector<std::int32_t>>> read_comm_groups(
       read_text_file(path, "communicator-group file",
                      "a JSON object of rank lists such as {\"0\": [0, 1], \"1\": [2, 3]} "
                      "(docs/chakra.md)");
-  // nlohmann keeps the last of repeated keys silently; the callback sees every key, and the last
-  // key seen also locates a number that fails to parse (1e999).
-  std::set<std::string> keys;
-  std::string repeated;
-  std::string last_key;
-  const Json::parser_callback_t watch = [&](int depth, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::key && depth == 1 && parsed.is_string()) {
-      last_key = parsed.get<std::string>();
-      if (!keys.insert(last_key).second && repeated.empty()) repeated = last_key;
-    }
-    return true;
-  };
-  Json j;
-  try {
-    j = Json::parse(text, watch);
-  } catch (const Json::exception& e) {
-    throw Error(path, last_key.empty() ? "" : group_field(last_key),
-                fmt::format("malformed JSON: {}", e.what()));
-  }
-  if (!repeated.empty()) {
-    throw Error(path, group_field(repeated), "the group is listed twice");
-  }
+  // The common JSON front end refuses repeated keys, deep nesting and oversized documents.
+  const JsonDocument document = parse_json_input(
+      text, path, "every number in a communicator-group file is a rank (a small integer)");
+  const Json& j = *document;
   if (!j.is_object()) {
     throw Error(path, "",
                 fmt::format("expected a JSON object of rank lists such as {{\"0\": [0, 1]}}, got "

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/output_text.h"
 #include "core/yaml_fields.h"
 
 namespace mfabric::workload {
@@ -47,7 +48,7 @@ const GpuSpec& find_gpu(const std::string& name) {
   }
   // No field: the caller knows where the name came from (an option, a YAML key) and locates
   // the error with with_context.
-  throw Error(fmt::format("unknown GPU '{}' (known: {})", name, known));
+  throw Error(fmt::format("unknown GPU {} (known: {})", quote_input(name), known));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -313,7 +314,8 @@ ComputeReplay ComputeReplay::load(const std::string& path) {
         ok = cells[i] == kColumns[i];
       if (!ok) {
         throw fail(line_no, "",
-                   fmt::format("expected the header 'op,layer,phase,duration', got '{}'", line));
+                   fmt::format("expected the header 'op,layer,phase,duration', got {}",
+                               quote_input(line)));
       }
       header = true;
       continue;
@@ -334,7 +336,8 @@ ComputeReplay ComputeReplay::load(const std::string& path) {
       ops += (ops.empty() ? "" : ", ") + std::string(to_string(op));
     }
     if (!found) {
-      throw fail(line_no, "op", fmt::format("unknown op '{}' (valid: {})", cells[0], ops));
+      throw fail(line_no, "op",
+                 fmt::format("unknown op {} (valid: {})", quote_input(cells[0]), ops));
     }
 
     if (cells[1] == "*") {
@@ -345,7 +348,7 @@ ComputeReplay ComputeReplay::load(const std::string& path) {
       auto [ptr, err] = std::from_chars(text.data(), text.data() + text.size(), layer);
       if (err != std::errc() || ptr != text.data() + text.size() || text.empty() || layer < 0) {
         throw fail(line_no, "layer",
-                   fmt::format("expected a layer index >= 0 or *, got '{}'", text));
+                   fmt::format("expected a layer index >= 0 or *, got {}", quote_input(text)));
       }
       key.layer = layer;
     }
@@ -355,7 +358,8 @@ ComputeReplay ComputeReplay::load(const std::string& path) {
     } else if (cells[2] == "bwd") {
       key.phase = Phase::Backward;
     } else {
-      throw fail(line_no, "phase", fmt::format("expected fwd or bwd, got '{}'", cells[2]));
+      throw fail(line_no, "phase",
+                 fmt::format("expected fwd or bwd, got {}", quote_input(cells[2])));
     }
 
     Time duration;

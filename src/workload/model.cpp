@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/output_text.h"
 #include "core/yaml_fields.h"
 #include "workload/model_zoo_data.h"
 
@@ -142,7 +143,8 @@ AttentionSpec parse_attention(const YAML::Node& node, const std::string& source,
   if (!kind) throw Error(source, f.field("kind"), "is required; expected mha, gqa or mla");
   a.kind = *kind;
   if (a.kind != "mha" && a.kind != "gqa" && a.kind != "mla") {
-    throw Error(source, f.field("kind"), fmt::format("expected mha, gqa or mla, got '{}'", a.kind));
+    throw Error(source, f.field("kind"),
+                fmt::format("expected mha, gqa or mla, got {}", quote_input(a.kind)));
   }
   a.heads = f.required_int("heads");
   check_positive(f, "heads", a.heads);
@@ -211,13 +213,7 @@ AttentionSpec parse_attention(const YAML::Node& node, const std::string& source,
 }  // namespace
 
 ModelSpec parse_model(const std::string& yaml_text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    throw Error(source, fmt::format("line {}, column {}", e.mark.line + 1, e.mark.column + 1),
-                fmt::format("malformed YAML: {}", e.msg));
-  }
+  const YAML::Node root = parse_yaml(yaml_text, source);
   if (!root.IsMap()) {
     throw Error(source, "",
                 fmt::format("expected a map of model fields (name, layers, hidden, ...), got {}",
@@ -340,11 +336,11 @@ ModelSpec load_model(const std::string& name_or_path) {
   const std::string ext = lower(std::filesystem::path(name_or_path).extension().string());
   if (std::filesystem::exists(name_or_path, ec) || ext == ".yaml" || ext == ".yml") {
     return parse_model(
-        read_text_file(name_or_path, "model file", "a model name or a YAML model file"),
+        read_yaml_file(name_or_path, "model file", "a model name or a YAML model file"),
         name_or_path);
   }
-  throw Error(fmt::format("unknown model '{}' (known: {}; or a .yaml file)", name_or_path,
-                          join(model_names())));
+  throw Error(fmt::format("unknown model {} (known: {}; or a .yaml file)",
+                          quote_input(name_or_path), join(model_names())));
 }
 
 }  // namespace mfabric::workload

@@ -323,15 +323,7 @@ RoutingTrace read_text(const std::string& path, const std::string& text) {
 // JSON.
 
 std::string show(const json& v) {
-  std::string s = json_text(v, -1);
-  if (s.size() > 40) {
-    // Cut at a character boundary, not inside a multi-byte UTF-8 sequence.
-    std::size_t cut = 37;
-    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80)
-      --cut;
-    s = s.substr(0, cut) + "...";
-  }
-  return s;
+  return json_excerpt(v);
 }
 
 std::int64_t json_int(const json& v, const std::string& field, std::int64_t min, std::int64_t max,
@@ -509,7 +501,7 @@ RoutingTrace parse_json_trace(const json& doc, const std::string& source) {
   return trace;
 }
 
-json parse_json_document(const std::string& path, const std::string& raw) {
+JsonDocument parse_json_document(const std::string& path, const std::string& raw) {
   return parse_json_input(
       raw, path,
       fmt::format("every number in a routing trace is an integer of at most {}", kMaxCount));
@@ -613,10 +605,10 @@ RoutingTrace read_routing_trace(const std::string& path) {
   if (raw.starts_with("\xEF\xBB\xBF")) raw.replace(0, 3, 3, ' ');
   const auto first = std::find_if(raw.begin(), raw.end(), [](char c) { return !is_space(c); });
   if (first != raw.end() && *first == '{') {
-    const json doc = parse_json_document(path, raw);
+    const JsonDocument doc = parse_json_document(path, raw);
     raw = std::string();  // the document holds it all now
     try {
-      return with_context(path, "", [&] { return parse_json_trace(doc, path); });
+      return with_context(path, "", [&] { return parse_json_trace(*doc, path); });
     } catch (const json::exception& e) {
       // Every access above is type-checked first; this is a safety net so that no nlohmann
       // exception escapes as anything but an mfabric::Error.

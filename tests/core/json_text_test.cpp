@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/json_input.h"
 #include "core/output_text.h"
 
 namespace mfabric {
@@ -103,6 +104,53 @@ TEST(JsonArrayStream, NonFiniteElementIsAnError) {
   std::ostringstream out;
   JsonArrayStream s(out, json::object(), "items", -1);
   EXPECT_THROW(s.add({{"ts", std::numeric_limits<double>::infinity()}}), Error);
+}
+
+}  // namespace
+}  // namespace mfabric
+
+namespace mfabric {
+namespace {
+
+TEST(JsonText, ADocumentNestedTooDeepIsAnErrorNotAStackOverflow) {
+  // Built iteratively here; nlohmann's dump would recurse 100,000 times.
+  nlohmann::json deep = nlohmann::json::array();
+  nlohmann::json* at = &deep;
+  for (int i = 0; i < 100000; ++i) {
+    at->push_back(nlohmann::json::array());
+    at = &at->back();
+  }
+  try {
+    (void)json_text(deep);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nested more than 256 levels deep"), std::string::npos)
+        << e.what();
+  }
+  release_json(deep);
+}
+
+TEST(JsonText, TheNonFinitePathIsFoundIteratively) {
+  nlohmann::json j = {{"a", {1, 2, {{"b", {0.5, std::nan("")}}}}}};
+  try {
+    (void)json_text(j);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "a[2].b[1]");
+  }
+}
+
+TEST(JsonExcerpt, IsShortWhateverTheValue) {
+  EXPECT_EQ(json_excerpt(nlohmann::json(3)), "3");
+  EXPECT_EQ(json_excerpt(nlohmann::json("ab")), "\"ab\"");
+  EXPECT_EQ(json_excerpt(nlohmann::json::array({1, 2, 3})), "an array of 3");
+  EXPECT_EQ(json_excerpt(nlohmann::json::object({{"a", 1}})), "an object of 1 member");
+  EXPECT_EQ(json_excerpt(nlohmann::json::array()), "[]");
+  // A long string is cut and its length given; control characters are escaped.
+  const std::string excerpt = json_excerpt(nlohmann::json(std::string(10'000'000, 'x')));
+  EXPECT_LT(excerpt.size(), 80u);
+  EXPECT_NE(excerpt.find("(10000000 bytes)"), std::string::npos) << excerpt;
+  EXPECT_EQ(json_excerpt(nlohmann::json("a\x1b[31mb")), "\"a\\u001b[31mb\"");
 }
 
 }  // namespace
