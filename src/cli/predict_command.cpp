@@ -11,6 +11,7 @@
 #include "control/copilot_evaluation.h"
 #include "core/error.h"
 #include "core/json_text.h"
+#include "core/output_text.h"
 #include "core/spec.h"
 #include "report/table.h"
 #include "workload/training.h"
@@ -136,8 +137,8 @@ int run_predict(const PredictOptions& o) {
   std::cout << fmt::format(
       "predict: {}, EP {}, {} experts, top-{} compared; {}: {} iteration(s) "
       "x {} MoE layers x {} micro-batch(es)\n",
-      in.model.name, trace.ep(), trace.experts(), setup.top_k, in.description, trace.iterations(),
-      trace.layers().size(), trace.micro_batches());
+      printable(in.model.name), trace.ep(), trace.experts(), setup.top_k, printable(in.description),
+      trace.iterations(), trace.layers().size(), trace.micro_batches());
   std::cout << fmt::format(
       "copilot: history {}, decay {}, at most {} solver iterations (tolerance {}), refit every "
       "{} observation(s), warm-up {}\n",

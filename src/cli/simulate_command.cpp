@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/output_text.h"
 #include "report/simulation_report.h"
 #include "sim/experiment.h"
 #include "sim/simulation.h"
@@ -81,7 +82,7 @@ int run_simulate(const SimulateOptions& o) {
       std::cout << fmt::format(
           "\nwrote {0}/results.json, {0}/links.csv, {0}/collectives.csv, {0}/trace.json, "
           "{0}/flows.csv\n",
-          o.out);
+          printable(o.out));
     }
   }
   return 0;
