@@ -2,6 +2,7 @@
 // "mfabric compare"); with no experiment file, the paper's evaluation.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -9,9 +10,11 @@
 #include "cli/progress.h"
 #include "core/error.h"
 #include "core/json_text.h"
+#include "core/output_text.h"
 #include "report/compare_report.h"
 #include "sim/experiment.h"
 #include "study/compare.h"
+#include "study/parallel.h"
 
 namespace mfabric::cli {
 namespace {
@@ -97,27 +100,41 @@ study::CompareSpec spec_from(const CompareOptions& o) {
 }
 
 int run_compare(const CompareOptions& o) {
+  // Every option is checked before any run: here, and in run_compare (models, links, fabrics,
+  // backend) before it starts one.
   const study::CompareSpec spec = spec_from(o);
   // A --out DIR that cannot take the outputs fails now, not after the runs.
   if (!o.out.empty()) report::check_compare_outputs(o.out);
   ProgressLine progress("compare", "runs");
   const study::CompareResult result =
       study::run_compare(spec, [&progress](int done, int total) { progress(done, total); });
-  if (!o.out.empty()) report::write_compare_outputs(result, o.out);
+  if (o.jobs > study::machine_threads()) {
+    std::cerr << fmt::format(
+        "mfabric: note: --jobs {} is more than this machine's {} hardware threads: at most {} "
+        "runs ran at a time\n",
+        o.jobs, study::machine_threads(), study::machine_threads());
+  }
+  for (const std::string& note : result.notes)
+    std::cerr << "mfabric: note: " << printable(note) << "\n";
+  const bool any_result = std::any_of(result.runs.begin(), result.runs.end(),
+                                      [](const study::CompareRun& r) { return r.error.empty(); });
+  // DIR is replaced only by a comparison with results: when every run failed, the previous set
+  // stays as it was.
+  if (!o.out.empty() && any_result) report::write_compare_outputs(result, o.out);
   if (o.json) {
     std::cout << json_text(report::compare_json(result)) << "\n";
   } else {
     std::cout << report::compare_text(result);
-    if (!o.out.empty()) {
+    if (!o.out.empty() && any_result) {
       std::cout << fmt::format("\nwrote {0}/results.json, {0}/results.csv, {0}/report.html\n",
-                               o.out);
+                               printable(o.out));
     }
   }
-  // Every run failed: nothing was compared.
-  for (const study::CompareRun& r : result.runs) {
-    if (r.error.empty()) return 0;
-  }
-  throw Error("", "", fmt::format("every run failed; the first: {}", result.runs.front().error));
+  if (any_result) return 0;
+  throw Error("", "",
+              fmt::format("every run failed{}; the first: {}",
+                          o.out.empty() ? "" : fmt::format(" (nothing was written to {})", o.out),
+                          result.runs.front().error));
 }
 
 }  // namespace
@@ -140,8 +157,9 @@ Command register_compare(CLI::App& root) {
                   "Fabrics: fat-tree, fat-tree-3to1, rail-optimized, topoopt, mfabric, or any "
                   "fabric spec NAME[:key=value,...] (default the first five)");
   app->add_option("--servers", o->servers, "Servers in the cluster (default 128)");
-  app->add_option("--backend", o->backend, "Network backend (default flow)");
-  app->add_option("--jobs", o->jobs, "Runs in parallel (default 0: one per core)");
+  app->add_option("--backend", o->backend, "Network backend: flow (default) or packet");
+  app->add_option("--jobs", o->jobs,
+                  "Runs in parallel (default 0: one per core; at most the cores)");
   app->add_option("--out", o->out,
                   "Write results.json, results.csv and report.html (plots: needs gnuplot) here");
   app->add_flag("--json", o->json, "Print the results as JSON");

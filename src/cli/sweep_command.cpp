@@ -2,15 +2,21 @@
 // and on MPI ranks under mpirun.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "core/error.h"
 #include "core/json_text.h"
+#include "core/output_text.h"
 #include "report/sweep_report.h"
 #include "study/mpi_world.h"
+#include "study/parallel.h"
 #include "study/sweep.h"
 #include "study/sweep_driver.h"
 
@@ -24,22 +30,39 @@ struct SweepCliOptions {
   bool json = false;
 };
 
+// Warnings and notes carry paths and messages with user text: printable() keeps control
+// characters away from the terminal.
+void print_notes(const std::vector<std::string>& notes) {
+  for (const std::string& note : notes)
+    std::cerr << "mfabric: note: " << printable(note) << "\n";
+}
+
 int run_sweep_command(const SweepCliOptions& o) {
   study::MpiWorld world;
   try {
-    const study::SweepSpec spec = study::load_sweep(o.sweep);
+    // Every option is checked before anything runs.
     if (o.jobs < 0) throw Error("", "--jobs", fmt::format("must be 0 or more, got {}", o.jobs));
-    // Rank 0 checks and creates DIR; the others wait for its answer.
-    std::string prepare_error;
-    if (!o.out.empty() && world.rank() == 0) {
+    const study::SweepSpec spec = study::load_sweep(o.sweep);
+    // Every rank checks that DIR can take the set (each appends to its journal); rank 0, which
+    // draws the report, that gnuplot is there.
+    std::optional<Error> out_error;
+    if (!o.out.empty()) {
       try {
-        report::prepare_sweep_outputs(o.out);
+        report::check_sweep_outputs(o.out, world.rank() == 0);
       } catch (const Error& e) {
-        prepare_error = e.what();
+        out_error = e;
       }
     }
-    if (!world.all(prepare_error.empty())) {
-      throw Error(prepare_error.empty() ? "rank 0 could not prepare --out" : prepare_error);
+    if (!world.all(!out_error)) {
+      if (out_error) throw *out_error;
+      throw Error("", "--out", "another rank cannot write the output directory");
+    }
+    std::vector<std::string> notes;
+    if (o.jobs > study::machine_threads()) {
+      notes.push_back(fmt::format(
+          "--jobs {} is more than this machine's {} hardware threads: at most {} points run at "
+          "a time",
+          o.jobs, study::machine_threads(), study::machine_threads()));
     }
     study::SweepOptions options;
     options.jobs = o.jobs;
@@ -51,28 +74,35 @@ int run_sweep_command(const SweepCliOptions& o) {
     const study::SweepResult result = study::run_sweep(
         spec, options, world, [&progress](int done, int total) { progress(done, total); });
     if (world.rank() != 0) return 0;
+    // After the run, so that bad input stays one line.
+    print_notes(notes);
+    print_notes(result.notes);
     if (!result.journal_error.empty()) {
-      std::cerr << "mfabric: warning: " << result.journal_error
+      std::cerr << "mfabric: warning: " << printable(result.journal_error)
                 << " (the results are complete; resuming this sweep would run those points "
                    "again)\n";
     }
-    if (!o.out.empty()) report::write_sweep_outputs(spec, result, o.out);
+    const bool any_result =
+        std::any_of(result.runs.begin(), result.runs.end(),
+                    [](const study::SweepRun& r) { return r.figures.error.empty(); });
+    // DIR is replaced only by a sweep with results: when every point failed, the previous set
+    // (and its journal: failed points are not journaled) stays as it was.
+    if (!o.out.empty() && any_result) report::write_sweep_outputs(spec, result, o.out);
     if (o.json) {
       std::cout << json_text(report::sweep_json(spec, result)) << "\n";
     } else {
       std::cout << report::sweep_text(spec, result);
-      if (!o.out.empty()) {
+      if (!o.out.empty() && any_result) {
         std::cout << fmt::format(
             "\nwrote {0}/results.json, {0}/results.csv, {0}/report.html, {0}/points.jsonl\n",
-            o.out);
+            printable(o.out));
       }
     }
-    for (const study::SweepRun& r : result.runs) {
-      if (r.figures.error.empty()) return 0;
-    }
-    throw Error(
-        "", "",
-        fmt::format("every point failed; the first: {}", result.runs.front().figures.error));
+    if (any_result) return 0;
+    throw Error("", "",
+                fmt::format("every point failed{}; the first: {}",
+                            o.out.empty() ? "" : fmt::format(" (nothing was written to {})", o.out),
+                            result.runs.front().figures.error));
   } catch (const Error&) {
     // Every rank reads the same input and fails the same way: rank 0 says it once.
     if (world.rank() == 0) throw;
@@ -95,7 +125,7 @@ Command register_sweep(CLI::App& root) {
                   "points.jsonl here; a rerun with the same DIR skips the points already done");
   app->add_option("--jobs", o->jobs,
                   "Points in parallel per process (default 0: the cores, shared among the MPI "
-                  "ranks of this machine)");
+                  "ranks of this machine; at most the cores)");
   app->add_flag("--json", o->json, "Print the results as JSON");
   return Command{app, [o] { return run_sweep_command(*o); }};
 }

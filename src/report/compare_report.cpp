@@ -147,8 +147,8 @@ std::string compare_text(const study::CompareResult& r) {
         }
       }
       if (speed.empty()) continue;
-      std::string line =
-          fmt::format("  vs {}: speed {} (mean {})", fabric, span_text(speed), ratio(mean(speed)));
+      std::string line = fmt::format("  vs {}: speed {} (mean {})", printable(fabric),
+                                     span_text(speed), ratio(mean(speed)));
       if (!per_dollar.empty()) {
         line += fmt::format(", perf/$ {}, network cost {} of mfabric's", span_text(per_dollar),
                             ratio(mean(cheaper)));
@@ -163,8 +163,11 @@ std::string compare_text(const study::CompareResult& r) {
   }
   for (const study::CompareRun& run : r.runs) {
     if (!run.error.empty()) {
-      headline += fmt::format("\nfailed: {} {} {}: {}", run.model, link_text(run.link_gbps),
-                              run.fabric, run.error);
+      // Names and messages hold user text (file names, --fabrics specs): printable() keeps
+      // control characters off the terminal.
+      headline +=
+          fmt::format("\nfailed: {} {} {}: {}", printable(run.model), link_text(run.link_gbps),
+                      printable(run.fabric), printable(run.error));
     }
   }
   return out + headline + (headline.empty() || headline.back() == '\n' ? "" : "\n");

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -290,8 +289,8 @@ std::string sweep_text(const study::SweepSpec& spec, const study::SweepResult& r
     }
     table.add_row(std::move(row));
   }
-  return fmt::format("sweep {}: {} points ({} failed, {} resumed), x = {}\n", spec.name,
-                     r.runs.size(), failed, r.resumed, spec.x) +
+  return fmt::format("sweep {}: {} points ({} failed, {} resumed), x = {}\n", printable(spec.name),
+                     r.runs.size(), failed, r.resumed, printable(spec.x)) +
          table.render();
 }
 
@@ -363,13 +362,10 @@ std::string sweep_html(const study::SweepSpec& spec, const study::SweepResult& r
   return out;
 }
 
-void prepare_sweep_outputs(const std::string& dir) {
+void check_sweep_outputs(const std::string& dir, bool report) {
   check_output_set(
       dir, std::vector<std::string>(std::begin(kSweepOutputFiles), std::end(kSweepOutputFiles)));
-  require_gnuplot(kSweepOutputFiles[2]);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error(dir, "--out", fmt::format("cannot create the directory: {}", ec.message()));
+  if (report) require_gnuplot(kSweepOutputFiles[2]);
 }
 
 void write_sweep_outputs(const study::SweepSpec& spec, const study::SweepResult& r,

@@ -43,10 +43,13 @@ std::string sweep_html(const study::SweepSpec& spec, const study::SweepResult& r
 
 inline constexpr const char* kSweepOutputFiles[] = {"results.json", "results.csv", "report.html",
                                                     "points.jsonl"};
-// Before the run: mfabric::Error when DIR cannot take the set or gnuplot is not installed. DIR
-// is created (it then holds the journal while the sweep runs).
-void prepare_sweep_outputs(const std::string& dir);
-// The set, written at once (core/output_files.h); the page is made first.
+// Before the run: mfabric::Error when DIR cannot take the set (core/output_files.h,
+// check_output_set) or, with `report`, when gnuplot is not installed. Nothing is created: the
+// journal creates DIR when the first point finishes.
+void check_sweep_outputs(const std::string& dir, bool report = true);
+// The set, written at once (core/output_files.h); the page is made first. points.jsonl is
+// rewritten with one record per point, the failed ones included: the journal the results
+// derive from.
 void write_sweep_outputs(const study::SweepSpec& spec, const study::SweepResult& r,
                          const std::string& dir);
 

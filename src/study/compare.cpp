@@ -1,6 +1,7 @@
 #include "study/compare.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "core/spec.h"
 #include "fabric/builders.h"
+#include "net/backends.h"
 #include "sim/simulation.h"
 #include "study/parallel.h"
 #include "workload/model.h"
@@ -227,6 +229,13 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   if (spec.models.empty()) throw Error("", "--models", "no model to compare");
   if (spec.links.empty()) throw Error("", "--links", "no link speed to compare");
   if (spec.fabrics.empty()) throw Error("", "--fabrics", "no fabric to compare");
+  // The backend is the experiment file's (checked when it was read) or --backend's.
+  const std::vector<std::string> backends = net::backend_names();
+  if (std::find(backends.begin(), backends.end(), spec.base.backend) == backends.end()) {
+    throw Error("", "--backend",
+                fmt::format("unknown backend '{}' (known: {})", spec.base.backend,
+                            fmt::join(backends, ", ")));
+  }
   const fabric::PriceBook prices = fabric::PriceBook::paper_defaults();
   for (const Rate link : spec.links) {
     try {
@@ -305,7 +314,7 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   std::mutex done_mutex;
   int done = 0;
   const int total = static_cast<int>(jobs.size());
-  run_in_parallel(jobs.size(), spec.jobs, [&](std::size_t i) {
+  const ParallelRun parallel = run_in_parallel(jobs.size(), spec.jobs, [&](std::size_t i) {
     const std::size_t k = order[i];
     const Job& job = jobs[k];
     CompareRun& run = result.runs[k];
@@ -333,6 +342,12 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
       progress(++done, total);
     }
   });
+  result.threads = parallel.threads;
+  if (!parallel.failure.empty()) {
+    result.notes.push_back(
+        fmt::format("could not start more than {} of {} threads ({}): the runs ran on {}",
+                    parallel.threads, parallel.planned, parallel.failure, parallel.threads));
+  }
   relate_to_fat_tree(result.runs);
   return result;
 }

@@ -107,12 +107,14 @@ struct CompareResult {
   // The timeline of the first mFabric run that finished: "model link fabric", its spans.
   std::string timeline_run;
   std::vector<TimelineSpan> timeline;
+  int threads = 1;                 // threads that ran the runs
+  std::vector<std::string> notes;  // for the user: fewer threads started than planned
 };
 
-// Checks every run's experiment (models, fabrics, parallelism) before running any; a bad one is
-// an mfabric::Error naming the option. Then runs them on spec.jobs threads; a run that fails
-// keeps its error and the others go on. progress(done, total) runs on the calling thread's
-// behalf from worker threads, serialised.
+// Checks every run's experiment (models, links, fabrics, parallelism, backend) before running
+// any; a bad one is an mfabric::Error naming the option. Then runs them on spec.jobs threads
+// (capped as study/parallel.h says); a run that fails keeps its error and the others go on.
+// progress(done, total) runs on the calling thread's behalf from worker threads, serialised.
 CompareResult run_compare(const CompareSpec& spec,
                           const std::function<void(int done, int total)>& progress = {});
 

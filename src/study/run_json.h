@@ -1,5 +1,5 @@
-// The JSON of a run's figures that compare's results.json and a sweep's records share, and
-// their inverses (a sweep reads its records back from the journal and from MPI ranks).
+// The JSON of a run's figures that compare's results.json and a sweep's records share (a sweep
+// reads its records back with sweep_run_from_json, study/sweep_run.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,9 +11,7 @@ namespace mfabric::study {
 
 // {"nics", "transceivers", "switch_ports", "ocs_ports", "patch_panel_ports", "fibres"}.
 nlohmann::json cost_components_json(const fabric::CostBreakdown& c);
-fabric::CostBreakdown cost_components_from_json(const nlohmann::json& j);
 // {"policy", "planner", "count", "time_s", "held_time_s", "circuit_bytes", "eps_bytes"}.
 nlohmann::json reconfiguration_json(const ReconfigurationSummary& r);
-ReconfigurationSummary reconfiguration_from_json(const nlohmann::json& j);
 
 }  // namespace mfabric::study

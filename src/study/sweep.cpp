@@ -127,7 +127,7 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& source) {
     const std::filesystem::path p(experiment.Scalar());
     spec.experiment_source = p.is_absolute() || dir.empty() ? p.string() : (dir / p).string();
     spec.experiment = with_context(source, "experiment", [&] {
-      return parse_yaml(read_text_file(spec.experiment_source, "experiment file",
+      return parse_yaml(read_yaml_file(spec.experiment_source, "experiment file",
                                        "a YAML experiment (docs/experiment.md)"),
                         spec.experiment_source);
     });
@@ -232,7 +232,7 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& source) {
 }
 
 SweepSpec load_sweep(const std::string& path) {
-  return parse_sweep(read_text_file(path, "sweep file", "a YAML sweep (docs/sweep.md)"), path);
+  return parse_sweep(read_yaml_file(path, "sweep file", "a YAML sweep (docs/sweep.md)"), path);
 }
 
 std::string point_yaml(const SweepSpec& spec, std::size_t k) {

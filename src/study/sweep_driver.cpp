@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "core/error.h"
+#include "core/json_input.h"
 #include "core/json_text.h"
+#include "study/parallel.h"
 #include "study/sweep_journal.h"
 
 namespace mfabric::study {
@@ -18,8 +19,31 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWor
   const std::vector<double> cost_of = check_points(spec);
   SweepResult result;
   result.ranks = world.size();
-  std::map<std::size_t, SweepRun> resumed;
-  if (!options.journal.empty()) resumed = read_journal(options.journal, spec);
+
+  // Every rank reads the journal (they must agree on what is left to run); rank 0 then cuts a
+  // torn last line off, before any rank appends (after the collective below). If any rank
+  // cannot read it, none runs.
+  JournalContents journal_contents;
+  std::optional<Error> read_error;
+  if (!options.journal.empty()) {
+    try {
+      journal_contents = read_journal(options.journal, spec);
+      if (world.rank() == 0 && journal_contents.torn_line > 0) {
+        drop_torn_line(options.journal, journal_contents);
+        result.notes.push_back(fmt::format(
+            "{}: line {} was cut short (the sweep was stopped while writing it): dropped, its "
+            "point runs again",
+            options.journal, journal_contents.torn_line));
+      }
+    } catch (const Error& e) {
+      read_error = e;
+    }
+  }
+  if (!world.all(!read_error)) {
+    if (read_error) throw *read_error;
+    throw Error("", "--out", "another rank could not read the sweep's journal");
+  }
+  std::map<std::size_t, SweepRun>& resumed = journal_contents.points;
   result.resumed = resumed.size();
 
   std::vector<std::size_t> remaining;
@@ -35,41 +59,37 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWor
   for (std::size_t k : mine)
     my_costs.push_back(cost_of[k]);
 
-  // Every rank appends to the one journal; if any cannot open it, none runs.
+  // Opened at the first record: a sweep whose every point fails writes nothing.
   std::unique_ptr<SweepJournal> journal;
-  std::string open_error;
-  if (!options.journal.empty()) {
-    try {
-      journal = std::make_unique<SweepJournal>(options.journal);
-    } catch (const Error& e) {
-      open_error = e.what();
-    }
-  }
-  if (!world.all(open_error.empty())) {
-    throw Error(
-        "", "--out",
-        open_error.empty() ? "another rank could not open the sweep's journal" : open_error);
-  }
+  if (!options.journal.empty()) journal = std::make_unique<SweepJournal>(options.journal);
 
-  const int jobs =
-      options.jobs > 0
-          ? options.jobs
-          : std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) /
-                            local_ranks());
+  const int jobs = options.jobs > 0 ? options.jobs : std::max(1, machine_threads() / local_ranks());
   int done = 0;
   const int total = static_cast<int>(mine.size());
   if (progress) progress(0, total);
-  std::vector<SweepRun> runs = run_points(spec, mine, my_costs, jobs, [&](const SweepRun& run) {
-    if (journal && result.journal_error.empty()) {
-      try {
-        journal->append(spec, run);
-      } catch (const Error& e) {
-        // The results still reach the output; only resuming loses this point.
-        result.journal_error = e.what();
-      }
-    }
-    if (progress) progress(++done, total);
-  });
+  ParallelRun parallel;
+  std::vector<SweepRun> runs = run_points(
+      spec, mine, my_costs, jobs,
+      [&](const SweepRun& run) {
+        // A failed point is not journaled (it would run again anyway): it reaches the results
+        // only, so that a sweep whose every point fails leaves DIR as it was.
+        if (journal && result.journal_error.empty() && run.figures.error.empty()) {
+          try {
+            journal->append(spec, run);
+          } catch (const Error& e) {
+            // The results still reach the output; only resuming loses this point.
+            result.journal_error = e.what();
+          }
+        }
+        if (progress) progress(++done, total);
+      },
+      &parallel);
+  result.threads = parallel.threads;
+  if (!parallel.failure.empty()) {
+    result.notes.push_back(
+        fmt::format("could not start more than {} of {} threads ({}): the points ran on {}",
+                    parallel.threads, parallel.planned, parallel.failure, parallel.threads));
+  }
 
   // Each rank's points as JSON lines to rank 0, which puts every point in its place.
   std::string text;
@@ -81,13 +101,14 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWor
   for (auto& [k, run] : resumed)
     all[k] = std::move(run);
   for (std::size_t r = 0; r < gathered.size(); ++r) {
+    const std::string source = fmt::format("rank {}'s results", r);
     std::size_t from = 0;
     while (from < gathered[r].size()) {
       const std::size_t end = gathered[r].find('\n', from);
       const std::string line = gathered[r].substr(from, end - from);
       from = end == std::string::npos ? gathered[r].size() : end + 1;
-      SweepRun run =
-          sweep_run_from_json(nlohmann::json::parse(line), fmt::format("rank {}'s results", r));
+      const JsonDocument document = parse_json_input(line, source, "");
+      SweepRun run = sweep_run_from_json(document.root(), source, "");
       if (run.index < all.size()) all[run.index] = std::move(run);
     }
   }

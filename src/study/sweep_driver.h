@@ -1,7 +1,7 @@
 // A whole sweep (docs/sweep.md): the points a journal does not hold yet, split over the MPI
-// ranks (one rank without mpirun), each rank's share run on threads, every finished point
-// appended to the journal, and the results gathered on rank 0 in the sweep's order. The result
-// does not depend on the ranks, the threads or what was resumed.
+// ranks (one rank without mpirun), each rank's share run on threads, every point that finished
+// without error appended to the journal, and the results gathered on rank 0 in the sweep's
+// order. The result does not depend on the ranks, the threads or what was resumed.
 #pragma once
 
 #include <cstddef>
@@ -24,11 +24,17 @@ struct SweepResult {
   std::vector<SweepRun> runs;  // every point in order (on rank 0; empty on the others)
   std::size_t resumed = 0;     // points taken from the journal
   int ranks = 1;
+  int threads = 1;            // this rank's threads that ran points
   std::string journal_error;  // the journal could not be written: why (the run went on)
+  // For the user (rank 0's): a torn last line of the journal dropped, fewer threads started
+  // than planned.
+  std::vector<std::string> notes;
 };
 
 // Checks every point first (check_points: a bad point is an mfabric::Error on every rank
-// before anything runs). progress(done, total) counts this rank's points.
+// before anything runs), then reads the journal (a bad record is an mfabric::Error naming its
+// line and field, before anything runs; a torn last line is dropped with a note and cut off the
+// file by rank 0). progress(done, total) counts this rank's points.
 SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWorld& world,
                       const std::function<void(int done, int total)>& progress = {});
 

@@ -4,9 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <mutex>
 
 #include "core/error.h"
+#include "core/json_text.h"
+#include "core/units.h"
 #include "study/parallel.h"
 #include "study/run_json.h"
 
@@ -46,28 +52,195 @@ nlohmann::json sweep_run_json(const SweepSpec& spec, const SweepRun& run, bool t
   return j;
 }
 
-SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& where) {
+namespace {
+
+using nlohmann::json;
+
+// Reads one record strictly: every member known, of its type, in its range, so that a
+// journal edited by hand or corrupted on disk is refused with the member at fault instead of
+// reaching the results (a float too large for an int is undefined behaviour, a negative time a
+// wrong table, a denormal a failed plot).
+class RecordReader {
+ public:
+  RecordReader(const json& object, std::string prefix)
+      : object_(object), prefix_(std::move(prefix)) {
+    if (!object_.is_object())
+      fail("", fmt::format("expected an object, got {}", json_excerpt(object_)));
+  }
+
+  // Refuses members other than `known`.
+  void only(std::initializer_list<const char*> known) const {
+    for (const auto& [key, value] : object_.items()) {
+      if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) ==
+          known.end()) {
+        // A hostile key can be megabytes long: the message names its start.
+        fail(key.size() > 64 ? key.substr(0, 61) + "..." : key,
+             "is not a member of a sweep point's record (written by another version of "
+             "mfabric, or edited)");
+      }
+    }
+  }
+  bool has(const char* key) const { return object_.contains(key); }
+  const json& at(const char* key) const {
+    const auto it = object_.find(key);
+    if (it == object_.end()) fail(key, "is missing");
+    return *it;
+  }
+  std::string field(const char* key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
+    throw Error("", prefix_.empty() ? key : (key.empty() ? prefix_ : prefix_ + "." + key), message);
+  }
+
+  std::string string(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_string()) fail(key, fmt::format("expected a string, got {}", json_excerpt(v)));
+    return v.get<std::string>();
+  }
+
+  // A whole number in [0, max], written as a JSON integer.
+  std::uint64_t count(const char* key, std::uint64_t max) const {
+    const json& v = at(key);
+    // Only a JSON integer: get<int>() of 1e30 would be undefined behaviour.
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() <= max) return v.get<std::uint64_t>();
+    if (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() >= 0 &&
+        static_cast<std::uint64_t>(v.get<std::int64_t>()) <= max) {
+      return static_cast<std::uint64_t>(v.get<std::int64_t>());
+    }
+    fail(key, fmt::format("expected a whole number from 0 to {}, got {}", max, json_excerpt(v)));
+  }
+
+  // A time in seconds as the simulator computes it (core/units.h: whole picoseconds in 64
+  // bits): 0, or 1 ps to Time::max().
+  double seconds(const char* key) const {
+    const double x = number(key);
+    if (x == 0 || (x >= kPicosecond && x <= kMaxSeconds)) return x;
+    fail(key, fmt::format("expected a time in seconds, 0 or {:g} (1 ps) to {:.0f}, got {}",
+                          kPicosecond, kMaxSeconds, json_excerpt(at(key))));
+  }
+
+  // A figure (Gbit/s, tokens/s, dollars, bytes, wall seconds): 0, or from 1e-30 to 1e30, far
+  // beyond what a run gives either way, so that the figures derived from it (tokens/s per
+  // million dollars) stay finite and the plots can be drawn.
+  double amount(const char* key) const {
+    const double x = number(key);
+    if (x == 0 || (x >= kSmallest && x <= kLargest)) return x;
+    fail(key, fmt::format("expected 0 or a number from {:g} to {:g}, got {}", kSmallest, kLargest,
+                          json_excerpt(at(key))));
+  }
+
+  // A figure derived from the others (a total, a ratio), which the results compute anew: any
+  // finite non-negative number (its inputs' ranges bound it, but not within those ranges).
+  double derived(const char* key) const {
+    const double x = number(key);
+    if (std::isfinite(x) && x >= 0) return x;
+    fail(key, fmt::format("expected a non-negative number, got {}", json_excerpt(at(key))));
+  }
+
+  RecordReader object(const char* key) const { return RecordReader(at(key), field(key)); }
+
+ private:
+  double number(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_number()) fail(key, fmt::format("expected a number, got {}", json_excerpt(v)));
+    return v.get<double>();
+  }
+
+  static constexpr double kPicosecond = 1e-12;
+  static constexpr double kMaxSeconds = Time::max().seconds();
+  static constexpr double kSmallest = 1e-30;
+  static constexpr double kLargest = 1e30;
+
+  const json& object_;
+  std::string prefix_;
+};
+
+fabric::CostBreakdown cost_components(const RecordReader& r) {
+  r.only({"nics", "transceivers", "switch_ports", "ocs_ports", "patch_panel_ports", "fibres"});
+  fabric::CostBreakdown c;
+  c.nics = r.amount("nics");
+  c.transceivers = r.amount("transceivers");
+  c.switch_ports = r.amount("switch_ports");
+  c.ocs_ports = r.amount("ocs_ports");
+  c.patch_panel_ports = r.amount("patch_panel_ports");
+  c.fibres = r.amount("fibres");
+  return c;
+}
+
+bool is_fingerprint(const std::string& s) {
+  return s.size() == 16 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+}  // namespace
+
+SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
+                             const std::string& where) {
   try {
+    const RecordReader in(j, "");
+    in.only({"index", "fingerprint", "fields", "model", "link_gbps", "fabric", "fabric_spec",
+             "gpus", "iteration_time_s", "tokens_per_s", "tokens_per_s_per_musd", "cost_usd",
+             "cost_built_usd_by_component", "cost_paper_usd_by_component", "reconfiguration",
+             "error", "wall_time_s"});
     SweepRun run;
-    run.index = j.at("index").get<std::size_t>();
-    run.fingerprint = j.at("fingerprint").get<std::string>();
+    run.index = static_cast<std::size_t>(in.count("index", kMaxSweepPoints - 1));
+    run.fingerprint = in.string("fingerprint");
+    if (!is_fingerprint(run.fingerprint)) {
+      in.fail("fingerprint", fmt::format("expected 16 hexadecimal digits (0-9, a-f), got {}",
+                                         json_excerpt(in.at("fingerprint"))));
+    }
+    // The point's fields, the derived figures and the totals are written for readers of the
+    // journal; the results take them from the sweep file and recompute them. They are checked all
+    // the same.
+    const json& fields = in.at("fields");
+    if (!fields.is_object()) {
+      in.fail("fields",
+              fmt::format("expected an object of field: value, got {}", json_excerpt(fields)));
+    }
+    const RecordReader field_values(fields, "fields");
+    for (const auto& [key, value] : fields.items())
+      field_values.string(key.c_str());
+    if (!in.at("tokens_per_s_per_musd").is_null()) in.derived("tokens_per_s_per_musd");
+    const RecordReader totals = in.object("cost_usd");
+    totals.only({"built", "paper"});
+    totals.derived("built");
+    totals.derived("paper");
+
     CompareRun& r = run.figures;
-    r.model = j.at("model").get<std::string>();
-    r.link_gbps = j.at("link_gbps").get<double>();
-    r.fabric = j.at("fabric").get<std::string>();
-    r.fabric_spec = j.at("fabric_spec").get<std::string>();
-    r.gpus = j.at("gpus").get<int>();
-    r.iteration_time_s = j.at("iteration_time_s").get<double>();
-    r.tokens_per_s = j.at("tokens_per_s").get<double>();
-    r.cost_built = cost_components_from_json(j.at("cost_built_usd_by_component"));
-    r.cost_paper = cost_components_from_json(j.at("cost_paper_usd_by_component"));
-    if (j.contains("reconfiguration"))
-      r.reconfiguration = reconfiguration_from_json(j.at("reconfiguration"));
-    if (j.contains("error")) r.error = j.at("error").get<std::string>();
-    if (j.contains("wall_time_s")) r.wall_time_s = j.at("wall_time_s").get<double>();
+    r.model = in.string("model");
+    r.link_gbps = in.amount("link_gbps");
+    r.fabric = in.string("fabric");
+    r.fabric_spec = in.string("fabric_spec");
+    r.gpus = static_cast<int>(in.count("gpus", std::numeric_limits<int>::max()));
+    r.iteration_time_s = in.seconds("iteration_time_s");
+    r.tokens_per_s = in.amount("tokens_per_s");
+    r.cost_built = cost_components(in.object("cost_built_usd_by_component"));
+    r.cost_paper = cost_components(in.object("cost_paper_usd_by_component"));
+    if (in.has("reconfiguration")) {
+      const RecordReader c = in.object("reconfiguration");
+      c.only({"policy", "planner", "count", "time_s", "held_time_s", "circuit_bytes", "eps_bytes"});
+      ReconfigurationSummary s;
+      s.policy = c.string("policy");
+      s.planner = c.string("planner");
+      s.count = static_cast<std::int64_t>(
+          c.count("count", static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())));
+      s.time_s = c.seconds("time_s");
+      s.held_time_s = c.seconds("held_time_s");
+      s.circuit_bytes = c.amount("circuit_bytes");
+      s.eps_bytes = c.amount("eps_bytes");
+      r.reconfiguration = s;
+    }
+    if (in.has("error")) {
+      r.error = in.string("error");
+      if (r.error.empty()) in.fail("error", "expected why the point failed, got an empty string");
+    }
+    if (in.has("wall_time_s")) r.wall_time_s = in.amount("wall_time_s");
     return run;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("", where, fmt::format("not a sweep point's record: {}", e.what()));
+  } catch (const Error& e) {
+    const std::string field =
+        where.empty() ? e.field() : (e.field().empty() ? where : where + ": " + e.field());
+    throw Error(source, field, e.message());
   }
 }
 
@@ -92,12 +265,27 @@ SweepRun run_point(const SweepSpec& spec, std::size_t k) {
     r.error = fmt::format("internal error: {}", e.what());
   }
   r.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // A record goes to the journal and, under MPI, to rank 0 as JSON and is read back strictly:
+  // one the reader would refuse (a figure out of range) is a failed point here, never a journal
+  // that cannot be resumed.
+  try {
+    (void)sweep_run_from_json(sweep_run_json(spec, run), "", "");
+  } catch (const Error& e) {
+    CompareRun failed;
+    failed.model = r.model;
+    failed.fabric = r.fabric;
+    failed.fabric_spec = r.fabric_spec;
+    failed.wall_time_s = std::isfinite(r.wall_time_s) ? std::max(0.0, r.wall_time_s) : 0;
+    failed.error = fmt::format("internal error: a figure of the run is out of range: {}", e.what());
+    r = std::move(failed);
+  }
   return run;
 }
 
 std::vector<SweepRun> run_points(const SweepSpec& spec, const std::vector<std::size_t>& indices,
                                  const std::vector<double>& costs, int jobs,
-                                 const std::function<void(const SweepRun&)>& on_done) {
+                                 const std::function<void(const SweepRun&)>& on_done,
+                                 ParallelRun* parallel) {
   std::vector<SweepRun> out(indices.size());
   // The costliest first, so that the threads finish together; ties keep the sweep's order.
   std::vector<std::size_t> order(indices.size());
@@ -106,12 +294,13 @@ std::vector<SweepRun> run_points(const SweepSpec& spec, const std::vector<std::s
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return costs.at(a) > costs.at(b); });
   std::mutex done_mutex;
-  run_in_parallel(order.size(), jobs, [&](std::size_t i) {
+  const ParallelRun used = run_in_parallel(order.size(), jobs, [&](std::size_t i) {
     SweepRun run = run_point(spec, indices[order[i]]);
     const std::lock_guard<std::mutex> lock(done_mutex);
     out[order[i]] = std::move(run);
     if (on_done) on_done(out[order[i]]);
   });
+  if (parallel) *parallel = used;
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "study/compare.h"
+#include "study/parallel.h"
 #include "study/sweep.h"
 
 namespace mfabric::study {
@@ -31,18 +32,24 @@ struct SweepRun {
 //  that failed), "wall_time_s" (with timing)}. tokens_per_s_per_musd is tokens/s per million
 // dollars of paper-convention network cost (null without cost or tokens).
 nlohmann::json sweep_run_json(const SweepSpec& spec, const SweepRun& run, bool timing = true);
-// The inverse of sweep_run_json; mfabric::Error (field `where`) when `j` is not one.
-SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& where);
+// The inverse of sweep_run_json, read strictly: every member known, of its type and in its
+// range (whole numbers as JSON integers; times in seconds 0 or 1 ps to Time::max(); the other
+// figures 0 or 1e-30 to 1e30; the fingerprint 16 hex digits). Otherwise mfabric::Error(source,
+// "WHERE: member", expectation), e.g. "points.jsonl: line 3: gpus: expected a whole number...".
+SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
+                             const std::string& where);
 
 // Runs point k: its figures, or its error (an input error of the point, or an internal one),
 // and its wall time. Never throws for a point that fails.
 SweepRun run_point(const SweepSpec& spec, std::size_t k);
 
-// Runs `indices` on `jobs` threads (0: one per core), the costliest first by `costs` (one per
-// index, estimated_cost), and returns them in the order of `indices`. on_done is called for
-// each finished point, one call at a time; it must not throw.
+// Runs `indices` on `jobs` threads (0: one per core; capped as study/parallel.h says), the
+// costliest first by `costs` (one per index, estimated_cost), and returns them in the order of
+// `indices`. on_done is called for each finished point, one call at a time. `parallel`, when
+// given, receives the threads used.
 std::vector<SweepRun> run_points(const SweepSpec& spec, const std::vector<std::size_t>& indices,
                                  const std::vector<double>& costs, int jobs,
-                                 const std::function<void(const SweepRun&)>& on_done = {});
+                                 const std::function<void(const SweepRun&)>& on_done = {},
+                                 ParallelRun* parallel = nullptr);
 
 }  // namespace mfabric::study

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -135,6 +136,51 @@ TEST_F(CompareCli, BadChoicesAreOneLine) {
   const std::string micro =
       write("micro.yaml", "workload: {collective: all-reduce, bytes: 1MiB}\n");
   expect_error("compare " + micro, "compare needs a training job");
+}
+
+// Every option is checked before any run: a backend that does not exist is one line naming
+// --backend (it was each run's error, blamed on the experiment file, after every run), and the
+// previous output set is left as it was.
+TEST_F(CompareCli, ABadBackendIsOneLineBeforeAnyRun) {
+  const std::string file = write("small.yaml", kSmall);
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out);
+  std::ofstream(out / "results.json") << "previous\n";
+  expect_error("compare " + file + " --fabrics fat-tree --backend quantum --out " + out.string(),
+               "mfabric: error: --backend: unknown backend 'quantum' (known: flow, packet)");
+  EXPECT_EQ(mfabric::testing::slurp(out / "results.json"), "previous\n");
+  EXPECT_FALSE(fs::exists(out / "report.html"));
+}
+
+// An output directory is replaced only by a comparison with results: when every run fails
+// (here each job is above the experiment's memory limit, found when it runs; the topology of
+// 8 servers fits it), the previous set stays.
+TEST_F(CompareCli, EveryRunFailedLeavesTheOutputAsItWas) {
+  const std::string file =
+      write("tiny.yaml", std::string(kSmall) + "simulation: {max_memory: 1MiB}\n");
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out);
+  std::ofstream(out / "results.json") << "previous\n";
+  const Outcome o = run("compare " + file + " --fabrics fat-tree,mfabric --out " + out.string());
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_EQ(o.err.rfind("mfabric: error: every run failed (nothing was written to " + out.string() +
+                            "); the first: ",
+                        0),
+            0u)
+      << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_EQ(mfabric::testing::slurp(out / "results.json"), "previous\n");
+  EXPECT_FALSE(fs::exists(out / "report.html"));
+}
+
+// A --jobs far above the machine runs on the machine's threads, with a note.
+TEST_F(CompareCli, JobsAboveTheMachineAreCappedWithANote) {
+  const std::string file = write("small.yaml", kSmall);
+  const Outcome o = run("compare " + file + " --fabrics fat-tree --jobs 100000");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err.rfind("mfabric: note: --jobs 100000 is more than this machine's ", 0), 0u)
+      << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
 }
 
 }  // namespace

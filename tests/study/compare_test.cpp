@@ -140,6 +140,18 @@ TEST(Compare, BadChoicesFailBeforeAnyRun) {
   s = small(1);
   s.fabrics = {{"bad", "mfabric:alpha=9"}};
   EXPECT_EQ(error_field([&] { run_compare(s); }), "--fabrics.alpha");
+  // A backend that does not exist: --backend's fault, found before any run (not each run's
+  // error, blamed on the experiment file).
+  s = small(1);
+  s.base.backend = "quantum";
+  int progress_calls = 0;
+  try {
+    run_compare(s, [&](int, int) { ++progress_calls; });
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "--backend: unknown backend 'quantum' (known: flow, packet)");
+  }
+  EXPECT_EQ(progress_calls, 0);
 }
 
 }  // namespace

@@ -223,7 +223,7 @@ grid:
   const SweepResult b = run_sweep(good, two, world);
   EXPECT_EQ(text_of(a), text_of(b));
   // The journal holds both points: a rerun resumes them and gives the same results.
-  EXPECT_EQ(read_journal(one.journal, good).size(), 2u);
+  EXPECT_EQ(read_journal(one.journal, good).points.size(), 2u);
   const SweepResult c = run_sweep(good, one, world);
   EXPECT_EQ(c.resumed, 2u);
   EXPECT_EQ(text_of(a), text_of(c));
@@ -243,7 +243,7 @@ TEST_F(SweepRuns, TheJournalKeepsOnlyWholeMatchingLines) {
   r.time_s = 1e-7;
   run.figures.reconfiguration = r;
   const nlohmann::json j = sweep_run_json(s, run);
-  const SweepRun back = sweep_run_from_json(j, "here");
+  const SweepRun back = sweep_run_from_json(j, "", "here");
   EXPECT_EQ(json_text(sweep_run_json(s, back)), json_text(j));
   EXPECT_EQ(back.figures.iteration_time_s, 0.1 + 0.2);
   EXPECT_EQ(back.figures.reconfiguration->count, 7);
@@ -254,18 +254,21 @@ TEST_F(SweepRuns, TheJournalKeepsOnlyWholeMatchingLines) {
   failed.index = 3;
   failed.fingerprint = point_fingerprint(s, 3);
   failed.figures.error = "boom";
+  // Another point's fingerprint and a failed point are not resumed; a line cut short (no
+  // newline: the sweep was killed while writing it) is dropped.
   const std::string path =
       write("p.jsonl", json_text(j, -1) + "\n" + json_text(sweep_run_json(s, other), -1) + "\n" +
-                           json_text(sweep_run_json(s, failed), -1) +
-                           "\nnot json\n{\"index\": 4, \"finger");
-  const auto kept = read_journal(path, s);
-  ASSERT_EQ(kept.size(), 1u);
-  EXPECT_EQ(kept.begin()->first, 1u);
-  EXPECT_TRUE(read_journal((dir_ / "none.jsonl").string(), s).empty());
-  EXPECT_NE(error_of([] {
-              sweep_run_from_json(nlohmann::json{{"index", 1}}, "line 3");
-            }).find("line 3: not a sweep point"),
-            std::string::npos);
+                           json_text(sweep_run_json(s, failed), -1) + "\n{\"index\": 4, \"finger");
+  const JournalContents kept = read_journal(path, s);
+  ASSERT_EQ(kept.points.size(), 1u);
+  EXPECT_EQ(kept.points.begin()->first, 1u);
+  EXPECT_EQ(kept.records, 3u);
+  EXPECT_EQ(kept.torn_line, 4u);
+  EXPECT_TRUE(read_journal((dir_ / "none.jsonl").string(), s).points.empty());
+  EXPECT_EQ(error_of([] {
+              sweep_run_from_json(nlohmann::json{{"index", 1}}, "p.jsonl", "line 3");
+            }),
+            "p.jsonl: line 3: fingerprint: is missing");
 }
 
 }  // namespace
