@@ -56,16 +56,18 @@ class Progress {
 };
 
 int run_simulate(const SimulateOptions& o) {
-  sim::Experiment e = sim::load_experiment(o.experiment);
+  // Before loading: the experiment's size checks use it.
+  std::optional<Bytes> max_memory;
+  if (!o.max_memory.empty()) {
+    max_memory = with_context("", "--max-memory", [&] { return parse_bytes(o.max_memory); });
+  }
+  sim::Experiment e = sim::load_experiment(o.experiment, max_memory);
   if (!o.fabric.empty()) {
     e.fabric = with_context("", "--fabric", [&] { return Spec::parse(o.fabric); });
   }
   // A --out DIR that cannot take the outputs fails now, not after a long run.
   if (!o.out.empty()) report::check_simulation_outputs(o.out);
   if (o.iterations) sim::set_iterations(e, *o.iterations, "--iterations");
-  if (!o.max_memory.empty()) {
-    e.max_memory = with_context("", "--max-memory", [&] { return parse_bytes(o.max_memory); });
-  }
   Progress progress;
   sim::SimulationOptions options;
   options.record_spans = !o.out.empty();

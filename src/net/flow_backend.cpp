@@ -206,6 +206,7 @@ struct FlowBackend::State {
     std::uint32_t raised = 0;    // == fill_stamp: some flow on it got faster
     std::uint32_t bchecked = 0;  // == check_stamp: looked at as a bottleneck in expand()
     std::uint32_t maxed = 0;     // == check_stamp: max_rate is valid
+    std::uint32_t gathered = 0;  // == epoch: its flows were gathered into V already
   };
   struct VNode {
     std::int32_t flow;
@@ -617,6 +618,8 @@ struct FlowBackend::State {
         f.mark = 0;
       for (Chan& c : chans)
         c.mark = 0;
+      for (ChanStamps& st : stamps)
+        st.gathered = 0;
       epoch = 1;
     }
   }
@@ -680,6 +683,7 @@ struct FlowBackend::State {
   // Every flow connected to V through shared channels, at or above the level.
   void close_component(double fixed_below) {
     for (std::size_t head = 0; head < comp_channels.size(); ++head) {
+      solver.flows_visited += static_cast<std::int64_t>(flows_on(comp_channels[head]).size());
       for (std::int32_t s : flows_on(comp_channels[head])) {
         const Hot& f = hot_of(s);
         if (f.mark == epoch || (!f.fresh && f.rate < fixed_below)) continue;
@@ -801,6 +805,7 @@ struct FlowBackend::State {
       double m = kInf;  // not full: nobody's bottleneck
       if (used >= ch.cap * (1.0 - kRel) - kAbs) {
         m = 0;
+        solver.flows_visited += static_cast<std::int64_t>(flows_on(c).size());
         for (std::int32_t s : flows_on(c))
           m = std::max(m, tentative(hot_of(s)));
       }
@@ -842,6 +847,7 @@ struct FlowBackend::State {
       if (static_cast<std::size_t>(b.v_count) == flows_on(f.bneck).size()) continue;
       const double r = f.new_rate * (1.0 + kRel) + kAbs;
       if (b.load - b.v_old <= r) continue;  // all held flows together are no faster
+      solver.flows_visited += static_cast<std::int64_t>(flows_on(f.bneck).size());
       for (std::int32_t o : flows_on(f.bneck)) {
         Hot& g = hot_of(o);
         if (g.mark == epoch || g.checked == check || g.rate < fixed_below || g.rate <= r) continue;
@@ -860,6 +866,7 @@ struct FlowBackend::State {
       const bool raised =
           ch.new_load >= full && stamps[static_cast<std::size_t>(c)].raised == fill_stamp;
       if (!fell && !raised) continue;
+      solver.flows_visited += static_cast<std::int64_t>(flows_on(c).size());
       for (std::int32_t o : flows_on(c)) {
         Hot& g = hot_of(o);
         if (g.mark == epoch || g.checked == check || g.rate < fixed_below) continue;
@@ -905,6 +912,14 @@ struct FlowBackend::State {
     comp_flows.clear();
     vnodes.clear();
     for (ChannelId c : from) {
+      // A channel is named once per change on it: a thousand transfers finishing (or starting)
+      // together on a NIC name it a thousand times. Its list is scanned once: a scan per name
+      // made such a timestamp cost (transfers on the channel) x (changes), and a run of equal
+      // transfers quadratic in the transfers per channel (issue 24).
+      auto& gathered = stamps[static_cast<std::size_t>(c)].gathered;
+      if (gathered == epoch) continue;
+      gathered = epoch;
+      solver.flows_visited += static_cast<std::int64_t>(flows_on(c).size());
       for (std::int32_t s : flows_on(c)) {
         const Hot& f = hot_of(s);
         if (f.mark == epoch || (!f.fresh && f.rate < fixed_below)) continue;

@@ -50,6 +50,10 @@ struct SolverStats {
   std::int64_t closures = 0;               // recomputations that re-filled a whole component
   std::int64_t local_fills = 0;  // completion batching: local re-fills before a batch is due
   std::int64_t rerouted = 0;     // transfers moved to another route (any reason)
+  // Entries of the channels' transfer lists the solver scanned (gathering V, closing a
+  // component, checking bottlenecks): each channel a change names is scanned once per
+  // recomputation however many changes name it (tests/net/solver_work_test.cpp).
+  std::int64_t flows_visited = 0;
 };
 
 // Completion batching (docs/network.md, "Completion batching"). With 0, rates are recomputed

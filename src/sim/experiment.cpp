@@ -266,6 +266,76 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   e.model = w;
 }
 
+// Settings given for a transport other than the one chosen, or for PFC while it is off, would be
+// silently ignored: refused, naming the block and the transport in force.
+void check_packet_settings_used(const Fields& f, const net::PacketBackendOptions& o) {
+  const std::string transport = net::to_string(o.transport);
+  const auto refuse = [&](const std::string& key, const std::string& what) {
+    throw Error(f.source(), f.field(key),
+                fmt::format("{}; the transport is '{}', so they would be ignored: remove them or "
+                            "choose the transport they are for",
+                            what, transport));
+  };
+  if (f.has("dctcp") && o.transport != net::PacketTransport::Dctcp) {
+    refuse("dctcp", "settings of transport dctcp");
+  }
+  if (f.has("roce") && o.transport != net::PacketTransport::RoceDcqcn) {
+    refuse("roce", "settings of transport roce-dcqcn");
+  }
+  if (f.has("irn") && o.transport != net::PacketTransport::Irn) {
+    refuse("irn", "settings of transport irn");
+  }
+  if (f.has("dcqcn") && o.transport == net::PacketTransport::Dctcp) {
+    refuse("dcqcn", "DCQCN settings, used by transports roce-dcqcn and irn");
+  }
+  if (f.has("dcqcn") && o.transport == net::PacketTransport::Irn && !o.irn.dcqcn) {
+    throw Error(f.source(), f.field("dcqcn"),
+                "DCQCN settings, but simulation.irn.dcqcn is false (IRN without DCQCN), so they "
+                "would be ignored: remove them or turn irn.dcqcn on");
+  }
+  for (const char* key : {"pfc_xoff", "pfc_xon"}) {
+    if (f.has(key) && !o.pfc_enabled()) {
+      throw Error(f.source(), f.field(key),
+                  fmt::format("a PFC threshold, but PFC is off (transport '{}'; PFC is on by "
+                              "default only for roce-dcqcn), so it would be ignored: remove it or "
+                              "set 'pfc: true'",
+                              transport));
+    }
+  }
+  if (f.has("ecn_pmax") && o.ecn_max.count() == 0) {
+    throw Error(f.source(), f.field("ecn_pmax"),
+                "RED's marking probability at ecn_max, but ecn_max is 0 (marking is a step at "
+                "ecn_threshold), so it would be ignored: give ecn_max above ecn_threshold, or "
+                "remove ecn_pmax");
+  }
+}
+
+// A micro benchmark's transfers between servers carry at least ceil(bytes / n) bytes for a
+// group of n GPUs over several servers, whatever the lowering: a direct all-to-all exactly that
+// per pair, rings and the hierarchical all-reduce's cross-server ring more; mFabric's proxy
+// all-to-all splits a pair's bytes over at most max(NICs, GPUs) per server channels, and each
+// exchange transfer sums such parts. When even that is more packets than a flow may have, the
+// run would stop at its first collective: refused now, at load.
+void check_micro_transfers(const Experiment& e, const fabric::Topology& topology) {
+  if (!e.micro || e.cluster.servers < 2 || e.micro->group == "per-server") return;
+  const MicroBenchmark& m = *e.micro;
+  const std::int64_t n = m.group == "all"
+                             ? std::int64_t{e.cluster.servers} * e.cluster.gpus_per_server
+                             : std::int64_t{e.cluster.servers};
+  std::int64_t least = (m.bytes.count() + n - 1) / n;
+  if (m.collective == workload::CollectiveKind::AllToAll &&
+      (!topology.regions().empty() || m.algorithm == "proxy")) {
+    least /= std::max(e.cluster.nics_per_server, e.cluster.gpus_per_server);
+  }
+  const std::int64_t mtu = e.packet.mtu.count();
+  if ((least + mtu - 1) / mtu <= net::kMaxFlowPackets) return;
+  throw Error(e.source, "workload.bytes",
+              fmt::format("{} over {} GPUs makes transfers between servers of at least {} "
+                          "with simulation.mtu {} bytes: {}",
+                          to_string(m.bytes), n, to_string(Bytes(least)), mtu,
+                          net::flow_size_limit(Bytes(least), e.packet.mtu)));
+}
+
 void parse_packet_options(const Fields& f, Experiment& e) {
   for (const std::string& key : kPacketFields) {
     if (f.has(key) && e.backend != "packet") {
@@ -345,7 +415,9 @@ void parse_packet_options(const Fields& f, Experiment& e) {
     o.irn.low_packets = d.optional_int("low_packets").value_or(o.irn.low_packets);
     o.irn.dcqcn = d.optional_bool("dcqcn").value_or(o.irn.dcqcn);
   }
+  o.source = e.source;
   net::check_packet_options(o, e.source, "simulation");
+  if (e.backend == "packet") check_packet_settings_used(f, o);
 }
 
 // Per-flow ECMP or packet spraying, in both backends.
@@ -406,7 +478,23 @@ void parse_simulation(const YAML::Node& node, Experiment& e) {
 
 }  // namespace
 
-Experiment parse_experiment(const std::string& yaml_text, const std::string& source) {
+void check_network_size(const Experiment& e) {
+  const double bytes = kNetworkBytesPerTopologyByte *
+                       static_cast<double>(fabric::estimate_topology_bytes(e.cluster));
+  if (bytes > static_cast<double>(e.max_memory.count())) {
+    throw Error(e.source, "simulation.max_memory",
+                fmt::format("simulating the cluster's {} servers x ({} GPUs + {} NICs) needs "
+                            "about {} for the network alone (its topology, routes and channels), "
+                            "more than the limit of {}; use fewer servers, GPUs or NICs, or raise "
+                            "simulation.max_memory (or --max-memory)",
+                            e.cluster.servers, e.cluster.gpus_per_server, e.cluster.nics_per_server,
+                            to_string(Bytes(static_cast<std::int64_t>(std::min(bytes, 9e18)))),
+                            to_string(e.max_memory)));
+  }
+}
+
+Experiment parse_experiment(const std::string& yaml_text, const std::string& source,
+                            std::optional<Bytes> max_memory) {
   Experiment e;
   e.source = source;
   const YAML::Node root = parse_yaml(yaml_text, source);
@@ -421,14 +509,28 @@ Experiment parse_experiment(const std::string& yaml_text, const std::string& sou
   if (!f.has("workload")) throw Error(source, "workload", "is required");
   parse_workload(f.get("workload"), e);
   if (f.has("simulation")) parse_simulation(f.get("simulation"), e);
+  if (max_memory) e.max_memory = *max_memory;
   if (f.has("failures")) e.failures = parse_failures(f.get("failures"), source, e.cluster);
+  check_network_size(e);
   // Fail on a bad fabric (or failures it does not have) now rather than after the workload is
   // built.
   const fabric::Topology topology = with_context(source, "fabric", [&] {
     return fabric::build_fabric(e.fabric, e.cluster, e.max_memory.count());
   });
   check_failures(e.failures, topology, source);
+  check_packet_limits(e, topology);
   return e;
+}
+
+// With the packet backend, what its settings are checked against once the fabric is built: the
+// fabric's network links (timer floors, rate ceilings, net::check_packet_options) and the
+// workload's transfer sizes.
+void check_packet_limits(const Experiment& e, const fabric::Topology& topology) {
+  if (e.backend != "packet") return;
+  if (const auto limits = net::packet_link_limits(e.packet, topology)) {
+    net::check_packet_options(e.packet, *limits, e.source, "simulation");
+  }
+  check_micro_transfers(e, topology);
 }
 
 void set_completion_batching(Experiment& e, double fraction, const std::string& field) {
@@ -444,9 +546,10 @@ void set_iterations(Experiment& e, int iterations, const std::string& field) {
   e.iterations = iterations;
 }
 
-Experiment load_experiment(const std::string& path) {
+Experiment load_experiment(const std::string& path, std::optional<Bytes> max_memory) {
   return parse_experiment(
-      read_yaml_file(path, "experiment file", "a YAML experiment (docs/experiment.md)"), path);
+      read_yaml_file(path, "experiment file", "a YAML experiment (docs/experiment.md)"), path,
+      max_memory);
 }
 
 namespace {
@@ -518,7 +621,8 @@ workload::TaskGraph build_workload(const Experiment& e) {
   const int gpus = e.cluster.servers * e.cluster.gpus_per_server;
   if (e.micro) return build_micro(e, *e.micro);
   if (!e.connection_matrix.empty()) {
-    const workload::ConnectionMatrix cm = workload::read_connection_matrix(e.connection_matrix);
+    const workload::ConnectionMatrix cm =
+        workload::read_connection_matrix(e.connection_matrix, e.max_memory);
     if (cm.nodes > gpus) {
       throw Error(e.connection_matrix, "Nodes",
                   fmt::format("{} nodes, more than the cluster's {} GPUs ({} servers x {}); "

@@ -89,8 +89,25 @@ void set_completion_batching(Experiment& e, double fraction, const std::string& 
 
 // Throws mfabric::Error(path, field, expectation) on unreadable files, YAML errors, unknown keys,
 // missing or invalid values.
-Experiment load_experiment(const std::string& path);
-Experiment parse_experiment(const std::string& yaml_text, const std::string& source);
+// `max_memory`, when given (simulate --max-memory), replaces simulation.max_memory before the
+// size checks of loading (the topology and network estimates) are made.
+Experiment load_experiment(const std::string& path, std::optional<Bytes> max_memory = std::nullopt);
+Experiment parse_experiment(const std::string& yaml_text, const std::string& source,
+                            std::optional<Bytes> max_memory = std::nullopt);
+
+// The network of a simulation (topology, routes, the backend's channels and link statistics)
+// takes about six times the topology's estimate (measured on the flow backend at 8192 servers of
+// 8 GPUs and NICs and at 1024 of 64: 6.2x and 6.3x); eight bounds it.
+inline constexpr double kNetworkBytesPerTopologyByte = 8;
+// Throws mfabric::Error naming simulation.max_memory when the network of e's cluster is estimated
+// above e.max_memory; parse_experiment calls it before the fabric is built.
+void check_network_size(const Experiment& e);
+
+// With the packet backend, its settings against the built fabric: the timers and rates against
+// its network links (net::check_packet_options) and a micro-benchmark's transfers against the
+// packets a flow may have. parse_experiment calls it; simulate() again when the fabric was
+// replaced after loading (simulate --fabric).
+void check_packet_limits(const Experiment& e, const fabric::Topology& topology);
 
 // The task graph the experiment's workload describes (GPUs numbered as in the rank layout, GPU g
 // on server g / gpus_per_server).

@@ -45,6 +45,8 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
   fabric::Topology topology = with_context(e.source, "fabric", [&] {
     return fabric::build_fabric(e.fabric, e.cluster, e.max_memory.count());
   });
+  // The fabric may differ from the one the experiment was loaded with (simulate --fabric).
+  check_packet_limits(e, topology);
   workload::TaskGraph graph = build_workload(e);
   // Spares take the ranks of failed GPUs and servers before the run (sim/failures.h).
   std::vector<SpareMove> spares;
@@ -96,10 +98,9 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
       engine.controller = failures.get();
       engine.failed_nodes = &failures->failed_nodes();
     }
-    // A failure the fabric cannot survive (no peer left to relay) is the experiment's error.
-    result = failures ? with_context(e.source, "",
-                                     [&] { return run(graph, topology, *backend, engine); })
-                      : run(graph, topology, *backend, engine);
+    // Errors of the run (a failure the fabric cannot survive, no route, a transfer too large
+    // for a flow) are the experiment's: they name its file.
+    result = with_context(e.source, "", [&] { return run(graph, topology, *backend, engine); });
     if (controller) control = controller->stats();
     if (topoopt_control) topoopt = topoopt_control->stats();
   }

@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string_view>
 
 #include "core/error.h"
@@ -22,17 +23,18 @@ constexpr std::int64_t kMaxNodes = 1 << 24;
 // bits.
 constexpr double kMaxStartUs = 1e12;
 
+// A trigger while the file is read: its declaration and its barrier count.
 struct Trigger {
-  enum class Kind { Oneshot, Barrier } kind = Kind::Oneshot;
-  std::int64_t count = 1;  // Barrier: flows that must finish
-  int line = 0;
-  std::vector<std::size_t> fired_by;  // flows (indices) that name it as a done trigger
-  std::vector<std::size_t> waiting;   // flows that start when it fires
+  CmTrigger trigger;
+  std::int64_t count = 1;  // barrier: flows that must finish
 };
 
 class Parser {
  public:
-  explicit Parser(std::string source) : source_(std::move(source)) {}
+  Parser(std::string source, std::size_t text_bytes, Bytes max_memory)
+      : source_(std::move(source)),
+        text_bytes_(static_cast<std::int64_t>(text_bytes)),
+        max_memory_(max_memory) {}
 
   [[noreturn]] void fail(const std::string& expectation) const {
     throw Error(source_, fmt::format("line {}", line_), expectation);
@@ -58,11 +60,13 @@ class Parser {
     return Time::picoseconds(static_cast<std::int64_t>(std::llround(us * 1e6)));
   }
 
-  ConnectionMatrix parse(const std::string& text) {
-    std::istringstream in(text);
-    std::string raw;
+  ConnectionMatrix parse(std::string_view text) {
     std::optional<std::int64_t> connections, trigger_count;
-    while (std::getline(in, raw)) {
+    // Line by line in place: the text is not copied.
+    while (!text.empty()) {
+      const std::size_t end = text.find('\n');
+      const std::string_view raw = text.substr(0, end);
+      text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
       ++line_;
       std::vector<std::string_view> words = split(raw);
       if (words.empty() || words[0].front() == '#') continue;
@@ -74,6 +78,17 @@ class Parser {
       } else if (head == "Connections" || head == "Connections:") {
         expect_words(words, 2, "'Connections COUNT'");
         connections = integer(words[1], "Connections", 0, std::int64_t{1} << 40);
+        // The count is known before the flows: a matrix too large is refused before they are read.
+        const std::int64_t flows =
+            std::max(*connections, static_cast<std::int64_t>(cm_.flows.size()));
+        const std::int64_t bytes = estimate_connection_matrix_memory(flows, 0, text_bytes_);
+        if (bytes > max_memory_.count()) {
+          throw Error(source_, "Connections",
+                      fmt::format("{} flows need an estimated {} of memory (about {} bytes "
+                                  "each), more than the limit of {}; {}",
+                                  flows, to_string(Bytes(bytes)), kCmBytesPerFlow,
+                                  to_string(max_memory_), kRaiseTheLimit));
+        }
       } else if (head == "Triggers" || head == "Triggers:") {
         expect_words(words, 2, "'Triggers COUNT'");
         trigger_count = integer(words[1], "Triggers", 0, std::int64_t{1} << 40);
@@ -175,6 +190,21 @@ class Parser {
     if (!flow_ids_.emplace(f.id, line_).second) {
       fail(fmt::format("flow id {} is used twice (first on line {})", f.id, flow_ids_[f.id]));
     }
+    // What the flows read so far will take, counting a dependency per trigger they name (at
+    // least what their triggers make: connection_matrix_graph): reading stops at the flow that
+    // passes the limit.
+    dependency_bound_ += static_cast<std::int64_t>(f.fires.size()) + (f.trigger != 0 ? 1 : 0);
+    const auto flows = static_cast<std::int64_t>(cm_.flows.size()) + 1;
+    const std::int64_t bytes =
+        estimate_connection_matrix_memory(flows, dependency_bound_, text_bytes_);
+    if (bytes > max_memory_.count()) {
+      fail(
+          fmt::format("the matrix needs more memory than the limit of {}: an estimated {} for "
+                      "its first {} flows (about {} bytes each, {} per dependency, and the "
+                      "file's {}); {}",
+                      to_string(max_memory_), to_string(Bytes(bytes)), flows, kCmBytesPerFlow,
+                      kCmBytesPerDependency, to_string(Bytes(text_bytes_)), kRaiseTheLimit));
+    }
     cm_.flows.push_back(std::move(f));
   }
 
@@ -185,11 +215,12 @@ class Parser {
     const std::int64_t id =
         integer(words[2], "trigger id", 1, std::numeric_limits<std::int64_t>::max());
     Trigger t;
-    t.line = line_;
+    t.trigger.id = id;
+    t.trigger.line = line_;
     if (words[3] == "oneshot" && words.size() == 4) {
-      t.kind = Trigger::Kind::Oneshot;
+      t.trigger.barrier = false;
     } else if (words[3] == "barrier" && words.size() == 5) {
-      t.kind = Trigger::Kind::Barrier;
+      t.trigger.barrier = true;
       t.count = integer(words[4], "the barrier's count", 1, std::int64_t{1} << 40);
     } else if (words[3] == "multishot") {
       fail("multishot triggers are not supported (a flow would start again each time it fires)");
@@ -198,38 +229,51 @@ class Parser {
     }
     if (!triggers_.emplace(id, std::move(t)).second) {
       fail(fmt::format("trigger {} is declared twice (first on line {})", id,
-                       triggers_.at(id).line));
+                       triggers_.at(id).trigger.line));
     }
   }
 
-  // Turns triggers into dependencies between flows and checks that each fires exactly as a set
-  // of dependencies would.
+  // Finds each trigger's firing and waiting flows and checks that it fires exactly as a set of
+  // dependencies would; counts the dependencies and tasks the graph will have.
   void resolve_triggers() {
     for (std::size_t i = 0; i < cm_.flows.size(); ++i) {
       const CmFlow& f = cm_.flows[i];
       for (std::int64_t id : f.fires)
-        declared(id, f.line).fired_by.push_back(i);
-      if (f.trigger != 0) declared(f.trigger, f.line).waiting.push_back(i);
+        declared(id, f.line).trigger.fired_by.push_back(i);
+      if (f.trigger != 0) declared(f.trigger, f.line).trigger.waiting.push_back(i);
     }
     for (const auto& [id, t] : triggers_) {
-      line_ = t.line;
-      const auto n = static_cast<std::int64_t>(t.fired_by.size());
+      line_ = t.trigger.line;
+      const auto n = static_cast<std::int64_t>(t.trigger.fired_by.size());
       if (n == 0)
         fail(fmt::format("trigger {} is never fired: no flow names it as a done trigger", id));
-      if (t.kind == Trigger::Kind::Oneshot && n != 1) {
+      if (!t.trigger.barrier && n != 1) {
         fail(
             fmt::format("oneshot trigger {} is fired by {} flows; it would fire at the first to "
                         "finish, which mfabric does not model (use 'barrier {}' to wait for all)",
                         id, n, n));
       }
-      if (t.kind == Trigger::Kind::Barrier && n != t.count) {
+      if (t.trigger.barrier && n != t.count) {
         fail(fmt::format("barrier trigger {} waits for {} flows but {} flows fire it", id, t.count,
                          n));
       }
-      for (std::size_t w : t.waiting)
-        cm_.flows[w].waits_for = t.fired_by;
     }
     line_ = 0;
+    cm_.tasks = static_cast<std::int64_t>(cm_.flows.size());
+    cm_.triggers.reserve(triggers_.size());
+    for (auto& [id, t] : triggers_) {
+      CmTrigger& trigger = cm_.triggers.emplace_back(std::move(t.trigger));
+      const auto fired = static_cast<std::int64_t>(trigger.fired_by.size());
+      const auto waiting = static_cast<std::int64_t>(trigger.waiting.size());
+      // Without a task of its own, each waiting flow depends on each firing flow; one side is
+      // then a single flow (is_task()), so this too is at most fired + waiting.
+      cm_.dependencies += trigger.is_task() ? fired + waiting : fired * waiting;
+      cm_.tasks += trigger.is_task() ? 1 : 0;
+      const auto index = static_cast<std::int32_t>(cm_.triggers.size() - 1);
+      for (std::size_t w : trigger.waiting)
+        cm_.flows[w].waits_on = index;
+    }
+    triggers_.clear();
   }
 
   Trigger& declared(std::int64_t id, int line) {
@@ -242,60 +286,118 @@ class Parser {
     return it->second;
   }
 
+  static constexpr const char* kRaiseTheLimit =
+      "raise simulation.max_memory (or --max-memory) to run it anyway";
+
   std::string source_;
+  std::int64_t text_bytes_ = 0;
+  Bytes max_memory_;
   int line_ = 0;
   ConnectionMatrix cm_;
+  std::int64_t dependency_bound_ = 0;     // triggers named by the flows read so far
   std::map<std::int64_t, int> flow_ids_;  // id -> line
   std::map<std::int64_t, Trigger> triggers_;
 };
 
 }  // namespace
 
-ConnectionMatrix parse_connection_matrix(const std::string& text, const std::string& source) {
-  return Parser(source).parse(text);
+std::span<const std::size_t> ConnectionMatrix::waits_for(std::size_t flow) const {
+  const std::int32_t t = flows[flow].waits_on;
+  if (t < 0) return {};
+  return triggers[static_cast<std::size_t>(t)].fired_by;
 }
 
-ConnectionMatrix read_connection_matrix(const std::string& path) {
+std::int64_t estimate_connection_matrix_memory(std::int64_t flows, std::int64_t dependencies,
+                                               std::int64_t text_bytes) {
+  return flows * kCmBytesPerFlow + dependencies * kCmBytesPerDependency + text_bytes;
+}
+
+ConnectionMatrix parse_connection_matrix(const std::string& text, const std::string& source,
+                                         Bytes max_memory) {
+  return Parser(source, text.size(), max_memory).parse(text);
+}
+
+ConnectionMatrix read_connection_matrix(const std::string& path, Bytes max_memory) {
   return parse_connection_matrix(
       read_text_file(path, "connection matrix", "an htsim connection matrix (docs/formats.md)"),
-      path);
+      path, max_memory);
 }
 
 TaskGraph connection_matrix_graph(const ConnectionMatrix& cm, const std::string& source) {
   TaskGraph g(cm.nodes);
-  // Flows in an order where each comes after the flows it waits for (Kahn's algorithm, the
-  // file's order among flows that are ready together); a cycle of triggers is an error.
+  // Flows in an order where each comes after the flows it waits for (Kahn's algorithm over the
+  // triggers: a flow is ready once every firing of its trigger is done), the file's order among
+  // flows that become ready together, each trigger task just before the flows it releases. A
+  // cycle of triggers is an error.
   const std::size_t n = cm.flows.size();
-  std::vector<std::vector<std::size_t>> waiters(n);
-  std::vector<std::size_t> missing(n, 0);
+  std::vector<std::int32_t> fires_of_flow;  // trigger indices each flow fires, in compressed rows
+  std::vector<std::size_t> fires_begin(n + 1, 0);
+  std::map<std::int64_t, std::int32_t> index_of_trigger;
+  for (std::size_t t = 0; t < cm.triggers.size(); ++t)
+    index_of_trigger.emplace(cm.triggers[t].id, static_cast<std::int32_t>(t));
   for (std::size_t i = 0; i < n; ++i) {
-    missing[i] = cm.flows[i].waits_for.size();
-    for (std::size_t w : cm.flows[i].waits_for)
-      waiters[w].push_back(i);
+    for (std::int64_t id : cm.flows[i].fires)
+      fires_of_flow.push_back(index_of_trigger.at(id));
+    fires_begin[i + 1] = fires_of_flow.size();
   }
+  std::vector<std::size_t> missing(cm.triggers.size());
+  for (std::size_t t = 0; t < cm.triggers.size(); ++t)
+    missing[t] = cm.triggers[t].fired_by.size();
+  // Entries of `order`: a flow index, or kTriggerTask + a trigger index.
+  constexpr std::size_t kTriggerTask = std::size_t{1} << 62;
   std::vector<std::size_t> order;
-  order.reserve(n);
+  order.reserve(static_cast<std::size_t>(cm.tasks));
   for (std::size_t i = 0; i < n; ++i) {
-    if (missing[i] == 0) order.push_back(i);
+    if (cm.flows[i].waits_on < 0) order.push_back(i);
   }
+  std::vector<std::size_t> released;
   for (std::size_t head = 0; head < order.size(); ++head) {
-    for (std::size_t w : waiters[order[head]]) {
-      if (--missing[w] == 0) order.push_back(w);
+    if (order[head] >= kTriggerTask) continue;
+    const std::size_t f = order[head];
+    released.clear();
+    for (std::size_t k = fires_begin[f]; k < fires_begin[f + 1]; ++k) {
+      const auto t = static_cast<std::size_t>(fires_of_flow[k]);
+      if (--missing[t] > 0) continue;
+      const CmTrigger& trigger = cm.triggers[t];
+      if (trigger.is_task()) order.push_back(kTriggerTask + t);
+      released.insert(released.end(), trigger.waiting.begin(), trigger.waiting.end());
     }
+    std::sort(released.begin(), released.end());
+    order.insert(order.end(), released.begin(), released.end());
   }
-  if (order.size() != n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      if (missing[i] > 0) {
-        throw Error(source, fmt::format("line {}", cm.flows[i].line),
-                    fmt::format("flow id {} waits on a cycle of triggers and can never start",
-                                cm.flows[i].id));
+  if (order.size() != static_cast<std::size_t>(cm.tasks)) {
+    for (const CmFlow& f : cm.flows) {
+      if (f.waits_on >= 0 && missing[static_cast<std::size_t>(f.waits_on)] > 0) {
+        throw Error(
+            source, fmt::format("line {}", f.line),
+            fmt::format("flow id {} waits on a cycle of triggers and can never start", f.id));
       }
     }
   }
   std::vector<TaskId> task_of(n, -1);
+  std::vector<TaskId> task_of_trigger(cm.triggers.size(), -1);
   std::vector<TaskId> deps;
-  for (std::size_t i : order) {
-    const CmFlow& f = cm.flows[i];
+  const auto fired_tasks = [&](const CmTrigger& trigger) {
+    deps.clear();
+    for (std::size_t w : trigger.fired_by)
+      deps.push_back(task_of[w]);
+  };
+  for (std::size_t entry : order) {
+    if (entry >= kTriggerTask) {
+      const std::size_t t = entry - kTriggerTask;
+      const CmTrigger& trigger = cm.triggers[t];
+      // Zero bytes on one GPU: the lowering has nothing to send, so it finishes as it starts.
+      Task barrier;
+      barrier.kind = TaskKind::Collective;
+      barrier.collective = CollectiveKind::Barrier;
+      barrier.traffic = Traffic::None;
+      barrier.group = g.add_group({cm.flows[trigger.waiting.front()].src});
+      barrier.iteration = 0;
+      fired_tasks(trigger);
+      task_of_trigger[t] = g.add(barrier, deps);
+      continue;
+    }
+    const CmFlow& f = cm.flows[entry];
     Task t;
     t.kind = TaskKind::P2P;
     t.traffic = Traffic::Other;
@@ -304,11 +406,17 @@ TaskGraph connection_matrix_graph(const ConnectionMatrix& cm, const std::string&
     t.bytes = f.size;
     t.iteration = 0;
     deps.clear();
-    for (std::size_t w : f.waits_for)
-      deps.push_back(task_of[w]);
-    task_of[i] = g.add(t, deps);
-    g.set_source_id(task_of[i], f.id);
-    if (f.start != Time::max() && f.start > Time::zero()) g.set_not_before(task_of[i], f.start);
+    if (f.waits_on >= 0) {
+      const auto w = static_cast<std::size_t>(f.waits_on);
+      if (cm.triggers[w].is_task()) {
+        deps.push_back(task_of_trigger[w]);
+      } else {
+        fired_tasks(cm.triggers[w]);
+      }
+    }
+    task_of[entry] = g.add(t, deps);
+    g.set_source_id(task_of[entry], f.id);
+    if (f.start != Time::max() && f.start > Time::zero()) g.set_not_before(task_of[entry], f.start);
   }
   return g;
 }

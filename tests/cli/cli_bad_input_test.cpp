@@ -289,7 +289,8 @@ TEST_F(BadInput, SizesInRangeThatNoMachineHoldsAreRefusedBeforeTheyAreBuilt) {
   write("huge.yaml",
         "cluster: {servers: 65536, gpus_per_server: 1024, nics_per_server: 1024}\n"
         "workload: {collective: all-reduce, bytes: 1GiB}\n");
-  expect_error("simulate huge.yaml", "huge.yaml: fabric: the cluster's 65536 servers");
+  expect_error("simulate huge.yaml",
+               "huge.yaml: simulation.max_memory: simulating the cluster's 65536 servers");
   // A failures list longer than the cluster's parts is refused before it is read.
   std::string failures =
       "cluster: {servers: 2}\nworkload: {collective: all-reduce, bytes: 1GiB}\n"

@@ -373,5 +373,86 @@ TEST(PacketBackend, ABadOptionIsOneClearError) {
   EXPECT_EQ(make_backend("packet", t)->active_transfers(), 0u);
 }
 
+// The timers and rates of the transport in force against the fabric's links (packet_options.h):
+// on two_hosts() (100G) a 4160-byte packet takes 332.8 ns, the floor of every timer.
+TEST(PacketBackend, TimersAndRatesOutsideTheLinksLimitsAreRefused) {
+  const Topology t = two_hosts();
+  PacketBackendOptions o;
+  o.transport = PacketTransport::RoceDcqcn;
+  o.roce.rto = Time::picoseconds(1);
+  try {
+    PacketBackend net(t, o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "simulation.roce.rto");
+    EXPECT_NE(e.message().find("at least 332.8ns"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("100Gbps"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("got 1ps"), std::string::npos) << e.what();
+  }
+  o.roce.rto = Time::picoseconds(332800);
+  EXPECT_NO_THROW(PacketBackend(t, o));
+  // DCTCP's own limits do not look at DCQCN's (unused) settings.
+  PacketBackendOptions dctcp;
+  dctcp.dcqcn.min_rate = Rate::gbps(1000);
+  EXPECT_NO_THROW(PacketBackend(t, dctcp));
+  o.dcqcn.min_rate = Rate::gbps(1000);
+  EXPECT_THROW(PacketBackend(t, o), Error);
+  // IRN's RTO_high has the same floor (RTO_low below it passes).
+  const auto limits = packet_link_limits(o, t);
+  ASSERT_TRUE(limits.has_value());
+  EXPECT_EQ(limits->packet_time, Time::picoseconds(332800));
+  EXPECT_DOUBLE_EQ(limits->fastest.gbps(), 100);
+  PacketBackendOptions irn;
+  irn.transport = PacketTransport::Irn;
+  irn.irn.rto_low = Time::milliseconds(1);
+  irn.irn.rto_high = Time::nanoseconds(1);
+  try {
+    check_packet_options(irn, *limits);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "simulation.irn.rto_high") << e.what();
+  }
+  // Servers without cables have no network link: nothing to check against.
+  Topology servers_only("none", "none", cluster(2, 2, 1));
+  servers_only.add_servers();
+  EXPECT_FALSE(packet_link_limits(o, servers_only));
+}
+
+// A flow holds at most 2^31 - 1 packets. A transfer over the network beyond that is refused
+// naming the experiment file, the mtu field, the GPUs and the mtu that would carry it; one inside
+// a server runs as a fluid flow, which has no packets to count.
+TEST(PacketBackend, ATransferOfMorePacketsThanAFlowMayHaveNamesTheFileAndTheMtu) {
+  const Topology t = two_hosts(2);
+  PacketBackendOptions o;
+  o.mtu = Bytes(64);
+  o.source = "exp.yaml";
+  PacketBackend net(t, o);
+  const std::int64_t tib = std::int64_t{1} << 40;
+  try {
+    net.start(transfer(t.gpu(0, 0), t.gpu(1, 0), tib), nullptr);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.source(), "exp.yaml");
+    EXPECT_EQ(e.field(), "simulation.mtu");
+    EXPECT_NE(e.message().find("s0.gpu0 -> s1.gpu0"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("17179869184 packets of 64 bytes"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("at least 513 bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(net.active_transfers(), 0u);
+  // The largest flow at this mtu is accepted.
+  const std::int64_t largest = kMaxFlowPackets * 64;
+  EXPECT_NO_THROW(net.start(transfer(t.gpu(0, 0), t.gpu(1, 0), largest), nullptr));
+  EXPECT_THROW(net.start(transfer(t.gpu(0, 0), t.gpu(1, 0), largest + 1), nullptr), Error);
+  // Inside a server: fluid, any size.
+  PacketBackend local(t, o);
+  Recorder rec;
+  rec.start(local, transfer(t.gpu(0, 0), t.gpu(0, 1), tib));
+  run_to_idle(local);
+  EXPECT_EQ(local.totals().bytes_delivered, tib);
+  // Past the largest mtu's flow (128 TiB) no mtu would do.
+  EXPECT_NE(flow_size_limit(Bytes(std::int64_t{1} << 48), Bytes(65536)).find("at most"),
+            std::string::npos);
+}
+
 }  // namespace packet_test
 }  // namespace mfabric::net

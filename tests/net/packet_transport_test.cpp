@@ -675,6 +675,73 @@ TEST(Roce, CompletesWithRepeatedLossesAndMarks) {
   EXPECT_LT(roce.rate_control().rate(0).bps(), 100 * kGbps);  // the CNPs slowed it
 }
 
+// A timeout shorter than the route's round trip is raised to it: with rto 1 ns every packet would
+// time out before its acknowledgement could come back.
+TEST(Roce, TimeoutIsAtLeastTheRoundTrip) {
+  FakeHost host;
+  RoceOptions o;
+  o.rto = Time::nanoseconds(1);
+  Roce roce(host, o, DcqcnOptions{}, kMtu, kHeader);
+  roce.open(0, 10, Time::microseconds(10), k100G);
+  EXPECT_EQ(roce.next_packet(0), 0);
+  EXPECT_EQ(host.timer(0), Time::microseconds(10));
+  // A longer rto stands.
+  Roce slow(host, RoceOptions{}, DcqcnOptions{}, kMtu, kHeader);
+  slow.open(1, 10, Time::microseconds(10), k100G);
+  EXPECT_EQ(slow.next_packet(1), 0);
+  EXPECT_EQ(host.timer(1), RoceOptions{}.rto);
+}
+
+// After a timeout nothing is in flight until the first unacknowledged packet is sent again: the
+// timer waits for it (a flow held back by its pacing time does not time out again and again).
+TEST(Roce, AfterATimeoutTheTimerWaitsForThePacketToBeSentAgain) {
+  FakeHost host;
+  RoceOptions o;
+  Roce roce(host, o, DcqcnOptions{}, kMtu, kHeader);
+  roce.open(0, 10, Time::microseconds(10), k100G);
+  EXPECT_EQ(roce.next_packet(0), 0);
+  host.time = kWireTime100G;  // paced at the line rate
+  EXPECT_EQ(roce.next_packet(0), 1);
+  host.time = o.rto;
+  roce.on_timer(0);
+  EXPECT_EQ(roce.timeouts(), 1);
+  EXPECT_EQ(host.timer(0), Time::max());
+  // Nothing sent since: a late timer event is not a timeout.
+  host.time = o.rto * 3;
+  roce.on_timer(0);
+  EXPECT_EQ(roce.timeouts(), 1);
+  // The packet sent again starts the timer.
+  EXPECT_EQ(roce.next_packet(0), 0);
+  EXPECT_EQ(host.timer(0), o.rto * 4);
+  // Its acknowledgement leaves nothing in flight (1 is to be sent again): no timer.
+  host.time = o.rto * 3 + Time::microseconds(10);
+  Ack ack;
+  ack.seq = 0;
+  ack.cumulative = 1;
+  roce.on_ack(0, ack);
+  EXPECT_EQ(host.timer(0), Time::max());
+}
+
+// A flow paced at a low rate with a short rto: at most one timeout per packet sent. Every packet
+// is marked, so the CNPs hold the rate near min_rate (1 Mb/s: 33 ms a packet) while the timeout
+// (2 us, raised to the round trip, 4.33 us) is far shorter than the pacing gap.
+TEST(Roce, AtMostOneTimeoutPerPacketSentWhilePacedSlowly) {
+  Path path;
+  path.drop = [](std::int32_t seq, int sent_before) { return seq == 3 && sent_before < 2; };
+  path.ce = [](std::int32_t) { return true; };
+  OneFlowNetwork net(path);
+  RoceOptions o;
+  o.rto = Time::microseconds(2);
+  DcqcnOptions q;
+  q.min_rate = Rate::gbps(0.001);
+  q.cnp_interval = Time::zero();
+  Roce roce(net, o, q, kMtu, kHeader);
+  const Trace trace = net.run(roce, 8, round_trip(path), Time::milliseconds(10000));
+  ASSERT_NE(trace.complete, Time::max());
+  EXPECT_GE(roce.timeouts(), 1);
+  EXPECT_LE(roce.timeouts(), static_cast<std::int64_t>(trace.sends.size()));
+}
+
 // ---------------------------------------------------------------------------------------------
 // IRN
 
@@ -747,6 +814,39 @@ TEST(Irn, TimeoutIsLowWithFewPacketsInFlightHighOtherwise) {
   EXPECT_EQ(irn.next_packet(0), 3);
   EXPECT_EQ(irn.next_packet(0), 4);
   EXPECT_EQ(irn.retransmissions(), 2);
+}
+
+TEST(Irn, TimeoutsAreAtLeastTheRoundTrip) {
+  FakeHost host;
+  IrnOptions o;
+  o.dcqcn = false;
+  o.rto_low = Time::nanoseconds(1);
+  o.rto_high = Time::nanoseconds(2);
+  Irn irn(host, o, DcqcnOptions{}, kMtu, kHeader);
+  irn.open(0, 100, Time::microseconds(10), k100G);
+  EXPECT_EQ(irn.next_packet(0), 0);
+  EXPECT_EQ(host.timer(0), Time::microseconds(10));
+  for (std::int32_t seq = 1; seq < 5; ++seq)
+    EXPECT_EQ(irn.next_packet(0), seq);
+  EXPECT_EQ(host.timer(0), Time::microseconds(10));  // RTO_high too
+}
+
+TEST(Irn, AfterATimeoutTheTimerWaitsForAPacketToBeSentAgain) {
+  FakeHost host;
+  IrnOptions o;
+  o.dcqcn = false;
+  Irn irn(host, o, DcqcnOptions{}, kMtu, kHeader);
+  irn.open(0, 100, Time::microseconds(10), k100G);
+  EXPECT_EQ(irn.next_packet(0), 0);
+  host.time = o.rto_low;
+  irn.on_timer(0);
+  EXPECT_EQ(irn.timeouts(), 1);
+  EXPECT_EQ(host.timer(0), Time::max());
+  host.time = o.rto_low * 5;
+  irn.on_timer(0);  // nothing sent since the timeout
+  EXPECT_EQ(irn.timeouts(), 1);
+  EXPECT_EQ(irn.next_packet(0), 0);  // sent again: the timer restarts
+  EXPECT_EQ(host.timer(0), o.rto_low * 6);
 }
 
 TEST(Irn, ReceiverKeepsOutOfOrderPacketsAndNacksEach) {

@@ -107,7 +107,7 @@ TEST(ExperimentErrors, NameTheField) {
   // A DCQCN variant brings its counters; a field given with it overrides them.
   const net::DcqcnOptions ns3 =
       parse_experiment(
-          "workload: {model: mixtral-8x7b}\nsimulation: {backend: packet, "
+          "workload: {model: mixtral-8x7b}\nsimulation: {backend: packet, transport: roce-dcqcn, "
           "dcqcn: {variant: ns3-rdma, rate_timer: 70us}}\n",
           "t.yaml")
           .packet.dcqcn;

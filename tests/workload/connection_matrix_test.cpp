@@ -35,7 +35,8 @@ TEST(ConnectionMatrix, TheDocumentedExample) {
   EXPECT_EQ(cm.flows[0].dst, 11);
   EXPECT_EQ(cm.flows[0].start, Time::zero());
   EXPECT_EQ(cm.flows[1].start, Time::max());
-  EXPECT_EQ(cm.flows[1].waits_for, std::vector<std::size_t>{0});
+  const auto waits = cm.waits_for(1);
+  EXPECT_EQ(std::vector<std::size_t>(waits.begin(), waits.end()), std::vector<std::size_t>{0});
 
   const TaskGraph g = connection_matrix_graph(cm, "t.cm");
   EXPECT_EQ(g.gpus(), 16);

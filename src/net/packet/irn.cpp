@@ -22,6 +22,9 @@ void Irn::open(FlowSlot f, std::int32_t packets, Time rtt, Rate line_rate) {
   Sender& s = senders_[i];
   s = Sender{};
   s.packets = packets;
+  // A timeout shorter than the route's unloaded round trip would count every packet lost before
+  // its acknowledgement could come back (docs/packet.md, "Limits of the settings").
+  s.rtt = rtt;
   // BDP-FC. Without a line rate (no link of the route up when the flow opened) there is no
   // bandwidth-delay product to count: the flow is not capped rather than capped at one packet
   // for its whole life.
@@ -67,7 +70,7 @@ bool Irn::can_send(FlowSlot f) const {
 
 Time Irn::rto_deadline(const Sender& s) const {
   const std::int32_t in_flight = s.next_new - s.una;
-  return s.rto_start + (in_flight <= o_.low_packets ? o_.rto_low : o_.rto_high);
+  return s.rto_start + std::max(s.rtt, in_flight <= o_.low_packets ? o_.rto_low : o_.rto_high);
 }
 
 void Irn::arm(FlowSlot f) {
@@ -179,7 +182,10 @@ void Irn::on_timer(FlowSlot f) {
     s.retx_next = s.una;
     s.retx_end = s.next_new;
     skip_acked(s);
-    s.rto_start = now;
+    // Every packet in flight now counts as lost: the timer starts again when the first is sent
+    // again (next_packet()), so that there is at most one timeout per packet sent. Running on
+    // while the flow waits for its pacing time, it would fire once per RTO with nothing sent.
+    s.rto_running = false;
     wake = true;
   }
   if (s.paced && rate_.next_send(f) <= now) {

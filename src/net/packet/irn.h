@@ -16,9 +16,11 @@
 //   - BDP-FC: a new packet only while fewer than ceil(line rate x rtt / wire packet) packets,
 //     counted from the first unacknowledged one, are in flight (rtt and line rate from open()).
 //   - Timeouts: RTO_low after the last progress while at most low_packets packets are in flight
-//     (sent, counted from the first unacknowledged), RTO_high otherwise; a timeout counts every
-//     packet not acknowledged as lost and starts a recovery, which sends them again in order.
-//     A retransmission that is lost again is recovered this way.
+//     (sent, counted from the first unacknowledged), RTO_high otherwise, either at least the
+//     route's unloaded round trip; a timeout counts every packet not acknowledged as lost and
+//     starts a recovery, which sends them again in order. A retransmission that is lost again is
+//     recovered this way. After a timeout the timer starts again with the first packet sent: at
+//     most one timeout per packet sent.
 //   - With IrnOptions::dcqcn, packets are paced at the DCQCN rate as in roce.h: can_send() says
 //     whether there is a packet to send, pacing aside, and next_packet() returns -1 and sets the
 //     flow's timer when the pacing time has not come. The flow's one timer carries the pacing
@@ -74,6 +76,7 @@ class Irn final : public Transport {
     std::int32_t retx_end = 0;
     bool rto_running = false;  // packets are in flight; the timeout counts from rto_start
     Time rto_start;
+    Time rtt;                          // the route's unloaded round trip: the shortest timeout
     bool paced = false;                // next_packet() found the flow early: its timer wakes it
     std::vector<std::uint64_t> acked;  // selectively acknowledged packets; empty until the first
   };

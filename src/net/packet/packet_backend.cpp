@@ -824,7 +824,7 @@ struct PacketBackend::State final : packet::TransportHost {
 
 PacketBackend::PacketBackend(const fabric::Topology& topology,
                              const PacketBackendOptions& options) {
-  check_packet_options(options);
+  check_packet_options(options, topology, options.source);
   s_ = std::make_unique<State>(topology, options);
 }
 
@@ -834,14 +834,6 @@ TransferId PacketBackend::start(const collective::Transfer& t, DoneCallback on_d
   State& s = *s_;
   s.sync();
   check_transfer(t);
-  const std::int64_t mtu = s.options.mtu.count();
-  const std::int64_t packet_count = (t.size.count() + mtu - 1) / mtu;
-  if (packet_count > std::numeric_limits<std::int32_t>::max()) {
-    throw Error(
-        "", "transfer",
-        fmt::format("{} bytes are {} packets of {} bytes, more than a flow may have ({})",
-                    t.size.count(), packet_count, mtu, std::numeric_limits<std::int32_t>::max()));
-  }
   s.router.route(t.src, t.dst, t.flow_hash, s.scratch);
   if (!s.scratch.channels.empty() && s.scratch.cost.network_links == 0 &&
       s.scratch.cost.proxies == 0) {
@@ -855,6 +847,14 @@ TransferId PacketBackend::start(const collective::Transfer& t, DoneCallback on_d
     return id;
   }
 
+  // Only packet flows are cut into packets: the fluid part above takes any size.
+  const std::int64_t mtu = s.options.mtu.count();
+  const std::int64_t packet_count = (t.size.count() + mtu - 1) / mtu;
+  if (packet_count > kMaxFlowPackets) {
+    throw Error(s.options.source, "simulation.mtu",
+                fmt::format("the transfer {} -> {}: {}", s.topo.name(t.src), s.topo.name(t.dst),
+                            flow_size_limit(t.size, s.options.mtu)));
+  }
   const FlowSlot f = s.new_flow();
   const TransferId id = s.next_id++;
   Flow& fl = s.flows[static_cast<std::size_t>(f)];

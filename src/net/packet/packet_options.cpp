@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "net/router.h"
 
@@ -77,9 +79,9 @@ DcqcnOptions DcqcnOptions::for_variant(DcqcnVariant v) {
 void check_packet_options(const PacketBackendOptions& o, const std::string& file,
                           const std::string& prefix) {
   const auto field = [&](const char* name) { return prefix + "." + name; };
-  if (o.mtu.count() < 64 || o.mtu.count() > 65536) {
+  if (o.mtu.count() < kMinMtu || o.mtu.count() > kMaxMtu) {
     throw Error(file, field("mtu"),
-                fmt::format("between 64 and 65536 bytes, got {}", o.mtu.count()));
+                fmt::format("between {} and {} bytes, got {}", kMinMtu, kMaxMtu, o.mtu.count()));
   }
   if (o.header.count() < 0 || o.header.count() > 4096) {
     throw Error(file, field("header"),
@@ -184,6 +186,127 @@ void check_packet_options(const PacketBackendOptions& o, const std::string& file
     throw Error(file, field("irn.low_packets"),
                 fmt::format("not negative, got {}", o.irn.low_packets));
   }
+}
+
+std::string flow_size_limit(Bytes size, Bytes mtu) {
+  const std::int64_t packets = (size.count() + mtu.count() - 1) / mtu.count();
+  const std::string head =
+      fmt::format("{} ({} bytes) is {} packets of {} bytes, more than a flow may have ({})",
+                  mfabric::to_string(size), size.count(), packets, mtu.count(), kMaxFlowPackets);
+  const std::int64_t least_mtu = (size.count() + kMaxFlowPackets - 1) / kMaxFlowPackets;
+  if (least_mtu <= kMaxMtu) {
+    return fmt::format("{}; an mtu of at least {} bytes carries it", head, least_mtu);
+  }
+  return fmt::format("{}; even the largest mtu ({} bytes) cannot: a transfer may be at most {}",
+                     head, kMaxMtu, mfabric::to_string(Bytes(kMaxFlowPackets * kMaxMtu)));
+}
+
+std::optional<PacketLinkLimits> packet_link_limits(const PacketBackendOptions& o,
+                                                   const fabric::Topology& t) {
+  std::optional<PacketLinkLimits> limits;
+  for (const fabric::Link& link : t.links()) {
+    if (link.kind != fabric::LinkKind::Cable || !(link.rate.bps() > 0)) continue;
+    if (!limits) limits = PacketLinkLimits{link.rate, link.rate, Time::zero()};
+    limits->slowest = std::min(limits->slowest, link.rate);
+    limits->fastest = std::max(limits->fastest, link.rate);
+  }
+  if (limits) {
+    limits->packet_time =
+        std::max(Time::picoseconds(1), transmission_time(o.mtu + o.header, limits->slowest));
+  }
+  return limits;
+}
+
+void check_packet_options(const PacketBackendOptions& o, const PacketLinkLimits& limits,
+                          const std::string& file, const std::string& prefix) {
+  const auto field = [&](const char* name) { return prefix + "." + name; };
+  const std::int64_t wire = o.mtu.count() + o.header.count();
+  const std::string one_packet =
+      fmt::format("one {}-byte packet (mtu + header) at the slowest network link's {}", wire,
+                  mfabric::to_string(limits.slowest));
+  // Each timer between `floor` (`why`) and kMaxPacketTimer.
+  const auto timer = [&](const char* name, Time value, Time floor, const std::string& why) {
+    if (value < floor) {
+      throw Error(file, field(name),
+                  fmt::format("at least {} ({}), got {}", mfabric::to_string(floor), why,
+                              mfabric::to_string(value)));
+    }
+    if (value > kMaxPacketTimer) {
+      throw Error(file, field(name),
+                  fmt::format("at most {} (a longer timer never fires in a run), got {}",
+                              mfabric::to_string(kMaxPacketTimer), mfabric::to_string(value)));
+    }
+  };
+  const std::string rto_why =
+      one_packet +
+      ": a shorter timeout fires again and again before any packet can be acknowledged";
+  switch (o.transport) {
+    case PacketTransport::Dctcp:
+      timer("dctcp.min_rto", o.dctcp.min_rto, limits.packet_time, rto_why);
+      return;  // DCTCP runs no DCQCN
+    case PacketTransport::RoceDcqcn:
+      timer("roce.rto", o.roce.rto, limits.packet_time, rto_why);
+      break;
+    case PacketTransport::Irn:
+      timer("irn.rto_low", o.irn.rto_low, limits.packet_time, rto_why);
+      timer("irn.rto_high", o.irn.rto_high, limits.packet_time, rto_why);
+      if (!o.irn.dcqcn) return;
+      break;
+  }
+  const DcqcnOptions& q = o.dcqcn;
+  timer("dcqcn.alpha_timer", q.alpha_timer, limits.packet_time,
+        one_packet + ": marks, and so CNPs, come at most once a packet");
+  if (q.variant == DcqcnVariant::Ns3Rdma) {
+    timer("dcqcn.rate_timer", q.rate_timer, limits.packet_time * 2,
+          "twice " + one_packet +
+              ": the ns3-rdma variant halves the timer in hyper increase, and pacing changes the "
+              "rate at most once a packet");
+  } else {
+    timer("dcqcn.rate_timer", q.rate_timer, limits.packet_time,
+          one_packet + ": pacing changes the rate at most once a packet");
+  }
+  // 0 is a CNP for every marked packet; a flow's packets arrive at most once a packet time, so
+  // an interval between 0 and that is 0 written another way.
+  if (q.cnp_interval != Time::zero()) {
+    timer("dcqcn.cnp_interval", q.cnp_interval, limits.packet_time,
+          one_packet +
+              ": a flow's packets arrive at most once a packet; 0 sends a CNP for every "
+              "marked packet");
+  }
+  if (q.byte_counter.count() < wire) {
+    throw Error(file, field("dcqcn.byte_counter"),
+                fmt::format("at least one packet on the wire, {} bytes (mtu + header): the "
+                            "counter advances once a packet sent, got {}",
+                            wire, q.byte_counter.count()));
+  }
+  const Rate fastest = limits.fastest;
+  if (q.min_rate < fabric::kMinLinkRate || q.min_rate > fastest) {
+    throw Error(file, field("dcqcn.min_rate"),
+                fmt::format("between {} (the slowest rate a link may have) and the fastest "
+                            "network link's {} (no flow's line rate is higher: a floor above "
+                            "it would never let DCQCN cut), got {}",
+                            mfabric::to_string(fabric::kMinLinkRate), mfabric::to_string(fastest),
+                            mfabric::to_string(q.min_rate)));
+  }
+  const Rate least_step = fastest * kMinIncreaseFraction;
+  for (const auto& [name, step] : {std::pair{"dcqcn.additive_increase", q.additive_increase},
+                                   std::pair{"dcqcn.hyper_increase", q.hyper_increase}}) {
+    if (step < least_step || step > fastest) {
+      throw Error(file, field(name),
+                  fmt::format("between {} (a millionth of the fastest network link's {}: "
+                              "with smaller steps a cut flow needs more than a million "
+                              "rate-increase steps to climb back) and {} (one step to the line "
+                              "rate), got {}",
+                              mfabric::to_string(least_step), mfabric::to_string(fastest),
+                              mfabric::to_string(fastest), mfabric::to_string(step)));
+    }
+  }
+}
+
+void check_packet_options(const PacketBackendOptions& o, const fabric::Topology& t,
+                          const std::string& file, const std::string& prefix) {
+  check_packet_options(o, file, prefix);
+  if (const auto limits = packet_link_limits(o, t)) check_packet_options(o, *limits, file, prefix);
 }
 
 }  // namespace mfabric::net

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/units.h"
+#include "fabric/topology.h"
 
 namespace mfabric::net {
 
@@ -147,6 +149,9 @@ struct PacketBackendOptions {
   int spray_paths = 1;
   // Seeds the RED marking draws.
   std::uint64_t seed = 1;
+  // The file the settings came from (the experiment), named by the errors the backend raises
+  // about them while it runs; empty for settings made in code.
+  std::string source;
 
   bool pfc_enabled() const { return pfc.value_or(transport == PacketTransport::RoceDcqcn); }
 };
@@ -156,8 +161,56 @@ struct PacketBackendOptions {
 const char* congestion_control_variant(const PacketBackendOptions& o);
 
 // mfabric::Error(file, field, expectation) for a setting out of range (fields named
-// `prefix`.name).
+// `prefix`.name): the checks that need no topology.
 void check_packet_options(const PacketBackendOptions& o, const std::string& file = "",
                           const std::string& prefix = "simulation");
+
+// The mtu's range, bytes.
+inline constexpr std::int64_t kMinMtu = 64;
+inline constexpr std::int64_t kMaxMtu = 65536;
+
+// The limits a fabric's links put on the timers and rates of the settings (docs/packet.md,
+// "Limits of the settings"), from its network links (cables: NIC, switch, OCS and patch-panel
+// links; NVLink and PCIe inside a server are not network links).
+struct PacketLinkLimits {
+  Rate slowest;  // the slowest network link
+  Rate fastest;  // the fastest: no flow's line rate is above it
+  // One full packet (mtu + header bytes) serialised at the slowest link, rounded up to the
+  // picosecond: the floor of every timer. A timer shorter than this fires before a packet can
+  // even have left that link's port, let alone be acknowledged; an RTO below it times out again
+  // and again while one packet is on the wire (1 ps runs a timer event per picosecond per flow).
+  Time packet_time;
+};
+// The limits of topology `t` for settings `o`; nullopt when `t` has no network link (every
+// transfer stays inside a server and runs as a fluid flow: no setting is used).
+std::optional<PacketLinkLimits> packet_link_limits(const PacketBackendOptions& o,
+                                                   const fabric::Topology& t);
+
+// The longest timer: 60 s, the least a TCP stack may cap its RTO at (RFC 6298, 2.5). A longer
+// timer never fires in a run of seconds, and DCTCP's 64 x backoff of one must stay inside the
+// picosecond clock.
+inline constexpr Time kMaxPacketTimer = Time::milliseconds(60'000);
+// Additive and hyper increase are at least this fraction of the fastest link's rate, so that
+// DCQCN climbs from min_rate back to the line rate in at most a million steps (a smaller step
+// leaves a cut flow paced near min_rate, waking at every rate-increase timer, for hours of
+// simulated time).
+inline constexpr double kMinIncreaseFraction = 1e-6;
+
+// mfabric::Error(file, field, expectation) for a timer or rate of the settings in force for the
+// chosen transport outside the limits of the fabric's links (`limits`): each timer from
+// limits.packet_time to kMaxPacketTimer, the byte counter at least a packet, DCQCN's rates at
+// most the fastest link's. Settings of other transports are not looked at.
+void check_packet_options(const PacketBackendOptions& o, const PacketLinkLimits& limits,
+                          const std::string& file = "", const std::string& prefix = "simulation");
+// Both checks, the second with the limits of topology `t` (when it has a network link).
+void check_packet_options(const PacketBackendOptions& o, const fabric::Topology& t,
+                          const std::string& file = "", const std::string& prefix = "simulation");
+
+// The most packets a flow may have: its packets' sequence numbers are 32-bit. A flow of that
+// many carries 8 TiB at the default mtu, 128 GiB at the smallest (64 bytes).
+inline constexpr std::int64_t kMaxFlowPackets = std::numeric_limits<std::int32_t>::max();
+// Why `size` bytes cannot be one flow of `mtu`-byte packets (more than kMaxFlowPackets), and
+// what would do: the least mtu that would, or, past the largest mtu's flow, smaller transfers.
+std::string flow_size_limit(Bytes size, Bytes mtu);
 
 }  // namespace mfabric::net

@@ -12,9 +12,11 @@ Roce::Roce(TransportHost& host, const RoceOptions& options, const DcqcnOptions& 
       rate_(dcqcn),
       notification_(dcqcn.cnp_interval) {}
 
-// The timeout is RoceOptions::rto whatever the route's round trip: a NIC's is a configured
-// constant (the InfiniBand local ACK timeout), not an estimate.
-void Roce::open(FlowSlot f, std::int32_t packets, Time /*rtt*/, Rate line_rate) {
+// The timeout is RoceOptions::rto, a NIC's configured constant (the InfiniBand local ACK
+// timeout), not an estimate; but never shorter than the route's unloaded round trip: a shorter
+// one times out every packet before its acknowledgement can come back, and go-back-N then sends
+// the flow again and again (docs/packet.md, "Limits of the settings").
+void Roce::open(FlowSlot f, std::int32_t packets, Time rtt, Rate line_rate) {
   const auto i = static_cast<std::size_t>(f);
   if (i >= senders_.size()) {
     senders_.resize(i + 1);
@@ -22,6 +24,7 @@ void Roce::open(FlowSlot f, std::int32_t packets, Time /*rtt*/, Rate line_rate) 
   }
   senders_[i] = Sender{};
   senders_[i].packets = packets;
+  senders_[i].rto = std::max(o_.rto, rtt);
   receivers_[i] = Receiver{};
   receivers_[i].packets = packets;
   rate_.open(f, line_rate);
@@ -63,7 +66,7 @@ std::int32_t Roce::next_packet(FlowSlot f) {
   }
   rate_.on_sent(f, wire_, now);
   if (s.rto_at == Time::max()) {
-    s.rto_at = now + o_.rto;
+    s.rto_at = now + s.rto;
     arm(f);
   } else if (was_paced) {
     arm(f);  // the pacing deadline is gone
@@ -104,10 +107,15 @@ void Roce::on_ack(FlowSlot f, const Ack& ack) {
   if (ack.cumulative > s.una) {
     s.una = std::min(ack.cumulative, s.packets);
     s.next = std::max(s.next, s.una);
-    s.rto_at = s.una < s.highest ? now + o_.rto : Time::max();
+    s.rto_at = now + s.rto;
   }
   // Go-back-N: everything from the NACKed packet on is sent again.
   if (ack.nack && ack.cumulative < s.next) s.next = ack.cumulative;
+  // The timeout covers packets in flight: once all those sent since the last go-back are
+  // acknowledged it waits for the next one to be sent (next_packet() restarts it). A timer
+  // running while the flow waits for its pacing time would fire again and again with nothing
+  // on the wire, once per rto for as long as DCQCN holds the rate down.
+  if (s.una >= s.next) s.rto_at = Time::max();
   if (s.una >= s.packets) {
     s.paced = false;
     host_.set_timer(f, Time::max());
@@ -126,10 +134,11 @@ void Roce::on_timer(FlowSlot f) {
   rate_.advance(f, now);
   bool wake = false;
   if (s.rto_at <= now) {
-    // Go back to the first unacknowledged packet.
+    // Go back to the first unacknowledged packet; the timer starts again when it is sent, so
+    // that there is at most one timeout per packet sent, however short rto is.
     ++timeouts_;
     s.next = s.una;
-    s.rto_at = now + o_.rto;
+    s.rto_at = Time::max();
     wake = true;
   }
   if (s.paced && rate_.next_send(f) <= now) {

@@ -10,9 +10,12 @@
 // an answer of its own when the packet gets none.
 //
 // Sender: sends in order, paced at the DCQCN rate (dcqcn.h). A NACK sends it back to the
-// NACKed packet (go-back-N), and a timeout, `rto` after the last progress with packets
-// unacknowledged, back to the first unacknowledged one. Packets sent again count as
-// retransmissions. There is no congestion window: DCQCN's rate is the only limit, as in RoCE NICs.
+// NACKed packet (go-back-N), and a timeout back to the first unacknowledged one: `rto` (at least
+// the route's unloaded round trip) after the last progress, or after the first packet sent since
+// the last go-back, while packets sent since then are unacknowledged. After a timeout the timer
+// waits for that packet to be sent again: a flow has at most one timeout per packet it sends.
+// Packets sent again count as retransmissions. There is no congestion window: DCQCN's rate is
+// the only limit, as in RoCE NICs.
 //
 // Pacing and the backend: can_send() says whether the flow has a packet to send, pacing aside, so
 // a flow at line rate stays in its port's round robin without timer events; when its pacing time
@@ -55,7 +58,8 @@ class Roce final : public Transport {
     std::int32_t next = 0;      // the packet to send next
     std::int32_t highest = 0;   // one past the highest packet ever sent
     std::int32_t una = 0;       // the first packet not acknowledged
-    Time rto_at = Time::max();  // retransmission timeout; Time::max() with nothing unacknowledged
+    Time rto = Time::max();     // RoceOptions::rto, or the route's round trip if longer
+    Time rto_at = Time::max();  // retransmission timeout; Time::max() with nothing in flight
     bool paced = false;         // next_packet() found the flow early: its timer wakes it
   };
   struct Receiver {
