@@ -14,7 +14,16 @@
 namespace mfabric {
 namespace {
 
-const char* kind_of(mode_t mode) {
+void check_mode(const std::string& path, mode_t mode, const std::string& expected) {
+  if (!S_ISREG(mode)) {
+    throw Error(path, "",
+                fmt::format("is {}, cannot read it; expected {}", file_kind(mode), expected));
+  }
+}
+
+}  // namespace
+
+const char* file_kind(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
   if (S_ISCHR(mode)) return "a character device";
@@ -22,15 +31,6 @@ const char* kind_of(mode_t mode) {
   if (S_ISSOCK(mode)) return "a socket";
   return "not a regular file";
 }
-
-void check_mode(const std::string& path, mode_t mode, const std::string& expected) {
-  if (!S_ISREG(mode)) {
-    throw Error(path, "",
-                fmt::format("is {}, cannot read it; expected {}", kind_of(mode), expected));
-  }
-}
-
-}  // namespace
 
 std::string describe_cap(std::int64_t bytes) {
   return to_string(Bytes(bytes));

@@ -3,6 +3,8 @@
 // wrong path costs an error message, never a hang or gigabytes of memory.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 
@@ -33,6 +35,10 @@ FileDescriptor open_regular_file(const std::string& path, const std::string& wha
 std::string read_text_file(const std::string& path, const std::string& what = "file",
                            const std::string& expected = "a readable file",
                            std::int64_t max_bytes = kMaxTextFileBytes);
+
+// "a directory", "a FIFO (named pipe)", "a character device", ... for a file's st_mode that is not
+// a regular file (for messages about inputs and outputs).
+const char* file_kind(mode_t mode);
 
 // "256MiB"-style text for a cap, for messages and docs.
 std::string describe_cap(std::int64_t bytes);

@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "core/file_descriptor.h"
+#include "core/input_files.h"
 #include "core/output_text.h"
 #include "core/signal_cleanup.h"
 
@@ -265,16 +266,6 @@ void write_file_atomically(const std::string& path, std::string_view content) {
 
 namespace {
 
-// "a FIFO", "a character device", ... for a file that is not a regular file or a directory.
-std::string kind_of(mode_t mode) {
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISDIR(mode)) return "a directory";
-  return "not a regular file";
-}
-
 // Where write_file_atomically writes `path`: refuses anything it must not replace.
 fs::path file_target(const std::string& path) {
   if (path.empty()) throw Error("", "", "no output file name given");
@@ -299,7 +290,7 @@ fs::path file_target(const std::string& path) {
       throw Error(path, "",
                   fmt::format("is {}, not a regular file; mfabric replaces only regular files "
                               "(write to a file and copy it there)",
-                              kind_of(st.st_mode)));
+                              file_kind(st.st_mode)));
     }
   } else if (errno != ENOENT) {
     throw Error(path, "", "cannot write: " + system_error(errno));
