@@ -55,8 +55,16 @@ void ServerDemand::add(int i, int j, std::int64_t bytes) {
         "the demand of servers {} and {} ({} + {} bytes) is outside 0 to {} bytes (1 PiB)",
         std::min(i, j), std::max(i, j), bytes_[ij], bytes, kMaxPairBytes));
   }
+  // total_ and bytes are at most 2^60 and 2^50: no overflow before the check.
+  if (total_ + bytes > kMaxRegionBytes) {
+    throw Error(
+        fmt::format("the region's demand ({} + {} bytes, adding servers {} and {}) is more "
+                    "than the {} bytes (1 EiB) a region may carry",
+                    total_, bytes, std::min(i, j), std::max(i, j), kMaxRegionBytes));
+  }
   bytes_[ij] = sum;
   bytes_[ji] = sum;
+  total_ += bytes;
 }
 
 std::vector<DemandPair> ServerDemand::pairs() const {
@@ -73,13 +81,6 @@ std::vector<DemandPair> ServerDemand::pairs() const {
     }
   }
   return out;
-}
-
-std::int64_t ServerDemand::total() const {
-  std::int64_t sum = 0;
-  for (const DemandPair& p : pairs())
-    sum += p.bytes;
-  return sum;
 }
 
 ServerDemand demand_from_server_bytes(std::span<const std::int64_t> bytes, int servers) {

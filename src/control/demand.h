@@ -23,6 +23,10 @@ inline constexpr int kMaxRegionServers = 1024;
 // demand may hold: 1 PiB, far above one all-to-all, and small enough that sums of a few such
 // entries cannot overflow 64 bits.
 inline constexpr std::int64_t kMaxPairBytes = std::int64_t{1} << 50;
+// Bytes a whole region's demand may hold: 1 EiB. A region of kMaxRegionServers servers has half a
+// million pairs, whose sum at kMaxPairBytes each would overflow 64 bits (a fuzzed demand file of
+// 130 servers did); a bound on the sum keeps every total, and a few of them added, in range.
+inline constexpr std::int64_t kMaxRegionBytes = std::int64_t{1} << 60;
 
 // A pair of servers i < j with demand.
 struct DemandPair {
@@ -44,16 +48,18 @@ class ServerDemand {
                   static_cast<std::size_t>(j)];
   }
   // Adds bytes to the pair {i, j} (both directions of the circuit); i == j is ignored
-  // (intra-server). mfabric::Error when the pair's demand would exceed kMaxPairBytes.
+  // (intra-server). mfabric::Error when the pair's demand would exceed kMaxPairBytes, or the
+  // region's total kMaxRegionBytes.
   void add(int i, int j, std::int64_t bytes);
 
   // Pairs with demand, i < j, in (i, j) order.
   std::vector<DemandPair> pairs() const;
-  // Sum over pairs i < j.
-  std::int64_t total() const;
+  // Sum over pairs i < j (at most kMaxRegionBytes).
+  std::int64_t total() const { return total_; }
 
  private:
   int n_ = 0;
+  std::int64_t total_ = 0;
   std::vector<std::int64_t> bytes_;  // n x n, row-major, symmetric
 };
 

@@ -143,5 +143,26 @@ TEST(ServerDemand, FromTokensErrors) {
             std::string::npos);
 }
 
+TEST(ServerDemand, TheRegionsTotalIsBoundedSoThatItNeverOverflows) {
+  // 1024 servers hold half a million pairs: at 1 PiB each their sum would overflow 64 bits (a
+  // fuzzed demand file of 130 servers did). The region carries at most 1 EiB: 1024 full pairs.
+  ServerDemand d(kMaxRegionServers);
+  int added = 0;
+  try {
+    for (int i = 0; i < kMaxRegionServers; ++i) {
+      for (int j = i + 1; j < kMaxRegionServers; ++j) {
+        d.add(i, j, kMaxPairBytes);
+        ++added;
+      }
+    }
+    ADD_FAILURE() << "expected the region's total to be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("1 EiB) a region may carry"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(added, kMaxRegionBytes / kMaxPairBytes);
+  EXPECT_EQ(d.total(), kMaxRegionBytes);
+}
+
 }  // namespace
 }  // namespace mfabric::control
