@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <cctype>
@@ -190,6 +191,71 @@ std::string at(const YAML::Mark& mark) {
   return fmt::format("line {}, column {}", mark.line + 1, mark.column + 1);
 }
 
+// Counts the parser's events without building nodes, and stops it at the first event past a
+// limit: a second document, more than kMaxYamlNodes nodes, nesting deeper than kMaxYamlDepth.
+class YamlEventLimits : public YAML::EventHandler {
+ public:
+  explicit YamlEventLimits(std::string source) : source_(std::move(source)) {}
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ > 1) {
+      throw Error(source_, "",
+                  fmt::format("the file holds a second YAML document (a line '---' starts "
+                              "another, at {}); mfabric reads one document per file",
+                              at(mark)));
+    }
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    node(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    open(mark);
+  }
+  void OnSequenceEnd() override { --depth_; }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    open(mark);
+  }
+  void OnMapEnd() override { --depth_; }
+
+ private:
+  void node(const YAML::Mark& mark) {
+    if (++nodes_ > kMaxYamlNodes) {
+      throw Error(source_, "",
+                  fmt::format("the document has more than {} nodes (at {}); mfabric's YAML "
+                              "files are far smaller",
+                              kMaxYamlNodes, at(mark)));
+    }
+  }
+  void open(const YAML::Mark& mark) {
+    node(mark);
+    if (++depth_ > kMaxYamlDepth) {
+      throw Error(source_, "",
+                  fmt::format("lists and maps are nested more than {} levels deep at {}; "
+                              "mfabric's YAML files are a few levels deep",
+                              kMaxYamlDepth, at(mark)));
+    }
+  }
+
+  std::string source_;
+  int documents_ = 0;
+  std::int64_t nodes_ = 0;
+  int depth_ = 0;
+};
+
+void check_yaml_events(const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  YamlEventLimits limits(source);
+  while (parser.HandleNextDocument(limits)) {
+  }
+}
+
 // Walks every node as a reader would, aliases expanded (an alias is the node it names, again),
 // with an explicit stack: refuses nesting deeper than kMaxYamlDepth and more than kMaxYamlNodes
 // nodes in all, so that no walk over the document (a reader's, the sweep's emitter) can recurse
@@ -244,9 +310,13 @@ YAML::Node parse_yaml(const std::string& text, const std::string& source) {
                             describe_cap(static_cast<std::int64_t>(text.size())),
                             describe_cap(kMaxYamlFileBytes)));
   }
-  std::vector<YAML::Node> documents;
+  YAML::Node root;
   try {
-    documents = YAML::LoadAll(text);
+    // The events first, without building anything: a second document, nesting and the node
+    // count are refused before yaml-cpp builds nodes (on some malformed text it builds a second
+    // document without end: 31 bytes found by the fuzzer took 4 GB).
+    check_yaml_events(text, source);
+    root = YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
     throw Error(source, "",
                 fmt::format("YAML nested more than {} levels deep at {}; mfabric's YAML files are "
@@ -255,13 +325,6 @@ YAML::Node parse_yaml(const std::string& text, const std::string& source) {
   } catch (const YAML::Exception& e) {
     throw Error(source, "", fmt::format("YAML syntax error at {}: {}", at(e.mark), e.msg));
   }
-  if (documents.size() > 1) {
-    throw Error(source, "",
-                fmt::format("the file holds {} YAML documents (a line '---' starts another, at "
-                            "{}); mfabric reads one document per file",
-                            documents.size(), at(documents[1].Mark())));
-  }
-  YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   check_yaml_shape(root, source);
   return root;
 }

@@ -266,7 +266,7 @@ TEST_F(BadInput, ControlCharactersFromInputAreEscaped) {
 
 TEST_F(BadInput, YamlThatIsAcceptedButWrongIsRefused) {
   write("two.yaml", "workload: {collective: all-reduce, bytes: 1GiB}\n---\nworkload: {}\n");
-  expect_error("simulate two.yaml", "two.yaml: the file holds 2 YAML documents");
+  expect_error("simulate two.yaml", "two.yaml: the file holds a second YAML document");
   write("name.yaml", "name: {a: 1}\nworkload: {collective: all-reduce, bytes: 1GiB}\n");
   expect_error("simulate name.yaml", "name.yaml: name: expected text, got a map");
   write("description.yaml",
