@@ -1,20 +1,28 @@
-// Experiment YAML (sim::load_experiment, docs/experiment.md) from a file.
+// Experiment YAML (sim::load_experiment, docs/experiment.md) from a file. The input's repeat
+// markers are expanded (fuzz_support.h).
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "core/error.h"
+#include "core/yaml_fields.h"
 #include "fuzz_support.h"
 #include "sim/experiment.h"
 
 namespace {
 
-// Loading an experiment builds its fabric, and the builders have no size limit yet (one is being
-// added): an input asking for a big cluster would spend minutes and gigabytes building it, which
-// the fabric harness bounds the same way. Such inputs are skipped, not run. Integers are read as
+// Loading an experiment builds its fabric, and the builders' own bound is a memory estimate
+// (simulation.max_memory, 8 GiB by default): an input asking for a cluster under it would still
+// spend minutes and gigabytes building it under ASan, which the fabric harness bounds the same
+// way. Such inputs are skipped, not run. Integers are read as
 // the library reads them (decimal, optional '+'); anything else is left to the library to reject.
+// The YAML is parsed by the library's parse_yaml, under its limits on size, depth and aliases: a
+// plain YAML::Load here would be the first to meet a hostile input (an alias bomb, 100,000
+// levels of nesting) and fail in the harness instead of the library.
 constexpr int kMaxServers = 256;
 constexpr int kMaxPerServer = 16;
 
@@ -32,24 +40,27 @@ bool over(const YAML::Node& cluster, const char* key, int limit) {
 
 bool cluster_too_big(const std::string& text) {
   try {
-    const YAML::Node root = YAML::Load(text);
+    const YAML::Node root = mfabric::parse_yaml(text, "experiment.yaml");
     if (!root.IsMap()) return false;
     const YAML::Node cluster = root["cluster"];
     if (!cluster || !cluster.IsMap()) return false;
     return over(cluster, "servers", kMaxServers) ||
            over(cluster, "gpus_per_server", kMaxPerServer) ||
            over(cluster, "nics_per_server", kMaxPerServer);
+  } catch (const mfabric::Error&) {
+    return false;  // the library reports the same error
   } catch (const YAML::Exception&) {
-    return false;  // the library reports the same syntax error as an mfabric::Error
+    return false;  // a lookup on a malformed node: the library reports it as an mfabric::Error
   }
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string text(mfabric::fuzz::as_text(data, size));
-  if (cluster_too_big(text)) return -1;  // not added to the corpus
-  const std::string path = mfabric::fuzz::write_scratch("experiment.yaml", text);
+  const std::optional<std::string> text = mfabric::fuzz::expanded_text(data, size);
+  if (!text) return -1;
+  if (cluster_too_big(*text)) return -1;  // not added to the corpus
+  const std::string path = mfabric::fuzz::write_scratch("experiment.yaml", *text);
   mfabric::fuzz::expect_only_mfabric_errors([&] { mfabric::sim::load_experiment(path); });
   return 0;
 }

@@ -3,9 +3,11 @@
 //   servers=16,gpus=8,nics=8,numa=0,link=400G,latency=1us,nvswitch=900GB/s
 //   mfabric:alpha=6,region=8
 // The first is read with a Spec (every key optional, defaults as above); the second is the fabric
-// spec text exactly as --fabric takes it.
+// spec text exactly as --fabric takes it. The input's repeat markers are expanded first
+// (fuzz_support.h).
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/spec.h"
@@ -15,8 +17,9 @@
 
 namespace {
 
-// The builders have no size limit yet (one is being added); larger clusters are skipped so that
-// an execution stays in milliseconds. Inputs over the bound are not run at all.
+// The builders' own bound is a memory estimate (8 GiB by default), far more than an execution
+// can spend; larger clusters are skipped so that an execution stays in milliseconds. Inputs over
+// the bound are not run at all.
 constexpr int kMaxServers = 256;
 constexpr int kMaxPerServer = 16;
 
@@ -24,7 +27,9 @@ constexpr int kMaxPerServer = 16;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mfabric;
-  const auto lines = fuzz::split(fuzz::as_text(data, size), "\n", 2);
+  const std::optional<std::string> text = fuzz::expanded_text(data, size);
+  if (!text) return -1;
+  const auto lines = fuzz::split(*text, "\n", 2);
   if (lines.size() != 2) return -1;
 
   fabric::ClusterSpec cluster;

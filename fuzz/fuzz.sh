@@ -20,15 +20,18 @@ set -uo pipefail
 FUZZ_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PROJECT_ROOT="$(dirname "$FUZZ_SRC")"
 ALL_HARNESSES=(experiment model prices routing_json routing_text replay connection_matrix chakra
-  chakra_gzip spec fabric units)
+  chakra_gzip spec fabric units demand comm_groups sweep)
 
-# Longest input each harness is given: enough for every seed, small enough to keep each
-# execution fast.
+# Longest input each harness is given: enough for every seed, small enough to keep mutation
+# fast. The text harnesses expand repeat markers in their input (fuzz/fuzz_support.h), so that a
+# short input can stand for up to 4 MiB of deep or large text.
 max_len() {
   case "$1" in
     spec | fabric) echo 256 ;;
     units) echo 64 ;;
     chakra | chakra_gzip) echo 2048 ;;
+    # experiment model prices routing_json routing_text replay connection_matrix demand
+    # comm_groups sweep, and any other
     *) echo 4096 ;;
   esac
 }
@@ -38,18 +41,22 @@ max_len() {
 smoke_runs() {
   case "$1" in
     experiment | chakra | chakra_gzip) echo 1000 ;;
-    model | prices | spec) echo 2000 ;;
-    routing_text | fabric) echo 8000 ;;
+    model | prices | spec | sweep) echo 2000 ;;
+    routing_text | fabric | demand | comm_groups) echo 8000 ;;
     routing_json | replay | connection_matrix | units) echo 15000 ;;
     *) echo 2000 ;;
   esac
 }
 
 # Options every run shares: the dictionary, the input size, and what counts as a failure beyond
-# crashes and sanitizer reports (10 s for one input, 1 GiB of RSS or a single allocation).
+# crashes and sanitizer reports: 10 s for one input; 3 GiB of RSS or 1 GiB in one allocation.
+# The RSS bound is ASan's: its redzones and quarantine take two to three times the memory of the
+# release build, and the largest YAML the library reads (1 MiB, which the repeat markers reach)
+# takes up to 530 MB to parse in release and 1.2 GB here; a missing size guard allocates
+# without bound.
 common_flags() {
   local h="$1"
-  local flags=(-max_len="$(max_len "$h")" -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=1024
+  local flags=(-max_len="$(max_len "$h")" -timeout=10 -rss_limit_mb=3072 -malloc_limit_mb=1024
     -print_final_stats=1)
   [ -f "$FUZZ_SRC/dict/$h.dict" ] && flags+=(-dict="$FUZZ_SRC/dict/$h.dict")
   printf '%s\n' "${flags[@]}"
@@ -151,7 +158,10 @@ smoke() {
   mkdir -p "$work/corpus"
   local flags
   mapfile -t flags < <(common_flags "$h")
-  "$bin" "${flags[@]}" -seed=1 -max_total_time="${FUZZ_SMOKE_SECONDS:-30}" \
+  # Repeat markers expand to at most 64 KiB here (fuzz_support.h: max_expanded_bytes), which keeps
+  # the smoke as fast as before they existed; the regressions replay at the full 4 MiB.
+  MFABRIC_FUZZ_MAX_EXPANDED="${FUZZ_SMOKE_MAX_EXPANDED:-65536}" \
+    "$bin" "${flags[@]}" -seed=1 -max_total_time="${FUZZ_SMOKE_SECONDS:-30}" \
     -runs="${FUZZ_SMOKE_RUNS:-$(smoke_runs "$h")}" -artifact_prefix="$work/" \
     "$work/corpus" "$FUZZ_SRC/corpus/$h" >"$work/log" 2>&1
   local rc=$?

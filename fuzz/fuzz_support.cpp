@@ -3,7 +3,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -41,7 +43,97 @@ void remove_own_dir() {
   fs::remove_all(scratch_dir(), ec);
 }
 
+constexpr std::string_view kMarkerOpen = "@@";
+constexpr std::string_view kMarkerClose = ")@@";
+constexpr std::string_view kIndex = "@@#@@";
+constexpr std::size_t kMaxCountDigits = 7;  // kMaxRepeat has 7
+
+// A repeat marker "@@<count>(<segment>)@@" starting at raw[at] (which is "@@").
+struct Repeat {
+  std::size_t count = 0;
+  std::string_view segment;
+  std::size_t end = 0;  // just past the closing ")@@"
+};
+
+std::optional<Repeat> repeat_at(std::string_view raw, std::size_t at) {
+  std::size_t i = at + kMarkerOpen.size();
+  std::size_t count = 0, digits = 0;
+  while (i < raw.size() && raw[i] >= '0' && raw[i] <= '9' && digits < kMaxCountDigits) {
+    count = count * 10 + static_cast<std::size_t>(raw[i] - '0');
+    ++i;
+    ++digits;
+  }
+  if (digits == 0 || count > kMaxRepeat || i >= raw.size() || raw[i] != '(') return std::nullopt;
+  const std::size_t begin = i + 1;
+  const std::size_t close = raw.find(kMarkerClose, begin);
+  if (close == std::string_view::npos) return std::nullopt;
+  return Repeat{count, raw.substr(begin, close - begin), close + kMarkerClose.size()};
+}
+
 }  // namespace
+
+std::optional<std::string> expand_repeats(std::string_view raw, std::size_t max_bytes) {
+  std::string out;
+  // Appends, or says the output would be over max_bytes (out.size() <= max_bytes throughout, so
+  // the sum cannot wrap).
+  const auto append = [&](std::string_view piece) {
+    if (piece.size() > max_bytes - out.size()) return false;
+    out.append(piece);
+    return true;
+  };
+  std::size_t pos = 0;
+  while (pos < raw.size()) {
+    const std::size_t at = raw.find(kMarkerOpen, pos);
+    if (at == std::string_view::npos) {
+      if (!append(raw.substr(pos))) return std::nullopt;
+      break;
+    }
+    if (!append(raw.substr(pos, at - pos))) return std::nullopt;
+    const std::optional<Repeat> r = repeat_at(raw, at);
+    if (!r) {
+      // Not a marker: keep one '@' and look again from the next (so "@@@2(x)@@" is "@xx").
+      if (!append(raw.substr(at, 1))) return std::nullopt;
+      pos = at + 1;
+      continue;
+    }
+    pos = r->end;
+    if (r->segment.find(kIndex) == std::string_view::npos) {
+      // The common case, sized up front so that an over-long expansion costs nothing.
+      if (r->segment.size() > 0 && r->count > (max_bytes - out.size()) / r->segment.size()) {
+        return std::nullopt;
+      }
+      out.reserve(out.size() + r->count * r->segment.size());
+      for (std::size_t k = 0; k < r->count; ++k)
+        out.append(r->segment);
+      continue;
+    }
+    for (std::size_t k = 0; k < r->count; ++k) {
+      char digits[24];
+      const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, k);
+      (void)ec;  // 24 characters hold any size_t
+      const std::string_view index(digits, static_cast<std::size_t>(end - digits));
+      std::string_view rest = r->segment;
+      for (std::size_t hole; (hole = rest.find(kIndex)) != std::string_view::npos;) {
+        if (!append(rest.substr(0, hole)) || !append(index)) return std::nullopt;
+        rest.remove_prefix(hole + kIndex.size());
+      }
+      if (!append(rest)) return std::nullopt;
+    }
+  }
+  return out;
+}
+
+std::size_t max_expanded_bytes() {
+  static const std::size_t cap = [] {
+    const char* env = std::getenv("MFABRIC_FUZZ_MAX_EXPANDED");
+    if (env == nullptr || *env == '\0') return kMaxExpandedBytes;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(env, &end, 10);
+    if (*end != '\0') property_failed("MFABRIC_FUZZ_MAX_EXPANDED is not a number of bytes");
+    return std::min<std::size_t>(static_cast<std::size_t>(n), kMaxExpandedBytes);
+  }();
+  return cap;
+}
 
 const std::string& scratch_dir() {
   // Never destroyed: remove_own_dir runs at exit, after static destructors may have run.

@@ -1,14 +1,18 @@
 // Model YAML (workload::load_model on a .yaml file, docs/workload.md "Model files"), and the
-// parameter counts every command derives from a loaded model.
+// parameter counts every command derives from a loaded model. The input's repeat markers are
+// expanded (fuzz_support.h).
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "fuzz_support.h"
 #include "workload/model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string path =
-      mfabric::fuzz::write_scratch("model.yaml", mfabric::fuzz::as_text(data, size));
+  const std::optional<std::string> text = mfabric::fuzz::expanded_text(data, size);
+  if (!text) return -1;
+  const std::string path = mfabric::fuzz::write_scratch("model.yaml", *text);
   mfabric::fuzz::expect_only_mfabric_errors([&] {
     const mfabric::workload::ModelSpec m = mfabric::workload::load_model(path);
     // A model that loads is valid: its counts must not overflow (UBSan) for any layer kind.

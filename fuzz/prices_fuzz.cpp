@@ -1,14 +1,19 @@
 // Price files (fabric::PriceBook::load, docs/cost-model.md), then pricing a bill of materials at
-// every speed the file leaves in the book.
+// every speed the file leaves in the book. The input's repeat markers are expanded
+// (fuzz_support.h).
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "fabric/cost.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mfabric;
-  const std::string path = fuzz::write_scratch("prices.yaml", fuzz::as_text(data, size));
+  const std::optional<std::string> text = fuzz::expanded_text(data, size);
+  if (!text) return -1;
+  const std::string path = fuzz::write_scratch("prices.yaml", *text);
   fuzz::expect_only_mfabric_errors([&] {
     const fabric::PriceBook book = fabric::PriceBook::load(path);
     const fabric::BillOfMaterials bom{1024, 2048, 1536, 512, 256, 1024};

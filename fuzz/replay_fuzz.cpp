@@ -1,13 +1,18 @@
 // Compute replay CSV (workload::ComputeReplay::load, docs/workload.md): op,layer,phase,duration.
+// The input's repeat markers are expanded (fuzz_support.h).
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "fuzz_support.h"
 #include "workload/compute.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mfabric;
-  const std::string path = fuzz::write_scratch("replay.csv", fuzz::as_text(data, size));
+  const std::optional<std::string> text = fuzz::expanded_text(data, size);
+  if (!text) return -1;
+  const std::string path = fuzz::write_scratch("replay.csv", *text);
   fuzz::expect_only_mfabric_errors([&] {
     const workload::ComputeReplay replay = workload::ComputeReplay::load(path);
     volatile const Time* sink = replay.find(workload::Op::Experts, 3, workload::Phase::Backward);

@@ -1,7 +1,8 @@
 // Unit strings (core/units.h): parse_time, parse_rate, parse_bytes on the same text; whatever
 // parses is printed, and the printed text must parse again (mfabric prints values users copy
 // back into files and options). A time and a size that both parse also go through
-// transmission_time with the rate.
+// transmission_time with the rate. The input's repeat markers are expanded (fuzz_support.h), so
+// that numbers of a million digits are tried too.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -31,7 +32,9 @@ std::optional<T> parse_and_reprint(std::string_view text, Parse parse, const cha
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mfabric;
-  const std::string_view text = fuzz::as_text(data, size);
+  const std::optional<std::string> expanded = fuzz::expanded_text(data, size);
+  if (!expanded) return -1;
+  const std::string_view text = *expanded;
   parse_and_reprint<Time>(text, parse_time, "time");
   const auto rate = parse_and_reprint<Rate>(text, parse_rate, "rate");
   const auto bytes = parse_and_reprint<Bytes>(text, parse_bytes, "size");
