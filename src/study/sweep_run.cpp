@@ -70,7 +70,10 @@ class RecordReader {
 
   // Refuses members other than `known`.
   void only(std::initializer_list<const char*> known) const {
-    for (const auto& [key, value] : object_.items()) {
+    for (auto it = object_.begin(); it != object_.end(); ++it) {
+      // An iterator, not a structured binding: clang 14 (the sanitizer build) cannot capture a
+      // binding in a lambda.
+      const std::string& key = it.key();
       if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) ==
           known.end()) {
         // A hostile key can be megabytes long: the message names its start.
