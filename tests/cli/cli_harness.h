@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include "test_text.h"
+
 namespace mfabric::testing {
 
 namespace fs = std::filesystem;
@@ -22,13 +24,6 @@ struct Outcome {
   std::string out;
   std::string err;
 };
-
-inline std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Runs mfabric with `args`, from directory `cwd` when given (so that file names in the output do
 // not depend on where the checkout lives).

@@ -12,11 +12,13 @@
 
 #include "core/error.h"
 #include "fabric/builders.h"
+#include "test_text.h"
 
 namespace mfabric::collective {
 namespace {
 
 using fabric::NodeId;
+using testing::error_text;
 using workload::ByteMatrix;
 using workload::CollectiveKind;
 
@@ -90,15 +92,6 @@ std::int64_t total_bytes(const Plan& p) {
   return sum;
 }
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 // --- registry -----------------------------------------------------------------------------
 
 TEST(Lowering, NamesAndFactory) {
@@ -110,7 +103,7 @@ TEST(Lowering, NamesAndFactory) {
 }
 
 TEST(Lowering, UnknownNameListsTheKnownOnes) {
-  const std::string msg = error_of([] { make_lowering("tree"); });
+  const std::string msg = error_text([] { make_lowering("tree"); });
   EXPECT_NE(msg.find("'tree'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("ring, hierarchical, direct"), std::string::npos) << msg;
 }
@@ -239,7 +232,7 @@ TEST(Ring, ZeroBytesIsAnEmptyPlan) {
 
 TEST(Ring, RejectsAllToAll) {
   const std::string msg =
-      error_of([] { lower("ring", request(CollectiveKind::AllToAll, first_gpus(4), 100)); });
+      error_text([] { lower("ring", request(CollectiveKind::AllToAll, first_gpus(4), 100)); });
   EXPECT_NE(msg.find("all-to-all"), std::string::npos) << msg;
   EXPECT_NE(msg.find("direct"), std::string::npos) << msg;
 }
@@ -306,7 +299,7 @@ TEST(Direct, MatrixSizeMustMatchTheGroup) {
   ByteMatrix mat(3);
   CollectiveRequest r = request(CollectiveKind::AllToAll, first_gpus(4), 0);
   r.matrix = &mat;
-  const std::string msg = error_of([&] { lower("direct", r); });
+  const std::string msg = error_text([&] { lower("direct", r); });
   EXPECT_NE(msg.find("3 x 3"), std::string::npos) << msg;
   EXPECT_NE(msg.find("4 members"), std::string::npos) << msg;
 }
@@ -316,7 +309,7 @@ TEST(Direct, RejectsNegativeMatrixEntries) {
   mat.at(1, 0) = -1;
   CollectiveRequest r = request(CollectiveKind::AllToAll, first_gpus(2), 0);
   r.matrix = &mat;
-  const std::string msg = error_of([&] { lower("direct", r); });
+  const std::string msg = error_text([&] { lower("direct", r); });
   EXPECT_NE(msg.find("(1, 0)"), std::string::npos) << msg;
 }
 
@@ -324,7 +317,7 @@ TEST(Direct, RejectsOtherKinds) {
   for (CollectiveKind k :
        {CollectiveKind::AllReduce, CollectiveKind::ReduceScatter, CollectiveKind::AllGather,
         CollectiveKind::Broadcast, CollectiveKind::Barrier}) {
-    const std::string msg = error_of([&] { lower("direct", request(k, first_gpus(4), 100)); });
+    const std::string msg = error_text([&] { lower("direct", request(k, first_gpus(4), 100)); });
     EXPECT_NE(msg.find(to_string(k)), std::string::npos) << msg;
   }
 }
@@ -456,7 +449,7 @@ TEST(Hierarchical, OtherKindsRunAsRings) {
     ASSERT_EQ(h.steps.size(), 1u) << to_string(k);
     EXPECT_EQ(edges(h.steps[0]), edges(lower("ring", r).steps.at(0))) << to_string(k);
   }
-  const std::string msg = error_of(
+  const std::string msg = error_text(
       [] { lower("hierarchical", request(CollectiveKind::AllToAll, first_gpus(8), 100)); });
   EXPECT_NE(msg.find("all-to-all"), std::string::npos) << msg;
 }
@@ -511,20 +504,20 @@ TEST(Validation, EveryLoweringChecksMembers) {
   for (const std::string& algo : lowering_names()) {
     const CollectiveKind k =
         algo == "direct" || algo == "proxy" ? CollectiveKind::AllToAll : CollectiveKind::AllReduce;
-    std::string msg = error_of([&] { lower(algo, request(k, {gpu(0, 0), nic}, 100)); });
+    std::string msg = error_text([&] { lower(algo, request(k, {gpu(0, 0), nic}, 100)); });
     EXPECT_NE(msg.find("s0.nic0"), std::string::npos) << msg;
     EXPECT_NE(msg.find("not a GPU"), std::string::npos) << msg;
-    msg = error_of([&] { lower(algo, request(k, {nvswitch}, 100)); });
+    msg = error_text([&] { lower(algo, request(k, {nvswitch}, 100)); });
     EXPECT_NE(msg.find("s1.nvswitch"), std::string::npos) << msg;
-    msg = error_of([&] { lower(algo, request(k, {gpu(0, 0), nodes}, 100)); });
+    msg = error_text([&] { lower(algo, request(k, {gpu(0, 0), nodes}, 100)); });
     EXPECT_NE(msg.find("outside the topology"), std::string::npos) << msg;
-    msg = error_of([&] { lower(algo, request(k, {gpu(0, 0), -1}, 100)); });
+    msg = error_text([&] { lower(algo, request(k, {gpu(0, 0), -1}, 100)); });
     EXPECT_NE(msg.find("outside the topology"), std::string::npos) << msg;
-    msg = error_of([&] { lower(algo, request(k, {gpu(0, 0), gpu(1, 0), gpu(0, 0)}, 100)); });
+    msg = error_text([&] { lower(algo, request(k, {gpu(0, 0), gpu(1, 0), gpu(0, 0)}, 100)); });
     EXPECT_NE(msg.find("s0.gpu0 more than once"), std::string::npos) << msg;
-    msg = error_of([&] { lower(algo, request(k, {}, 100)); });
+    msg = error_text([&] { lower(algo, request(k, {}, 100)); });
     EXPECT_NE(msg.find("no members"), std::string::npos) << msg;
-    msg = error_of([&] { lower(algo, request(k, first_gpus(2), -5)); });
+    msg = error_text([&] { lower(algo, request(k, first_gpus(2), -5)); });
     EXPECT_NE(msg.find("negative"), std::string::npos) << msg;
     // The message names the algorithm.
     EXPECT_EQ(msg.rfind(algo + ":", 0), 0u) << msg;
@@ -536,7 +529,7 @@ TEST(Validation, MatrixOnlyWithAllToAll) {
   for (const char* algo : {"ring", "hierarchical"}) {
     CollectiveRequest r = request(CollectiveKind::AllReduce, first_gpus(2), 100);
     r.matrix = &mat;
-    const std::string msg = error_of([&] { lower(algo, r); });
+    const std::string msg = error_text([&] { lower(algo, r); });
     EXPECT_NE(msg.find("matrix"), std::string::npos) << msg;
   }
 }

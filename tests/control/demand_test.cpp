@@ -5,20 +5,12 @@
 #include <vector>
 
 #include "core/error.h"
+#include "test_text.h"
 
 namespace mfabric::control {
 namespace {
 
-// Runs fn and returns the mfabric::Error's text ("" when nothing was thrown).
-template <class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_text;
 
 TEST(ServerDemand, SymmetricSumOfBothDirectionsWithoutDiagonal) {
   // S[0][1] = 5, S[1][0] = 3, S[1][2] = 7, diagonal 9 (intra-server).
@@ -44,26 +36,26 @@ TEST(ServerDemand, SymmetricSumOfBothDirectionsWithoutDiagonal) {
 }
 
 TEST(ServerDemand, ServerBytesErrorsNameTheEntry) {
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(error_text([] {
               demand_from_server_bytes(std::vector<std::int64_t>{0, 1, 2}, 2);
             }).find("square 2 x 2"),
             std::string::npos);
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(error_text([] {
               demand_from_server_bytes(std::vector<std::int64_t>{0, -1, 0, 0}, 2);
             }).find("demand_bytes[0][1]: expected a non-negative"),
             std::string::npos);
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(error_text([] {
               demand_from_server_bytes(std::vector<std::int64_t>{0, kMaxPairBytes + 1, 0, 0}, 2);
             }).find("demand_bytes[0][1]"),
             std::string::npos);
   // Each direction fits, the pair's sum does not.
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(error_text([] {
               demand_from_server_bytes(std::vector<std::int64_t>{0, kMaxPairBytes, 1, 0}, 2);
             }).find("demand_bytes[1][0]"),
             std::string::npos);
-  EXPECT_NE(error_of([] { demand_from_server_bytes({}, 0); }).find("1 to 1024 servers"),
+  EXPECT_NE(error_text([] { demand_from_server_bytes({}, 0); }).find("1 to 1024 servers"),
             std::string::npos);
-  EXPECT_NE(error_of([] { ServerDemand(kMaxRegionServers + 1); }).find("1 to 1024"),
+  EXPECT_NE(error_text([] { ServerDemand(kMaxRegionServers + 1); }).find("1 to 1024"),
             std::string::npos);
 }
 
@@ -84,16 +76,16 @@ TEST(ServerDemand, FromGpuBytesDropsIntraServerBytes) {
 
 TEST(ServerDemand, FromGpuBytesErrors) {
   workload::ByteMatrix m(2);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_text([&] {
               demand_from_gpu_bytes(m, std::vector<int>{0}, 2);
             }).find("one server per member"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_text([&] {
               demand_from_gpu_bytes(m, std::vector<int>{0, 2}, 2);
             }).find("server_of_member[1]"),
             std::string::npos);
   m.at(1, 0) = -4;
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_text([&] {
               demand_from_gpu_bytes(m, std::vector<int>{0, 1}, 2);
             }).find("bytes[1][0]"),
             std::string::npos);
@@ -114,30 +106,30 @@ TEST(ServerDemand, FromTokensMapsRanksAndExpertsToServers) {
 
 TEST(ServerDemand, FromTokensErrors) {
   const std::vector<std::int64_t> tokens(4 * 8, 1);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_text([&] {
               demand_from_tokens(tokens, 4, 8, {3, 2, 10});
             }).find("multiple of ep_ranks_per_server (3)"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_text([&] {
               demand_from_tokens(tokens, 4, 8, {2, 3, 10});
             }).find("expected 12 experts"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_text([&] {
               demand_from_tokens(tokens, 4, 8, {2, 2, 0});
             }).find("bytes_per_token"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_text([&] {
               demand_from_tokens(tokens, 4, 8, {0, 2, 1});
             }).find("ep_ranks_per_server"),
             std::string::npos);
   std::vector<std::int64_t> bad = tokens;
   bad[9] = -1;
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_text([&] {
               demand_from_tokens(bad, 4, 8, {2, 2, 1});
             }).find("tokens[1][1]"),
             std::string::npos);
   bad[9] = kMaxPairBytes;
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_text([&] {
               demand_from_tokens(bad, 4, 8, {2, 2, 2});
             }).find("tokens[1][1]"),
             std::string::npos);

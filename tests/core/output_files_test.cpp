@@ -18,19 +18,14 @@
 #include <string>
 
 #include "core/error.h"
+#include "test_text.h"
 
 namespace mfabric {
 namespace {
 
 namespace fs = std::filesystem;
 using Files = std::map<std::string, std::string>;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::slurp;
 
 // Every regular file in `dir` with its content.
 Files contents(const fs::path& dir) {

@@ -26,6 +26,7 @@
 #include "core/error.h"
 #include "report/compare_report.h"
 #include "report/gnuplot.h"
+#include "test_text.h"
 
 // Helpers in a namespace of their own: test files are compiled several to a translation unit.
 namespace mfabric::report::compare_html_test {
@@ -34,6 +35,7 @@ namespace {
 namespace fs = std::filesystem;
 using study::CompareResult;
 using study::CompareRun;
+using testing::slurp;
 
 // Names that need escaping in gnuplot strings, XML and HTML.
 const std::string kModelA = "Mix<tral> & \"8x7b\"";
@@ -571,13 +573,6 @@ int finish(const Child& c, std::chrono::seconds timeout) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 TEST(CompareHtmlChromium, RendersEveryPlot) {

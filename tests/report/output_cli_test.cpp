@@ -19,21 +19,16 @@
 #include <vector>
 
 #include "core/output_text.h"
+#include "test_text.h"
 
 namespace mfabric {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::slurp;
 
 const fs::path kProject = fs::path(MFABRIC_TEST_DATA_DIR).parent_path().parent_path().parent_path();
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 struct Outcome {
   int status = -1;  // as from waitpid

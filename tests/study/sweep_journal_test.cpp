@@ -17,12 +17,15 @@
 #include "scratch_dir.h"
 #include "study/mpi_world.h"
 #include "study/sweep_driver.h"
+#include "test_text.h"
 
 namespace mfabric::study {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::error_text;
+using testing::slurp;
 
 // Two points on 2 servers: each runs in a few milliseconds.
 const char* const kJournalSweep = R"(
@@ -32,23 +35,6 @@ experiment:
 grid:
   cluster.link: [100G, 200G, 400G]
 )";
-
-std::string slurp_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-template <typename Fn>
-std::string journal_error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // A record as a finished mFabric point writes it.
 json good_record(const SweepSpec& spec) {
@@ -86,7 +72,7 @@ class SweepJournalTest : public testing::ScratchDirTest {
   std::string read_error(const SweepSpec& spec, const std::string& second) {
     const std::string path =
         write("points.jsonl", json_text(good_record(spec), -1) + "\n" + second + "\n");
-    return journal_error_of([&] { read_journal(path, spec); });
+    return error_text([&] { read_journal(path, spec); });
   }
 };
 
@@ -189,13 +175,13 @@ TEST_F(SweepJournalTest, ATornLastLineIsDroppedAndCutOff) {
   EXPECT_EQ(j.torn_line, 2u);
   EXPECT_EQ(j.intact_bytes, whole.size());
   drop_torn_line(path, j);
-  EXPECT_EQ(slurp_file(path), whole);
+  EXPECT_EQ(slurp(path), whole);
   // A file that changed size since it was read (another writer) is left alone.
   write("points.jsonl", whole + "{\"ind");
   const JournalContents torn = read_journal(path, spec);
   write("points.jsonl", whole + "{\"index\": 1");
   drop_torn_line(path, torn);
-  EXPECT_EQ(slurp_file(path), whole + "{\"index\": 1");
+  EXPECT_EQ(slurp(path), whole + "{\"index\": 1");
 }
 
 TEST_F(SweepJournalTest, CreatedByTheFirstRecordOnlyAndOnlyAsARegularFile) {
@@ -213,12 +199,10 @@ TEST_F(SweepJournalTest, CreatedByTheFirstRecordOnlyAndOnlyAsARegularFile) {
   const fs::path fifo = dir_ / "fifo.jsonl";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   SweepJournal to_fifo(fifo.string());
-  EXPECT_NE(journal_error_of([&] { to_fifo.append(spec, run); }).find(fifo.string()),
-            std::string::npos);
+  EXPECT_NE(error_text([&] { to_fifo.append(spec, run); }).find(fifo.string()), std::string::npos);
   fs::create_symlink(path, dir_ / "link.jsonl");
   SweepJournal to_link((dir_ / "link.jsonl").string());
-  EXPECT_NE(journal_error_of([&] { to_link.append(spec, run); }).find("link.jsonl"),
-            std::string::npos);
+  EXPECT_NE(error_text([&] { to_link.append(spec, run); }).find("link.jsonl"), std::string::npos);
   EXPECT_EQ(read_journal(path.string(), spec).records, 2u);
 }
 
@@ -263,7 +247,7 @@ TEST_F(SweepResumeTest, AnInterruptedSweepResumesToTheSameResults) {
   EXPECT_EQ(after.torn_line, 0u);
   EXPECT_EQ(after.records, 3u);
   EXPECT_EQ(after.points.size(), 3u);
-  EXPECT_EQ(slurp_file(journal).rfind(line0, 0), 0u);
+  EXPECT_EQ(slurp(journal).rfind(line0, 0), 0u);
 }
 
 // Points that fail are not journaled: a sweep whose every point fails creates nothing.

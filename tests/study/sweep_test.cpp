@@ -17,9 +17,12 @@
 #include "study/sweep_driver.h"
 #include "study/sweep_journal.h"
 #include "study/sweep_run.h"
+#include "test_text.h"
 
 namespace mfabric::study {
 namespace {
+
+using testing::error_text;
 
 const char* const kSweep = R"(
 name: t
@@ -33,17 +36,6 @@ grid:
 points:
   - {fabric: fat-tree, cluster.servers: 2}
 )";
-
-// The error of fn as "file: field: message", or "(no error)".
-template <typename Fn>
-std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(Sweep, GridThenPointsInOrder) {
   const SweepSpec s = parse_sweep(kSweep, "t.yaml");
@@ -80,7 +72,7 @@ TEST(Sweep, APointSetsItsFieldsAndKeepsTheRest) {
 
 TEST(SweepErrors, TheFileSaysWhatIsWrong) {
   const auto parse = [](const std::string& text) {
-    return error_of([&] { parse_sweep(text, "s.yaml"); });
+    return error_text([&] { parse_sweep(text, "s.yaml"); });
   };
   const std::string exp = "experiment: {workload: {model: mixtral-8x7b}}\n";
   EXPECT_EQ(parse(exp), "s.yaml: grid: the sweep has no point: give a grid, points, or both");
@@ -103,13 +95,13 @@ TEST(SweepErrors, ABadPointIsRefusedBeforeAnyRuns) {
   const std::string exp =
       "experiment: {cluster: {servers: 2}, workload: {model: mixtral-8x7b, tp: 4, ep: 4}}\n";
   const SweepSpec typo = parse_sweep(exp + "grid: {cluster.linc: [100G]}", "s.yaml");
-  const std::string e = error_of([&] { check_points(typo); });
+  const std::string e = error_text([&] { check_points(typo); });
   EXPECT_NE(e.find("point 0 (cluster.linc=100G)"), std::string::npos) << e;
   EXPECT_NE(e.find("linc"), std::string::npos) << e;
   const SweepSpec scalar = parse_sweep(exp + "grid: {cluster.servers.x: [1]}", "s.yaml");
-  EXPECT_NE(error_of([&] { check_points(scalar); }).find("not a map"), std::string::npos);
+  EXPECT_NE(error_text([&] { check_points(scalar); }).find("not a map"), std::string::npos);
   const SweepSpec negative = parse_sweep(exp + "grid: {cluster.servers: [-1]}", "s.yaml");
-  EXPECT_NE(error_of([&] { check_points(negative); }).find("cluster.servers"), std::string::npos);
+  EXPECT_NE(error_text([&] { check_points(negative); }).find("cluster.servers"), std::string::npos);
 }
 
 TEST(SplitOverRanks, EveryPointOnceAndBalanced) {
@@ -139,7 +131,7 @@ TEST(SplitOverRanks, EveryPointOnceAndBalanced) {
     }
     EXPECT_EQ(split, split_over_ranks(points, costs, ranks));  // the same on every rank
   }
-  EXPECT_NE(error_of([&] { split_over_ranks(points, costs, 0); }), "(no error)");
+  EXPECT_NE(error_text([&] { split_over_ranks(points, costs, 0); }), "");
 }
 
 TEST(Sweep, ThePapersStudiesLoad) {
@@ -265,7 +257,7 @@ TEST_F(SweepRuns, TheJournalKeepsOnlyWholeMatchingLines) {
   EXPECT_EQ(kept.records, 3u);
   EXPECT_EQ(kept.torn_line, 4u);
   EXPECT_TRUE(read_journal((dir_ / "none.jsonl").string(), s).points.empty());
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_text([] {
               sweep_run_from_json(nlohmann::json{{"index", 1}}, "p.jsonl", "line 3");
             }),
             "p.jsonl: line 3: fingerprint: is missing");
