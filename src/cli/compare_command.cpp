@@ -93,7 +93,17 @@ study::CompareSpec spec_from(const CompareOptions& o) {
       return 0;
     });
   }
-  if (!o.backend.empty()) spec.base.backend = o.backend;
+  if (!o.backend.empty()) {
+    // The file's packet settings were checked for the packet backend; under another one they
+    // would be dropped without a word.
+    if (!o.experiment.empty() && spec.base.backend == "packet" && o.backend != "packet") {
+      std::cerr << fmt::format(
+          "mfabric: note: --backend {}: the packet settings of {} (simulation.transport and the "
+          "rest) are not used\n",
+          printable(o.backend), printable(o.experiment));
+    }
+    spec.base.backend = o.backend;
+  }
   if (o.jobs < 0) throw Error("", "--jobs", fmt::format("must be 0 or more, got {}", o.jobs));
   spec.jobs = o.jobs;
   return spec;

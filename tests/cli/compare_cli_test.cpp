@@ -183,4 +183,22 @@ TEST_F(CompareCli, JobsAboveTheMachineAreCappedWithANote) {
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
 }
 
+// --backend replaces the file's backend; the packet settings of a file written for the packet
+// backend are then not used, which a note says (they were checked for a backend that no longer
+// runs them). Moving a flow file to the packet backend, or naming the file's own backend, says
+// nothing.
+TEST_F(CompareCli, AnotherBackendThanTheFilesSaysItsPacketSettingsAreNotUsed) {
+  const std::string packet =
+      write("packet.yaml", std::string(kSmall) +
+                               "simulation: {backend: packet, transport: roce-dcqcn, mtu: 4KiB}\n");
+  Outcome o = run("compare " + packet + " --fabrics fat-tree --backend flow");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err, "mfabric: note: --backend flow: the packet settings of " + packet +
+                       " (simulation.transport and the rest) are not used\n");
+  const std::string flow = write("flow.yaml", kSmall);
+  o = run("compare " + flow + " --fabrics fat-tree --backend flow");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err, "");
+}
+
 }  // namespace
