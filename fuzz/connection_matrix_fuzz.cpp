@@ -10,12 +10,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mfabric;
-  const std::optional<std::string> text = fuzz::expanded_text(data, size);
-  if (!text) return -1;
-  const std::string path = fuzz::write_scratch("traffic.cm", *text);
+  const std::optional<std::string> path = fuzz::expanded_scratch_file("traffic.cm", data, size);
+  if (!path) return -1;
   fuzz::expect_only_mfabric_errors([&] {
-    const workload::ConnectionMatrix cm = workload::read_connection_matrix(path);
-    const workload::TaskGraph g = workload::connection_matrix_graph(cm, path);
+    const workload::ConnectionMatrix cm = workload::read_connection_matrix(*path);
+    const workload::TaskGraph g = workload::connection_matrix_graph(cm, *path);
     // Every dependency comes first; every flow is one P2P task, and the only other tasks are
     // the barriers that several flows fire and several wait for (a zero-byte barrier of one
     // GPU each); the dependencies are at most one per fired trigger and one per waiting flow

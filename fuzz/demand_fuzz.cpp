@@ -43,9 +43,8 @@ void check(const mfabric::control::ServerDemand& d) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mfabric;
-  const std::optional<std::string> text = fuzz::expanded_text(data, size);
-  if (!text) return -1;
-  const std::string path = fuzz::write_scratch("demand.json", *text);
-  fuzz::expect_only_mfabric_errors([&] { check(control::read_demand_file(path)); });
+  const std::optional<std::string> path = fuzz::expanded_scratch_file("demand.json", data, size);
+  if (!path) return -1;
+  fuzz::expect_only_mfabric_errors([&] { check(control::read_demand_file(*path)); });
   return 0;
 }

@@ -157,6 +157,13 @@ std::string write_scratch(const std::string& name, std::string_view bytes) {
   return path;
 }
 
+std::optional<std::string> expanded_scratch_file(const std::string& name, const std::uint8_t* data,
+                                                 std::size_t size) {
+  const std::optional<std::string> text = expanded_text(data, size);
+  if (!text) return std::nullopt;
+  return write_scratch(name, *text);
+}
+
 void remove_scratch(const std::string& name) {
   ::unlink((scratch_dir() + "/" + name).c_str());
 }

@@ -74,6 +74,11 @@ inline std::optional<std::string> expanded_text(const std::uint8_t* data, std::s
   return expand_repeats(as_text(data, size), max_expanded_bytes());
 }
 
+// The fuzz input, its repeat markers expanded, written to the scratch file `name`: its path, or
+// nullopt when the expansion is over the cap (the harness then returns -1, skipping the input).
+std::optional<std::string> expanded_scratch_file(const std::string& name, const std::uint8_t* data,
+                                                 std::size_t size);
+
 // Splits `text` at every `separator` (at most max_parts parts; the rest stays in the last).
 std::vector<std::string_view> split(std::string_view text, std::string_view separator,
                                     std::size_t max_parts);

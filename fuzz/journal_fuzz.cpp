@@ -31,17 +31,17 @@ const mfabric::study::SweepSpec& sweep() {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mfabric;
-  const std::optional<std::string> text = fuzz::expanded_text(data, size);
-  if (!text) return -1;
-  const std::string path = fuzz::write_scratch("points.jsonl", *text);
+  const std::optional<std::string> path = fuzz::expanded_scratch_file("points.jsonl", data, size);
+  if (!path) return -1;
   fuzz::expect_only_mfabric_errors([&] {
-    const study::JournalContents contents = study::read_journal(path, sweep());
+    const study::JournalContents contents = study::read_journal(*path, sweep());
     if (contents.intact_bytes > contents.file_bytes) fuzz::property_failed("intact > file bytes");
     for (const auto& [index, run] : contents.points) {
-      const std::string once = json_text(study::sweep_run_json(sweep(), run), -1);
-      const study::SweepRun back = study::sweep_run_from_json(study::sweep_run_json(sweep(), run),
-                                                              "points.jsonl", "written back");
-      if (back.index != index || json_text(study::sweep_run_json(sweep(), back), -1) != once) {
+      const auto written = study::sweep_run_json(sweep(), run);
+      const study::SweepRun back =
+          study::sweep_run_from_json(written, "points.jsonl", "written back");
+      if (back.index != index ||
+          json_text(study::sweep_run_json(sweep(), back), -1) != json_text(written, -1)) {
         fuzz::property_failed("a journal record written back reads back different");
       }
     }

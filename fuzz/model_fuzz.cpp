@@ -10,11 +10,11 @@
 #include "workload/model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::optional<std::string> text = mfabric::fuzz::expanded_text(data, size);
-  if (!text) return -1;
-  const std::string path = mfabric::fuzz::write_scratch("model.yaml", *text);
+  const std::optional<std::string> path =
+      mfabric::fuzz::expanded_scratch_file("model.yaml", data, size);
+  if (!path) return -1;
   mfabric::fuzz::expect_only_mfabric_errors([&] {
-    const mfabric::workload::ModelSpec m = mfabric::workload::load_model(path);
+    const mfabric::workload::ModelSpec m = mfabric::workload::load_model(*path);
     // A model that loads is valid: its counts must not overflow (UBSan) for any layer kind.
     volatile std::int64_t sink = m.total_params() + m.attention_params_per_layer() +
                                  m.expert_params() + m.shared_expert_params() +

@@ -11,11 +11,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mfabric;
-  const std::optional<std::string> text = fuzz::expanded_text(data, size);
-  if (!text) return -1;
-  const std::string path = fuzz::write_scratch("prices.yaml", *text);
+  const std::optional<std::string> path = fuzz::expanded_scratch_file("prices.yaml", data, size);
+  if (!path) return -1;
   fuzz::expect_only_mfabric_errors([&] {
-    const fabric::PriceBook book = fabric::PriceBook::load(path);
+    const fabric::PriceBook book = fabric::PriceBook::load(*path);
     const fabric::BillOfMaterials bom{1024, 2048, 1536, 512, 256, 1024};
     for (const auto& [bps, prices] : book.speeds()) {
       const fabric::LinkPrices& looked_up = book.at(Rate::bits_per_second(bps));

@@ -10,11 +10,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mfabric;
-  const std::optional<std::string> text = fuzz::expanded_text(data, size);
-  if (!text) return -1;
-  const std::string path = fuzz::write_scratch("replay.csv", *text);
+  const std::optional<std::string> path = fuzz::expanded_scratch_file("replay.csv", data, size);
+  if (!path) return -1;
   fuzz::expect_only_mfabric_errors([&] {
-    const workload::ComputeReplay replay = workload::ComputeReplay::load(path);
+    const workload::ComputeReplay replay = workload::ComputeReplay::load(*path);
     volatile const Time* sink = replay.find(workload::Op::Experts, 3, workload::Phase::Backward);
     (void)sink;
   });
