@@ -187,6 +187,9 @@ void RegionController::set_up_pin(std::int64_t id) {
     if (pins_[k].up) return;
     pins_[k].up = true;
     fabric_.set_up(region_, {pinned_[k]});
+    // Switching the pin's ports took the delay, like any reconfiguration (zero without one).
+    fabric_.reconfigured(region_, fabric_.now() - delay_);
+    ++stats_.reconfigurations;
     ++stats_.circuits_set_up;
     return;
   }
@@ -339,6 +342,7 @@ void RegionController::start(Request r) {
 
 void RegionController::finish() {
   fabric_.set_up(region_, adding_);
+  fabric_.reconfigured(region_, busy_since_);
   stats_.circuits_set_up += static_cast<std::int64_t>(adding_.size());
   adding_.clear();
   stats_.busy += fabric_.now() - busy_since_;

@@ -55,6 +55,9 @@ class CircuitSwitch {
   virtual void tear_down(int region, const std::vector<PortCircuit>& circuits) = 0;
   // Puts these circuits up and resumes the region's paused transfers.
   virtual void set_up(int region, const std::vector<PortCircuit>& circuits) = 0;
+  // A reconfiguration that began at `since` has ended now (its circuits are up): a new plan
+  // or a relay circuit pinned after a failure.
+  virtual void reconfigured(int region, Time since) = 0;
 };
 
 enum class SwitchRule { Always, WhenFaster };
@@ -63,7 +66,7 @@ const char* to_string(SwitchRule r);
 std::optional<SwitchRule> parse_switch_rule(const std::string& name);
 
 struct RegionStats {
-  std::int64_t reconfigurations = 0;  // that changed at least one circuit
+  std::int64_t reconfigurations = 0;  // that changed at least one circuit, pins included
   std::int64_t unchanged = 0;         // plans equal to the one in force: nothing switched
   std::int64_t kept = 0;       // WhenFaster: plans not put up, the circuits in force being as fast
   std::int64_t conflicts = 0;  // requests that found a reconfiguration under way

@@ -426,10 +426,10 @@ void MfabricControl::set_up(int region, const std::vector<control::PortCircuit>&
   if (policy_ == Policy::EpsDuringSwitch) net.reroute(r.first_server, r.servers);
   // After a failure, transfers stalled on down links may have a way now (a relay circuit).
   if (failures_) net.reroute_down();
+}
+
+void MfabricControl::reconfigured(int region, Time since) {
   if (installing_) return;  // before training: not a reconfiguration
-  // Every reconfiguration takes the OCS's delay, ending now.
-  const Time since = engine_->now() -
-                     (policy_ == Policy::Oracle ? Time::zero() : topology_.reconfiguration_delay());
   stats_.spans.push_back({region, since, engine_->now()});
   stats_.reconfiguration_time += engine_->now() - since;
 }

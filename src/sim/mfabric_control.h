@@ -104,6 +104,7 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   void at(Time t, std::function<void()> fn) override;
   void tear_down(int region, const std::vector<control::PortCircuit>& circuits) override;
   void set_up(int region, const std::vector<control::PortCircuit>& circuits) override;
+  void reconfigured(int region, Time since) override;
 
   // Failures (sim/failure_injector.h). The OCS port of this OCS NIC is gone: its circuit goes
   // at once (its transfers move to what is up) and the region plans without it.

@@ -38,6 +38,7 @@ class RecordingSwitch final : public CircuitSwitch {
       if (!up.insert(p).second) ADD_FAILURE() << "set up a circuit already up: " << text(p);
     }
   }
+  void reconfigured(int, Time since) override { reconfigured_at.emplace_back(since, now_); }
   void run() {
     while (!events_.empty()) {
       auto it = events_.begin();
@@ -73,6 +74,7 @@ class RecordingSwitch final : public CircuitSwitch {
   std::vector<Circuits> torn;
   std::vector<Circuits> set;
   std::vector<Time> set_at;
+  std::vector<std::pair<Time, Time>> reconfigured_at;  // reported reconfigurations: (start, end)
   std::set<PortCircuit> up;
 
  private:
@@ -235,6 +237,11 @@ TEST(RegionControllerFailures, PinPicksTheLowestPeerAndPortsAndComesUpAfterTheDe
   EXPECT_EQ(r.ocs.set_at.back(), Time::milliseconds(50));
   EXPECT_TRUE(r.ocs.up.contains(PortCircuit{1, 2, 2, 2}));
   EXPECT_EQ(r.rc.stats().relays_pinned, 1);
+  // Putting the pin up was a reconfiguration of its own, reported after the plan's.
+  const std::vector<std::pair<Time, Time>> reconfigured{
+      {Time::zero(), Time::milliseconds(25)}, {Time::milliseconds(25), Time::milliseconds(50)}};
+  EXPECT_EQ(r.ocs.reconfigured_at, reconfigured);
+  EXPECT_EQ(r.rc.stats().reconfigurations, 2);
   // Pinning it again returns the same circuit and switches nothing.
   EXPECT_EQ(r.rc.pin_relay(2, kAllRelay), pin);
   EXPECT_EQ(r.ocs.set.size(), set_calls + 1);
@@ -248,7 +255,7 @@ TEST(RegionControllerFailures, PinPicksTheLowestPeerAndPortsAndComesUpAfterTheDe
   r.plan_now(2, heavy12);
   r.plan_now(3, two_pairs(0, 2, 1, 3));
   r.plan_now(4, two_pairs(1, 2, 0, 3));
-  EXPECT_EQ(r.rc.stats().reconfigurations, 4);
+  EXPECT_EQ(r.rc.stats().reconfigurations, 5);  // 4 plans and the pin
   EXPECT_FALSE(r.ocs.ever_torn(*pin));
   EXPECT_TRUE(r.ocs.up.contains(*pin));
   for (std::size_t k = set_calls + 1; k < r.ocs.set.size(); ++k) {

@@ -21,6 +21,7 @@ class FakeSwitch final : public CircuitSwitch {
     torn += static_cast<int>(c.size());
   }
   void set_up(int, const std::vector<PortCircuit>& c) override { up += static_cast<int>(c.size()); }
+  void reconfigured(int, Time since) override { spans.emplace_back(since, now_); }
   // Runs the scheduled events in time order.
   void run() {
     while (!events_.empty()) {
@@ -32,6 +33,7 @@ class FakeSwitch final : public CircuitSwitch {
     }
   }
   int torn = 0, up = 0;
+  std::vector<std::pair<Time, Time>> spans;  // reported reconfigurations: (start, end)
 
  private:
   Time now_;
@@ -81,6 +83,10 @@ TEST(RegionController, ReconfiguresAfterTheDelayAndSwitchesOnlyWhatChanges) {
   EXPECT_EQ(f.ocs.up, 4);
   EXPECT_EQ(f.rc.stats().reconfigurations, 2);
   EXPECT_EQ(f.rc.stats().busy, Time::milliseconds(50));
+  // Each reconfiguration is reported once it ends, with its start; the unchanged plan is not.
+  const std::vector<std::pair<Time, Time>> spans{{Time::zero(), Time::milliseconds(25)},
+                                                 {Time::milliseconds(25), Time::milliseconds(50)}};
+  EXPECT_EQ(f.ocs.spans, spans);
 }
 
 TEST(RegionController, RequestsWaitInOrderAndDemandsAreBuiltOnlyForNewPlans) {

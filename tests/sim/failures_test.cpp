@@ -241,6 +241,20 @@ TEST(Failures, AServerWithoutEpsNicsRelaysThroughAPeer) {
   EXPECT_GT(s.result.mean_iteration_time(), healthy.result.mean_iteration_time());
 }
 
+TEST(Failures, PinningARelayCountsAsAReconfiguration) {
+  // The relay circuit takes the OCS's delay to come up: the reconfigurations counted, their
+  // spans and their summed time describe the same events, the pin included.
+  const Simulation s = run_mfabric(
+      "failures: [{kind: nic, server: 1, index: 0}, {kind: nic, server: 1, index: 1, at: 20ms}]\n");
+  ASSERT_TRUE(s.control.has_value());
+  ASSERT_EQ(s.control->relays, 1);
+  EXPECT_EQ(static_cast<std::int64_t>(s.control->spans.size()), s.control->reconfigurations);
+  Time summed;
+  for (const ReconfigurationSpan& span : s.control->spans)
+    summed += span.end - span.start;
+  EXPECT_EQ(summed, s.control->reconfiguration_time);
+}
+
 TEST(Failures, SparesTakeTheRanksOfAFailedGpuAndServer) {
   // 12 servers, the job on the first 8 (dp 1): region 2 is the spare pool, reached over the EPS.
   const Simulation healthy = run_mfabric("", 12, ", dp: 1");
