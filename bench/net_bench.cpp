@@ -17,11 +17,11 @@ using mfabric::Bytes;
 using mfabric::Rate;
 using mfabric::Rng;
 using mfabric::Time;
-using mfabric::collective::Transfer;
 using mfabric::fabric::ClusterSpec;
 using mfabric::fabric::NodeId;
 using mfabric::fabric::Topology;
 using mfabric::net::FlowBackend;
+using mfabric::net::Transfer;
 using mfabric::net::TransferId;
 
 // 1024 GPUs: 128 servers of 8 GPUs and 8 NICs at 400G; radix-64 fat-tree (32 leaves, 32 spines).

@@ -31,7 +31,7 @@ Plan DirectLowering::lower(const CollectiveRequest& request,
       if (i == j) continue;
       const Bytes size = m == nullptr ? uniform : Bytes(m->at(i, j));
       if (size.count() <= 0) continue;
-      Transfer t;
+      net::Transfer t;
       t.src = request.members[static_cast<std::size_t>(i)];
       t.dst = request.members[static_cast<std::size_t>(j)];
       t.size = size;

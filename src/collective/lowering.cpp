@@ -108,7 +108,7 @@ void append_ring(Step& step, const CollectiveRequest& request, const std::vector
   for (std::size_t i = 0; i < n; ++i) {
     const int src = ring[i];
     const int dst = ring[(i + 1) % n];
-    Transfer t;
+    net::Transfer t;
     t.src = request.members[static_cast<std::size_t>(src)];
     t.dst = request.members[static_cast<std::size_t>(dst)];
     t.size = size;

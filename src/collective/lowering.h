@@ -24,14 +24,14 @@
 #include <vector>
 
 #include "collective/circuit_view.h"
-#include "collective/transfer.h"
 #include "fabric/topology.h"
+#include "net/transfer.h"
 #include "workload/task_graph.h"
 
 namespace mfabric::collective {
 
 struct Step {
-  std::vector<Transfer> transfers;
+  std::vector<net::Transfer> transfers;
 };
 
 struct Plan {

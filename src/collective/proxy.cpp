@@ -91,7 +91,7 @@ Step to_step(const StepBytes& bytes, std::uint64_t seed, int index) {
   Step step;
   step.transfers.reserve(bytes.size());
   for (const auto& [pair, size] : bytes) {
-    Transfer t;
+    net::Transfer t;
     t.src = pair.first;
     t.dst = pair.second;
     t.size = Bytes(size);

@@ -38,7 +38,7 @@ Plan ring_plan(const CollectiveRequest& request) {
       // A pipelined chain from member 0 (the root): member i forwards to i+1; the last member
       // sends nothing.
       for (int i = 0; i + 1 < n; ++i) {
-        Transfer t;
+        net::Transfer t;
         t.src = request.members[static_cast<std::size_t>(i)];
         t.dst = request.members[static_cast<std::size_t>(i + 1)];
         t.size = request.bytes;

@@ -158,4 +158,13 @@ TopoOptTopology plan_topoopt(const JobDemand& demand, int servers, int degree,
   return topology;
 }
 
+fabric::ForwardingPaths forwarding_paths(const TopoOptTopology& topology,
+                                         const fabric::ForwardingOptions& options) {
+  std::vector<fabric::ServerLink> links;
+  links.reserve(topology.links.size());
+  for (const PanelLink& l : topology.links)
+    links.push_back(fabric::ServerLink{l.server_a, l.server_b});
+  return fabric::ForwardingPaths(topology.servers, links, options);
+}
+
 }  // namespace mfabric::control

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "control/job_demand.h"
+#include "fabric/server_paths.h"
 
 namespace mfabric::control {
 
@@ -79,5 +80,10 @@ struct TopoOptTopology {
 // does not fit (sizes, servers out of range, unsorted or repeated ring servers, negative bytes).
 TopoOptTopology plan_topoopt(const JobDemand& demand, int servers, int degree,
                              const TopoOptOptions& options = {});
+
+// The k shortest forwarding paths over a plan's panel links (link index = index into
+// topology.links).
+fabric::ForwardingPaths forwarding_paths(const TopoOptTopology& topology,
+                                         const fabric::ForwardingOptions& options = {});
 
 }  // namespace mfabric::control

@@ -15,7 +15,7 @@ namespace {
 }
 }  // namespace
 
-void check_transfer(const collective::Transfer& t) {
+void check_transfer(const net::Transfer& t) {
   if (t.size.count() < 0) {
     throw Error("", "transfer", fmt::format("size must not be negative, got {}", t.size.count()));
   }

@@ -8,9 +8,9 @@
 #include <optional>
 #include <vector>
 
-#include "collective/transfer.h"
 #include "core/units.h"
 #include "fabric/topology.h"
+#include "net/transfer.h"
 
 namespace mfabric::net {
 
@@ -80,7 +80,7 @@ class LinkTable;
 // The argument checks every backend makes, one mfabric::Error each: a transfer's size and
 // latency_hops not negative; a link of the table (a circuit slot only while connected) and a
 // finite rate not negative.
-void check_transfer(const collective::Transfer& t);
+void check_transfer(const net::Transfer& t);
 void check_link_rate(const LinkTable& links, fabric::LinkId link, Rate rate);
 
 class Backend {
@@ -91,7 +91,7 @@ class Backend {
 
   // Starts a transfer at the current time; `on_done` is called (from advance()) when its last
   // byte has arrived. Zero-byte transfers complete after the path latency.
-  virtual TransferId start(const collective::Transfer& t, DoneCallback on_done) = 0;
+  virtual TransferId start(const net::Transfer& t, DoneCallback on_done) = 0;
   // Changes a link's capacity (both directions); a zero rate takes it down. Transfers over a
   // down link stall until it comes back or are re-routed, as the backend documents.
   virtual void set_link_rate(fabric::LinkId link, Rate rate) = 0;
@@ -143,7 +143,8 @@ class Backend {
   // servers) to a strictly cheaper route where one is up now (new circuits: bytes that went over
   // the electrical fabric while they switched move onto them). Bytes already sent stay sent.
   virtual void reroute(int first_server, int servers);
-  // The NIC at the other end of the circuit at `nic`, or kNoNode (collective::CircuitView).
+  // The NIC at the other end of the circuit at `nic`, or kNoNode (what the proxy all-to-all
+  // reads through the engine).
   virtual fabric::NodeId circuit_peer(fabric::NodeId /*nic*/) const { return fabric::kNoNode; }
 };
 

@@ -3,30 +3,15 @@
 #include <algorithm>
 #include <span>
 
-#include "core/rng.h"
+#include "net/ecmp.h"
 
 namespace mfabric::net {
 
 using fabric::LinkId;
 using fabric::NodeId;
 
-namespace {
-
-// One ECMP decision among `count` options, the same mix as the Router's (router.cpp), with
-// salts of its own so that the choices are independent of the Router's.
-std::size_t pick_forwarding(std::uint64_t key, int salt, std::size_t count) {
-  if (count <= 1) return 0;
-  return static_cast<std::size_t>(
-      splitmix64(key + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(salt + 1)) % count);
-}
-
-constexpr int kPathSalt = 3000;
-constexpr int kCircuitSalt = 3001;  // + hop
-
-}  // namespace
-
 CircuitForwarding::CircuitForwarding(const LinkTable& links, const std::vector<std::uint8_t>& up,
-                                     const control::ForwardingOptions& options)
+                                     const fabric::ForwardingOptions& options)
     : links_(links), up_(up), options_(options) {
   const fabric::Topology& t = links.topology();
   const fabric::ClusterSpec& c = t.cluster();
@@ -95,7 +80,7 @@ void CircuitForwarding::build(Graph& g, bool allow_down) {
   g.circuit_begin.push_back(static_cast<std::int32_t>(g.circuits.size()));
   g.paths.reset();
   if (!g.pairs.empty()) {
-    g.paths.emplace(t.cluster().servers, std::span<const control::ServerLink>(g.pairs), options_);
+    g.paths.emplace(t.cluster().servers, std::span<const fabric::ServerLink>(g.pairs), options_);
   }
 }
 
@@ -127,7 +112,8 @@ bool CircuitForwarding::choose(int a, int b, NodeId src_gpu, NodeId dst_gpu, std
   const int count = g.paths->path_count(a, b);
   if (count == 0) return false;
   const std::span<const std::int32_t> path = g.paths->path(
-      a, b, static_cast<int>(pick_forwarding(key, kPathSalt, static_cast<std::size_t>(count))));
+      a, b,
+      static_cast<int>(ecmp_pick(key, EcmpSalt::kForwardPath, static_cast<std::size_t>(count))));
   int at = a;
   for (std::size_t h = 0; h < path.size(); ++h) {
     const auto p = static_cast<std::size_t>(path[h]);
@@ -146,8 +132,8 @@ bool CircuitForwarding::choose(int a, int b, NodeId src_gpu, NodeId dst_gpu, std
     };
     if (h == 0) prefer(src_gpu, a);
     if (h + 1 == path.size()) prefer(dst_gpu, b);
-    circuits.push_back(
-        candidates_[pick_forwarding(key, kCircuitSalt + static_cast<int>(h), candidates_.size())]);
+    circuits.push_back(candidates_[ecmp_pick(key, EcmpSalt::kForwardCircuit + static_cast<int>(h),
+                                             candidates_.size())]);
     at = next;
   }
   return true;

@@ -3,7 +3,7 @@
 // through intermediate servers, over the k shortest server paths of the circuits up now.
 //
 // This object is the server level of it: the graph of circuits between patch-panel NICs, the
-// k shortest paths of each server pair (control::ForwardingPaths, searched on a pair's first
+// k shortest paths of each server pair (fabric::ForwardingPaths, searched on a pair's first
 // request and kept), and the choice of one path and one circuit per hop for a flow hash. The
 // Router turns the circuits it returns into channels (PCIe, NvLink, NVSwitch inside the servers
 // crossed). Circuits between OCS NICs (mFabric) are never in the graph: nothing changes there.
@@ -14,7 +14,7 @@
 #include <optional>
 #include <vector>
 
-#include "control/topoopt_paths.h"
+#include "fabric/server_paths.h"
 #include "fabric/topology.h"
 #include "net/link_table.h"
 
@@ -25,7 +25,7 @@ class CircuitForwarding {
   // `up` is the router's per-link state (1 = up), read when the graph of up circuits is built;
   // both must outlive this object.
   CircuitForwarding(const LinkTable& links, const std::vector<std::uint8_t>& up,
-                    const control::ForwardingOptions& options = {});
+                    const fabric::ForwardingOptions& options = {});
 
   // Some NIC of the fabric is on a patch panel (otherwise no method below finds anything).
   bool enabled() const { return enabled_; }
@@ -54,10 +54,10 @@ class CircuitForwarding {
  private:
   // One mode's graph: server pairs joined by at least one circuit, their circuits, the paths.
   struct Graph {
-    std::vector<control::ServerLink> pairs;
+    std::vector<fabric::ServerLink> pairs;
     std::vector<std::int32_t> circuit_begin;  // pair p's circuits: [begin[p], begin[p + 1])
     std::vector<fabric::LinkId> circuits;     // by pair, ascending link id
-    std::optional<control::ForwardingPaths> paths;
+    std::optional<fabric::ForwardingPaths> paths;
   };
   Graph& graph(bool allow_down);
   void build(Graph& g, bool allow_down);
@@ -67,7 +67,7 @@ class CircuitForwarding {
 
   const LinkTable& links_;
   const std::vector<std::uint8_t>& up_;
-  control::ForwardingOptions options_;
+  fabric::ForwardingOptions options_;
   bool enabled_ = false;
   std::vector<std::uint8_t> circuits_only_;  // per server
   Graph graphs_[2];                          // [0] up circuits, [1] all connected circuits

@@ -1148,7 +1148,7 @@ FlowBackend::FlowBackend(const Topology& topology, const FlowBackendOptions& opt
 
 FlowBackend::~FlowBackend() = default;
 
-TransferId FlowBackend::start(const collective::Transfer& t, DoneCallback on_done) {
+TransferId FlowBackend::start(const net::Transfer& t, DoneCallback on_done) {
   State& s = *s_;
   s.sync();
   check_transfer(t);

@@ -84,7 +84,7 @@ class FlowBackend final : public Backend {
   FlowBackend(const FlowBackend&) = delete;
   FlowBackend& operator=(const FlowBackend&) = delete;
 
-  TransferId start(const collective::Transfer& t, DoneCallback on_done) override;
+  TransferId start(const net::Transfer& t, DoneCallback on_done) override;
   void set_link_rate(fabric::LinkId link, Rate rate) override;
   // O(1) while no link is down; otherwise O(active transfers x route length) plus a route search
   // per transfer crossing a down link.

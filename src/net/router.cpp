@@ -17,32 +17,6 @@ using fabric::NodeId;
 using fabric::NodeKind;
 using fabric::Topology;
 
-namespace {
-
-// One ECMP decision: a choice among `count` equal-cost options at hop `hop`.
-std::size_t pick(std::uint64_t key, int hop, std::size_t count) {
-  if (count <= 1) return 0;
-  return static_cast<std::size_t>(
-      mix_hash(key + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(hop + 1)) % count);
-}
-
-// Salt for the choice of NIC pair and proxy GPU, so that it is independent of the per-hop
-// switch choices.
-constexpr int kPairHop = 1000;
-constexpr int kProxyHop = 2000;
-// The GPUs that forward a flow through an intermediate server (+ hop number; CircuitForwarding
-// uses 3000 and up for its path and circuit choices).
-constexpr int kForwardHop = 4000;     // GPU the in-NIC hands the data to
-constexpr int kForwardOutHop = 5000;  // GPU the out-NIC takes it from, if another one
-// The choice among the cheapest relayed routes.
-constexpr int kRelayHop = 6000;
-
-}  // namespace
-
-std::uint64_t mix_hash(std::uint64_t x) {
-  return splitmix64(x);
-}
-
 Router::Router(const Topology& topology)
     : own_(std::make_unique<LinkTable>(topology)), l_(own_.get()), t_(&topology) {
   sync();
@@ -186,7 +160,7 @@ NodeId Router::access_gpu(NodeId gpu, NodeId nic, std::uint64_t key, bool allow_
     if (pnv != kNoLink && usable(pnv, allow_down)) ++owners;
   }
   if (owners == 0) return fabric::kNoNode;
-  std::size_t want = pick(key, kProxyHop, owners);
+  std::size_t want = ecmp_pick(key, EcmpSalt::kProxyGpu, owners);
   for (LinkId l : l_->links_of(nic)) {
     const fabric::Link& k = l_->link(l);
     if (k.kind != LinkKind::Pcie || !usable(l, allow_down)) continue;
@@ -234,7 +208,7 @@ void Router::append_network(NodeId a, NodeId b, std::uint64_t key, bool allow_do
     }
   }
   if (!choices_.empty()) {
-    add(choices_[pick(key, 0, choices_.size())], a, out);
+    add(choices_[ecmp_pick(key, EcmpSalt::kSwitchHop, choices_.size())], a, out);
     return;
   }
   // Otherwise through switches: first the (NIC a uplink, NIC b downlink) pair of least distance.
@@ -260,7 +234,7 @@ void Router::append_network(NodeId a, NodeId b, std::uint64_t key, bool allow_do
       if (count < std::size(ends)) ends[count++] = {la, lb, sa, sb};
     }
   }
-  const Ends e = ends[pick(key, 0, count)];
+  const Ends e = ends[ecmp_pick(key, EcmpSalt::kSwitchHop, count)];
   add(e.la, a, out);
   const auto& tab = table(e.sb, allow_down);
   std::int32_t x = e.sa;
@@ -276,7 +250,7 @@ void Router::append_network(NodeId a, NodeId b, std::uint64_t key, bool allow_do
         ++options;
       }
     }
-    std::size_t take = pick(key, hop, options);
+    std::size_t take = ecmp_pick(key, EcmpSalt::kSwitchHop + hop, options);
     for (std::int32_t i = first; i < last; ++i) {
       const SwitchEdge& edge = switch_edges_[static_cast<std::size_t>(i)];
       if (tab[static_cast<std::size_t>(edge.neighbor)] != want || !usable(edge.link, allow_down)) {
@@ -356,7 +330,7 @@ bool Router::append_direct(NodeId src, NodeId dst, std::uint64_t key, bool allow
     if (!candidates_.empty()) out.cost = {proxies, best};
   }
   if (candidates_.empty()) return false;
-  const Candidate c = candidates_[pick(key, kPairHop, candidates_.size())];
+  const Candidate c = candidates_[ecmp_pick(key, EcmpSalt::kNicPair, candidates_.size())];
   candidates_.clear();
 
   if (c.src_gpu != src) {
@@ -452,14 +426,14 @@ bool Router::forwarding_gpus(NodeId in, NodeId out, std::uint64_t key, int hop, 
     }
   }
   if (common > 0) {
-    g_in = g_out = in_owners_[pick(key, kForwardHop + hop, common)];
+    g_in = g_out = in_owners_[ecmp_pick(key, EcmpSalt::kForwardInGpu + hop, common)];
     return true;
   }
   owners(in, true, in_owners_);
   owners(out, true, out_owners_);
   if (in_owners_.empty() || out_owners_.empty()) return false;
-  g_in = in_owners_[pick(key, kForwardHop + hop, in_owners_.size())];
-  g_out = out_owners_[pick(key, kForwardOutHop + hop, out_owners_.size())];
+  g_in = in_owners_[ecmp_pick(key, EcmpSalt::kForwardInGpu + hop, in_owners_.size())];
+  g_out = out_owners_[ecmp_pick(key, EcmpSalt::kForwardOutGpu + hop, out_owners_.size())];
   return true;
 }
 
@@ -584,7 +558,7 @@ bool Router::append_relayed(NodeId src, NodeId dst, std::uint64_t key, Route& ou
     }
   }
   if (relay_count_ == 0) return false;
-  const Route& chosen = relay_best_[pick(key, kRelayHop, relay_count_)];
+  const Route& chosen = relay_best_[ecmp_pick(key, EcmpSalt::kRelayRoute, relay_count_)];
   out.channels.assign(chosen.channels.begin(), chosen.channels.end());
   out.latency = chosen.latency;
   out.cost = chosen.cost;

@@ -26,6 +26,7 @@
 #include "core/units.h"
 #include "fabric/topology.h"
 #include "net/circuit_forwarding.h"
+#include "net/ecmp.h"
 #include "net/link_table.h"
 
 namespace mfabric::net {
@@ -60,18 +61,6 @@ struct Route {
   RouteCost cost;
   bool up = true;  // false: the route crosses a down link (only from route(..., allow_down))
 };
-
-// splitmix64's finalizer: a fixed, portable mix so that ECMP choices are the same everywhere.
-std::uint64_t mix_hash(std::uint64_t x);
-
-// Packet spraying (docs/network.md, "Spraying"): the flow hash of a transfer's i-th path (i = 0:
-// the transfer's own hash, its per-flow ECMP route), so that both backends spray over the same
-// paths.
-inline std::uint64_t spray_hash(std::uint64_t flow_hash, std::uint64_t i) {
-  return i == 0 ? flow_hash : mix_hash(flow_hash ^ mix_hash(i ^ 0x9e3779b97f4a7c15ULL));
-}
-// The most paths a transfer may be sprayed over.
-inline constexpr int kMaxSprayPaths = 64;
 
 class Router {
  public:

@@ -16,7 +16,7 @@ SprayingBackend::SprayingBackend(std::unique_ptr<Backend> inner, int paths)
   }
 }
 
-TransferId SprayingBackend::start(const collective::Transfer& t, DoneCallback on_done) {
+TransferId SprayingBackend::start(const net::Transfer& t, DoneCallback on_done) {
   check_transfer(t);
   const std::int64_t size = t.size.count();
   const int parts = static_cast<int>(std::clamp<std::int64_t>(size / kMinSprayPart, 1, paths_));
@@ -34,7 +34,7 @@ TransferId SprayingBackend::start(const collective::Transfer& t, DoneCallback on
   ++totals_.started;
   totals_.bytes_sent += size;
   for (int i = 0; i < parts; ++i) {
-    collective::Transfer part = t;
+    net::Transfer part = t;
     // Equal parts; the first ones take the remainder's bytes.
     part.size = Bytes(size / parts + (i < size % parts ? 1 : 0));
     part.flow_hash = spray_hash(t.flow_hash, static_cast<std::uint64_t>(i));

@@ -25,7 +25,7 @@ class SprayingBackend final : public Backend {
 
   SprayingBackend(std::unique_ptr<Backend> inner, int paths);
 
-  TransferId start(const collective::Transfer& t, DoneCallback on_done) override;
+  TransferId start(const net::Transfer& t, DoneCallback on_done) override;
   void set_link_rate(fabric::LinkId link, Rate rate) override { inner_->set_link_rate(link, rate); }
   void reroute_down() override { inner_->reroute_down(); }
   Time now() const override { return inner_->now(); }

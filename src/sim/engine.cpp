@@ -239,7 +239,7 @@ class Executor final : public EngineContext {
         break;
       case TaskKind::P2P: {
         state(id).start = now();
-        collective::Transfer tr;
+        net::Transfer tr;
         tr.src = gpus_[static_cast<std::size_t>(t.gpu)].node;
         tr.dst = gpus_[static_cast<std::size_t>(t.peer)].node;
         tr.size = t.bytes;
@@ -325,11 +325,11 @@ class Executor final : public EngineContext {
     }
     const auto& transfers = a.plan.steps[a.step].transfers;
     a.outstanding = transfers.size();
-    for (const collective::Transfer& tr : transfers)
+    for (const net::Transfer& tr : transfers)
       start_transfer(id, tr);
   }
 
-  void start_transfer(TaskId id, const collective::Transfer& tr) {
+  void start_transfer(TaskId id, const net::Transfer& tr) {
     if (!options_.record_flows) {
       backend_.start(tr, [this, id](net::TransferId, Time) { arrived_.push_back(id); });
       return;

@@ -66,7 +66,7 @@ Plan lower(const std::string& algorithm, const CollectiveRequest& r) {
 using Edge = std::tuple<NodeId, NodeId, std::int64_t, int>;
 std::vector<Edge> edges(const Step& step) {
   std::vector<Edge> out;
-  for (const Transfer& t : step.transfers) {
+  for (const net::Transfer& t : step.transfers) {
     out.emplace_back(t.src, t.dst, t.size.count(), t.latency_hops);
   }
   std::sort(out.begin(), out.end());
@@ -86,7 +86,7 @@ std::vector<Edge> ring_edges(const std::vector<NodeId>& members, std::int64_t si
 std::int64_t total_bytes(const Plan& p) {
   std::int64_t sum = 0;
   for (const Step& s : p.steps) {
-    for (const Transfer& t : s.transfers)
+    for (const net::Transfer& t : s.transfers)
       sum += t.size.count();
   }
   return sum;
@@ -259,7 +259,7 @@ TEST(Direct, UniformAllToAll) {
 
 TEST(Direct, UniformRoundsUpAndSingleMemberIsEmpty) {
   const Plan p = lower("direct", request(CollectiveKind::AllToAll, first_gpus(3), 100));
-  for (const Transfer& t : p.steps.at(0).transfers)
+  for (const net::Transfer& t : p.steps.at(0).transfers)
     EXPECT_EQ(t.size, Bytes(34));
   EXPECT_TRUE(lower("direct", request(CollectiveKind::AllToAll, {gpu(0, 0)}, 100)).steps.empty());
   EXPECT_TRUE(lower("direct", request(CollectiveKind::AllToAll, first_gpus(4), 0)).steps.empty());
@@ -346,10 +346,10 @@ TEST(Hierarchical, FullClusterAllReduce) {
   std::sort(cross.begin(), cross.end());
   EXPECT_EQ(edges(p.steps[1]), cross);
   // Steps 1 and 3 stay inside servers; step 2 only crosses servers.
-  for (const Transfer& t : p.steps[0].transfers) {
+  for (const net::Transfer& t : p.steps[0].transfers) {
     EXPECT_EQ(topo().node(t.src).server, topo().node(t.dst).server);
   }
-  for (const Transfer& t : p.steps[1].transfers) {
+  for (const net::Transfer& t : p.steps[1].transfers) {
     EXPECT_NE(topo().node(t.src).server, topo().node(t.dst).server);
     EXPECT_EQ(topo().node(t.src).index, topo().node(t.dst).index);
   }
@@ -392,7 +392,7 @@ TEST(Hierarchical, TotalBytesMatchTheFlatRing) {
       ASSERT_EQ(p.steps.size(), 3u);
       std::int64_t step_bytes[3] = {0, 0, 0};
       for (int k = 0; k < 3; ++k) {
-        for (const Transfer& t : p.steps[static_cast<std::size_t>(k)].transfers)
+        for (const net::Transfer& t : p.steps[static_cast<std::size_t>(k)].transfers)
           step_bytes[k] += t.size.count();
       }
       EXPECT_EQ(step_bytes[0], s * (g - 1) * S) << s << "x" << g;
@@ -412,11 +412,11 @@ TEST(Hierarchical, RoundsUpToWholeBytes) {
   // 4 x 4, S = 1001: (g-1)/g x S = 750.75 -> 751; 2(s-1)/(s g) x S = 375.375 -> 376.
   const Plan p = lower("hierarchical", request(CollectiveKind::AllReduce, first_gpus(16), 1001));
   ASSERT_EQ(p.steps.size(), 3u);
-  for (const Transfer& t : p.steps[0].transfers)
+  for (const net::Transfer& t : p.steps[0].transfers)
     EXPECT_EQ(t.size, Bytes(751));
-  for (const Transfer& t : p.steps[1].transfers)
+  for (const net::Transfer& t : p.steps[1].transfers)
     EXPECT_EQ(t.size, Bytes(376));
-  for (const Transfer& t : p.steps[2].transfers)
+  for (const net::Transfer& t : p.steps[2].transfers)
     EXPECT_EQ(t.size, Bytes(751));
 }
 
@@ -459,7 +459,7 @@ TEST(Hierarchical, OtherKindsRunAsRings) {
 std::vector<std::uint64_t> hashes(const Plan& p) {
   std::vector<std::uint64_t> out;
   for (const Step& s : p.steps) {
-    for (const Transfer& t : s.transfers)
+    for (const net::Transfer& t : s.transfers)
       out.push_back(t.flow_hash);
   }
   return out;

@@ -85,7 +85,7 @@ using Moves = std::vector<std::tuple<NodeId, NodeId, std::int64_t>>;
 
 Moves moves(const Step& step) {
   Moves out;
-  for (const Transfer& t : step.transfers)
+  for (const net::Transfer& t : step.transfers)
     out.emplace_back(t.src, t.dst, t.size.count());
   std::sort(out.begin(), out.end());
   return out;
@@ -264,7 +264,7 @@ TEST(Proxy, RandomPlansConserveBytesAndUseTheRightPorts) {
     const Plan p = lower_proxy(r.get(&circuits));
     std::map<NodeId, std::int64_t> net;
     for (std::size_t k = 0; k < p.steps.size(); ++k) {
-      for (const Transfer& tr : p.steps[k].transfers) {
+      for (const net::Transfer& tr : p.steps[k].transfers) {
         ASSERT_GT(tr.size.count(), 0);
         ASSERT_NE(tr.src, tr.dst);
         net[tr.src] += tr.size.count();

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "collective/transfer.h"
+#include "net/transfer.h"
 #include "fabric/builders.h"
 #include "fabric/topology.h"
 #include "net/flow_backend.h"
@@ -43,9 +43,9 @@ inline fabric::LinkId cable_of(const fabric::Topology& t, fabric::NodeId nic) {
   return -1;
 }
 
-inline collective::Transfer transfer(fabric::NodeId src, fabric::NodeId dst, std::int64_t bytes,
+inline net::Transfer transfer(fabric::NodeId src, fabric::NodeId dst, std::int64_t bytes,
                                      std::uint64_t hash = 0, int latency_hops = 1) {
-  collective::Transfer t;
+  net::Transfer t;
   t.src = src;
   t.dst = dst;
   t.size = Bytes(bytes);
@@ -58,7 +58,7 @@ inline collective::Transfer transfer(fabric::NodeId src, fabric::NodeId dst, std
 struct Recorder {
   std::vector<std::optional<Time>> done;
 
-  TransferId start(Backend& b, const collective::Transfer& t) {
+  TransferId start(Backend& b, const net::Transfer& t) {
     const TransferId id = b.start(t, [this](TransferId i, Time at) {
       if (static_cast<std::size_t>(i) >= done.size()) done.resize(static_cast<std::size_t>(i) + 1);
       done[static_cast<std::size_t>(i)] = at;

@@ -329,7 +329,7 @@ TEST(Relay, RerouteDownWithNothingDownMovesNothing) {
   EXPECT_EQ(net.solver_stats().rerouted, 0);
   // The default of a backend without failures is a no-op too.
   struct Idle : Backend {
-    TransferId start(const collective::Transfer&, DoneCallback) override { return 0; }
+    TransferId start(const net::Transfer&, DoneCallback) override { return 0; }
     void set_link_rate(fabric::LinkId, Rate) override {}
     Time now() const override { return Time::zero(); }
     std::optional<Time> next_event_time() const override { return std::nullopt; }

@@ -213,5 +213,26 @@ TEST(MixHash, IsFixed) {
   EXPECT_NE(mix_hash(1), mix_hash(2));
 }
 
+TEST(EcmpPick, IsTheSaltedMixModuloTheCount) {
+  // splitmix64(key + golden * (salt + 1)) % count, written out here from splitmix64's definition
+  // (Steele, Lea and Flood 2014) rather than through mix_hash.
+  const auto splitmix = [](std::uint64_t z) {
+    z += 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  };
+  for (const int salt : {EcmpSalt::kSwitchHop, EcmpSalt::kSwitchHop + 3, EcmpSalt::kNicPair,
+                         EcmpSalt::kForwardCircuit + 2, EcmpSalt::kRelayRoute}) {
+    for (const std::uint64_t key : {0ULL, 12345ULL, 0xFFFFFFFFFFFFFFFFULL}) {
+      const std::uint64_t mixed =
+          splitmix(key + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(salt + 1));
+      EXPECT_EQ(ecmp_pick(key, salt, 7), mixed % 7) << salt << " " << key;
+    }
+  }
+  EXPECT_EQ(ecmp_pick(99, EcmpSalt::kNicPair, 1), 0u);
+  EXPECT_EQ(ecmp_pick(99, EcmpSalt::kNicPair, 0), 0u);
+}
+
 }  // namespace
 }  // namespace mfabric::net

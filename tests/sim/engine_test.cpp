@@ -25,7 +25,7 @@ class IdealBackend final : public net::Backend {
  public:
   explicit IdealBackend(Rate rate) : rate_(rate) {}
 
-  net::TransferId start(const collective::Transfer& t, DoneCallback on_done) override {
+  net::TransferId start(const net::Transfer& t, DoneCallback on_done) override {
     const net::TransferId id = next_id_++;
     const Time done = now_ + transmission_time(t.size, rate_) + Time::microseconds(1);
     pending_.push({done, id});

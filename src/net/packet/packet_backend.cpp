@@ -830,7 +830,7 @@ PacketBackend::PacketBackend(const fabric::Topology& topology,
 
 PacketBackend::~PacketBackend() = default;
 
-TransferId PacketBackend::start(const collective::Transfer& t, DoneCallback on_done) {
+TransferId PacketBackend::start(const net::Transfer& t, DoneCallback on_done) {
   State& s = *s_;
   s.sync();
   check_transfer(t);

@@ -46,7 +46,7 @@ class PacketBackend final : public Backend {
   PacketBackend(const PacketBackend&) = delete;
   PacketBackend& operator=(const PacketBackend&) = delete;
 
-  TransferId start(const collective::Transfer& t, DoneCallback on_done) override;
+  TransferId start(const net::Transfer& t, DoneCallback on_done) override;
   void set_link_rate(fabric::LinkId link, Rate rate) override;
   void reroute_down() override;
   Time now() const override;

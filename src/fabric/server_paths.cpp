@@ -1,4 +1,4 @@
-#include "control/topoopt_paths.h"
+#include "fabric/server_paths.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 
-namespace mfabric::control {
+namespace mfabric::fabric {
 
 namespace {
 
@@ -45,19 +45,6 @@ struct ForwardingPaths::PairPaths {
 ForwardingPaths::~ForwardingPaths() = default;
 ForwardingPaths::ForwardingPaths(ForwardingPaths&&) noexcept = default;
 ForwardingPaths& ForwardingPaths::operator=(ForwardingPaths&&) noexcept = default;
-
-ForwardingPaths::ForwardingPaths(const TopoOptTopology& topology, const ForwardingOptions& options)
-    : ForwardingPaths(
-          topology.servers,
-          [&] {
-            std::vector<ServerLink> links;
-            links.reserve(topology.links.size());
-            for (const PanelLink& l : topology.links) {
-              links.push_back(ServerLink{l.server_a, l.server_b});
-            }
-            return links;
-          }(),
-          options) {}
 
 ForwardingPaths::ForwardingPaths(int servers, std::span<const ServerLink> links,
                                  const ForwardingOptions& options)
@@ -247,4 +234,4 @@ std::size_t ForwardingPaths::memory_bytes() const {
          adjacency_begin_.size() * sizeof(std::uint32_t) + links_.size() * sizeof(ServerLink);
 }
 
-}  // namespace mfabric::control
+}  // namespace mfabric::fabric

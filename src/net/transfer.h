@@ -1,6 +1,6 @@
 // A Transfer is the unit of data movement between two GPUs that a network backend simulates.
-// Collectives are lowered to steps of transfers (lowering.h); the backend routes each transfer
-// over the fabric and reports when its last byte has arrived.
+// Collectives are lowered to steps of transfers (collective/lowering.h); the backend routes each
+// transfer over the fabric and reports when its last byte has arrived.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include "core/units.h"
 #include "fabric/topology.h"
 
-namespace mfabric::collective {
+namespace mfabric::net {
 
 struct Transfer {
   fabric::NodeId src = fabric::kNoNode;  // a GPU node
@@ -21,4 +21,4 @@ struct Transfer {
   std::uint64_t flow_hash = 0;
 };
 
-}  // namespace mfabric::collective
+}  // namespace mfabric::net

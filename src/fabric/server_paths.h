@@ -1,5 +1,6 @@
-// Host-based forwarding on a TopoOpt topology (docs/topoopt.md): servers without a direct link
-// reach each other through intermediate servers, over k shortest paths.
+// Host-based forwarding between servers linked by circuits (TopoOpt's patch panel,
+// docs/topoopt.md): servers without a direct link reach each other through intermediate servers,
+// over k shortest paths. control::forwarding_paths builds them for a TopoOpt plan.
 //
 // For every ordered pair of servers, up to k loopless paths of the fewest hops, shortest first,
 // each path a list of link indices (into the links the routes were built from) from the source
@@ -13,9 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "control/topoopt.h"
-
-namespace mfabric::control {
+namespace mfabric::fabric {
 
 struct ForwardingOptions {
   int k = 4;               // paths per pair, at least 1
@@ -34,7 +33,6 @@ class ForwardingPaths {
   // are searched on its first request and kept (a simulation asks for few of the n^2 pairs).
   ForwardingPaths(int servers, std::span<const ServerLink> links,
                   const ForwardingOptions& options = {});
-  explicit ForwardingPaths(const TopoOptTopology& topology, const ForwardingOptions& options = {});
   ~ForwardingPaths();
   ForwardingPaths(ForwardingPaths&&) noexcept;
   ForwardingPaths& operator=(ForwardingPaths&&) noexcept;
@@ -72,4 +70,4 @@ class ForwardingPaths {
   mutable std::size_t cached_bytes_ = 0;
 };
 
-}  // namespace mfabric::control
+}  // namespace mfabric::fabric
