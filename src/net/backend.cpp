@@ -9,12 +9,6 @@
 
 namespace mfabric::net {
 
-namespace {
-[[noreturn]] void no_circuits() {
-  throw Error("", "simulation.backend", "this network backend does not model optical circuits");
-}
-}  // namespace
-
 void check_transfer(const net::Transfer& t) {
   if (t.size.count() < 0) {
     throw Error("", "transfer", fmt::format("size must not be negative, got {}", t.size.count()));
@@ -38,20 +32,12 @@ void check_link_rate(const LinkTable& links, fabric::LinkId link, Rate rate) {
   }
 }
 
-fabric::LinkId Backend::connect(fabric::NodeId, fabric::NodeId) {
-  no_circuits();
-}
-void Backend::disconnect(fabric::LinkId) {
-  no_circuits();
-}
-void Backend::resume_paused() {
-  no_circuits();
-}
-void Backend::resume_paused(int, int) {
-  no_circuits();
-}
-void Backend::reroute(int, int) {
-  no_circuits();
+Circuits& require_circuits(Backend& backend) {
+  Circuits* circuits = backend.circuits();
+  if (circuits == nullptr) {
+    throw Error("", "simulation.backend", "this network backend does not model optical circuits");
+  }
+  return *circuits;
 }
 
 }  // namespace mfabric::net

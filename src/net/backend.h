@@ -10,6 +10,7 @@
 
 #include "core/units.h"
 #include "fabric/topology.h"
+#include "net/circuits.h"
 #include "net/transfer.h"
 
 namespace mfabric::net {
@@ -29,7 +30,7 @@ struct StalledTransfer {
   enum class Why : std::uint8_t {
     LinkDown,       // rate 0: a link of its route is down and no other route is up
     PastTimeRange,  // at its rate, its last byte would leave after the largest representable time
-    Paused,         // its circuit was torn down and resume_paused() was not called since
+    Paused,         // its circuit was torn down and Circuits::resume_paused() was not called since
   };
   TransferId id = -1;
   fabric::NodeId src = fabric::kNoNode;
@@ -75,6 +76,13 @@ struct PacketStats {
   std::int64_t pfc_headroom_drops = 0;
 };
 
+// What a packet-level backend reports beyond ChannelStats: per directed channel (as
+// channel_stats()) and over the run.
+struct PacketReport {
+  std::vector<PortStats> ports;
+  PacketStats totals;
+};
+
 class LinkTable;
 
 // The argument checks every backend makes, one mfabric::Error each: a transfer's size and
@@ -117,35 +125,15 @@ class Backend {
   // deterministic order.
   virtual std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const = 0;
   virtual TransferTotals totals() const = 0;
-  // Packet-level backends: per directed channel (as channel_stats()) and over the run; null and
-  // nullopt for the flow backend.
-  virtual const std::vector<PortStats>* port_stats() const { return nullptr; }
-  virtual std::optional<PacketStats> packet_stats() const { return std::nullopt; }
+  // Packet-level backends: ports and packet counters up to now; nullopt for fluid ones.
+  virtual std::optional<PacketReport> packet_report() const { return std::nullopt; }
 
-  // --- Optical circuits (docs/network.md, "Circuits"): links that appear and disappear ---
-  // The defaults are for backends without circuits: they throw mfabric::Error.
-  //
-  // Joins two NICs on one optical switch (the same mFabric region, or TopoOpt's patch panel)
-  // with a circuit that is up at once; returns its link id (net/link_table.h).
-  virtual fabric::LinkId connect(fabric::NodeId nic_a, fabric::NodeId nic_b);
-  // Tears a circuit down. Transfers crossing it pause: they keep the bytes they have left and
-  // move nothing until resume_paused().
-  virtual void disconnect(fabric::LinkId circuit);
-  // Routes every paused transfer again over what is up now (new circuits or the electrical
-  // fabric) and lets it go on.
-  virtual void resume_paused();
-  // The same for the paused transfers with either end on a server in
-  // [first_server, first_server + servers) (one region's, when its new circuits are up; a
-  // transfer relayed for a server cut off from the EPS has only one end there).
-  virtual void resume_paused(int first_server, int servers);
-  virtual std::size_t paused_transfers() const { return 0; }
-  // Moves the active transfers whose source GPU is on a server in [first_server, first_server +
-  // servers) to a strictly cheaper route where one is up now (new circuits: bytes that went over
-  // the electrical fabric while they switched move onto them). Bytes already sent stay sent.
-  virtual void reroute(int first_server, int servers);
-  // The NIC at the other end of the circuit at `nic`, or kNoNode (what the proxy all-to-all
-  // reads through the engine).
-  virtual fabric::NodeId circuit_peer(fabric::NodeId /*nic*/) const { return fabric::kNoNode; }
+  // The backend's optical circuits (net/circuits.h), or null if it does not model them.
+  virtual Circuits* circuits() { return nullptr; }
+  const Circuits* circuits() const { return const_cast<Backend*>(this)->circuits(); }
 };
+
+// backend.circuits(), or mfabric::Error ("simulation.backend") if it has none.
+Circuits& require_circuits(Backend& backend);
 
 }  // namespace mfabric::net

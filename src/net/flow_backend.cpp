@@ -1348,18 +1348,21 @@ void FlowBackend::disconnect(LinkId circuit) {
 }
 
 void FlowBackend::resume_paused() {
-  resume_paused(0, s_->topo.cluster().servers);
+  resume_paused_on(std::vector<bool>(static_cast<std::size_t>(s_->topo.cluster().servers), true));
 }
 
-void FlowBackend::resume_paused(int first_server, int servers) {
+void FlowBackend::resume_paused(std::span<const fabric::NodeId> nics) {
+  resume_paused_on(servers_of_nics(s_->topo, nics));
+}
+
+void FlowBackend::resume_paused_on(const std::vector<bool>& servers) {
   State& s = *s_;
   std::vector<std::int32_t> slots;
   std::vector<std::int32_t> still;
   // A transfer relayed to or from a server cut off from the EPS crosses a circuit of the other
-  // end's region: either end in the servers resumes it.
+  // end's region: either end on the servers resumes it.
   const auto inside = [&](fabric::NodeId gpu) {
-    const int server = s.topo.node(gpu).server;
-    return server >= first_server && server < first_server + servers;
+    return servers[static_cast<std::size_t>(s.topo.node(gpu).server)];
   };
   for (std::int32_t slot : s.paused) {
     const State::Cold& c = s.cold_of(slot);
@@ -1377,15 +1380,15 @@ void FlowBackend::resume_paused(int first_server, int servers) {
   }
 }
 
-void FlowBackend::reroute(int first_server, int servers) {
+void FlowBackend::reroute(std::span<const fabric::NodeId> nics) {
   State& s = *s_;
+  const std::vector<bool> servers = servers_of_nics(s.topo, nics);
   s.flush();  // rates up to date before the bytes sent so far are counted
   for (std::size_t i = 0; i < s.hot.size(); ++i) {
     const auto slot = static_cast<std::int32_t>(i);
     if (s.hot[i].state != FlowState::Active) continue;
     State::Cold& c = s.cold_of(slot);
-    const int server = s.topo.node(c.src).server;
-    if (server < first_server || server >= first_server + servers) continue;
+    if (!servers[static_cast<std::size_t>(s.topo.node(c.src).server)]) continue;
     if (!s.router.find(c.src, c.dst, c.hash, s.route, false) || !(s.route.cost < c.cost)) continue;
     s.move_to(slot, s.route);
   }

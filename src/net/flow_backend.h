@@ -74,7 +74,7 @@ inline constexpr double kMaxCompletionBatching = 0.1;
 void check_completion_batching(double fraction, const std::string& file = "",
                                const std::string& field = "completion_batching");
 
-class FlowBackend final : public Backend {
+class FlowBackend final : public Backend, public Circuits {
  public:
   // The topology must outlive the backend. Links (not nodes) may be appended to it later (tests
   // do) while it has no optical NICs; they are picked up at the next start() or set_link_rate().
@@ -99,13 +99,17 @@ class FlowBackend final : public Backend {
   std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
   TransferTotals totals() const override;
 
+  Circuits* circuits() override { return this; }
+
+  // Circuits
   fabric::LinkId connect(fabric::NodeId nic_a, fabric::NodeId nic_b) override;
   void disconnect(fabric::LinkId circuit) override;
   fabric::NodeId circuit_peer(fabric::NodeId nic) const override;
   void resume_paused() override;
-  void resume_paused(int first_server, int servers) override;
-  void reroute(int first_server, int servers) override;
+  void resume_paused(std::span<const fabric::NodeId> nics) override;
+  void reroute(std::span<const fabric::NodeId> nics) override;
   std::size_t paused_transfers() const override;
+
   // The links routed over, circuits included.
   const LinkTable& links() const;
 
@@ -118,6 +122,8 @@ class FlowBackend final : public Backend {
 
  private:
   struct State;
+  // Resumes the paused transfers with either end on a server flagged in `servers`.
+  void resume_paused_on(const std::vector<bool>& servers);
   // Behind a pointer so that the const queries (next_event_time, channel_stats) can bring the
   // lazily updated state up to date.
   std::unique_ptr<State> s_;

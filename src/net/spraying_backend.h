@@ -38,22 +38,9 @@ class SprayingBackend final : public Backend {
   }
   std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
   TransferTotals totals() const override;
-  const std::vector<PortStats>* port_stats() const override { return inner_->port_stats(); }
-  std::optional<PacketStats> packet_stats() const override { return inner_->packet_stats(); }
-
-  fabric::LinkId connect(fabric::NodeId a, fabric::NodeId b) override {
-    return inner_->connect(a, b);
-  }
-  void disconnect(fabric::LinkId circuit) override { inner_->disconnect(circuit); }
-  void resume_paused() override { inner_->resume_paused(); }
-  void resume_paused(int first_server, int servers) override {
-    inner_->resume_paused(first_server, servers);
-  }
-  void reroute(int first_server, int servers) override { inner_->reroute(first_server, servers); }
-  std::size_t paused_transfers() const override { return inner_->paused_transfers(); }
-  fabric::NodeId circuit_peer(fabric::NodeId nic) const override {
-    return inner_->circuit_peer(nic);
-  }
+  std::optional<PacketReport> packet_report() const override { return inner_->packet_report(); }
+  // The inner backend's circuits: they pause, resume and reroute its parts.
+  Circuits* circuits() override { return inner_->circuits(); }
 
   const Backend& inner() const { return *inner_; }
 

@@ -54,7 +54,8 @@ class BackendCircuits final : public collective::CircuitView {
   BackendCircuits(const net::Backend& backend, const std::vector<std::uint8_t>* failed)
       : backend_(backend), failed_(failed) {}
   fabric::NodeId circuit_peer(fabric::NodeId nic) const override {
-    return backend_.circuit_peer(nic);
+    const net::Circuits* circuits = backend_.circuits();
+    return circuits == nullptr ? fabric::kNoNode : circuits->circuit_peer(nic);
   }
   bool usable(fabric::NodeId node) const override {
     return failed_ == nullptr || (*failed_)[static_cast<std::size_t>(node)] == 0;
@@ -511,8 +512,10 @@ class Executor final : public EngineContext {
     r.channels = backend_.channel_stats();
     r.flows = std::move(flows_);
     r.transfers = backend_.totals();
-    if (const std::vector<net::PortStats>* ports = backend_.port_stats()) r.ports = *ports;
-    r.packets = backend_.packet_stats();
+    if (std::optional<net::PacketReport> packet = backend_.packet_report()) {
+      r.ports = std::move(packet->ports);
+      r.packets = packet->totals;
+    }
     r.events = events_ + backend_.events_processed();
     return r;
   }

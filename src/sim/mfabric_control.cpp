@@ -128,6 +128,14 @@ void MfabricControl::attach(EngineContext& engine) {
                                                                    delay, *this, switching_));
   }
   circuits_.assign(regions_.size(), {});
+  ocs_nics_.assign(regions_.size(), {});
+  for (const fabric::Region& r : topology_.regions()) {
+    std::vector<fabric::NodeId>& ocs = ocs_nics_[static_cast<std::size_t>(r.id)];
+    for (int s = r.first_server; s < r.first_server + r.servers; ++s) {
+      for (int n = nics.first_ocs_nic(); n < nics.nics; ++n)
+        ocs.push_back(topology_.nic(s, n));
+    }
+  }
   units_.assign(regions_.size(), 0.0);
   if (policy_ == Policy::Predict) {
     for (std::size_t region = 0; region < regions_.size(); ++region) {
@@ -408,7 +416,7 @@ void MfabricControl::tear_down(int region, const std::vector<control::PortCircui
   auto& up = circuits_[static_cast<std::size_t>(region)];
   for (const control::PortCircuit& p : circuits) {
     const auto it = up.find(p);
-    engine_->backend().disconnect(it->second);
+    net::require_circuits(engine_->backend()).disconnect(it->second);
     up.erase(it);
   }
 }
@@ -417,13 +425,15 @@ void MfabricControl::set_up(int region, const std::vector<control::PortCircuit>&
   const fabric::Region& r = topology_.regions()[static_cast<std::size_t>(region)];
   auto& up = circuits_[static_cast<std::size_t>(region)];
   net::Backend& net = engine_->backend();
+  net::Circuits& ocs = net::require_circuits(net);
   for (const control::PortCircuit& p : circuits) {
-    up.emplace(p, net.connect(topology_.nic(r.first_server + p.server, p.nic),
+    up.emplace(p, ocs.connect(topology_.nic(r.first_server + p.server, p.nic),
                               topology_.nic(r.first_server + p.peer_server, p.peer_nic)));
   }
-  net.resume_paused(r.first_server, r.servers);
+  const std::vector<fabric::NodeId>& region_nics = ocs_nics_[static_cast<std::size_t>(region)];
+  ocs.resume_paused(region_nics);
   // eps-during-switch: the dispatch's bytes that went over the EPS meanwhile take the circuits.
-  if (policy_ == Policy::EpsDuringSwitch) net.reroute(r.first_server, r.servers);
+  if (policy_ == Policy::EpsDuringSwitch) ocs.reroute(region_nics);
   // After a failure, transfers stalled on down links may have a way now (a relay circuit).
   if (failures_) net.reroute_down();
 }
@@ -446,7 +456,8 @@ void MfabricControl::fail_port(fabric::NodeId nic) {
   regions_[static_cast<std::size_t>(r.id)]->fail_port(n.server - r.first_server, n.index);
   ++stats_.failed_ports;
   // The transfers of its circuit paused when it went: they take what is up now.
-  engine_->backend().resume_paused(r.first_server, r.servers);
+  net::require_circuits(engine_->backend())
+      .resume_paused(ocs_nics_[static_cast<std::size_t>(r.id)]);
 }
 
 void MfabricControl::isolate(int server, const std::vector<bool>& can_relay) {

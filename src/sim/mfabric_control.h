@@ -155,6 +155,7 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   bool installing_ = false;  // set_up() of the plans put up before training
   std::vector<std::unique_ptr<control::RegionController>> regions_;
   std::vector<std::map<control::PortCircuit, fabric::LinkId>> circuits_;  // per region, up now
+  std::vector<std::vector<fabric::NodeId>> ocs_nics_;  // per region: its servers' OCS NICs
   // (region, key) -> the dispatch all-to-alls of that plan (one per EP group of the region).
   std::map<std::pair<int, std::int64_t>, std::vector<workload::TaskId>> dispatches_;
   std::map<workload::TaskId, Time> held_since_;

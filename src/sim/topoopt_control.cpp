@@ -108,12 +108,13 @@ void TopoOptControl::check_reachable(const control::JobDemand& demand) const {
 }
 
 void TopoOptControl::attach(EngineContext& engine) {
-  net::Backend& backend = engine.backend();
   circuits_.clear();
+  if (plan_.links.empty()) return;
+  net::Circuits& panel = net::require_circuits(engine.backend());
   circuits_.reserve(plan_.links.size());
   for (const control::PanelLink& l : plan_.links) {
     circuits_.push_back(
-        backend.connect(topology_.nic(l.server_a, l.nic_a), topology_.nic(l.server_b, l.nic_b)));
+        panel.connect(topology_.nic(l.server_a, l.nic_a), topology_.nic(l.server_b, l.nic_b)));
   }
 }
 

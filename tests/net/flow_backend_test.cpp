@@ -704,6 +704,36 @@ TEST_F(TornDown, ItsTransferPausesAndResumesOnTheNewPlan) {
   EXPECT_EQ(net.totals().bytes_delivered, 1'000'000);
 }
 
+TEST(FlowBackendCircuits, ResumingAtSomeNicsResumesTheTransfersOfTheirServersOnly) {
+  // Two regions of two servers, a circuit and a transfer in each, both torn down: resuming at
+  // region 1's NICs resumes region 1's transfer; region 0's stays paused until resumed.
+  const fabric::Topology t =
+      fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(4, 8, 8));
+  FlowBackend net(t);
+  Recorder rec;
+  const fabric::LinkId c0 = net.connect(t.nic(0, 5), t.nic(1, 5));
+  const fabric::LinkId c1 = net.connect(t.nic(2, 5), t.nic(3, 5));
+  const TransferId in0 = rec.start(net, transfer(t.gpu(0, 5), t.gpu(1, 5), 1'000'000));
+  const TransferId in1 = rec.start(net, transfer(t.gpu(3, 5), t.gpu(2, 5), 1'000'000));
+  net.advance(Time::microseconds(40));
+  net.disconnect(c0);
+  net.disconnect(c1);
+  ASSERT_EQ(net.paused_transfers(), 2u);
+  const std::vector<fabric::NodeId> region1{t.nic(2, 4), t.nic(3, 2)};  // any NIC of each server
+  net.resume_paused(region1);
+  EXPECT_EQ(net.paused_transfers(), 1u);
+  EXPECT_TRUE(net.channels_of(in0).empty());  // paused: no route
+  EXPECT_FALSE(net.channels_of(in1).empty());
+  net.resume_paused();
+  EXPECT_EQ(net.paused_transfers(), 0u);
+  run_to_idle(net);
+  EXPECT_EQ(net.totals().delivered, 2);
+  // Only NICs name servers.
+  const std::vector<fabric::NodeId> gpu{t.gpu(0, 0)};
+  EXPECT_THROW(net.resume_paused(gpu), Error);
+  EXPECT_THROW(net.reroute(std::vector<fabric::NodeId>{-1}), Error);
+}
+
 TEST_F(TornDown, APausedTransferMayResumeOverTheElectricalFabric) {
   net.resume_paused();  // no circuit now: through proxy GPUs and the EPS leaf (2 cables, 2 us)
   const auto path = net.channels_of(id);
@@ -724,9 +754,11 @@ TEST(FlowBackendCircuits, RerouteMovesTheRemainingBytesOntoANewCircuit) {
   EXPECT_EQ(net.channels_of(id).size(), 8u);  // EPS: NVSwitch detours, 2 cables
   net.advance(Time::microseconds(40));
   const fabric::LinkId c = net.connect(t.nic(0, 5), t.nic(1, 5));
-  net.reroute(2, 1);  // another server's transfers only: nothing moves
+  const std::vector<fabric::NodeId> destination{t.nic(1, 5)};
+  net.reroute(destination);  // the destination's server: its transfers only, nothing moves
   EXPECT_EQ(net.channels_of(id).size(), 8u);
-  net.reroute(0, 2);
+  const std::vector<fabric::NodeId> both{t.nic(0, 5), t.nic(1, 5)};
+  net.reroute(both);
   const auto path = net.channels_of(id);
   EXPECT_NE(std::find(path.begin(), path.end(), 2 * c), path.end());
   run_to_idle(net);
@@ -734,7 +766,7 @@ TEST(FlowBackendCircuits, RerouteMovesTheRemainingBytesOntoANewCircuit) {
   EXPECT_NEAR(net.channel_stats()[static_cast<std::size_t>(2 * c)].bytes, 500'000, 1);
   EXPECT_EQ(net.totals().bytes_delivered, 1'000'000);
   // A route no better than the one in use is kept.
-  net.reroute(0, 2);
+  net.reroute(both);
 }
 
 TEST(FlowBackendCircuits, LinkIdsStayBoundedOverManyReconfigurations) {

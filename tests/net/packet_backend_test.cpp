@@ -52,7 +52,7 @@ TEST(PacketBackend, OneFlowRunsAtLineRateTimesPayloadOverWireBytes) {
     const TransferId id = rec.start(net, transfer(t.gpu(0, 0), t.gpu(1, 0), bytes));
     run_to_idle(net);
     done.push_back(static_cast<double>(rec.at(id).ps()));
-    EXPECT_EQ(net.packet_stats()->drops, 0);
+    EXPECT_EQ(net.packet_stats().drops, 0);
     EXPECT_EQ(net.totals().bytes_delivered, bytes);
   }
   const double per_byte = 8.0 / 100e9 * (4096.0 + 64.0) / 4096.0 * 1e12;
@@ -122,8 +122,8 @@ TEST(PacketBackend, IncastOverflowsASmallBufferAndEveryByteStillArrives) {
   run_to_idle(net);
   EXPECT_EQ(net.active_transfers(), 0u);
   EXPECT_EQ(net.totals().bytes_delivered, 16'000'000);
-  EXPECT_GT(net.packet_stats()->drops, 0);
-  EXPECT_GT(net.packet_stats()->retransmissions, 0);
+  EXPECT_GT(net.packet_stats().drops, 0);
+  EXPECT_GT(net.packet_stats().retransmissions, 0);
 }
 
 TEST(PacketBackend, IncastWithPfcDropsNothing) {
@@ -148,13 +148,13 @@ TEST(PacketBackend, IncastWithPfcDropsNothing) {
   for (TransferId id : ids)
     last = std::max(last, rec.at(id));
   EXPECT_EQ(net.totals().bytes_delivered, 16'000'000);
-  EXPECT_EQ(net.packet_stats()->drops, 0);
-  EXPECT_EQ(net.packet_stats()->retransmissions, 0);
-  EXPECT_GT(net.packet_stats()->pfc_pauses, 0);
+  EXPECT_EQ(net.packet_stats().drops, 0);
+  EXPECT_EQ(net.packet_stats().retransmissions, 0);
+  EXPECT_GT(net.packet_stats().pfc_pauses, 0);
   // Every pause reached its link within the headroom: no input held more than xoff + headroom.
-  EXPECT_EQ(net.packet_stats()->pfc_headroom_drops, 0);
+  EXPECT_EQ(net.packet_stats().pfc_headroom_drops, 0);
   std::int64_t paused = 0;
-  for (const PortStats& p : *net.port_stats())
+  for (const PortStats& p : net.port_stats())
     paused += p.pause_ps;
   EXPECT_GT(paused, 0);
   // Lossless does not mean slower: 16 MB through one 100G port at the net line rate, plus the
@@ -180,9 +180,9 @@ TEST(PacketBackend, ACircuitTornDownUnderAFlowDrainsAndTheFlowResumesOnTheNextOn
   // 25 ms of reconfiguration: the circuit drains in microseconds; nothing moves after that.
   net.advance(Time::milliseconds(25));
   EXPECT_EQ(net.active_transfers(), 1u);
-  const std::int64_t sent_before = net.packet_stats()->packets_sent;
+  const std::int64_t sent_before = net.packet_stats().packets_sent;
   net.advance(Time::milliseconds(26));
-  EXPECT_EQ(net.packet_stats()->packets_sent, sent_before);
+  EXPECT_EQ(net.packet_stats().packets_sent, sent_before);
   const fabric::LinkId second = net.connect(t.nic(0, 5), t.nic(1, 5));
   EXPECT_EQ(second, first);  // the slot is reused; its old ports were drained
   net.resume_paused();
@@ -192,10 +192,10 @@ TEST(PacketBackend, ACircuitTornDownUnderAFlowDrainsAndTheFlowResumesOnTheNextOn
   const TransferTotals totals = net.totals();
   EXPECT_EQ(totals.bytes_sent, 4'000'000);
   EXPECT_EQ(totals.bytes_delivered, 4'000'000);
-  EXPECT_EQ(net.packet_stats()->drops, 0);
+  EXPECT_EQ(net.packet_stats().drops, 0);
   // Packets that left before the teardown arrived through the draining circuit: the flow sent
   // no packet twice.
-  EXPECT_EQ(net.packet_stats()->retransmissions, 0);
+  EXPECT_EQ(net.packet_stats().retransmissions, 0);
 }
 
 // The flow backend's time for an all-to-all among `hosts` servers of one GPU, `per_host` bytes
@@ -278,8 +278,8 @@ TEST(PacketBackend, DcqcnSharesADumbbellBetweenTwoFlows) {
   const double a = rec.at(first).seconds();
   const double b = rec.at(second).seconds();
   EXPECT_NEAR(a, b, 0.05 * b);
-  EXPECT_EQ(net.packet_stats()->drops, 0);
-  EXPECT_GT(net.packet_stats()->marks, 0);
+  EXPECT_EQ(net.packet_stats().drops, 0);
+  EXPECT_GT(net.packet_stats().marks, 0);
   EXPECT_EQ(net.totals().bytes_delivered, 32'000'000);
 }
 
@@ -312,7 +312,7 @@ TEST(PacketBackend, DcqcnSharesWithALateJoinerWithItsAuthorsCounters) {
   EXPECT_NEAR(a, fluid, 0.1 * fluid);
   EXPECT_NEAR(b, fluid, 0.1 * fluid);
   EXPECT_NEAR(a, b, 0.1 * b);
-  EXPECT_EQ(net.packet_stats()->drops, 0);
+  EXPECT_EQ(net.packet_stats().drops, 0);
   EXPECT_EQ(net.totals().bytes_delivered, 128'000'000);
 }
 
@@ -330,7 +330,7 @@ TEST(PacketBackend, IrnWithoutPfcRecoversItsLossesSelectively) {
     rec.start(net, transfer(t.gpu(k, 0), t.gpu(0, 0), 2'000'000));
   run_to_idle(net);
   EXPECT_EQ(net.totals().bytes_delivered, 16'000'000);
-  const PacketStats st = *net.packet_stats();
+  const PacketStats st = net.packet_stats();
   EXPECT_GT(st.drops, 0);
   EXPECT_GE(st.retransmissions, st.drops);
   EXPECT_LT(st.retransmissions, 2 * st.drops);

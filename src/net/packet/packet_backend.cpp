@@ -1037,21 +1037,25 @@ const std::vector<ChannelStats>& PacketBackend::channel_stats() const {
   return m;
 }
 
-const std::vector<PortStats>* PacketBackend::port_stats() const {
+const std::vector<PortStats>& PacketBackend::port_stats() const {
   // The occupancy integrals up to now.
   for (Port& p : s_->ports) {
     if (p.channel < 0) continue;
     s_->drain(p);
     s_->account(p);
   }
-  return &s_->port_stats;
+  return s_->port_stats;
 }
 
-std::optional<PacketStats> PacketBackend::packet_stats() const {
+PacketStats PacketBackend::packet_stats() const {
   PacketStats st = s_->stats;
   st.retransmissions = s_->transport->retransmissions();
   st.timeouts = s_->transport->timeouts();
   return st;
+}
+
+std::optional<PacketReport> PacketBackend::packet_report() const {
+  return PacketReport{port_stats(), packet_stats()};
 }
 
 const PacketBackendOptions& PacketBackend::options() const {
@@ -1139,14 +1143,17 @@ NodeId PacketBackend::circuit_peer(NodeId nic) const {
 }
 
 void PacketBackend::resume_paused() {
-  resume_paused(0, s_->topo.cluster().servers);
+  resume_paused_on(std::vector<bool>(static_cast<std::size_t>(s_->topo.cluster().servers), true));
 }
 
-void PacketBackend::resume_paused(int first_server, int servers) {
+void PacketBackend::resume_paused(std::span<const NodeId> nics) {
+  resume_paused_on(servers_of_nics(s_->topo, nics));
+}
+
+void PacketBackend::resume_paused_on(const std::vector<bool>& servers) {
   State& s = *s_;
   const auto inside = [&](NodeId gpu) {
-    const int server = s.topo.node(gpu).server;
-    return server >= first_server && server < first_server + servers;
+    return servers[static_cast<std::size_t>(s.topo.node(gpu).server)];
   };
   std::vector<FlowSlot> resume;
   std::vector<FlowSlot> still;
@@ -1168,13 +1175,13 @@ void PacketBackend::resume_paused(int first_server, int servers) {
   }
 }
 
-void PacketBackend::reroute(int first_server, int servers) {
+void PacketBackend::reroute(std::span<const NodeId> nics) {
   State& s = *s_;
+  const std::vector<bool> servers = servers_of_nics(s.topo, nics);
   for (std::size_t i = 0; i < s.flows.size(); ++i) {
     Flow& fl = s.flows[i];
     if (!fl.live || fl.hold != Hold::None) continue;
-    const int server = s.topo.node(fl.src).server;
-    if (server < first_server || server >= first_server + servers) continue;
+    if (!servers[static_cast<std::size_t>(s.topo.node(fl.src).server)]) continue;
     if (!s.router.find(fl.src, fl.dst, fl.hash, s.scratch, false)) continue;
     if (!(s.scratch.cost < s.routes[static_cast<std::size_t>(fl.route)].cost)) continue;
     // The flow's packets in flight stay on the old route; new ones take the new one, from the

@@ -37,7 +37,7 @@
 
 namespace mfabric::net {
 
-class PacketBackend final : public Backend {
+class PacketBackend final : public Backend, public Circuits {
  public:
   // The topology must outlive the backend. mfabric::Error for options out of range.
   explicit PacketBackend(const fabric::Topology& topology,
@@ -58,21 +58,27 @@ class PacketBackend final : public Backend {
   std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
   TransferTotals totals() const override;
 
+  std::optional<PacketReport> packet_report() const override;
+  Circuits* circuits() override { return this; }
+
+  // Circuits
   fabric::LinkId connect(fabric::NodeId nic_a, fabric::NodeId nic_b) override;
   void disconnect(fabric::LinkId circuit) override;
   fabric::NodeId circuit_peer(fabric::NodeId nic) const override;
   void resume_paused() override;
-  void resume_paused(int first_server, int servers) override;
-  void reroute(int first_server, int servers) override;
+  void resume_paused(std::span<const fabric::NodeId> nics) override;
+  void reroute(std::span<const fabric::NodeId> nics) override;
   std::size_t paused_transfers() const override;
 
   const PacketBackendOptions& options() const;
   // Per directed channel (as channel_stats()), queues up to now.
-  const std::vector<PortStats>* port_stats() const override;
-  std::optional<PacketStats> packet_stats() const override;
+  const std::vector<PortStats>& port_stats() const;
+  PacketStats packet_stats() const;
 
  private:
   struct State;
+  // Resumes the paused transfers with either end on a server flagged in `servers`.
+  void resume_paused_on(const std::vector<bool>& servers);
   std::unique_ptr<State> s_;
 };
 
