@@ -169,12 +169,13 @@ TEST(PacketBackend, ACircuitTornDownUnderAFlowDrainsAndTheFlowResumesOnTheNextOn
   // waits, and continues over a new circuit between the same NICs: every byte arrives once.
   Topology t = fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(2, 8, 8));
   PacketBackend net(t);
+  Circuits& ocs = *net.circuits();
   Recorder rec;
-  const fabric::LinkId first = net.connect(t.nic(0, 5), t.nic(1, 5));
+  const fabric::LinkId first = ocs.connect(t.nic(0, 5), t.nic(1, 5));
   const TransferId id = rec.start(net, transfer(t.gpu(0, 5), t.gpu(1, 5), 4'000'000));
   net.advance(Time::microseconds(150));
-  net.disconnect(first);
-  EXPECT_EQ(net.paused_transfers(), 1u);
+  ocs.disconnect(first);
+  EXPECT_EQ(ocs.paused_transfers(), 1u);
   ASSERT_EQ(net.stalled_transfers(5).size(), 1u);
   EXPECT_EQ(net.stalled_transfers(5)[0].why, StalledTransfer::Why::Paused);
   // 25 ms of reconfiguration: the circuit drains in microseconds; nothing moves after that.
@@ -183,10 +184,10 @@ TEST(PacketBackend, ACircuitTornDownUnderAFlowDrainsAndTheFlowResumesOnTheNextOn
   const std::int64_t sent_before = net.packet_stats().packets_sent;
   net.advance(Time::milliseconds(26));
   EXPECT_EQ(net.packet_stats().packets_sent, sent_before);
-  const fabric::LinkId second = net.connect(t.nic(0, 5), t.nic(1, 5));
+  const fabric::LinkId second = ocs.connect(t.nic(0, 5), t.nic(1, 5));
   EXPECT_EQ(second, first);  // the slot is reused; its old ports were drained
-  net.resume_paused();
-  EXPECT_EQ(net.paused_transfers(), 0u);
+  ocs.resume_paused();
+  EXPECT_EQ(ocs.paused_transfers(), 0u);
   run_to_idle(net);
   EXPECT_GT(rec.at(id), Time::milliseconds(26));
   const TransferTotals totals = net.totals();
@@ -452,6 +453,36 @@ TEST(PacketBackend, ATransferOfMorePacketsThanAFlowMayHaveNamesTheFileAndTheMtu)
   // Past the largest mtu's flow (128 TiB) no mtu would do.
   EXPECT_NE(flow_size_limit(Bytes(std::int64_t{1} << 48), Bytes(65536)).find("at most"),
             std::string::npos);
+}
+
+// The packet backend is a composition: transfers inside a server run on a fluid part, the rest
+// as packets, under one id sequence in start order; the packet network alone cuts every transfer
+// into packets.
+TEST(PacketBackend, TransfersInsideAServerAreFluidUnderOneIdSequence) {
+  const Topology t = two_hosts(2);
+  PacketBackend net(t);
+  Recorder rec;
+  const TransferId inside = rec.start(net, transfer(t.gpu(0, 0), t.gpu(0, 1), 1'000'000));
+  const TransferId across = rec.start(net, transfer(t.gpu(0, 0), t.gpu(1, 0), 1'000'000));
+  const TransferId inside_again = rec.start(net, transfer(t.gpu(1, 1), t.gpu(1, 0), 1'000'000));
+  EXPECT_EQ(inside, 0);
+  EXPECT_EQ(across, 1);
+  EXPECT_EQ(inside_again, 2);
+  EXPECT_EQ(net.active_transfers(), 3u);
+  run_to_idle(net);
+  for (const TransferId id : {inside, across, inside_again})
+    EXPECT_GT(rec.at(id), Time::zero()) << id;
+  EXPECT_EQ(net.totals().delivered, 3);
+  EXPECT_EQ(net.totals().bytes_delivered, 3'000'000);
+  // Only the transfer across the network was cut into packets: 1 MB in 4 KiB packets.
+  EXPECT_EQ(net.packet_stats().packets_sent, (1'000'000 + 4095) / 4096);
+
+  PacketNetwork packets_only(t);
+  Recorder alone;
+  alone.start(packets_only, transfer(t.gpu(0, 0), t.gpu(0, 1), 1'000'000));
+  run_to_idle(packets_only);
+  EXPECT_EQ(packets_only.totals().bytes_delivered, 1'000'000);
+  EXPECT_EQ(packets_only.packet_stats().packets_sent, (1'000'000 + 4095) / 4096);
 }
 
 }  // namespace packet_test

@@ -1,55 +1,40 @@
-// The packet-level network backend (docs/network.md, "Packet backend"). Transfers are flows of
-// MTU-sized packets with header bytes, sent by a transport (transport.h: DCTCP, ...) and carried
-// store-and-forward over the same routes as the flow backend's (router.h): every directed
-// channel is an output port (port.h) with a FIFO queue that serialises packets at the link's
-// rate and hands them to the next hop after the link's latency. Ports mark ECN above a threshold;
-// switch ports drop what does not fit in their buffer; host ports (GPU, NVSwitch, NIC) never drop.
+// The `packet` backend (docs/network.md, "Packet backend"): transfers that cross the network run
+// as packets on a PacketNetwork (packet_network.h), transfers inside one server (GPU - NVSwitch -
+// GPU, no network link, no proxy) as fluid flows on a FlowBackend: NVLink is lossless and
+// credit-based, and cutting terabytes of tensor-parallel traffic into MTU packets would cost
+// billions of events and show nothing a transport does. A composition of the two parts, not a
+// third model: each part keeps its own clock, links and statistics, and this backend merges them.
 //
-// A GPU's first port sends for all flows that start there, one packet at a time round robin
-// among the flows their transport lets send (a NIC scheduling its flows fairly). Receivers
-// answer every data packet; the answer returns on the reverse path after that path's latency and
-// serialisation, without queueing behind data (acknowledgements travel at strict priority and
-// are not counted in the ports' bytes). A transfer completes when its last data byte has arrived
-// (plus (latency_hops - 1) x the route's latency, as in the flow backend); zero-byte transfers
-// after the route's latency, a transfer from a GPU to itself at once.
-//
-// Link failures (rate 0): the link's ports lose the packets they hold (counted as drops); flows
-// crossing it move to a route of equal cost over links still up if there is one, and otherwise
-// hold until the link comes back or reroute_down() finds them a route of any cost. Their
-// transports see the lost packets as losses.
-//
-// Circuits: disconnect() holds every flow crossing the circuit (it sends nothing new) and retires
-// the circuit's ports: they still forward what they hold and what is on its way to them (the
-// circuit drains; nothing is lost), then are reused. resume_paused() routes the held flows again.
+// One id sequence for both parts, in start order. At each timestamp the fluid part's events run
+// first, then the packets' (either may start transfers of the other at that time). The fluid
+// part is created at the first transfer inside a server and brought to the current time; link
+// rates reach it from then on. Circuits are the packet part's (transfers inside a server never
+// cross one).
 //
 // Not re-entrant: completion callbacks may call start(), set_link_rate() and the queries, but not
 // advance().
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "net/backend.h"
-#include "net/link_table.h"
-#include "net/packet/packet_options.h"
+#include "net/flow_backend.h"
+#include "net/packet/packet_network.h"
 
 namespace mfabric::net {
 
-class PacketBackend final : public Backend, public Circuits {
+class PacketBackend final : public Backend {
  public:
   // The topology must outlive the backend. mfabric::Error for options out of range.
   explicit PacketBackend(const fabric::Topology& topology,
                          const PacketBackendOptions& options = {});
-  ~PacketBackend() override;
-  PacketBackend(const PacketBackend&) = delete;
-  PacketBackend& operator=(const PacketBackend&) = delete;
 
   TransferId start(const net::Transfer& t, DoneCallback on_done) override;
   void set_link_rate(fabric::LinkId link, Rate rate) override;
   void reroute_down() override;
-  Time now() const override;
+  Time now() const override { return network_.now(); }
   std::optional<Time> next_event_time() const override;
   void advance(Time t) override;
   std::size_t active_transfers() const override;
@@ -57,29 +42,27 @@ class PacketBackend final : public Backend, public Circuits {
   const std::vector<ChannelStats>& channel_stats() const override;
   std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
   TransferTotals totals() const override;
+  std::optional<PacketReport> packet_report() const override { return network_.packet_report(); }
+  Circuits* circuits() override { return &network_; }
 
-  std::optional<PacketReport> packet_report() const override;
-  Circuits* circuits() override { return this; }
-
-  // Circuits
-  fabric::LinkId connect(fabric::NodeId nic_a, fabric::NodeId nic_b) override;
-  void disconnect(fabric::LinkId circuit) override;
-  fabric::NodeId circuit_peer(fabric::NodeId nic) const override;
-  void resume_paused() override;
-  void resume_paused(std::span<const fabric::NodeId> nics) override;
-  void reroute(std::span<const fabric::NodeId> nics) override;
-  std::size_t paused_transfers() const override;
-
-  const PacketBackendOptions& options() const;
-  // Per directed channel (as channel_stats()), queues up to now.
-  const std::vector<PortStats>& port_stats() const;
-  PacketStats packet_stats() const;
+  const PacketBackendOptions& options() const { return network_.options(); }
+  // The packet part's ports and counters (inside a server there are no packets).
+  const std::vector<PortStats>& port_stats() const { return network_.port_stats(); }
+  PacketStats packet_stats() const { return network_.packet_stats(); }
 
  private:
-  struct State;
-  // Resumes the paused transfers with either end on a server flagged in `servers`.
-  void resume_paused_on(const std::vector<bool>& servers);
-  std::unique_ptr<State> s_;
+  static TransferId ours(const std::vector<TransferId>& ids, TransferId part_id) {
+    return ids[static_cast<std::size_t>(part_id)];
+  }
+
+  const fabric::Topology& topology_;
+  PacketNetwork network_;
+  std::unique_ptr<FlowBackend> inside_;  // created at the first transfer inside a server
+  TransferId next_id_ = 0;
+  std::vector<TransferId> network_ids_;  // ours, by the packet part's id
+  std::vector<TransferId> inside_ids_;   // ours, by the fluid part's id
+  Route route_;
+  mutable std::vector<ChannelStats> merged_channels_;  // the packet part's + the fluid part's
 };
 
 }  // namespace mfabric::net
