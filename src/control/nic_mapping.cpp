@@ -10,16 +10,7 @@
 namespace mfabric::control {
 
 void ServerNics::validate() const {
-  if (nics < 2 || nics > kMaxAlpha + 1) {
-    throw Error("", "nics",
-                fmt::format("expected 2 to {} NICs per server (at least one on the EPS, one on "
-                            "the OCS), got {}",
-                            kMaxAlpha + 1, nics));
-  }
-  if (alpha < 1 || alpha > nics - 1) {
-    throw Error("", "alpha",
-                fmt::format("must be between 1 and nics - 1 ({}), got {}", nics - 1, alpha));
-  }
+  fabric::check_alpha(alpha, nics);
   if (numa < 1 || numa > nics) {
     throw Error(
         "", "numa",

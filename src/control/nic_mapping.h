@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "control/planner.h"
+#include "fabric/ocs_params.h"
 
 namespace mfabric::control {
 

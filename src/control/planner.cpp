@@ -13,10 +13,7 @@
 namespace mfabric::control {
 
 void PlanLimits::validate() const {
-  if (alpha < 1 || alpha > kMaxAlpha) {
-    throw Error("", "alpha",
-                fmt::format("expected 1 to {} circuits per server, got {}", kMaxAlpha, alpha));
-  }
+  fabric::check_alpha(alpha, kMaxAlpha + 1);  // the servers' NICs are not known here
   const auto check_rate = [](Rate rate, const char* field) {
     if (!std::isfinite(rate.bps()) || rate.bps() <= 0) {
       throw Error("", field, fmt::format("expected a positive rate, got {} bit/s", rate.bps()));

@@ -10,12 +10,12 @@
 
 #include "control/demand.h"
 #include "core/units.h"
+#include "fabric/ocs_params.h"
 
 namespace mfabric::control {
 
-// Most OCS NICs per server a plan may use: fabric::kMaxPerServer (1024) NICs per server, one of
-// them on the EPS.
-inline constexpr int kMaxAlpha = 1023;
+// Most OCS NICs per server a plan may use (fabric/ocs_params.h).
+using fabric::kMaxAlpha;
 
 struct PlanLimits {
   int alpha = 6;  // circuits per server: its OCS NICs

@@ -25,16 +25,6 @@ namespace mfabric::control {
 // (key_ is kept): a failure does not by itself cost a reconfiguration; the next new key plans
 // around it.
 
-const char* to_string(SwitchRule r) {
-  return r == SwitchRule::WhenFaster ? "when-faster" : "always";
-}
-
-std::optional<SwitchRule> parse_switch_rule(const std::string& name) {
-  if (name == "always") return SwitchRule::Always;
-  if (name == "when-faster") return SwitchRule::WhenFaster;
-  return std::nullopt;
-}
-
 RegionController::RegionController(int region, ServerNics nics, PlanLimits limits,
                                    const Planner& planner, Time delay, CircuitSwitch& fabric,
                                    SwitchRule rule)

@@ -39,6 +39,7 @@
 #include "control/nic_mapping.h"
 #include "control/planner.h"
 #include "core/units.h"
+#include "fabric/ocs_params.h"
 
 namespace mfabric::control {
 
@@ -60,10 +61,9 @@ class CircuitSwitch {
   virtual void reconfigured(int region, Time since) = 0;
 };
 
-enum class SwitchRule { Always, WhenFaster };
-// "always", "when-faster"; parse_switch_rule: nullopt for another name.
-const char* to_string(SwitchRule r);
-std::optional<SwitchRule> parse_switch_rule(const std::string& name);
+// "always", "when-faster" (fabric/ocs_params.h: a parameter of the mFabric topology).
+using fabric::parse_switch_rule;
+using fabric::SwitchRule;
 
 struct RegionStats {
   std::int64_t reconfigurations = 0;  // that changed at least one circuit, pins included

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "fabric/clos.h"
+#include "fabric/ocs_params.h"
 
 namespace mfabric::fabric {
 namespace {
@@ -209,37 +210,42 @@ void build_nvl72(Spec& spec, const FabricKind& kind, Topology& t) {
   t.set_tiers(build_eps_fat_tree(t, c.nics_per_server, radix, o));
 }
 
+// The text of mFabric's parameters in Topology::params() (outputs: topology --json, cost --json),
+// written from the typed ones.
+void record_ocs_params(const OcsParams& ocs, Topology& t) {
+  t.set_param("alpha", plain(ocs.alpha));
+  t.set_param("region", plain(ocs.region));
+  t.set_param("ocs_ports", plain(ocs.ocs_ports));
+  t.set_param("reconfiguration", to_string(ocs.reconfiguration));
+  t.set_param("planner", ocs.planner);
+  t.set_param("policy", ocs.policy);
+  t.set_param("switching", to_string(ocs.switching));
+  t.set_param("eps_link", to_string(ocs.eps_link));
+  t.set_param("ocs_link", to_string(ocs.ocs_link));
+  t.set_param("ocs_optics", to_string(ocs.optics));
+}
+
 void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
   const ClusterSpec& c = t.cluster();
   const int n = c.nics_per_server;
-  const int alpha = spec.get_int("alpha", kDefaultAlpha);
-  const int region = spec.get_int("region", std::min(kDefaultRegion, c.servers));
+  OcsParams params;
+  const int alpha = params.alpha = spec.get_int("alpha", kDefaultAlpha);
+  const int region = params.region = spec.get_int("region", std::min(kDefaultRegion, c.servers));
   const int radix = spec.get_int("radix", kDefaultRadix);
   const double o = spec.get_double("oversubscription", kDefaultOversubscription);
-  const int ocs_ports = spec.get_int("ocs_ports", kDefaultOcsPorts);
-  const Time reconfiguration = spec.get_time("reconfiguration", kDefaultReconfiguration);
-  const Rate eps_link = read_link_rate(spec, "eps_link", c.link);
-  const Rate ocs_link = read_link_rate(spec, "ocs_link", c.link);
+  const int ocs_ports = params.ocs_ports = spec.get_int("ocs_ports", kDefaultOcsPorts);
+  const Time reconfiguration = params.reconfiguration =
+      spec.get_time("reconfiguration", kDefaultReconfiguration);
+  const Rate eps_link = params.eps_link = read_link_rate(spec, "eps_link", c.link);
+  const Rate ocs_link = params.ocs_link = read_link_rate(spec, "ocs_link", c.link);
   const std::string optics = spec.get_string("ocs_optics", "pluggable");
-  // Read by the control plane (sim/mfabric_control.h), which checks the names.
-  const std::string planner = spec.get_string("planner", kDefaultPlanner);
-  const std::string policy = spec.get_string("policy", kDefaultPolicy);
+  // Names checked by the control plane (sim/control_spec.h), whose registries are above fabric.
+  params.planner = spec.get_string("planner", kDefaultPlanner);
+  params.policy = spec.get_string("policy", kDefaultPolicy);
   const std::string switching = spec.get_string("switching", "always");
   spec.finish(param_names(kind));
 
-  // Every server needs at least one EPS NIC (DP/PP traffic and the all-to-all fallback) and one
-  // OCS NIC.
-  if (n < 2) {
-    throw Error("", "alpha",
-                fmt::format("mfabric needs at least 2 NICs per server (one on the EPS, one on the "
-                            "OCS); nics_per_server is {}",
-                            n));
-  }
-  if (alpha < 1 || alpha > n - 1) {
-    throw Error(
-        "", "alpha",
-        fmt::format("must be between 1 and nics_per_server - 1 ({}), got {}", n - 1, alpha));
-  }
+  check_alpha(alpha, n);
   if (region < 1 || c.servers % region != 0) {
     throw Error("", "region",
                 fmt::format("must be a number of servers per region, at least 1, that divides "
@@ -267,26 +273,22 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
                 fmt::format("must be a time between 0 and 60min such as '25ms', got {}",
                             to_string(reconfiguration)));
   }
-  if (switching != "always" && switching != "when-faster") {
+  const std::optional<SwitchRule> rule = parse_switch_rule(switching);
+  if (!rule) {
     throw Error("", "switching",
                 fmt::format("must be 'always' or 'when-faster', got '{}'", switching));
   }
-  if (optics != "pluggable" && optics != "co-packaged") {
+  params.switching = *rule;
+  const std::optional<OcsOptics> ocs_optics = parse_ocs_optics(optics);
+  if (!ocs_optics) {
     throw Error("", "ocs_optics",
                 fmt::format("must be 'pluggable' or 'co-packaged', got '{}'", optics));
   }
-  t.set_param("alpha", plain(alpha));
-  t.set_param("region", plain(region));
+  params.optics = *ocs_optics;
   t.set_param("radix", plain(radix));
   t.set_param("oversubscription", plain(o));
-  t.set_param("ocs_ports", plain(ocs_ports));
-  t.set_param("reconfiguration", to_string(reconfiguration));
-  t.set_param("planner", planner);
-  t.set_param("policy", policy);
-  t.set_param("switching", switching);
-  t.set_param("eps_link", to_string(eps_link));
-  t.set_param("ocs_link", to_string(ocs_link));
-  t.set_param("ocs_optics", optics);
+  record_ocs_params(params, t);
+  t.set_ocs(params);
 
   t.set_tiers(build_eps_fat_tree(t, n - alpha, radix, o, eps_link));
 
@@ -316,8 +318,6 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
       }
     }
   }
-  t.set_circuit_degree(alpha);
-  t.set_reconfiguration_delay(reconfiguration);
 }
 
 const std::vector<Entry>& registry() {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "fabric/ocs_params.h"
 
 namespace mfabric::fabric {
 namespace {
@@ -170,14 +171,18 @@ void add_part(std::vector<RatedBill>& parts, Rate rate, const BillOfMaterials& b
   parts.push_back({rate, bom});
 }
 
-Rate rate_param(const Topology& t, const std::string& key) {
-  const auto it = t.params().find(key);
-  return it == t.params().end() ? t.cluster().link : parse_rate(it->second);
+// An mFabric topology's optical parameters; mfabric::Error naming alpha for one built without
+// them.
+const OcsParams& ocs_of(const Topology& t) {
+  if (t.ocs() == nullptr) {
+    throw Error("", "alpha",
+                fmt::format("fabric {} has no OCS parameters (alpha, links, optics)", t.spec()));
+  }
+  return *t.ocs();
 }
 
 bool co_packaged(const Topology& t) {
-  const auto it = t.params().find("ocs_optics");
-  return it != t.params().end() && it->second == "co-packaged";
+  return t.ocs() != nullptr && t.ocs()->optics == OcsOptics::CoPackaged;
 }
 
 // NVL72-style domains: the cluster's servers hold the GPUs the job uses; the scale-out ports of
@@ -262,7 +267,8 @@ std::vector<RatedBill> paper_bills(const Topology& topology, CostConvention conv
   }
   // mFabric's EPS is charged 1:1 by the paper's formula even if the builder recorded an
   // oversubscription parameter.
-  const int alpha = static_cast<int>(topology.param_number("alpha"));
+  const OcsParams& params = ocs_of(topology);
+  const int alpha = params.alpha;
   const BillOfMaterials all = paper_bill_of_materials(
       kind, cluster.servers, cluster.nics_per_server, alpha, 1.0, convention);
   const std::int64_t ocs_nics = std::int64_t{cluster.servers} * alpha;
@@ -277,8 +283,8 @@ std::vector<RatedBill> paper_bills(const Topology& topology, CostConvention conv
   eps.ocs_ports -= ocs_nics;
   eps.fibres -= ocs_nics;
   std::vector<RatedBill> parts;
-  add_part(parts, rate_param(topology, "eps_link"), eps);
-  add_part(parts, rate_param(topology, "ocs_link"), ocs);
+  add_part(parts, params.eps_link, eps);
+  add_part(parts, params.ocs_link, ocs);
   return parts;
 }
 

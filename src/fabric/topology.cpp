@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "fabric/ocs_params.h"
 
 namespace mfabric::fabric {
 
@@ -234,6 +235,18 @@ std::string Topology::name(NodeId id) const {
       return fmt::format("panel{}", n.index);
   }
   return "?";
+}
+
+void Topology::set_ocs(const OcsParams& ocs) {
+  ocs_ = std::make_shared<const OcsParams>(ocs);
+}
+
+int Topology::circuit_degree() const {
+  return ocs_ ? ocs_->alpha : circuit_degree_;
+}
+
+Time Topology::reconfiguration_delay() const {
+  return ocs_ ? ocs_->reconfiguration : Time::zero();
 }
 
 }  // namespace mfabric::fabric

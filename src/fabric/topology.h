@@ -20,12 +20,15 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/units.h"
 
 namespace mfabric::fabric {
+
+struct OcsParams;  // fabric/ocs_params.h
 
 using NodeId = std::int32_t;
 using LinkId = std::int32_t;
@@ -125,7 +128,8 @@ class Topology {
   void add_region(const Region& r) { regions_.push_back(r); }
   void set_tiers(int tiers) { tiers_ = tiers; }
   void set_circuit_degree(int d) { circuit_degree_ = d; }
-  void set_reconfiguration_delay(Time t) { reconfiguration_delay_ = t; }
+  // mFabric's optical parameters (fabric/ocs_params.h), checked by the builder.
+  void set_ocs(const OcsParams& ocs);
   // Records a builder parameter with its resolved value (defaults included), as text.
   void set_param(const std::string& key, const std::string& value) { params_[key] = value; }
 
@@ -158,9 +162,11 @@ class Topology {
   int tiers() const { return tiers_; }
   const std::vector<Region>& regions() const { return regions_; }
   // Optical links per server that a circuit plan may use (TopoOpt: all NICs; mFabric: alpha).
-  int circuit_degree() const { return circuit_degree_; }
+  int circuit_degree() const;
   // OCS switching time; zero for fabrics without an OCS.
-  Time reconfiguration_delay() const { return reconfiguration_delay_; }
+  Time reconfiguration_delay() const;
+  // mFabric's optical parameters; null for fabrics without an OCS.
+  const OcsParams* ocs() const { return ocs_.get(); }
 
   // "s3.gpu5", "s3.nic1", "s3.nvswitch", "leaf12", "spine3" (or "agg3" in a 3-tier fabric),
   // "core7", "ocs0", "panel0".
@@ -179,7 +185,7 @@ class Topology {
   std::vector<NodeId> server_base_;
   int tiers_ = 0;
   int circuit_degree_ = 0;
-  Time reconfiguration_delay_;
+  std::shared_ptr<const OcsParams> ocs_;  // shared: a Topology is copied, its OCS never changes
 };
 
 }  // namespace mfabric::fabric

@@ -51,7 +51,7 @@ MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::T
         "", "fabric.policy",
         fmt::format("unknown policy '{}' (known: {})", policy, fmt::join(policy_names(), ", ")));
   }
-  if (topology.regions().empty()) {
+  if (topology.regions().empty() || topology.ocs() == nullptr) {
     throw Error("", "fabric", "the mFabric control plane needs a fabric with OCS regions");
   }
   const std::set<std::int32_t> spares(spare_gpus.begin(), spare_gpus.end());
@@ -99,16 +99,8 @@ MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::T
     unfinished_[k] = static_cast<int>(ids.size());
   stats_.planner = planner_->name();
   stats_.policy = policy;
-  const auto& params = topology.params();
-  if (const auto it = params.find("switching"); it != params.end()) {
-    const auto rule = control::parse_switch_rule(it->second);
-    if (!rule) {
-      throw Error("", "fabric.switching",
-                  fmt::format("must be 'always' or 'when-faster', got '{}'", it->second));
-    }
-    switching_ = *rule;
-  }
-  stats_.switching = control::to_string(switching_);
+  switching_ = topology.ocs()->switching;
+  stats_.switching = fabric::to_string(switching_);
 }
 
 int MfabricControl::region_of_gpu(int gpu) const {

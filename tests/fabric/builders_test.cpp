@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "fabric/ocs_params.h"
 #include "fabric/clos.h"
 
 namespace mfabric::fabric {
@@ -437,6 +438,24 @@ TEST(MFabric, DefaultSplitsNicsBetweenEpsAndRegionalOcs) {
                                                             {"switching", "always"}}));
   EXPECT_EQ(t.circuit_degree(), 6);
   EXPECT_EQ(t.reconfiguration_delay(), Time::milliseconds(25));
+  // The same parameters, typed, for the cost model and the control plane.
+  ASSERT_NE(t.ocs(), nullptr);
+  EXPECT_EQ(t.ocs()->alpha, 6);
+  EXPECT_EQ(t.ocs()->region, 8);
+  EXPECT_EQ(t.ocs()->ocs_ports, 576);
+  EXPECT_EQ(t.ocs()->reconfiguration, Time::milliseconds(25));
+  EXPECT_EQ(t.ocs()->eps_link, Rate::gbps(400));
+  EXPECT_EQ(t.ocs()->ocs_link, Rate::gbps(400));
+  EXPECT_EQ(t.ocs()->optics, OcsOptics::Pluggable);
+  EXPECT_EQ(t.ocs()->switching, SwitchRule::Always);
+  EXPECT_EQ(t.ocs()->planner, "greedy");
+  EXPECT_EQ(t.ocs()->policy, "block");
+  EXPECT_EQ(build_fabric("fat-tree", cluster(8)).ocs(), nullptr);
+  const Topology cpo = build_fabric(
+      "mfabric:ocs_optics=co-packaged,switching=when-faster,reconfiguration=0s", cluster(8));
+  EXPECT_EQ(cpo.ocs()->optics, OcsOptics::CoPackaged);
+  EXPECT_EQ(cpo.ocs()->switching, SwitchRule::WhenFaster);
+  EXPECT_EQ(cpo.reconfiguration_delay(), Time::zero());
   // EPS: 2 NICs x 128 servers = 256 hosts at radix 64 -> 8 leaves, 2 tiers.
   EXPECT_EQ(t.tiers(), 2);
   EXPECT_EQ(switch_port_ends(t), 3 * 256);

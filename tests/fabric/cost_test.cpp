@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "fabric/builders.h"
+#include "fabric/ocs_params.h"
 
 namespace mfabric::fabric {
 namespace {
@@ -431,7 +432,10 @@ TEST(BillOfMaterials, PaperConventionReadsTopologyParameters) {
   EXPECT_EQ(bill_of_materials(bare, CostConvention::Paper).switch_ports, 6144);
 
   Topology mf("mfabric", "mfabric:alpha=4", cluster);
-  mf.set_param("alpha", "4");
+  OcsParams ocs;
+  ocs.alpha = 4;
+  ocs.eps_link = ocs.ocs_link = cluster.link;
+  mf.set_ocs(ocs);
   mf.set_param("oversubscription", "3");  // not used by the paper's mFabric formula
   // E = 128 x 4 = 512; ports 3072; transceivers 3072 + 1024 = 4096; fibres (3072 + 512) / 2 +
   // 512 = 1792 + 512 = 2304.
