@@ -39,32 +39,29 @@ RegionController::RegionController(int region, ServerNics nics, PlanLimits limit
   limits_.validate();
 }
 
-void RegionController::request(std::int64_t key, DemandSource demand, std::function<void()> ready) {
+bool RegionController::request(std::int64_t key, DemandSource demand, std::function<void()> ready) {
   // The plan in force, nothing under way: go at once.
-  if (!busy_ && key == key_) {
-    ready();
-    return;
-  }
+  if (!busy_ && key == key_) return true;
   if (busy_) {
     // The same plan as the one under way (or already queued): wait for it.
     if (key == key_) {
       waiting_.push_back(std::move(ready));
-      return;
+      return false;
     }
     for (Request& q : queue_) {
       if (q.key == key) {
         q.ready.push_back(std::move(ready));
-        return;
+        return false;
       }
     }
     ++stats_.conflicts;
     queue_.push_back(Request{key, std::move(demand), {}});
     queue_.back().ready.push_back(std::move(ready));
-    return;
+    return false;
   }
   Request r{key, std::move(demand), {}};
   r.ready.push_back(std::move(ready));
-  start(std::move(r));
+  return start(std::move(r), /*from_request=*/true);
 }
 
 void RegionController::install(std::int64_t key, const ServerDemand& demand) {
@@ -284,7 +281,7 @@ bool RegionController::worth_switching(const ServerDemand& demand,
          max_finish(demand, plan_, limits) + delay_.seconds();
 }
 
-void RegionController::start(Request r) {
+bool RegionController::start(Request r, bool from_request) {
   key_ = r.key;
   const ServerDemand demand = r.demand();
   // The plan in force, kept aside only when the rule may return to it.
@@ -311,6 +308,8 @@ void RegionController::start(Request r) {
   if (going.empty() && coming.empty()) {
     // Nothing to switch: the circuits in force serve this plan (or were kept).
     if (!kept) ++stats_.unchanged;
+    // Straight from request(), nothing is queued (the region was idle): the caller goes on.
+    if (from_request) return true;
     for (auto& fn : r.ready)
       fn();
     if (!queue_.empty()) {
@@ -318,7 +317,7 @@ void RegionController::start(Request r) {
       queue_.pop_front();
       start(std::move(following));
     }
-    return;
+    return false;
   }
   busy_ = true;
   busy_since_ = fabric_.now();
@@ -328,6 +327,7 @@ void RegionController::start(Request r) {
   stats_.circuits_torn_down += static_cast<std::int64_t>(going.size());
   if (!going.empty()) fabric_.tear_down(region_, going);
   fabric_.at(fabric_.now() + delay_, [this] { finish(); });
+  return false;
 }
 
 void RegionController::finish() {

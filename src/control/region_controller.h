@@ -77,6 +77,11 @@ struct RegionStats {
   std::int64_t relays_pinned = 0;       // relay circuits pinned (pin_relay, new pins only)
 };
 
+// Keys the callers do not use for their own plans (theirs are >= 0): the key before any plan,
+// and the usual key of a plan installed before training (install()).
+inline constexpr std::int64_t kNoPlanKey = -1;
+inline constexpr std::int64_t kInstalledPlanKey = -2;
+
 class RegionController {
  public:
   // region: its id for the CircuitSwitch; nics: the servers' NIC layout; limits: for the
@@ -90,9 +95,10 @@ class RegionController {
 
   // Plans circuits for the demand and reconfigures; `ready` runs once the circuits are up.
   // `key` names what the plan is for (e.g. a layer and micro-batch); a request whose key equals
-  // the plan in force (or the one under way) does not reconfigure again: `ready` runs when that
-  // plan is up.
-  void request(std::int64_t key, DemandSource demand, std::function<void()> ready);
+  // the plan under way (or queued) does not reconfigure again: `ready` runs when that plan is
+  // up. Returns true, and never runs `ready`, when the request is served at once: its key is the
+  // plan in force, or its plan switches nothing (or is kept, SwitchRule::WhenFaster).
+  bool request(std::int64_t key, DemandSource demand, std::function<void()> ready);
   // Puts the plan for `demand` up at once, before any traffic (the fabric as set up before
   // training; not a reconfiguration, no delay). Only on a region with no circuits and nothing
   // under way; throws std::logic_error otherwise.
@@ -130,7 +136,7 @@ class RegionController {
   // The failed OCS NICs: (region-local server, local NIC index).
   const std::set<std::pair<int, int>>& failed_ports() const { return failed_; }
 
-  // The key of the plan in force, or of the last one requested; -1 before the first.
+  // The key of the plan in force, or of the last one requested; kNoPlanKey before the first.
   std::int64_t current_key() const { return key_; }
   bool reconfiguring() const { return busy_; }
   const RegionStats& stats() const { return stats_; }
@@ -149,7 +155,9 @@ class RegionController {
     std::int64_t id;  // tells a scheduled set-up whether its pin still exists
     bool up;
   };
-  void start(Request r);
+  // Starts a request's reconfiguration. With nothing to switch, its waiters are served at once:
+  // by returning true when the request comes straight from request(), else by running them.
+  bool start(Request r, bool from_request = false);
   // WhenFaster: whether the plan just made (plan_) beats `in_force` on the demand by more than
   // the reconfiguration delay.
   bool worth_switching(const ServerDemand& demand, const CircuitPlan& in_force) const;
@@ -181,7 +189,7 @@ class RegionController {
   SwitchRule rule_;
   bool planned_from_request_ = false;  // a request's plan has been made (install's is not one)
   bool busy_ = false;
-  std::int64_t key_ = -1;
+  std::int64_t key_ = kNoPlanKey;
   Time busy_since_;
   CircuitPlan plan_;
   std::vector<PortCircuit> ports_;   // in force (or coming up)

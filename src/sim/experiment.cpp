@@ -12,6 +12,7 @@
 #include "net/backends.h"
 #include "net/flow_backend.h"
 #include "net/router.h"
+#include "sim/mfabric_control.h"
 #include "workload/chakra.h"
 #include "workload/compute.h"
 #include "workload/connection_matrix.h"
@@ -519,6 +520,13 @@ Experiment parse_experiment(const std::string& yaml_text, const std::string& sou
   });
   check_failures(e.failures, topology, source);
   check_packet_limits(e, topology);
+  // The control plane's planner and policy names, before any run.
+  if (topology.ocs() != nullptr) {
+    with_context(source, "", [&] {
+      make_control_plane(topology);
+      return 0;
+    });
+  }
   return e;
 }
 

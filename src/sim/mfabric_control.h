@@ -2,40 +2,17 @@
 // control::RegionController per region of the fabric, driven by the engine's FabricController
 // hooks, changing circuits through the network backend.
 //
-// Policies (docs/control-plane.md, "Policies"), chosen by the fabric's `policy`:
-//
-// `block` (the paper's simulations): an EP all-to-all whose region does not have the plan of its
-// layer, micro-batch and direction waits. The forward dispatch of a layer and micro-batch plans
-// from its demand (the dispatch matrices of every EP group of the region, one per TP rank,
-// summed) and waits the reconfiguration delay; the forward combine reuses those circuits. The
-// four matrices of a layer are equal or transposes, so the backward plan is the same demand,
-// known since forward: it is put up as soon as the layer after it (the one before it in backward
-// order) has finished its last all-to-all in the region, so it hides under that layer's
-// attention backward compute when it is long enough; the backward all-to-alls wait for
-// whatever is left (the last layer of a stage, first in backward, waits it all). With
-// 1F1B, work of several micro-batches meets in one region: requests are served one at a time in
-// the order they come, and a request that finds another under way counts as a conflict.
-//
-// `reuse-previous`: every region starts with a demand-free plan (uniform demand) put up before
-// training. The forward dispatch starts at once on whatever circuits are up (the previous
-// layer's); when the region's dispatches of that layer and micro-batch have finished, the
-// controller recalibrates from their real demand during expert compute, and the combine waits
-// for whatever of the delay is left. Backward as `block`.
-//
-// `eps-during-switch`: the forward dispatch asks for its plan and starts at once, lowered GPU pair
-// by GPU pair (`direct`) over what is up: the circuits that stay, and the EPS where they switch.
-// When the new circuits come up its remaining bytes move onto them (Backend::reroute). The
-// combine waits for whatever of the delay is left. Backward as `block`.
-//
-// `predict` (Copilot): when a layer's forward combines in the region have finished, the
-// region's Copilot predictor (one per region, at EP-rank level: each rank's bytes to every rank)
-// forecasts the next layer's dispatch from this layer's, and the controller puts the plan for
-// that forecast up under the next layer's attention compute; the next dispatch then runs on it
-// and recalibration before the combine follows `reuse-previous`. The first layer of a stage has
-// nothing to predict from and runs on what is up. Prediction quality is reported.
-//
-// `oracle` (an upper bound, not a real system): `block` with a zero reconfiguration delay, so
-// every all-to-all runs on circuits planned from its own exact demand and waits for nothing.
+// The policy (sim/policy.h; one file each in sim/policies/, docs/control-plane.md, "Policies")
+// decides when an EP all-to-all waits for its circuits; this class does the bookkeeping: which
+// all-to-alls belong to which region and plan, their demand, holding and releasing them,
+// counting finished ones, and the circuits through the backend. Backward all-to-alls are the
+// same for every policy: a layer's backward plan (the same demand as forward, known since then)
+// is asked for as soon as the layer after it (the one before it in backward order) has
+// finished its last backward dispatch in the region, so that it hides under that layer's
+// attention backward compute when it is long enough; the backward all-to-alls wait for what is
+// left. With 1F1B, work of several micro-batches meets in one region: requests are served one
+// at a time in the order they come, and a request that finds another under way counts as a
+// conflict.
 #pragma once
 
 #include <cstdint>
@@ -44,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "control/copilot.h"
 #include "control/planner.h"
 #include "control/region_controller.h"
 #include "fabric/topology.h"
 #include "sim/engine.h"
+#include "sim/policy.h"
 #include "workload/task_graph.h"
 
 namespace mfabric::sim {
@@ -83,16 +60,30 @@ struct ControlStats {
   std::int64_t relays = 0;
 };
 
-class MfabricControl final : public FabricController, public control::CircuitSwitch {
+// An mFabric topology's control plane, resolved from its typed OCS parameters (fabric::OcsParams)
+// in one place: the planner and the policy by name, the switching rule, and the delay the
+// regions wait (the policy's view of the OCS's).
+struct ControlPlane {
+  std::unique_ptr<control::Planner> planner;
+  std::unique_ptr<Policy> policy;
+  fabric::SwitchRule switching = fabric::SwitchRule::Always;
+  Time delay;
+};
+// mfabric::Error naming fabric.planner or fabric.policy for an unknown name, or fabric for a
+// topology without OCS regions. The experiment loader calls it to check an experiment before
+// any run; the simulation to make the controller.
+ControlPlane make_control_plane(const fabric::Topology& topology);
+
+class MfabricControl final : public FabricController,
+                             public control::CircuitSwitch,
+                             private PolicyContext {
  public:
-  // Throws mfabric::Error when the topology has no regions, the planner or policy is unknown, or
-  // an EP all-to-all spans two regions.
-  // Members of an EP group on `spare_gpus` (spares that took failed GPUs' ranks, sim/failures.h)
-  // may sit outside the group's region: their traffic goes over the EPS, and the region's
-  // circuits are planned for the members inside it.
+  // Throws mfabric::Error when the topology has no regions or an EP all-to-all spans two
+  // regions. Members of an EP group on `spare_gpus` (spares that took failed GPUs' ranks,
+  // sim/failures.h) may sit outside the group's region: their traffic goes over the EPS, and the
+  // region's circuits are planned for the members inside it.
   MfabricControl(const workload::TaskGraph& graph, const fabric::Topology& topology,
-                 const std::string& planner, const std::string& policy,
-                 const std::vector<std::int32_t>& spare_gpus = {});
+                 ControlPlane plane, const std::vector<std::int32_t>& spare_gpus = {});
 
   // FabricController
   void attach(EngineContext& engine) override;
@@ -115,42 +106,42 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   const fabric::Region& region_of_server(int server) const;
 
   ControlStats stats() const;
-  // The policies `fabric.policy` accepts.
-  static std::vector<std::string> policy_names();
 
  private:
-  enum class Policy { Block, ReusePrevious, EpsDuringSwitch, Predict, Oracle };
-
-  // Forward and backward plans of (iteration, layer, micro-batch).
-  static std::int64_t key_of(const workload::Task& t, bool backward);
   int region_of_gpu(int gpu) const;
   // The region an EP all-to-all's circuits are planned in: its members' (spares aside).
   int home_region(const workload::Task& t) const {
     return group_region_[static_cast<std::size_t>(t.group)];
   }
-  // The region's demand for a plan: its dispatch all-to-alls' matrices, summed.
-  control::ServerDemand demand_of(int region, std::int64_t key) const;
   void add_demand(workload::TaskId all_to_all, int region, control::ServerDemand& d) const;
-  // The region demand of a GPU-pair matrix laid out like the all-to-all `like`.
+  // a's demand: its plan's dispatches', or its own matrix for an all-to-all of no known dispatch.
+  control::RegionController::DemandSource demand_for(const AllToAll& a) const;
+
+  // PolicyContext
+  bool in_force(int region, std::int64_t key) const override;
+  bool hold_for_plan(const AllToAll& a) override;
+  void request_plan(const AllToAll& a) override;
+  void request(int region, std::int64_t key, control::ServerDemand demand) override;
+  void recalibrate(int region, std::int64_t key) override;
+  void install_uniform_plans() override;
+  void move_onto_new_circuits(int region) override;
+  const workload::TaskGraph& graph() const override { return graph_; }
+  int regions() const override { return static_cast<int>(regions_.size()); }
+  int region_servers(int region) const override;
+  const std::vector<workload::TaskId>* dispatches(int region, std::int64_t key) const override;
+  const std::vector<int>& stage_layers(int region) const override {
+    return stage_layers_[static_cast<std::size_t>(region)];
+  }
+  int ep_size(int region) const override;
+  control::ServerDemand demand_of(int region, std::int64_t key) const override;
   void add_matrix_demand(const workload::ByteMatrix& m, workload::TaskId like, int region,
-                         control::ServerDemand& d) const;
-  // predict: the forward dispatch matrix of (region, key)'s first EP group as whole-number
-  // counts for Copilot (bytes / unit), or empty.
-  std::vector<std::int32_t> counts_of(int region, std::int64_t key, double& unit) const;
-  // predict: after a layer's forward dispatches (observe) and combines (forecast the next).
-  void learn(int region, const workload::Task& dispatch);
-  void forecast_next(int region, const workload::Task& combine);
-  // The forward key of the MoE layer after (before) `t`'s in its region's stage, or -1.
-  std::int64_t neighbour_key(int region, const workload::Task& t, int step) const;
-  static std::int64_t predicted(std::int64_t key) { return -3 - key; }
+                         control::ServerDemand& d) const override;
 
   const workload::TaskGraph& graph_;
   const fabric::Topology& topology_;
   std::vector<int> group_region_;  // per group of the graph: its EP all-to-all's region, or -1
   bool failures_ = false;          // a part has failed: transfers may wait on down links
-  std::unique_ptr<control::Planner> planner_;
-  Policy policy_ = Policy::Block;
-  control::SwitchRule switching_ = control::SwitchRule::Always;
+  ControlPlane plane_;
   EngineContext* engine_ = nullptr;
   bool installing_ = false;  // set_up() of the plans put up before training
   std::vector<std::unique_ptr<control::RegionController>> regions_;
@@ -158,18 +149,13 @@ class MfabricControl final : public FabricController, public control::CircuitSwi
   std::vector<std::vector<fabric::NodeId>> ocs_nics_;  // per region: its servers' OCS NICs
   // (region, key) -> the dispatch all-to-alls of that plan (one per EP group of the region).
   std::map<std::pair<int, std::int64_t>, std::vector<workload::TaskId>> dispatches_;
-  std::map<workload::TaskId, Time> held_since_;
-  workload::TaskId asking_ = -1;  // the collective whose request is being made
-  bool served_at_once_ = false;
   // (region, key) -> its dispatch all-to-alls not finished yet.
   std::map<std::pair<int, std::int64_t>, int> unfinished_;
-  // predict: per region, its Copilot, its stage's MoE layers (ascending), the forward combines
-  // not finished yet per key, and the demand each forecast predicted.
-  std::vector<std::unique_ptr<control::CopilotPredictor>> copilots_;
+  // Per region: its MoE layers (ascending) and its EP group size; the forward combines not
+  // finished yet per (region, key).
   std::vector<std::vector<int>> stage_layers_;
-  std::vector<double> units_;  // per region: bytes per Copilot count (set on first use)
+  std::map<int, int> ep_sizes_;
   std::map<std::pair<int, std::int64_t>, int> combines_left_;
-  std::map<std::pair<int, std::int64_t>, control::ServerDemand> forecasts_;
   ControlStats stats_;
 };
 

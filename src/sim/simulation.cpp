@@ -78,8 +78,8 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
     std::unique_ptr<MfabricControl> controller;
     if (topology.kind() == "mfabric") {
       controller = with_context(e.source, "", [&] {
-        return std::make_unique<MfabricControl>(graph, topology, topology.params().at("planner"),
-                                                topology.params().at("policy"), spare_gpus);
+        return std::make_unique<MfabricControl>(graph, topology, make_control_plane(topology),
+                                                spare_gpus);
       });
       engine.controller = controller.get();
     }

@@ -147,9 +147,52 @@ TEST(MfabricControl, AnEpGroupAcrossRegionsIsAnErrorNamingTheField) {
   }
 }
 
-TEST(MfabricControl, UnknownPlannerOrPolicyIsAnError) {
-  EXPECT_THROW(run("{kind: mfabric, region: 4, planner: magic}"), Error);
-  EXPECT_THROW(run("{kind: mfabric, region: 4, policy: predict-everything}"), Error);
+TEST(MfabricControl, UnknownPlannerOrPolicyIsAnErrorWhenTheExperimentIsLoaded) {
+  // Refused by parse_experiment, before any workload is built or run, naming the field.
+  for (const auto& [fabric, field] : std::map<std::string, std::string>{
+           {"{kind: mfabric, region: 4, planner: magic}", "fabric.planner.algorithm"},
+           {"{kind: mfabric, region: 4, policy: predict-everything}", "fabric.policy"}}) {
+    try {
+      parse_experiment(experiment(fabric), "exp.yaml");
+      FAIL() << fabric;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.source(), "exp.yaml");
+      EXPECT_EQ(e.field(), field);
+    }
+  }
+}
+
+TEST(Policies, EachNameMakesItsPolicyAndOnlyTheOracleHidesTheDelay) {
+  EXPECT_EQ(policy_names(), (std::vector<std::string>{"block", "reuse-previous",
+                                                      "eps-during-switch", "predict", "oracle"}));
+  for (const std::string& name : policy_names()) {
+    const std::unique_ptr<Policy> p = make_policy(name);
+    ASSERT_NE(p, nullptr) << name;
+    EXPECT_EQ(p->name(), name);
+    EXPECT_EQ(p->delay(Time::milliseconds(25)),
+              name == "oracle" ? Time::zero() : Time::milliseconds(25));
+  }
+  EXPECT_EQ(make_policy("Block"), nullptr);
+}
+
+TEST(Policies, PlanKeysOrderIterationLayerMicroBatchAndDirection) {
+  workload::Task t;
+  t.iteration = 1;
+  t.layer = 3;
+  t.micro_batch = 2;
+  const std::int64_t forward = plan_key(t, false);
+  EXPECT_EQ(plan_key(t, true), forward + 1);
+  workload::Task later_mb = t;
+  later_mb.micro_batch = 3;
+  workload::Task later_layer = t;
+  later_layer.layer = 4;
+  workload::Task next_iteration = t;
+  next_iteration.iteration = 2;
+  next_iteration.layer = -1;
+  EXPECT_LT(forward, plan_key(later_mb, false));
+  EXPECT_LT(plan_key(later_mb, true), plan_key(later_layer, false));
+  EXPECT_LT(plan_key(later_layer, true), plan_key(next_iteration, false));
+  EXPECT_GE(plan_key(workload::Task{}, false), 0);  // no layer, no micro-batch: still >= 0
 }
 
 // Two servers, one region: whatever the demand, every plan is alpha = 6 circuits between them, so

@@ -1,0 +1,44 @@
+// The policies `fabric.policy` accepts: one line each.
+#include <functional>
+#include <utility>
+
+#include "sim/policies/block.h"
+#include "sim/policies/eps_during_switch.h"
+#include "sim/policies/predict.h"
+#include "sim/policies/reuse_previous.h"
+#include "sim/policy.h"
+
+namespace mfabric::sim {
+
+namespace {
+
+using Make = std::function<std::unique_ptr<Policy>()>;
+
+const std::vector<std::pair<std::string, Make>>& registry() {
+  static const std::vector<std::pair<std::string, Make>> policies = {
+      {"block", [] { return std::make_unique<BlockPolicy>(); }},
+      {"reuse-previous", [] { return std::make_unique<ReusePreviousPolicy>(); }},
+      {"eps-during-switch", [] { return std::make_unique<EpsDuringSwitchPolicy>(); }},
+      {"predict", [] { return std::make_unique<PredictPolicy>(); }},
+      {"oracle", [] { return std::make_unique<OraclePolicy>(); }},
+  };
+  return policies;
+}
+
+}  // namespace
+
+std::vector<std::string> policy_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : registry())
+    names.push_back(entry.first);
+  return names;
+}
+
+std::unique_ptr<Policy> make_policy(const std::string& name) {
+  for (const auto& [known, make] : registry()) {
+    if (known == name) return make();
+  }
+  return nullptr;
+}
+
+}  // namespace mfabric::sim
