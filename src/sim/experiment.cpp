@@ -13,6 +13,7 @@
 #include "net/flow_backend.h"
 #include "net/router.h"
 #include "sim/mfabric_control.h"
+#include "sim/packet_settings.h"
 #include "workload/chakra.h"
 #include "workload/compute.h"
 #include "workload/connection_matrix.h"
@@ -75,19 +76,6 @@ const std::vector<std::string> kSimulationFields = {"routing",
                                                     "dcqcn",
                                                     "roce",
                                                     "irn"};
-// Settings of the packet backend only (docs/network.md, "Packet backend").
-const std::vector<std::string> kPacketFields = {
-    "transport", "mtu",      "header",  "ack",   "buffer", "ecn_threshold", "ecn_max", "ecn_pmax",
-    "pfc",       "pfc_xoff", "pfc_xon", "dctcp", "dcqcn",  "roce",          "irn"};
-const std::vector<std::string> kDctcpFields = {"g",       "initial_window", "max_window",
-                                               "min_rto", "dupacks",        "variant"};
-const std::vector<std::string> kDcqcnFields = {"variant",           "g",
-                                               "alpha_timer",       "rate_timer",
-                                               "byte_counter",      "fast_recovery_steps",
-                                               "additive_increase", "hyper_increase",
-                                               "cnp_interval",      "min_rate"};
-const std::vector<std::string> kRoceFields = {"rto"};
-const std::vector<std::string> kIrnFields = {"rto_low", "rto_high", "low_packets", "dcqcn"};
 const std::vector<std::string> kAlgorithmFields = {"all_reduce", "all_to_all", "all_gather",
                                                    "reduce_scatter"};
 
@@ -267,160 +255,6 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   e.model = w;
 }
 
-// Settings given for a transport other than the one chosen, or for PFC while it is off, would be
-// silently ignored: refused, naming the block and the transport in force.
-void check_packet_settings_used(const Fields& f, const net::PacketBackendOptions& o) {
-  const std::string transport = net::to_string(o.transport);
-  const auto refuse = [&](const std::string& key, const std::string& what) {
-    throw Error(f.source(), f.field(key),
-                fmt::format("{}; the transport is '{}', so they would be ignored: remove them or "
-                            "choose the transport they are for",
-                            what, transport));
-  };
-  if (f.has("dctcp") && o.transport != net::PacketTransport::Dctcp) {
-    refuse("dctcp", "settings of transport dctcp");
-  }
-  if (f.has("roce") && o.transport != net::PacketTransport::RoceDcqcn) {
-    refuse("roce", "settings of transport roce-dcqcn");
-  }
-  if (f.has("irn") && o.transport != net::PacketTransport::Irn) {
-    refuse("irn", "settings of transport irn");
-  }
-  if (f.has("dcqcn") && o.transport == net::PacketTransport::Dctcp) {
-    refuse("dcqcn", "DCQCN settings, used by transports roce-dcqcn and irn");
-  }
-  if (f.has("dcqcn") && o.transport == net::PacketTransport::Irn && !o.irn.dcqcn) {
-    throw Error(f.source(), f.field("dcqcn"),
-                "DCQCN settings, but simulation.irn.dcqcn is false (IRN without DCQCN), so they "
-                "would be ignored: remove them or turn irn.dcqcn on");
-  }
-  for (const char* key : {"pfc_xoff", "pfc_xon"}) {
-    if (f.has(key) && !o.pfc_enabled()) {
-      throw Error(f.source(), f.field(key),
-                  fmt::format("a PFC threshold, but PFC is off (transport '{}'; PFC is on by "
-                              "default only for roce-dcqcn), so it would be ignored: remove it or "
-                              "set 'pfc: true'",
-                              transport));
-    }
-  }
-  if (f.has("ecn_pmax") && o.ecn_max.count() == 0) {
-    throw Error(f.source(), f.field("ecn_pmax"),
-                "RED's marking probability at ecn_max, but ecn_max is 0 (marking is a step at "
-                "ecn_threshold), so it would be ignored: give ecn_max above ecn_threshold, or "
-                "remove ecn_pmax");
-  }
-}
-
-// A micro benchmark's transfers between servers carry at least ceil(bytes / n) bytes for a
-// group of n GPUs over several servers, whatever the lowering: a direct all-to-all exactly that
-// per pair, rings and the hierarchical all-reduce's cross-server ring more; mFabric's proxy
-// all-to-all splits a pair's bytes over at most max(NICs, GPUs) per server channels, and each
-// exchange transfer sums such parts. When even that is more packets than a flow may have, the
-// run would stop at its first collective: refused now, at load.
-void check_micro_transfers(const Experiment& e, const fabric::Topology& topology) {
-  if (!e.micro || e.cluster.servers < 2 || e.micro->group == "per-server") return;
-  const MicroBenchmark& m = *e.micro;
-  const std::int64_t n = m.group == "all"
-                             ? std::int64_t{e.cluster.servers} * e.cluster.gpus_per_server
-                             : std::int64_t{e.cluster.servers};
-  std::int64_t least = (m.bytes.count() + n - 1) / n;
-  if (m.collective == workload::CollectiveKind::AllToAll &&
-      (!topology.regions().empty() || m.algorithm == "proxy")) {
-    least /= std::max(e.cluster.nics_per_server, e.cluster.gpus_per_server);
-  }
-  const std::int64_t mtu = e.packet.mtu.count();
-  if ((least + mtu - 1) / mtu <= net::kMaxFlowPackets) return;
-  throw Error(e.source, "workload.bytes",
-              fmt::format("{} over {} GPUs makes transfers between servers of at least {} "
-                          "with simulation.mtu {} bytes: {}",
-                          to_string(m.bytes), n, to_string(Bytes(least)), mtu,
-                          net::flow_size_limit(Bytes(least), e.packet.mtu)));
-}
-
-void parse_packet_options(const Fields& f, Experiment& e) {
-  for (const std::string& key : kPacketFields) {
-    if (f.has(key) && e.backend != "packet") {
-      throw Error(e.source, f.field(key),
-                  fmt::format("is a packet backend setting: it needs 'backend: packet' (the "
-                              "backend is '{}')",
-                              e.backend));
-    }
-  }
-  net::PacketBackendOptions& o = e.packet;
-  if (f.has("transport")) {
-    const std::string name = *f.optional_string("transport");
-    const auto t = net::parse_packet_transport(name);
-    if (!t) {
-      throw Error(e.source, f.field("transport"),
-                  fmt::format("unknown transport '{}' (known: {})", name,
-                              fmt::join(net::packet_transport_names(), ", ")));
-    }
-    o.transport = *t;
-  }
-  o.mtu = f.optional_bytes("mtu").value_or(o.mtu);
-  o.header = f.optional_bytes("header").value_or(o.header);
-  o.ack = f.optional_bytes("ack").value_or(o.ack);
-  o.buffer = f.optional_bytes("buffer").value_or(o.buffer);
-  o.ecn_threshold = f.optional_bytes("ecn_threshold").value_or(o.ecn_threshold);
-  o.ecn_max = f.optional_bytes("ecn_max").value_or(o.ecn_max);
-  o.ecn_pmax = f.optional_double("ecn_pmax").value_or(o.ecn_pmax);
-  if (f.has("pfc")) o.pfc = *f.optional_bool("pfc");
-  o.pfc_thresholds.xoff = f.optional_bytes("pfc_xoff").value_or(o.pfc_thresholds.xoff);
-  o.pfc_thresholds.xon = f.optional_bytes("pfc_xon").value_or(o.pfc_thresholds.xon);
-  if (f.has("dctcp")) {
-    const Fields d(f.get("dctcp"), e.source, "simulation.dctcp", kDctcpFields);
-    o.dctcp.g = d.optional_double("g").value_or(o.dctcp.g);
-    o.dctcp.initial_window = d.optional_int("initial_window").value_or(o.dctcp.initial_window);
-    o.dctcp.max_window = d.optional_bytes("max_window").value_or(o.dctcp.max_window);
-    o.dctcp.min_rto = d.optional_time("min_rto").value_or(o.dctcp.min_rto);
-    o.dctcp.dupacks = d.optional_int("dupacks").value_or(o.dctcp.dupacks);
-    if (d.has("variant")) {
-      const std::string v = *d.optional_string("variant");
-      if (v != "rfc8257" && v != "htsim") {
-        throw Error(e.source, d.field("variant"), fmt::format("'rfc8257' or 'htsim', got '{}'", v));
-      }
-      o.dctcp.variant = v == "htsim" ? net::DctcpVariant::Htsim : net::DctcpVariant::Rfc8257;
-    }
-  }
-  if (f.has("dcqcn")) {
-    const Fields d(f.get("dcqcn"), e.source, "simulation.dcqcn", kDcqcnFields);
-    net::DcqcnOptions& q = o.dcqcn;
-    if (d.has("variant")) {
-      const std::string v = *d.optional_string("variant");
-      const auto variant = net::parse_dcqcn_variant(v);
-      if (!variant) {
-        throw Error(e.source, d.field("variant"),
-                    fmt::format("'paper' or 'ns3-rdma', got '{}'", v));
-      }
-      // The variant's defaults first; the fields given override them.
-      q = net::DcqcnOptions::for_variant(*variant);
-    }
-    q.g = d.optional_double("g").value_or(q.g);
-    q.alpha_timer = d.optional_time("alpha_timer").value_or(q.alpha_timer);
-    q.rate_timer = d.optional_time("rate_timer").value_or(q.rate_timer);
-    q.byte_counter = d.optional_bytes("byte_counter").value_or(q.byte_counter);
-    q.fast_recovery_steps = d.optional_int("fast_recovery_steps").value_or(q.fast_recovery_steps);
-    q.additive_increase = d.optional_rate("additive_increase").value_or(q.additive_increase);
-    q.hyper_increase = d.optional_rate("hyper_increase").value_or(q.hyper_increase);
-    q.cnp_interval = d.optional_time("cnp_interval").value_or(q.cnp_interval);
-    q.min_rate = d.optional_rate("min_rate").value_or(q.min_rate);
-  }
-  if (f.has("roce")) {
-    const Fields d(f.get("roce"), e.source, "simulation.roce", kRoceFields);
-    o.roce.rto = d.optional_time("rto").value_or(o.roce.rto);
-  }
-  if (f.has("irn")) {
-    const Fields d(f.get("irn"), e.source, "simulation.irn", kIrnFields);
-    o.irn.rto_low = d.optional_time("rto_low").value_or(o.irn.rto_low);
-    o.irn.rto_high = d.optional_time("rto_high").value_or(o.irn.rto_high);
-    o.irn.low_packets = d.optional_int("low_packets").value_or(o.irn.low_packets);
-    o.irn.dcqcn = d.optional_bool("dcqcn").value_or(o.irn.dcqcn);
-  }
-  o.source = e.source;
-  net::check_packet_options(o, e.source, "simulation");
-  if (e.backend == "packet") check_packet_settings_used(f, o);
-}
-
 // Per-flow ECMP or packet spraying, in both backends.
 void parse_routing(const Fields& f, Experiment& e) {
   e.routing = f.optional_string("routing").value_or(e.routing);
@@ -530,17 +364,6 @@ Experiment parse_experiment(const std::string& yaml_text, const std::string& sou
   return e;
 }
 
-// With the packet backend, what its settings are checked against once the fabric is built: the
-// fabric's network links (timer floors, rate ceilings, net::check_packet_options) and the
-// workload's transfer sizes.
-void check_packet_limits(const Experiment& e, const fabric::Topology& topology) {
-  if (e.backend != "packet") return;
-  if (const auto limits = net::packet_link_limits(e.packet, topology)) {
-    net::check_packet_options(e.packet, *limits, e.source, "simulation");
-  }
-  check_micro_transfers(e, topology);
-}
-
 void set_completion_batching(Experiment& e, double fraction, const std::string& field) {
   net::check_completion_batching(fraction, e.source, field);
   e.completion_batching = fraction;
@@ -558,134 +381,6 @@ Experiment load_experiment(const std::string& path, std::optional<Bytes> max_mem
   return parse_experiment(
       read_yaml_file(path, "experiment file", "a YAML experiment (docs/experiment.md)"), path,
       max_memory);
-}
-
-namespace {
-
-// A transfer in flight: the lowering's Transfer, the backend's flow state and route.
-constexpr double kBytesPerTransfer = 256;
-
-workload::TaskGraph build_micro(const Experiment& e, const MicroBenchmark& m) {
-  const int per_server = e.cluster.gpus_per_server;
-  const int gpus = e.cluster.servers * per_server;
-  workload::TaskGraph g(gpus);
-  std::vector<std::vector<std::int32_t>> groups;
-  if (m.group == "all") {
-    groups.emplace_back();
-    for (int i = 0; i < gpus; ++i)
-      groups.back().push_back(i);
-  } else if (m.group == "per-server") {
-    for (int s = 0; s < e.cluster.servers; ++s) {
-      groups.emplace_back();
-      for (int k = 0; k < per_server; ++k)
-        groups.back().push_back(s * per_server + k);
-    }
-  } else {
-    for (int k = 0; k < per_server; ++k) {
-      groups.emplace_back();
-      for (int s = 0; s < e.cluster.servers; ++s)
-        groups.back().push_back(s * per_server + k);
-    }
-  }
-  // The lowering holds one step's transfers per collective at a time: n x (n - 1) for a direct
-  // all-to-all, a few per member for rings. Refuse what cannot fit before running it.
-  const double n = static_cast<double>(groups.front().size());
-  const double transfers_per_step =
-      static_cast<double>(groups.size()) *
-      (m.collective == workload::CollectiveKind::AllToAll ? n * (n - 1) : 4.0 * n);
-  const double bytes = transfers_per_step * kBytesPerTransfer;
-  if (bytes > static_cast<double>(e.max_memory.count())) {
-    throw Error(e.source, "simulation.max_memory",
-                fmt::format("the microbenchmark moves {:.3g} transfers at once, an estimated {} "
-                            "of memory, more than the limit of {}; raise simulation.max_memory "
-                            "(or --max-memory) to run it anyway, or use fewer servers",
-                            transfers_per_step,
-                            to_string(Bytes(static_cast<std::int64_t>(std::min(bytes, 9e18)))),
-                            to_string(e.max_memory)));
-  }
-  // Iterations run the collectives back to back: each waits for all of the previous one.
-  std::vector<workload::TaskId> previous;
-  for (int it = 0; it < e.iterations; ++it) {
-    std::vector<workload::TaskId> current;
-    for (const auto& members : groups) {
-      workload::Task t;
-      t.kind = workload::TaskKind::Collective;
-      t.collective = m.collective;
-      // Not a parallelism of a training job: counted under "other" (comm time, exposed).
-      t.traffic = workload::Traffic::Other;
-      t.group = g.add_group(members);
-      t.bytes = m.bytes;
-      t.iteration = static_cast<std::int16_t>(it);
-      current.push_back(g.add(t, previous));
-    }
-    previous = std::move(current);
-  }
-  return g;
-}
-
-}  // namespace
-
-workload::TaskGraph build_workload(const Experiment& e) {
-  const int gpus = e.cluster.servers * e.cluster.gpus_per_server;
-  if (e.micro) return build_micro(e, *e.micro);
-  if (!e.connection_matrix.empty()) {
-    const workload::ConnectionMatrix cm =
-        workload::read_connection_matrix(e.connection_matrix, e.max_memory);
-    if (cm.nodes > gpus) {
-      throw Error(e.connection_matrix, "Nodes",
-                  fmt::format("{} nodes, more than the cluster's {} GPUs ({} servers x {}); "
-                              "node i runs on GPU i",
-                              cm.nodes, gpus, e.cluster.servers, e.cluster.gpus_per_server));
-    }
-    return workload::connection_matrix_graph(cm, e.connection_matrix);
-  }
-  if (!e.chakra.empty()) {
-    workload::ChakraOptions options;
-    options.gpu = workload::find_gpu(e.gpu);
-    options.control_deps = e.chakra_control_deps;
-    options.comm_groups = e.chakra_comm_groups;
-    options.limits.max_memory = e.max_memory.count();
-    return workload::read_chakra(e.chakra, options);
-  }
-  const ModelWorkload& w = *e.model;
-  workload::TrainingSpec spec;
-  spec.model =
-      with_context(e.source, "workload.model", [&] { return workload::load_model(w.model); });
-  spec.gpu = workload::find_gpu(e.gpu);
-  // With dp given, the job may use fewer GPUs than the cluster has.
-  spec.parallelism = with_context(e.source, "workload", [&] {
-    try {
-      return workload::resolve_parallelism(w.tp, w.pp, w.ep, w.dp, w.dp ? 0 : gpus, spec.model,
-                                           e.cluster.gpus_per_server);
-    } catch (const Error& err) {
-      if (err.field() != "gpus") throw;
-      // The job's GPUs are the cluster's here.
-      throw Error("", "",
-                  fmt::format("the cluster's {}; give dp to use fewer GPUs", err.message()));
-    }
-  });
-  if (spec.parallelism.gpus() > gpus) {
-    throw Error(e.source, "workload.dp",
-                fmt::format("dp x tp x pp x ep = {} GPUs, more than the cluster's {}",
-                            spec.parallelism.gpus(), gpus));
-  }
-  spec.gpus_per_server = e.cluster.gpus_per_server;
-  spec.micro_batch = w.micro_batch;
-  spec.global_batch = w.global_batch;
-  spec.seq = w.seq;
-  spec.schedule = workload::parse_schedule(w.schedule);
-  spec.iterations = e.iterations;
-  with_context(e.source, "workload", [&] { return spec.micro_batches(); });
-  with_context(e.source, "", [&] {
-    workload::check_job_size(spec, e.max_memory, "simulation.max_memory",
-                             "simulation.max_memory (or --max-memory)");
-    return 0;
-  });
-  const workload::RoutingTrace trace =
-      w.routing_trace.empty() ? workload::synthetic_trace_for(spec, w.synthetic, e.seed)
-                              : workload::read_routing_trace(w.routing_trace);
-  return with_context(e.source, "workload",
-                      [&] { return workload::build_training_graph(spec, trace); });
 }
 
 }  // namespace mfabric::sim

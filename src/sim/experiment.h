@@ -109,8 +109,4 @@ void check_network_size(const Experiment& e);
 // replaced after loading (simulate --fabric).
 void check_packet_limits(const Experiment& e, const fabric::Topology& topology);
 
-// The task graph the experiment's workload describes (GPUs numbered as in the rank layout, GPU g
-// on server g / gpus_per_server).
-workload::TaskGraph build_workload(const Experiment& e);
-
 }  // namespace mfabric::sim

@@ -6,6 +6,7 @@
 #include "fabric/builders.h"
 #include "net/backends.h"
 #include "sim/failure_injector.h"
+#include "sim/workload_builder.h"
 
 namespace mfabric::sim {
 

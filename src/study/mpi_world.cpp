@@ -15,14 +15,6 @@
 
 namespace mfabric::study {
 
-bool built_with_mpi() {
-#ifdef MFABRIC_HAVE_MPI
-  return true;
-#else
-  return false;
-#endif
-}
-
 bool launched_by_mpi() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"}) {
     if (std::getenv(name) != nullptr) return true;

@@ -11,8 +11,6 @@
 
 namespace mfabric::study {
 
-// Whether this mfabric was built with MPI.
-bool built_with_mpi();
 // Whether an MPI launcher started this process (its environment: OMPI_COMM_WORLD_SIZE,
 // PMIX_RANK, PMI_SIZE).
 bool launched_by_mpi();

@@ -113,7 +113,6 @@ class TaskGraph {
   // move_gpus() put some ranks on spares, when ids of idle GPUs lie in between).
   int gpus() const { return gpus_; }
   int job_gpus() const { return job_gpus_ < 0 ? gpus_ : job_gpus_; }
-  void set_gpus(int n) { gpus_ = n; }
   // Moves every task and group member on GPU g to gpu_of[g] (a spare GPU taking a failed one's
   // rank): gpu_of has one entry per GPU, its values distinct and below `gpus`, which becomes
   // gpus(). Throws std::invalid_argument otherwise.

@@ -1,4 +1,5 @@
 #include "sim/experiment.h"
+#include "sim/workload_builder.h"
 
 #include <gtest/gtest.h>
 

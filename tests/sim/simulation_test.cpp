@@ -1,6 +1,7 @@
 // sim::simulate as a library call: the backend by name, and concurrent runs on threads giving
 // the same results as the same runs one after the other (no shared mutable state).
 #include "sim/simulation.h"
+#include "sim/workload_builder.h"
 
 #include <gtest/gtest.h>
 

@@ -16,6 +16,7 @@
 #include "report/simulation_report.h"
 #include "sim/experiment.h"
 #include "sim/simulation.h"
+#include "sim/workload_builder.h"
 
 namespace mfabric::sim {
 namespace {
