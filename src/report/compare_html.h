@@ -20,12 +20,6 @@ inline constexpr const char* kCompareFigureIds[] = {
     "plot-timeline",         // r.timeline: reconfigurations and all-to-alls of one mFabric run
 };
 
-// The CSS of mfabric's HTML reports (compare and sweep pages look alike).
-const char* report_style();
-
-// `text` for HTML text or a quoted attribute: valid UTF-8 with & < > " ' as references.
-std::string html_text(std::string_view text);
-
 // The models' ratios of one fabric and link speed as plot (b) draws them: the geometric mean
 // (the mean of ratios that treats 2x and 0.5x symmetrically), the lowest and the highest.
 // `ratios` must be non-empty and positive.

@@ -85,4 +85,11 @@ std::string ratio(double r) {
   return fmt::format("{:.2f}x", r);
 }
 
+std::string join_strings(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    out += (i > 0 ? separator : "") + parts[i];
+  return out;
+}
+
 }  // namespace mfabric::report

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mfabric::report {
 
@@ -20,5 +21,8 @@ std::string dollars(double usd);
 std::string dollars_and_cents(double usd);
 // 2.3766 -> "2.38x".
 std::string ratio(double r);
+
+// The parts with `separator` between them.
+std::string join_strings(const std::vector<std::string>& parts, const char* separator);
 
 }  // namespace mfabric::report

@@ -275,4 +275,32 @@ std::string inline_svg(std::string_view svg, std::string_view id_prefix) {
   return out;
 }
 
+std::string gnuplot_svg_canvas(int width, int height) {
+  return fmt::format(
+      "set encoding utf8\n"
+      "set terminal svg size {},{} fixed noenhanced font 'sans,13' background rgb 'white'\n",
+      width, height);
+}
+
+std::string gnuplot_tic_list(const std::vector<std::string>& labels) {
+  std::string tics;
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    tics += fmt::format("{}{} {}", i > 0 ? ", " : "", gnuplot_string(labels[i]), i);
+  return tics;
+}
+
+std::string gnuplot_data_block(const std::string& name,
+                               const std::vector<std::vector<double>>& rows) {
+  std::string text = fmt::format("${} << EOD\n", name);
+  for (const std::vector<double>& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i > 0) text += ' ';
+      text += gnuplot_number(row[i]);
+    }
+    text += '\n';
+  }
+  text += "EOD\n";
+  return text;
+}
+
 }  // namespace mfabric::report

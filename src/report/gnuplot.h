@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mfabric::report {
 
@@ -24,6 +25,17 @@ std::string gnuplot_string(std::string_view text);
 
 // A number for a gnuplot script or data block: shortest round-trip form, C locale.
 std::string gnuplot_number(double x);
+
+// The first lines of every mfabric plot: UTF-8 text on a white SVG canvas of this many pixels
+// (fixed size, sans 13, noenhanced text).
+std::string gnuplot_svg_canvas(int width, int height);
+
+// `'a' 0, 'b' 1, ...`: each label at its position, for `set xtics (...)`.
+std::string gnuplot_tic_list(const std::vector<std::string>& labels);
+
+// A data block `$name` of numeric rows (gnuplot reads it like a data file), a row per line.
+std::string gnuplot_data_block(const std::string& name,
+                               const std::vector<std::vector<double>>& rows);
 
 // Runs gnuplot with default settings (no ~/.gnuplot) on `script`, which must set the svg
 // terminal and write to stdout (no `set output`), and returns what gnuplot wrote. mfabric::Error

@@ -16,9 +16,9 @@
 #include "core/output_text.h"
 #include "core/units.h"
 #include "core/yaml_fields.h"
-#include "report/compare_html.h"
 #include "report/format.h"
 #include "report/gnuplot.h"
+#include "report/html_page.h"
 #include "report/table.h"
 
 namespace mfabric::report {
@@ -84,25 +84,22 @@ std::string metric_figure(
     out += "<p class=\"missing\">Not drawn: no point has this figure.</p>\n</figure>\n";
     return out;
   }
-  std::string script = fmt::format(
-      "set encoding utf8\n"
-      "set terminal svg size 960,{} fixed noenhanced font 'sans,13' background rgb 'white'\n"
+  std::string script =
+      gnuplot_svg_canvas(960, static_cast<int>(420 + 20 * std::min<std::size_t>(series.size(), 8)));
+  script += fmt::format(
       "set border 3 lc rgb '#444444'\nset xtics nomirror out; set ytics nomirror out\n"
       "set grid back lc rgb '#dddddd'\nset format y '%g'\n"
       "set key outside bottom center horizontal maxrows 4\n"
       "set xlabel {}\nset ylabel {}\n",
-      420 + 20 * std::min<std::size_t>(series.size(), 8),
       gnuplot_string(axis.unit.empty() || axis.unit == "category"
                          ? spec.x
                          : fmt::format("{} ({})", spec.x, axis.unit)),
       gnuplot_string(ylabel));
   if (axis.logarithmic) script += "set logscale x 10\nset format x '%g'\n";
   if (axis.unit == "category") {
-    std::string tics;
-    for (std::size_t i = 0; i < axis.categories.size(); ++i)
-      tics += fmt::format("{}{} {}", i > 0 ? ", " : "", gnuplot_string(axis.categories[i]), i);
-    script += fmt::format("set xtics ({})\nset xrange [-0.5:{}]\n", tics,
-                          gnuplot_number(static_cast<double>(axis.categories.size()) - 0.5));
+    script +=
+        fmt::format("set xtics ({})\nset xrange [-0.5:{}]\n", gnuplot_tic_list(axis.categories),
+                    gnuplot_number(static_cast<double>(axis.categories.size()) - 0.5));
   } else {
     script += "set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n";
   }
@@ -110,10 +107,10 @@ std::string metric_figure(
     auto& points = data[series[i]];
     std::stable_sort(points.begin(), points.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    script += fmt::format("$s{} << EOD\n", i);
+    std::vector<std::vector<double>> rows;
     for (const auto& [x, y] : points)
-      script += gnuplot_number(x) + " " + gnuplot_number(y) + "\n";
-    script += "EOD\n";
+      rows.push_back({x, y});
+    script += gnuplot_data_block(fmt::format("s{}", i), rows);
   }
   std::string plot = "plot ";
   for (std::size_t i = 0; i < series.size(); ++i) {

@@ -406,13 +406,14 @@ TEST(CompareHtml, RatioSpreadIsTheGeometricMeanAndRange) {
   EXPECT_THROW(ratio_spread({}), Error);
 }
 
-TEST(CompareHtml, HtmlTextEscapesMarkupAndRepairsUtf8) {
-  EXPECT_EQ(html_text("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
-  EXPECT_EQ(html_text("x\xff"), "x\xEF\xBF\xBD");
-  EXPECT_EQ(html_text("a\x01"
-                      "b\tc\x7f"),
-            "a\xEF\xBF\xBD"
-            "b\tc\xEF\xBF\xBD");
+TEST(Gnuplot, CanvasTicsAndDataBlocksAreTheScriptsOwnLines) {
+  EXPECT_EQ(gnuplot_svg_canvas(960, 420),
+            "set encoding utf8\n"
+            "set terminal svg size 960,420 fixed noenhanced font 'sans,13' background rgb "
+            "'white'\n");
+  EXPECT_EQ(gnuplot_tic_list({"a", "it's"}), "'a' 0, 'it''s' 1");
+  EXPECT_EQ(gnuplot_tic_list({}), "");
+  EXPECT_EQ(gnuplot_data_block("s0", {{1, 2.5}, {3, -4}}), "$s0 << EOD\n1 2.5\n3 -4\nEOD\n");
 }
 
 TEST(Gnuplot, StringsAreSingleQuotedWithQuotesDoubled) {

@@ -1,0 +1,16 @@
+// What mfabric's HTML reports (compare's and sweep's report.html) share: the style sheet and
+// HTML-escaped text.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace mfabric::report {
+
+// The CSS of mfabric's HTML reports (compare and sweep pages look alike).
+const char* report_style();
+
+// `text` for HTML text or a quoted attribute: valid UTF-8 with & < > " ' as references.
+std::string html_text(std::string_view text);
+
+}  // namespace mfabric::report
