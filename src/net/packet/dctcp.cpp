@@ -17,11 +17,8 @@ Dctcp::Dctcp(TransportHost& host, const DctcpOptions& options, Bytes mtu)
 
 // A window-based sender: the line rate plays no part (the first port serialises at it).
 void Dctcp::open(FlowSlot f, std::int32_t packets, Time rtt, Rate /*line_rate*/) {
+  cover_slot(f, senders_, receivers_);
   const auto i = static_cast<std::size_t>(f);
-  if (i >= senders_.size()) {
-    senders_.resize(i + 1);
-    receivers_.resize(i + 1);
-  }
   Sender& s = senders_[i];
   s = Sender{};
   s.packets = packets;

@@ -7,18 +7,11 @@ namespace mfabric::net::packet {
 
 Irn::Irn(TransportHost& host, const IrnOptions& options, const DcqcnOptions& dcqcn, Bytes mtu,
          Bytes header)
-    : host_(host),
-      o_(options),
-      wire_(mtu + header),
-      rate_(dcqcn),
-      notification_(dcqcn.cnp_interval) {}
+    : RdmaTransport(host, dcqcn, mtu, header, /*dcqcn_paced=*/options.dcqcn), o_(options) {}
 
 void Irn::open(FlowSlot f, std::int32_t packets, Time rtt, Rate line_rate) {
+  cover_slot(f, senders_, receivers_);
   const auto i = static_cast<std::size_t>(f);
-  if (i >= senders_.size()) {
-    senders_.resize(i + 1);
-    receivers_.resize(i + 1);
-  }
   Sender& s = senders_[i];
   s = Sender{};
   s.packets = packets;
@@ -35,8 +28,7 @@ void Irn::open(FlowSlot f, std::int32_t packets, Time rtt, Rate line_rate) {
     s.cap = packets;
   }
   receivers_[i].reset(packets);
-  if (o_.dcqcn) rate_.open(f, line_rate);
-  notification_.open(f);
+  open_rate(f, line_rate);
 }
 
 void Irn::close(FlowSlot f) {
@@ -73,25 +65,11 @@ Time Irn::rto_deadline(const Sender& s) const {
   return s.rto_start + std::max(s.rtt, in_flight <= o_.low_packets ? o_.rto_low : o_.rto_high);
 }
 
-void Irn::arm(FlowSlot f) {
-  const Sender& s = sender(f);
-  Time at = s.rto_running ? rto_deadline(s) : Time::max();
-  if (s.paced) at = std::min({at, rate_.next_send(f), rate_.next_deadline(f)});
-  host_.set_timer(f, at);
-}
-
 std::int32_t Irn::next_packet(FlowSlot f) {
   Sender& s = sender(f);
   if (!can_send(f)) return -1;
   const Time now = host_.now();
-  if (o_.dcqcn) {
-    rate_.advance(f, now);
-    if (rate_.next_send(f) > now) {
-      s.paced = true;
-      arm(f);
-      return -1;
-    }
-  }
+  if (wait_for_pacing(f, s.paced, timeout(s), now)) return -1;
   s.paced = false;
   std::int32_t seq;
   if (retransmission_pending(s)) {
@@ -101,7 +79,7 @@ std::int32_t Irn::next_packet(FlowSlot f) {
   } else {
     seq = s.next_new++;
   }
-  if (o_.dcqcn) rate_.on_sent(f, wire_, now);
+  sent(f, now);
   if (!s.rto_running) {
     s.rto_running = true;
     s.rto_start = now;
@@ -121,7 +99,7 @@ bool Irn::on_data(FlowSlot f, std::int32_t seq, bool ce, Ack& ack, bool& complet
   ack.seq = seq;
   ack.ecn_echo = ce;
   ack.nack = seq > expected;
-  ack.cnp = o_.dcqcn && notification_.on_arrival(f, ce, host_.now());
+  ack.cnp = cnp(f, ce, host_.now());
   complete = !was_complete && r.complete();
   return true;
 }
@@ -130,10 +108,7 @@ void Irn::on_ack(FlowSlot f, const Ack& ack) {
   Sender& s = sender(f);
   if (s.una >= s.packets) return;
   const Time now = host_.now();
-  if (o_.dcqcn) {
-    rate_.advance(f, now);
-    if (ack.cnp) rate_.on_cnp(f, now);
-  }
+  rate_feedback(f, ack, now);
   mark_acked(s, ack.seq);
   s.sacked_end = std::max(s.sacked_end, ack.seq + 1);
   if (ack.cumulative > s.una) {
@@ -164,16 +139,14 @@ void Irn::on_ack(FlowSlot f, const Ack& ack) {
     return;
   }
   if (s.una == s.next_new) s.rto_running = false;  // nothing in flight
-  if (s.paced && rate_.next_send(f) <= now) s.paced = false;
-  arm(f);
-  if (!s.paced && can_send(f)) host_.wake(f);
+  after_ack(f, s.paced, timeout(s), now);
 }
 
 void Irn::on_timer(FlowSlot f) {
   Sender& s = sender(f);
   if (s.una >= s.packets) return;
   const Time now = host_.now();
-  if (o_.dcqcn) rate_.advance(f, now);
+  catch_up(f, now);
   bool wake = false;
   if (s.rto_running && rto_deadline(s) <= now) {
     ++timeouts_;
@@ -188,12 +161,7 @@ void Irn::on_timer(FlowSlot f) {
     s.rto_running = false;
     wake = true;
   }
-  if (s.paced && rate_.next_send(f) <= now) {
-    s.paced = false;
-    wake = true;
-  }
-  arm(f);
-  if (wake && can_send(f)) host_.wake(f);
+  after_timer(f, s.paced, timeout(s), now, wake);
 }
 
 }  // namespace mfabric::net::packet

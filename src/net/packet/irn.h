@@ -31,14 +31,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "net/packet/dcqcn.h"
 #include "net/packet/packet_options.h"
+#include "net/packet/rdma_transport.h"
 #include "net/packet/receive_window.h"
-#include "net/packet/transport.h"
 
 namespace mfabric::net::packet {
 
-class Irn final : public Transport {
+class Irn final : public RdmaTransport {
  public:
   Irn(TransportHost& host, const IrnOptions& options, const DcqcnOptions& dcqcn, Bytes mtu,
       Bytes header);
@@ -51,14 +50,9 @@ class Irn final : public Transport {
   bool on_data(FlowSlot f, std::int32_t seq, bool ce, Ack& ack, bool& complete) override;
   void on_ack(FlowSlot f, const Ack& ack) override;
   void on_timer(FlowSlot f) override;
-  std::int64_t retransmissions() const override { return retransmissions_; }
 
-  // Retransmission timeouts over the run.
-  std::int64_t timeouts() const override { return timeouts_; }
   // BDP-FC's cap on an open flow's packets in flight.
   std::int32_t bdp_cap(FlowSlot f) const { return senders_[static_cast<std::size_t>(f)].cap; }
-  // The flows' DCQCN state, for tests and statistics (unused without IrnOptions::dcqcn).
-  const DcqcnRate& rate_control() const { return rate_; }
 
  private:
   struct Sender {
@@ -89,17 +83,13 @@ class Irn final : public Transport {
     return s.in_recovery && s.retx_next < s.retx_end;
   }
   Time rto_deadline(const Sender& s) const;
-  void arm(FlowSlot f);
+  // The retransmission deadline while packets are in flight, else Time::max().
+  Time timeout(const Sender& s) const { return s.rto_running ? rto_deadline(s) : Time::max(); }
+  void arm(FlowSlot f) { RdmaTransport::arm(f, timeout(sender(f)), sender(f).paced); }
 
-  TransportHost& host_;
   IrnOptions o_;
-  Bytes wire_;  // a full packet on the wire: what pacing and the BDP cap count
-  DcqcnRate rate_;
-  DcqcnNotificationPoint notification_;
   std::vector<Sender> senders_;
   std::vector<ReceiveWindow> receivers_;
-  std::int64_t retransmissions_ = 0;
-  std::int64_t timeouts_ = 0;
 };
 
 }  // namespace mfabric::net::packet

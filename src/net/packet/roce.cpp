@@ -6,29 +6,21 @@ namespace mfabric::net::packet {
 
 Roce::Roce(TransportHost& host, const RoceOptions& options, const DcqcnOptions& dcqcn, Bytes mtu,
            Bytes header)
-    : host_(host),
-      o_(options),
-      wire_(mtu + header),
-      rate_(dcqcn),
-      notification_(dcqcn.cnp_interval) {}
+    : RdmaTransport(host, dcqcn, mtu, header, /*dcqcn_paced=*/true), o_(options) {}
 
 // The timeout is RoceOptions::rto, a NIC's configured constant (the InfiniBand local ACK
 // timeout), not an estimate; but never shorter than the route's unloaded round trip: a shorter
 // one times out every packet before its acknowledgement can come back, and go-back-N then sends
 // the flow again and again (docs/packet.md, "Limits of the settings").
 void Roce::open(FlowSlot f, std::int32_t packets, Time rtt, Rate line_rate) {
+  cover_slot(f, senders_, receivers_);
   const auto i = static_cast<std::size_t>(f);
-  if (i >= senders_.size()) {
-    senders_.resize(i + 1);
-    receivers_.resize(i + 1);
-  }
   senders_[i] = Sender{};
   senders_[i].packets = packets;
   senders_[i].rto = std::max(o_.rto, rtt);
   receivers_[i] = Receiver{};
   receivers_[i].packets = packets;
-  rate_.open(f, line_rate);
-  notification_.open(f);
+  open_rate(f, line_rate);
 }
 
 // Nothing to release: a RoCE receiver keeps no out-of-order data.
@@ -39,23 +31,11 @@ bool Roce::can_send(FlowSlot f) const {
   return s.next < s.packets;
 }
 
-void Roce::arm(FlowSlot f) {
-  const Sender& s = sender(f);
-  Time at = s.rto_at;
-  if (s.paced) at = std::min({at, rate_.next_send(f), rate_.next_deadline(f)});
-  host_.set_timer(f, at);
-}
-
 std::int32_t Roce::next_packet(FlowSlot f) {
   Sender& s = sender(f);
   if (!can_send(f)) return -1;
   const Time now = host_.now();
-  rate_.advance(f, now);
-  if (rate_.next_send(f) > now) {
-    s.paced = true;
-    arm(f);
-    return -1;
-  }
+  if (wait_for_pacing(f, s.paced, s.rto_at, now)) return -1;
   const bool was_paced = s.paced;
   s.paced = false;
   const std::int32_t seq = s.next++;
@@ -64,7 +44,7 @@ std::int32_t Roce::next_packet(FlowSlot f) {
   } else {
     s.highest = seq + 1;
   }
-  rate_.on_sent(f, wire_, now);
+  sent(f, now);
   if (s.rto_at == Time::max()) {
     s.rto_at = now + s.rto;
     arm(f);
@@ -78,7 +58,7 @@ bool Roce::on_data(FlowSlot f, std::int32_t seq, bool ce, Ack& ack, bool& comple
   Receiver& r = receivers_[static_cast<std::size_t>(f)];
   ack.seq = seq;
   ack.ecn_echo = ce;
-  ack.cnp = notification_.on_arrival(f, ce, host_.now());
+  ack.cnp = cnp(f, ce, host_.now());
   complete = false;
   if (seq == r.expected) {
     ++r.expected;
@@ -102,8 +82,7 @@ void Roce::on_ack(FlowSlot f, const Ack& ack) {
   Sender& s = sender(f);
   if (s.una >= s.packets) return;
   const Time now = host_.now();
-  rate_.advance(f, now);
-  if (ack.cnp) rate_.on_cnp(f, now);
+  rate_feedback(f, ack, now);
   if (ack.cumulative > s.una) {
     s.una = std::min(ack.cumulative, s.packets);
     s.next = std::max(s.next, s.una);
@@ -121,17 +100,14 @@ void Roce::on_ack(FlowSlot f, const Ack& ack) {
     host_.set_timer(f, Time::max());
     return;
   }
-  // A CNP may have pushed the pacing time back, an increase brought it forward.
-  if (s.paced && rate_.next_send(f) <= now) s.paced = false;
-  arm(f);
-  if (!s.paced && can_send(f)) host_.wake(f);
+  after_ack(f, s.paced, s.rto_at, now);
 }
 
 void Roce::on_timer(FlowSlot f) {
   Sender& s = sender(f);
   if (s.una >= s.packets) return;
   const Time now = host_.now();
-  rate_.advance(f, now);
+  catch_up(f, now);
   bool wake = false;
   if (s.rto_at <= now) {
     // Go back to the first unacknowledged packet; the timer starts again when it is sent, so
@@ -141,12 +117,7 @@ void Roce::on_timer(FlowSlot f) {
     s.rto_at = Time::max();
     wake = true;
   }
-  if (s.paced && rate_.next_send(f) <= now) {
-    s.paced = false;
-    wake = true;
-  }
-  arm(f);
-  if (wake && can_send(f)) host_.wake(f);
+  after_timer(f, s.paced, s.rto_at, now, wake);
 }
 
 }  // namespace mfabric::net::packet

@@ -26,13 +26,12 @@
 
 #include <vector>
 
-#include "net/packet/dcqcn.h"
 #include "net/packet/packet_options.h"
-#include "net/packet/transport.h"
+#include "net/packet/rdma_transport.h"
 
 namespace mfabric::net::packet {
 
-class Roce final : public Transport {
+class Roce final : public RdmaTransport {
  public:
   Roce(TransportHost& host, const RoceOptions& options, const DcqcnOptions& dcqcn, Bytes mtu,
        Bytes header);
@@ -45,12 +44,6 @@ class Roce final : public Transport {
   bool on_data(FlowSlot f, std::int32_t seq, bool ce, Ack& ack, bool& complete) override;
   void on_ack(FlowSlot f, const Ack& ack) override;
   void on_timer(FlowSlot f) override;
-  std::int64_t retransmissions() const override { return retransmissions_; }
-
-  // Retransmission timeouts over the run.
-  std::int64_t timeouts() const override { return timeouts_; }
-  // The flows' DCQCN state (rates, alpha), for tests and statistics.
-  const DcqcnRate& rate_control() const { return rate_; }
 
  private:
   struct Sender {
@@ -68,19 +61,12 @@ class Roce final : public Transport {
     bool nacked = false;  // a NACK answered an out-of-order arrival since the last in-order one
   };
   Sender& sender(FlowSlot f) { return senders_[static_cast<std::size_t>(f)]; }
-  // Sets the flow's timer to its earliest deadline: the timeout, and while paced the pacing time
-  // or DCQCN's next rate increase.
-  void arm(FlowSlot f);
+  // The flow's timer at its timeout or, while paced, its pacing wake-up.
+  void arm(FlowSlot f) { RdmaTransport::arm(f, sender(f).rto_at, sender(f).paced); }
 
-  TransportHost& host_;
   RoceOptions o_;
-  Bytes wire_;  // a full packet on the wire, what pacing counts
-  DcqcnRate rate_;
-  DcqcnNotificationPoint notification_;
   std::vector<Sender> senders_;
   std::vector<Receiver> receivers_;
-  std::int64_t retransmissions_ = 0;
-  std::int64_t timeouts_ = 0;
 };
 
 }  // namespace mfabric::net::packet

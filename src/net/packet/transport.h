@@ -9,7 +9,9 @@
 // packets to on_data() and acknowledgements to on_ack().
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/units.h"
 
@@ -63,5 +65,15 @@ class Transport {
   // Retransmission timeouts that fired, over the run.
   virtual std::int64_t timeouts() const = 0;
 };
+
+// A transport's per-flow tables cover slot f (slots are reused: open() resets the entry).
+template <class Sender, class Receiver>
+void cover_slot(FlowSlot f, std::vector<Sender>& senders, std::vector<Receiver>& receivers) {
+  const auto i = static_cast<std::size_t>(f);
+  if (i >= senders.size()) {
+    senders.resize(i + 1);
+    receivers.resize(i + 1);
+  }
+}
 
 }  // namespace mfabric::net::packet
