@@ -9,12 +9,10 @@
 #include <stdexcept>
 
 #include "core/error.h"
-#include "net/packet/dctcp.h"
 #include "net/packet/event_queue.h"
-#include "net/packet/irn.h"
 #include "net/packet/port.h"
-#include "net/packet/roce.h"
 #include "net/packet/transport.h"
+#include "net/packet/transports.h"
 #include "net/router.h"
 
 namespace mfabric::net {
@@ -89,21 +87,7 @@ struct Flow {
 
 struct PacketNetwork::State final : packet::TransportHost {
   State(const fabric::Topology& t, const PacketBackendOptions& o)
-      : topo(t), links(t), router(links), options(o) {
-    switch (o.transport) {
-      case PacketTransport::Dctcp: {
-        DctcpOptions dctcp = o.dctcp;
-        dctcp.dupacks = dctcp.effective_dupacks(o.spray_paths);
-        transport = std::make_unique<packet::Dctcp>(*this, dctcp, o.mtu);
-        break;
-      }
-      case PacketTransport::RoceDcqcn:
-        transport = std::make_unique<packet::Roce>(*this, o.roce, o.dcqcn, o.mtu, o.header);
-        break;
-      case PacketTransport::Irn:
-        transport = std::make_unique<packet::Irn>(*this, o.irn, o.dcqcn, o.mtu, o.header);
-        break;
-    }
+      : topo(t), links(t), router(links), options(o), transport(packet::make_transport(*this, o)) {
     sync();
   }
 
