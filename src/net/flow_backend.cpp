@@ -9,6 +9,8 @@
 
 #include "core/error.h"
 #include "net/flow/completion_queues.h"
+#include "net/flow/flow_records.h"
+#include "net/flow/max_min_solver.h"
 
 namespace mfabric::net {
 
@@ -17,103 +19,32 @@ using fabric::Topology;
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // Seconds per picosecond over bits per byte: bytes = rate_bps * ps * kBytesPerBitPs.
 constexpr double kBytesPerBitPs = 1e-12 / 8.0;
 // Rates within this relative distance are the same rate: the flow keeps its completion event.
 constexpr double kSameRate = 1e-9;
-// Margins of the max-min checks (relative, absolute in bits/s): far above rounding noise, far
-// below any rate difference that matters.
-constexpr double kRel = 1e-9;
-constexpr double kAbs = 1e-6;
-// Rounds of growing the re-filled set before re-filling the whole connected set instead, and
-// the size from which a set that more than doubles in one round goes there at once.
-constexpr int kMaxExpansions = 8;
-constexpr std::size_t kLargeSet = 32;
-// Water-filling scans for the smallest share level by level (cheap when there are few distinct
-// levels, as usual) for at most this many levels, then continues with a heap.
-constexpr int kScanLevels = 32;
 // A channel carrying less than this is idle (guards sums that cancel to rounding noise).
 constexpr double kIdleBps = 1e-3;
 // Completion batching applies to completions whose last exact recomputation re-filled at least
 // this many flows.
 constexpr std::int32_t kBatchFrom = 256;
 
-// Paused: taken off a circuit that was torn down; no route until resume_paused().
-enum class FlowState : std::uint8_t { Free, Active, Delivering, Paused };
-
-struct ShareEntry {
-  double share;
-  std::int32_t channel;
-};
-struct ShareLater {
-  bool operator()(const ShareEntry& x, const ShareEntry& y) const { return x.share > y.share; }
-};
-
+using flow::Chan;
+using flow::Cold;
 using flow::Delivery;
 using flow::DeliveryLater;
 using flow::drain_ps;
 using flow::DrainQueue;
+using flow::FlowState;
+using flow::Hot;
+using flow::kAbs;
+using flow::kInf;
+using flow::kRel;
+using flow::MaxMinSolver;
 
 }  // namespace
 
 struct FlowBackend::State {
-  // What the rate solver touches, kept small so that many flows share a cache line.
-  struct Hot {
-    double rate = 0;
-    double new_rate = 0;        // in the current water-filling
-    std::uint32_t mark = 0;     // == epoch: in V, the set being re-filled
-    std::uint32_t frozen = 0;   // == fill_stamp: rate set in the current water-filling
-    std::uint32_t checked = 0;  // == check_stamp: looked at in the current expand()
-    ChannelId bneck = -1;       // a channel where the flow was last found to be a bottleneck
-    std::int32_t len = 0;       // channels on the route
-    bool fresh = false;         // started or re-routed since the last recomputation
-    FlowState state = FlowState::Free;
-  };
-  struct alignas(64) Cold {
-    // First what a completion reads (fire()), so that it is one cache line.
-    TransferId id = -1;
-    std::int64_t size = 0;
-    DoneCallback on_done;
-    double remaining = 0;  // bytes still to send as of `last`
-    std::int64_t last = 0;
-    std::int64_t started = 0;  // when start() was called (completion batching)
-    // |V| of the exact recomputation that last changed the flow's rate: what its completion is
-    // likely to cost if recomputed at once (completion batching).
-    std::int32_t last_v = 0;
-    std::int64_t latency_ps = 0;  // route latency x latency_hops
-    fabric::NodeId src = fabric::kNoNode;
-    fabric::NodeId dst = fabric::kNoNode;
-    std::uint64_t hash = 0;
-    int latency_hops = 1;
-    RouteCost cost;
-  };
-  // Per channel, what a recomputation reads and writes, kept together in one cache line (with
-  // the time its statistics were last brought up to date, which a completion reads too).
-  struct alignas(64) Chan {
-    std::int64_t settled = 0;  // channel statistics are up to date until then
-    double cap = 0;
-    double load = 0;      // sum of the rates of the flows on it
-    double residual = 0;  // water-filling: capacity not yet given out
-    double new_load = 0;  // water-filling: load in the tentative allocation
-    double v_old = 0;     // sum of the current rates of its V flows
-    std::int32_t unfrozen = 0;
-    std::int32_t v_count = 0;  // its V flows
-    std::int32_t v_head = -1;  // their list in vnodes
-    std::uint32_t mark = 0;    // == epoch: a channel of V
-  };
-  struct ChanStamps {
-    double max_rate = 0;         // expand(): largest tentative rate, infinite if not full
-    std::uint32_t raised = 0;    // == fill_stamp: some flow on it got faster
-    std::uint32_t bchecked = 0;  // == check_stamp: looked at as a bottleneck in expand()
-    std::uint32_t maxed = 0;     // == check_stamp: max_rate is valid
-    std::uint32_t gathered = 0;  // == epoch: its flows were gathered into V already
-  };
-  struct VNode {
-    std::int32_t flow;
-    std::int32_t next;
-  };
-
   const Topology& topo;
   LinkTable links;
   Router router;
@@ -131,7 +62,6 @@ struct FlowBackend::State {
   std::size_t links_down = 0;
 
   std::vector<Chan> chans;
-  std::vector<ChanStamps> stamps;
   std::vector<std::vector<std::int32_t>> on;  // active flows (slots) crossing each channel
   std::vector<ChannelStats> stats;
   std::vector<ChannelId> twin;    // mirrored PCIe channel -> the cable channel it mirrors
@@ -168,14 +98,8 @@ struct FlowBackend::State {
   bool lowered = false;
   bool local_lowered = false;
 
-  std::uint32_t epoch = 0;
-  std::uint32_t fill_stamp = 0;
-  std::uint32_t check_stamp = 0;
-  std::vector<ChannelId> comp_channels;  // V's channels
-  std::vector<std::int32_t> comp_flows;  // V
-  std::vector<VNode> vnodes;
-  std::vector<ShareEntry> shares;
-  std::vector<std::int32_t> victims;
+  MaxMinSolver max_min{hot, chans, on, path, stride, solver};
+  std::vector<std::int32_t> victims;  // scratch of pause_off() and reroute_off()
 
   DrainQueue drains;
   std::vector<Delivery> deliveries;
@@ -206,7 +130,7 @@ struct FlowBackend::State {
       chans[c].settled = now;
       chans[c].cap = links.link(static_cast<LinkId>(c / 2)).rate.bps();
     }
-    stamps.resize(channels);
+    max_min.resize_channels(channels);
     down.resize(channels / 2, 0);
     for (std::size_t l = old / 2; l < channels / 2; ++l) {
       const fabric::Link& k = links.link(static_cast<LinkId>(l));
@@ -511,275 +435,6 @@ struct FlowBackend::State {
     return t;
   }
 
-  // Stamps: a counter per kind; marks equal to the counter are current. On wrap-around every
-  // mark is cleared so that no old mark equals a new value.
-  void next_epoch() {
-    if (++epoch == 0) {
-      for (Hot& f : hot)
-        f.mark = 0;
-      for (Chan& c : chans)
-        c.mark = 0;
-      for (ChanStamps& st : stamps)
-        st.gathered = 0;
-      epoch = 1;
-    }
-  }
-  void next_fill() {
-    if (++fill_stamp == 0) {
-      for (Hot& f : hot)
-        f.frozen = 0;
-      for (ChanStamps& s : stamps)
-        s.raised = 0;
-      fill_stamp = 1;
-    }
-  }
-  void next_check() {
-    if (++check_stamp == 0) {
-      for (Hot& f : hot)
-        f.checked = 0;
-      for (ChanStamps& s : stamps)
-        s.bchecked = s.maxed = 0;
-      check_stamp = 1;
-    }
-  }
-
-  // --- Rate recomputation ---------------------------------------------------------------------
-  //
-  // Which flows can change. Progressive filling raises all rates together and freezes a flow
-  // when one of its channels fills. Removing a flow of rate r, or adding one whose rate will be
-  // at least r (a flow's rate is at least min over its channels of capacity / flows, because it
-  // is the largest flow on its bottleneck), leaves the filling below level r untouched, so every
-  // flow slower than r keeps its rate exactly (a link rate change sets the level to 0).
-  //
-  // Which flows do change is usually far fewer: re-filling only a set V (at first the flows on
-  // the changed channels) with every other flow held at its rate, the result is the max-min
-  // allocation if and only if every flow has a bottleneck, a full channel on which no flow is
-  // faster (Bertsekas & Gallager, Data Networks, 6.5). V's flows have one by construction if no
-  // held flow is faster on it; a held flow can only lose its own where V's flows slowed down or
-  // sped up. Flows failing either test join V and the filling runs again. If V keeps growing,
-  // the whole connected set of flows at or above the level is re-filled instead, which needs no
-  // test.
-
-  void add_variable(std::int32_t s) {
-    Hot& f = hot_of(s);
-    f.mark = epoch;
-    comp_flows.push_back(s);
-    const ChannelId* p = path_of(s);
-    for (std::int32_t i = 0; i < f.len; ++i) {
-      Chan& ch = chan(p[i]);
-      if (ch.mark != epoch) {
-        ch.mark = epoch;
-        ch.v_count = 0;
-        ch.v_old = 0;
-        ch.v_head = -1;
-        comp_channels.push_back(p[i]);
-      }
-      ++ch.v_count;
-      ch.v_old += f.rate;
-      vnodes.push_back({s, ch.v_head});
-      ch.v_head = static_cast<std::int32_t>(vnodes.size() - 1);
-    }
-  }
-
-  // Every flow connected to V through shared channels, at or above the level.
-  void close_component(double fixed_below) {
-    for (std::size_t head = 0; head < comp_channels.size(); ++head) {
-      solver.flows_visited += static_cast<std::int64_t>(flows_on(comp_channels[head]).size());
-      for (std::int32_t s : flows_on(comp_channels[head])) {
-        const Hot& f = hot_of(s);
-        if (f.mark == epoch || (!f.fresh && f.rate < fixed_below)) continue;
-        add_variable(s);
-      }
-    }
-  }
-
-  // Water-filling of V over its channels; flows outside V keep their rates and use capacity.
-  // Sets new_rate and bneck of V's flows and new_load of V's channels.
-  void water_fill() {
-    next_fill();
-    ++solver.water_fills;
-    solver.channels_filled += static_cast<std::int64_t>(comp_channels.size());
-    shares.clear();
-    for (ChannelId c : comp_channels) {
-      Chan& ch = chan(c);
-      // Capacity held by flows outside V: the channel's load less V's part of it.
-      const bool all_v = static_cast<std::size_t>(ch.v_count) == flows_on(c).size();
-      const double held = all_v ? 0.0 : std::max(0.0, ch.load - ch.v_old);
-      ch.residual = std::max(0.0, ch.cap - held);
-      ch.unfrozen = ch.v_count;
-      ch.new_load = held;
-      shares.push_back({ch.residual / ch.v_count, c});
-    }
-    if (!fill_by_scan()) fill_by_heap();
-  }
-
-  // Gives every unfrozen V flow on channel c the rate x.
-  void freeze_channel(ChannelId c, double x) {
-    const std::uint32_t fill = fill_stamp;
-    Chan& ch = chan(c);
-    for (std::int32_t n = ch.v_head; n >= 0; n = vnodes[static_cast<std::size_t>(n)].next) {
-      const std::int32_t s = vnodes[static_cast<std::size_t>(n)].flow;
-      Hot& f = hot_of(s);
-      if (f.frozen == fill) continue;
-      f.frozen = fill;
-      f.new_rate = x;
-      f.bneck = c;
-      const bool raised = x > f.rate * (1.0 + kRel) + kAbs;
-      const ChannelId* p = path_of(s);
-      for (std::int32_t i = 0; i < f.len; ++i) {
-        Chan& d = chan(p[i]);
-        d.new_load += x;
-        if (raised) stamps[static_cast<std::size_t>(p[i])].raised = fill;
-        if (p[i] == c) continue;
-        d.residual = std::max(0.0, d.residual - x);
-        --d.unfrozen;
-      }
-    }
-    ch.unfrozen = 0;
-  }
-
-  // Each round finds the smallest fair share with a scan (no data-dependent branches to
-  // mispredict, unlike a heap) and fills every channel at that level. Returns false, with the
-  // channels left in `shares`, when there are more levels than kScanLevels.
-  bool fill_by_scan() {
-    for (int round = 0;; ++round) {
-      double m = kInf;
-      std::size_t w = 0;
-      for (const ShareEntry& e : shares) {
-        const Chan& ch = chan(e.channel);
-        if (ch.unfrozen == 0) continue;
-        shares[w++] = e;
-        m = std::min(m, ch.residual / ch.unfrozen);
-      }
-      shares.resize(w);
-      if (w == 0) return true;
-      if (round == kScanLevels) return false;
-      // Channels at the same level (to rounding) fill together; each at its own current share,
-      // which earlier channels of the round can only have raised.
-      const double level_now = m + m * 1e-12;
-      for (const ShareEntry& e : shares) {
-        const Chan& ch = chan(e.channel);
-        if (ch.unfrozen == 0) continue;
-        const double x = ch.residual / ch.unfrozen;
-        if (x <= level_now) freeze_channel(e.channel, x);
-      }
-    }
-  }
-
-  // Many levels: a heap of channels by fair share. A channel's share never falls while flows
-  // freeze elsewhere (a flow freezes at the smallest share, at most this channel's), so each
-  // channel sits in the heap once, and an entry found below its channel's current share is
-  // pushed back with the new value instead of every freeze pushing one.
-  void fill_by_heap() {
-    for (ShareEntry& e : shares) {
-      const Chan& ch = chan(e.channel);
-      e.share = ch.residual / ch.unfrozen;
-    }
-    std::make_heap(shares.begin(), shares.end(), ShareLater{});
-    while (!shares.empty()) {
-      std::pop_heap(shares.begin(), shares.end(), ShareLater{});
-      const ShareEntry e = shares.back();
-      shares.pop_back();
-      const Chan& ch = chan(e.channel);
-      if (ch.unfrozen == 0) continue;
-      const double x = ch.residual / ch.unfrozen;
-      if (x > e.share) {
-        shares.push_back({x, e.channel});
-        std::push_heap(shares.begin(), shares.end(), ShareLater{});
-        continue;
-      }
-      freeze_channel(e.channel, x);
-    }
-  }
-
-  // Rate of a flow in the tentative allocation.
-  double tentative(const Hot& f) const { return f.mark == epoch ? f.new_rate : f.rate; }
-
-  // Whether channel c is full in the tentative allocation, and if so the largest rate on it;
-  // worked out once per channel and expand() call.
-  double fastest_if_full(ChannelId c) {
-    Chan& ch = chan(c);
-    ChanStamps& st = stamps[static_cast<std::size_t>(c)];
-    if (st.maxed != check_stamp) {
-      st.maxed = check_stamp;
-      const double used = ch.mark == epoch ? ch.new_load : ch.load;
-      double m = kInf;  // not full: nobody's bottleneck
-      if (used >= ch.cap * (1.0 - kRel) - kAbs) {
-        m = 0;
-        solver.flows_visited += static_cast<std::int64_t>(flows_on(c).size());
-        for (std::int32_t s : flows_on(c))
-          m = std::max(m, tentative(hot_of(s)));
-      }
-      st.max_rate = m;
-    }
-    return st.max_rate;
-  }
-
-  // Whether a flow outside V still has a bottleneck in the tentative allocation. The margins
-  // absorb rounding; a false "no" only costs a larger V.
-  bool has_bottleneck(std::int32_t s) {
-    Hot& g = hot_of(s);
-    const double r = g.rate * (1.0 + kRel) + kAbs;
-    if (g.bneck >= 0 && fastest_if_full(g.bneck) <= r) return true;
-    const ChannelId* p = path_of(s);
-    for (std::int32_t i = 0; i < g.len; ++i) {
-      if (p[i] != g.bneck && fastest_if_full(p[i]) <= r) {
-        g.bneck = p[i];
-        return true;
-      }
-    }
-    return false;
-  }
-
-  // Flows outside V that break the max-min conditions of the tentative allocation join V.
-  // Returns how many did.
-  std::size_t expand(double fixed_below) {
-    next_check();
-    const std::uint32_t check = check_stamp;
-    victims.clear();
-    // A V flow's bottleneck is full and no V flow on it is faster; no held flow may be either.
-    // Every V flow that froze there froze at the same rate, so each is looked at once.
-    for (std::int32_t s : comp_flows) {
-      const Hot& f = hot_of(s);
-      ChanStamps& st = stamps[static_cast<std::size_t>(f.bneck)];
-      if (st.bchecked == check) continue;
-      st.bchecked = check;
-      const Chan& b = chan(f.bneck);
-      if (static_cast<std::size_t>(b.v_count) == flows_on(f.bneck).size()) continue;
-      const double r = f.new_rate * (1.0 + kRel) + kAbs;
-      if (b.load - b.v_old <= r) continue;  // all held flows together are no faster
-      solver.flows_visited += static_cast<std::int64_t>(flows_on(f.bneck).size());
-      for (std::int32_t o : flows_on(f.bneck)) {
-        Hot& g = hot_of(o);
-        if (g.mark == epoch || g.checked == check || g.rate < fixed_below || g.rate <= r) continue;
-        g.checked = check;
-        victims.push_back(o);
-      }
-    }
-    // A held flow keeps its bottleneck unless, on one of V's channels, a full channel's load
-    // fell or a flow on a full channel got faster (a channel that is not full is nobody's
-    // bottleneck). Flows slower than the level provably keep theirs.
-    for (ChannelId c : comp_channels) {
-      const Chan& ch = chan(c);
-      if (static_cast<std::size_t>(ch.v_count) == flows_on(c).size()) continue;
-      const double full = ch.cap * (1.0 - kRel) - kAbs;
-      const bool fell = ch.load >= full && ch.new_load < ch.load - (ch.cap * kRel + kAbs);
-      const bool raised =
-          ch.new_load >= full && stamps[static_cast<std::size_t>(c)].raised == fill_stamp;
-      if (!fell && !raised) continue;
-      solver.flows_visited += static_cast<std::int64_t>(flows_on(c).size());
-      for (std::int32_t o : flows_on(c)) {
-        Hot& g = hot_of(o);
-        if (g.mark == epoch || g.checked == check || g.rate < fixed_below) continue;
-        g.checked = check;
-        if (!has_bottleneck(o)) victims.push_back(o);
-      }
-    }
-    for (std::int32_t s : victims)
-      add_variable(s);
-    return victims.size();
-  }
-
   // Completion batching, before the batch is due: the flows whose bottleneck was a completed
   // flow's bottleneck (at or above its rate) are re-filled, once, with every other flow held at
   // its rate. The result is feasible and uses the freed capacity where it was freed; the exact
@@ -790,45 +445,19 @@ struct FlowBackend::State {
     const double fixed_below = local_level * (1.0 - kRel);
     local_level = kInf;
     // Only the flows held back by the freed channel itself can use what it freed.
-    const bool any = gather(local_seeds, fixed_below, true);
+    const bool any = max_min.gather(local_seeds, fixed_below, true);
     local_seeds.clear();
     if (!any) return;
-    water_fill();
+    max_min.water_fill();
     ++solver.local_fills;
     apply_rates(false);
     local_lowered = local_lowered || lowered;
     if (in_batch.size() < chans.size()) in_batch.resize(chans.size(), 0);
-    for (ChannelId c : comp_channels) {
+    for (ChannelId c : max_min.channels()) {
       auto& b = in_batch[static_cast<std::size_t>(c)];
       if (b == 0) batched_seeds.push_back(c);
       b = 1;
     }
-  }
-
-  // V: the flows on the channels `from`, except those below `fixed_below` (not fresh) and, with
-  // `own_bottleneck`, those whose bottleneck is another channel. Returns whether V has any.
-  bool gather(const std::vector<ChannelId>& from, double fixed_below, bool own_bottleneck = false) {
-    next_epoch();
-    comp_channels.clear();
-    comp_flows.clear();
-    vnodes.clear();
-    for (ChannelId c : from) {
-      // A channel is named once per change on it: a thousand transfers finishing (or starting)
-      // together on a NIC name it a thousand times. Its list is scanned once: a scan per name
-      // made such a timestamp cost (transfers on the channel) x (changes), and a run of equal
-      // transfers quadratic in the transfers per channel (issue 24).
-      auto& gathered = stamps[static_cast<std::size_t>(c)].gathered;
-      if (gathered == epoch) continue;
-      gathered = epoch;
-      solver.flows_visited += static_cast<std::int64_t>(flows_on(c).size());
-      for (std::int32_t s : flows_on(c)) {
-        const Hot& f = hot_of(s);
-        if (f.mark == epoch || (!f.fresh && f.rate < fixed_below)) continue;
-        if (own_bottleneck && f.bneck != c) continue;
-        add_variable(s);
-      }
-    }
-    return !comp_flows.empty();
   }
 
   void flush() {
@@ -865,37 +494,24 @@ struct FlowBackend::State {
     // Rates computed on different occasions may differ in the last bits; a margin keeps a flow
     // at the level itself among the flows re-filled.
     const double fixed_below = lvl * (1.0 - kRel);
-    const bool any = gather(seeds, fixed_below);
+    const bool any = max_min.gather(seeds, fixed_below);
     seeds.clear();
     if (!any) return;
-
-    int rounds = 0;
-    for (;;) {
-      water_fill();
-      if (rounds < 0) break;
-      const std::size_t before = comp_flows.size();
-      const std::size_t added = expand(fixed_below);
-      if (added == 0) break;
-      // A large set that more than doubles is heading for the whole component: fill that now.
-      if (++rounds >= kMaxExpansions || (added > before && before >= kLargeSet)) {
-        close_component(fixed_below);
-        ++solver.closures;
-        rounds = -1;  // the closed component needs no test
-      }
-    }
+    max_min.solve(fixed_below);
     apply_rates(true);
     ++events;
     ++solver.recomputations;
-    solver.flows_recomputed += static_cast<std::int64_t>(comp_flows.size());
-    solver.channels_recomputed += static_cast<std::int64_t>(comp_channels.size());
+    solver.flows_recomputed += static_cast<std::int64_t>(max_min.flows().size());
+    solver.channels_recomputed += static_cast<std::int64_t>(max_min.channels().size());
     solver.largest_recomputation =
-        std::max(solver.largest_recomputation, static_cast<std::int64_t>(comp_flows.size()));
+        std::max(solver.largest_recomputation, static_cast<std::int64_t>(max_min.flows().size()));
   }
 
   // V's new rates take effect (new_rate, new_load from the last water-filling).
   // `exact`: V is the max-min recomputation (not a local re-fill).
   void apply_rates(bool exact) {
     lowered = false;
+    const std::vector<std::int32_t>& comp_flows = max_min.flows();
     const auto v = static_cast<std::int32_t>(comp_flows.size());
     // A flow whose rate barely moved keeps it (and its completion event); the loads must then
     // count the rate it keeps, or the difference would pile up in channels that never empty.
@@ -911,7 +527,7 @@ struct FlowBackend::State {
         chan(p[i]).new_load += keep;
       }
     }
-    for (ChannelId c : comp_channels) {
+    for (ChannelId c : max_min.channels()) {
       settle(c);
       Chan& ch = chan(c);
       ch.load = flows_on(c).empty() ? 0.0 : ch.new_load;
@@ -1057,7 +673,7 @@ TransferId FlowBackend::start(const net::Transfer& t, DoneCallback on_done) {
 
   const std::int32_t slot = s.allocate_slot();
   const TransferId id = s.next_id++;
-  State::Cold& c = s.cold_of(slot);
+  Cold& c = s.cold_of(slot);
   c.id = id;
   c.size = t.size.count();
   c.src = t.src;
@@ -1070,7 +686,7 @@ TransferId FlowBackend::start(const net::Transfer& t, DoneCallback on_done) {
   c.last = s.now;
   c.started = s.now;
   c.last_v = 0;
-  State::Hot& f = s.hot_of(slot);
+  Hot& f = s.hot_of(slot);
   f.rate = 0;
   f.len = 0;
   s.cold_of(slot).on_done = std::move(on_done);
@@ -1190,7 +806,7 @@ std::vector<StalledTransfer> FlowBackend::stalled_transfers(std::size_t limit) c
     const bool paused = s.hot[i].state == FlowState::Paused;
     if (!paused && (s.hot[i].state != FlowState::Active || s.drains.contains(slot))) continue;
     StalledTransfer st;
-    const State::Cold& c = s.cold[i];
+    const Cold& c = s.cold[i];
     st.id = c.id;
     st.src = c.src;
     st.dst = c.dst;
@@ -1266,12 +882,12 @@ void FlowBackend::resume_paused_on(const std::vector<bool>& servers) {
     return servers[static_cast<std::size_t>(s.topo.node(gpu).server)];
   };
   for (std::int32_t slot : s.paused) {
-    const State::Cold& c = s.cold_of(slot);
+    const Cold& c = s.cold_of(slot);
     (inside(c.src) || inside(c.dst) ? slots : still).push_back(slot);
   }
   s.paused.swap(still);
   for (std::int32_t slot : slots) {
-    State::Cold& c = s.cold_of(slot);
+    Cold& c = s.cold_of(slot);
     s.router.route(c.src, c.dst, c.hash, s.route);
     c.cost = s.route.cost;
     c.latency_ps = s.route.latency.ps() * c.latency_hops;
@@ -1288,7 +904,7 @@ void FlowBackend::reroute(std::span<const fabric::NodeId> nics) {
   for (std::size_t i = 0; i < s.hot.size(); ++i) {
     const auto slot = static_cast<std::int32_t>(i);
     if (s.hot[i].state != FlowState::Active) continue;
-    State::Cold& c = s.cold_of(slot);
+    Cold& c = s.cold_of(slot);
     if (!servers[static_cast<std::size_t>(s.topo.node(c.src).server)]) continue;
     if (!s.router.find(c.src, c.dst, c.hash, s.route, false) || !(s.route.cost < c.cost)) continue;
     s.move_to(slot, s.route);
@@ -1303,7 +919,7 @@ void FlowBackend::reroute_down() {
   for (std::size_t i = 0; i < s.hot.size(); ++i) {
     const auto slot = static_cast<std::int32_t>(i);
     if (s.hot[i].state != FlowState::Active || !s.crosses_down_link(slot)) continue;
-    const State::Cold& c = s.cold_of(slot);
+    const Cold& c = s.cold_of(slot);
     if (!s.router.find(c.src, c.dst, c.hash, s.route, false)) continue;
     s.move_to(slot, s.route);
   }

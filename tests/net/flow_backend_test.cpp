@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "fabric/builders.h"
+#include "max_min_reference.h"
 #include "net_test_util.h"
 
 namespace mfabric::net {
@@ -27,6 +28,7 @@ using testing::cable_of;
 using testing::cluster;
 using testing::link_between;
 using testing::Recorder;
+using testing::reference_max_min;
 using testing::run_to_idle;
 using testing::transfer;
 
@@ -438,46 +440,6 @@ TEST(FlowBackend, CallbacksMayStartTransfers) {
   run_to_idle(net);
   ASSERT_EQ(done.size(), 3u);
   EXPECT_NEAR(static_cast<double>(done[2].ps()), 3 * 82.0 * kUs, 3.0);
-}
-
-// Max-min fair rates by plain progressive filling: repeatedly the channel with the smallest
-// fair share (capacity left / flows not yet fixed) fixes its flows at that share.
-std::map<TransferId, double> reference_max_min(
-    const std::map<TransferId, std::vector<ChannelId>>& paths, const std::vector<double>& cap) {
-  std::vector<TransferId> ids;
-  std::vector<std::vector<std::size_t>> on(cap.size());
-  for (const auto& [id, p] : paths) {
-    for (ChannelId c : p)
-      on[static_cast<std::size_t>(c)].push_back(ids.size());
-    ids.push_back(id);
-  }
-  std::vector<double> left = cap;
-  std::vector<int> unfixed(cap.size());
-  for (std::size_t c = 0; c < cap.size(); ++c)
-    unfixed[c] = static_cast<int>(on[c].size());
-  std::vector<bool> fixed(ids.size(), false);
-  std::map<TransferId, double> rate;
-  for (;;) {
-    double best = INFINITY;
-    std::size_t at = cap.size();
-    for (std::size_t c = 0; c < cap.size(); ++c) {
-      if (unfixed[c] > 0 && left[c] / unfixed[c] < best) {
-        best = left[c] / unfixed[c];
-        at = c;
-      }
-    }
-    if (at == cap.size()) break;
-    for (std::size_t i : on[at]) {
-      if (fixed[i]) continue;
-      fixed[i] = true;
-      rate[ids[i]] = best;
-      for (ChannelId c : paths.at(ids[i])) {
-        left[static_cast<std::size_t>(c)] = std::max(0.0, left[static_cast<std::size_t>(c)] - best);
-        --unfixed[static_cast<std::size_t>(c)];
-      }
-    }
-  }
-  return rate;
 }
 
 // Random transfers at random times; now and then a switch uplink or a PCIe link is slowed down

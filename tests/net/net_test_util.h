@@ -6,10 +6,10 @@
 #include <optional>
 #include <vector>
 
-#include "net/transfer.h"
 #include "fabric/builders.h"
 #include "fabric/topology.h"
 #include "net/flow_backend.h"
+#include "net/transfer.h"
 
 namespace mfabric::net::testing {
 
@@ -44,7 +44,7 @@ inline fabric::LinkId cable_of(const fabric::Topology& t, fabric::NodeId nic) {
 }
 
 inline net::Transfer transfer(fabric::NodeId src, fabric::NodeId dst, std::int64_t bytes,
-                                     std::uint64_t hash = 0, int latency_hops = 1) {
+                              std::uint64_t hash = 0, int latency_hops = 1) {
   net::Transfer t;
   t.src = src;
   t.dst = dst;
