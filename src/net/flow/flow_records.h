@@ -64,16 +64,5 @@ struct alignas(64) Chan {
   std::int32_t v_head = -1;  // their list in vnodes
   std::uint32_t mark = 0;    // == epoch: a channel of V
 };
-struct ChanStamps {
-  double max_rate = 0;         // expand(): largest tentative rate, infinite if not full
-  std::uint32_t raised = 0;    // == fill_stamp: some flow on it got faster
-  std::uint32_t bchecked = 0;  // == check_stamp: looked at as a bottleneck in expand()
-  std::uint32_t maxed = 0;     // == check_stamp: max_rate is valid
-  std::uint32_t gathered = 0;  // == epoch: its flows were gathered into V already
-};
-struct VNode {
-  std::int32_t flow;
-  std::int32_t next;
-};
 
 }  // namespace mfabric::net::flow
