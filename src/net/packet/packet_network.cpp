@@ -9,7 +9,9 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "net/packet/ecn_marker.h"
 #include "net/packet/event_queue.h"
+#include "net/packet/pfc.h"
 #include "net/packet/port.h"
 #include "net/packet/transport.h"
 #include "net/packet/transports.h"
@@ -98,7 +100,9 @@ struct PacketNetwork::State final : packet::TransportHost {
   bool pfc = options.pfc_enabled();
   // Without PFC a port never stops between packets: one event per hop (port.h).
   bool scheduled_ports = !pfc;
-  std::uint64_t red_draws = 0;
+  packet::EcnMarker ecn{options.ecn_threshold, options.ecn_max, options.ecn_pmax, options.seed};
+  packet::PfcIngress pfc_ingress{options.pfc_thresholds.xoff, options.pfc_thresholds.xon,
+                                 options.mtu + options.header};
   std::unique_ptr<packet::Transport> transport;
   std::size_t links_seen = 0;
 
@@ -551,13 +555,13 @@ struct PacketNetwork::State final : packet::TransportHost {
     if (pfc && p.is_switch && k.hop > 0) {
       const Port& u =
           ports[static_cast<std::size_t>(path_ports[static_cast<std::size_t>(k.path + k.hop - 1)])];
-      if (u.held_downstream + k.wire > options.pfc_thresholds.xoff.count() + headroom(u)) {
+      if (!pfc_ingress.fits(u, k.wire)) {
         ++stats.pfc_headroom_drops;
         drop(pkt, p);
         return;
       }
     }
-    if (mark(p.queued)) {
+    if (ecn.mark(p.queued)) {
       k.flags |= kCe;
       ++stats.marks;
       ++port_stats[static_cast<std::size_t>(p.channel)].marks;
@@ -570,26 +574,12 @@ struct PacketNetwork::State final : packet::TransportHost {
     if (pfc && p.is_switch && k.hop > 0) {
       const std::int32_t up = path_ports[static_cast<std::size_t>(k.path + k.hop - 1)];
       Port& u = ports[static_cast<std::size_t>(up)];
-      u.held_downstream += k.wire;
-      if (!u.pause_requested && u.held_downstream >= options.pfc_thresholds.xoff.count()) {
-        u.pause_requested = true;
+      if (pfc_ingress.hold(u, k.wire)) {
         ++stats.pfc_pauses;
         events.push(now_ps + u.prop_ps, EventKind::PfcPause, static_cast<std::uint32_t>(up));
       }
     }
     if (!p.busy) kick(port_index);
-  }
-
-  // ECN: a step at ecn_threshold, or RED between it and ecn_max (deterministic draws).
-  bool mark(std::int64_t queued) {
-    const std::int64_t k_min = options.ecn_threshold.count();
-    const std::int64_t k_max = options.ecn_max.count();
-    if (queued < k_min) return false;
-    if (k_max <= k_min || queued >= k_max) return true;
-    const double p =
-        options.ecn_pmax * static_cast<double>(queued - k_min) / static_cast<double>(k_max - k_min);
-    const std::uint64_t draw = mix_hash(options.seed ^ mix_hash(++red_draws));
-    return static_cast<double>(draw >> 11) * 0x1.0p-53 < p;
   }
 
   void on_pfc(std::int32_t port_index, bool pause) {
@@ -638,22 +628,10 @@ struct PacketNetwork::State final : packet::TransportHost {
     kick(port_index);
   }
 
-  // PFC headroom of the link from port `up`: what may still arrive after the switch asks it to
-  // pause: a round trip of the link's latency at its rate, and two packets (the one the pause
-  // found on the wire and the one that triggered it).
-  std::int64_t headroom(const Port& up) const {
-    const double round_trip_bytes =
-        up.ps_per_byte > 0 ? 2.0 * static_cast<double>(up.prop_ps) / up.ps_per_byte : 0.0;
-    return static_cast<std::int64_t>(std::ceil(round_trip_bytes)) +
-           2 * (options.mtu.count() + options.header.count());
-  }
-
   // PFC: the switch no longer holds `bytes` that came from port `up`; resume it at xon.
   void release_ingress(std::int32_t up, std::int64_t bytes) {
-    Port& u = ports[static_cast<std::size_t>(up)];
-    u.held_downstream -= bytes;
-    if (u.pause_requested && u.held_downstream <= options.pfc_thresholds.xon.count()) {
-      u.pause_requested = false;
+    if (pfc_ingress.release(ports[static_cast<std::size_t>(up)], bytes)) {
+      const Port& u = ports[static_cast<std::size_t>(up)];
       events.push(now_ps + u.prop_ps, EventKind::PfcResume, static_cast<std::uint32_t>(up));
     }
   }
