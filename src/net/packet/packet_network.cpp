@@ -188,7 +188,7 @@ struct PacketNetwork::State final : packet::TransportHost {
     const NodeId from = (c % 2 == 0) ? link.a : link.b;
     p.channel = c;
     p.prop_ps = link.latency.ps();
-    set_rate(p, link.rate.bps());
+    p.set_rate(link.rate.bps());
     const bool is_switch = topo.node(from).kind == fabric::NodeKind::Switch;
     p.is_switch = is_switch;
     // Lossless (PFC) switch ports never drop: their senders pause instead.
@@ -202,10 +202,6 @@ struct PacketNetwork::State final : packet::TransportHost {
     p.last_change = now_ps;
     p.scheduled.clear();
     p.busy_until = now_ps;
-  }
-  static void set_rate(Port& p, double bps) {
-    p.down = !(bps > 0);
-    p.ps_per_byte = p.down ? 0 : 8e12 / bps;
   }
 
   std::int32_t add_port(ChannelId c) {
@@ -233,36 +229,19 @@ struct PacketNetwork::State final : packet::TransportHost {
     return index;
   }
 
-  std::int64_t serialisation(const Port& p, std::int64_t bytes) const {
-    return static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) * p.ps_per_byte));
-  }
-
-  void account(Port& p) {
-    PortStats& st = port_stats[static_cast<std::size_t>(p.channel)];
-    st.queue_byte_ps += static_cast<double>(p.queued) * static_cast<double>(now_ps - p.last_change);
-    p.last_change = now_ps;
-  }
-
-  // Scheduled ports: the packets gone by now leave the queue, each at its own time.
-  void drain(Port& p) {
-    while (!p.scheduled.empty() && p.scheduled.front().done <= now_ps) {
-      const packet::Scheduled gone = p.scheduled.pop();
-      port_stats[static_cast<std::size_t>(p.channel)].queue_byte_ps +=
-          static_cast<double>(p.queued) * static_cast<double>(gone.done - p.last_change);
-      p.last_change = gone.done;
-      p.queued -= gone.wire;
-    }
-  }
+  PortStats& stats_of(const Port& p) { return port_stats[static_cast<std::size_t>(p.channel)]; }
+  void account(Port& p) { p.account(stats_of(p), now_ps); }
+  void drain(Port& p) { p.drain(stats_of(p), now_ps); }
 
   // Scheduled ports: puts the packet on the port's schedule and its next hop's event on the
   // list; returns when its last bit leaves.
   std::int64_t transmit(std::int32_t port_index, std::int32_t pkt) {
     Port& p = ports[static_cast<std::size_t>(port_index)];
     Packet& k = packets[static_cast<std::size_t>(pkt)];
-    const std::int64_t ser = serialisation(p, k.wire);
+    const std::int64_t ser = p.serialisation(k.wire);
     const std::int64_t done = std::max(now_ps, p.busy_until) + ser;
     p.busy_until = done;
-    enqueue_bytes(p, k.wire);
+    p.add_bytes(stats_of(p), k.wire, now_ps);
     p.scheduled.push(packet::Scheduled{done, k.wire, pkt});
     ChannelStats& cs = channels[static_cast<std::size_t>(p.channel)];
     cs.bytes += k.wire;
@@ -279,19 +258,9 @@ struct PacketNetwork::State final : packet::TransportHost {
     return done;
   }
 
-  void enqueue_bytes(Port& p, std::int64_t wire) {
-    account(p);
-    p.queued += wire;
-    PortStats& st = port_stats[static_cast<std::size_t>(p.channel)];
-    st.max_queue = std::max(st.max_queue, p.queued);
-  }
-
   void enqueue(Port& p, std::int32_t pkt) {
-    account(p);
     p.fifo.push(pkt);
-    p.queued += packets[static_cast<std::size_t>(pkt)].wire;
-    PortStats& st = port_stats[static_cast<std::size_t>(p.channel)];
-    st.max_queue = std::max(st.max_queue, p.queued);
+    p.add_bytes(stats_of(p), packets[static_cast<std::size_t>(pkt)].wire, now_ps);
   }
 
   // Starts the port's next packet if it is free: the head of its FIFO, else a new packet of the
@@ -315,7 +284,7 @@ struct PacketNetwork::State final : packet::TransportHost {
     }
     Port& q = ports[static_cast<std::size_t>(port_index)];
     const Packet& head = packets[static_cast<std::size_t>(q.fifo.front())];
-    const std::int64_t ser = serialisation(q, head.wire);
+    const std::int64_t ser = q.serialisation(head.wire);
     q.busy = true;
     channels[static_cast<std::size_t>(q.channel)].busy += Time::picoseconds(ser);
     events.push(now_ps + ser, EventKind::PortDone, static_cast<std::uint32_t>(port_index));
@@ -414,10 +383,10 @@ struct PacketNetwork::State final : packet::TransportHost {
       path_ports[static_cast<std::size_t>(rec.path) + i] = p;
       ++port_route_refs[static_cast<std::size_t>(p)];
       const Port& fwd = ports[static_cast<std::size_t>(p)];
-      rec.data_ps += fwd.down ? 0 : serialisation(fwd, mtu_wire);
+      rec.data_ps += fwd.down ? 0 : fwd.serialisation(mtu_wire);
       const std::int32_t back = channel_port[static_cast<std::size_t>(c ^ 1)];
       const Port& rev = ports[static_cast<std::size_t>(back)];
-      rec.ack_delay_ps += rev.prop_ps + (rev.down ? 0 : serialisation(rev, options.ack.count()));
+      rec.ack_delay_ps += rev.prop_ps + (rev.down ? 0 : rev.serialisation(options.ack.count()));
     }
     return index;
   }
@@ -875,7 +844,7 @@ void PacketNetwork::set_link_rate(LinkId link, Rate rate) {
   for (ChannelId c : {2 * link, 2 * link + 1}) {
     const std::int32_t pi = s.channel_port[static_cast<std::size_t>(c)];
     Port& p = s.ports[static_cast<std::size_t>(pi)];
-    State::set_rate(p, rate.bps());
+    p.set_rate(rate.bps());
     if (!is_up && s.scheduled_ports) {
       // A failed link loses what its port holds: the packets not gone yet are lost (dropped at
       // their next event, counted here).

@@ -4,9 +4,13 @@
 // only keeps its queue and its accounting honest.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <vector>
+
+#include "net/backend.h"
 
 namespace mfabric::net::packet {
 
@@ -87,6 +91,37 @@ struct Port {
   bool retired = false;  // its circuit was torn down: drains, takes nothing new
   // Flows that start here and may send, round robin (the port is their GPU's first hop).
   std::deque<std::int32_t> ready;
+
+  // Its link's rate; 0 takes it down.
+  void set_rate(double bps) {
+    down = !(bps > 0);
+    ps_per_byte = down ? 0 : 8e12 / bps;
+  }
+  // Picoseconds to put `bytes` on the wire, rounded up.
+  std::int64_t serialisation(std::int64_t bytes) const {
+    return static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) * ps_per_byte));
+  }
+  // The occupancy integral of `st` up to `now`.
+  void account(PortStats& st, std::int64_t now) {
+    st.queue_byte_ps += static_cast<double>(queued) * static_cast<double>(now - last_change);
+    last_change = now;
+  }
+  // Scheduled ports: the packets gone by `now` leave the queue, each at its own time.
+  void drain(PortStats& st, std::int64_t now) {
+    while (!scheduled.empty() && scheduled.front().done <= now) {
+      const Scheduled gone = scheduled.pop();
+      st.queue_byte_ps +=
+          static_cast<double>(queued) * static_cast<double>(gone.done - last_change);
+      last_change = gone.done;
+      queued -= gone.wire;
+    }
+  }
+  // `wire` bytes more in the queue at `now` (the statistics up to date first).
+  void add_bytes(PortStats& st, std::int64_t wire, std::int64_t now) {
+    account(st, now);
+    queued += wire;
+    st.max_queue = std::max(st.max_queue, queued);
+  }
 };
 
 }  // namespace mfabric::net::packet
