@@ -13,6 +13,7 @@
 #include "net/packet/event_queue.h"
 #include "net/packet/pfc.h"
 #include "net/packet/port.h"
+#include "net/packet/route_table.h"
 #include "net/packet/transport.h"
 #include "net/packet/transports.h"
 #include "net/router.h"
@@ -25,6 +26,7 @@ using packet::Event;
 using packet::EventKind;
 using packet::FlowSlot;
 using packet::Port;
+using packet::RouteRec;
 
 namespace {
 
@@ -44,22 +46,10 @@ struct Packet {
   std::int32_t route = -1;
   std::int32_t cumulative = 0;  // ACKs
   std::int32_t wire = 0;        // bytes on the wire
-  std::int32_t path = 0;        // its route's ports: State::path_ports[path, path + hops)
+  std::int32_t path = 0;        // its route's ports: RouteTable::port_at(path + hop)
   std::uint16_t hop = 0;        // the port it is at or on its way to
   std::uint16_t hops = 0;
   std::uint8_t flags = 0;
-};
-
-// An immutable route shared by a flow and its packets in flight (a flow that moves to a new
-// route leaves its packets on the old one).
-struct RouteRec {
-  std::int32_t path = 0;  // its ports: State::path_ports[path, path + hops)
-  std::int32_t hops = 0;
-  std::int64_t latency_ps = 0;    // the links' latencies
-  std::int64_t ack_delay_ps = 0;  // an ACK's way back: latencies and serialisation
-  std::int64_t data_ps = 0;       // an MTU packet's serialisation over all hops
-  RouteCost cost;
-  std::int32_t refs = 0;
 };
 
 struct Flow {
@@ -110,12 +100,7 @@ struct PacketNetwork::State final : packet::TransportHost {
   std::vector<std::int32_t> channel_port;     // -1: no port (a free circuit slot)
   std::vector<std::int32_t> port_route_refs;  // routes (alive) that cross each port
   std::vector<std::int32_t> retired_ports;
-  std::vector<RouteRec> routes;
-  std::vector<std::int32_t> free_routes;
-  // The ports of every route, one run of `hops` entries each (packets read their next port here
-  // without touching the route); freed runs are reused by routes of the same length.
-  std::vector<std::int32_t> path_ports;
-  std::vector<std::vector<std::int32_t>> free_paths;  // by length
+  packet::RouteTable routes;
   std::vector<Flow> flows;
   std::vector<FlowSlot> free_flows;
   std::vector<FlowSlot> paused;  // held by a torn-down circuit, in the order they were held
@@ -135,12 +120,8 @@ struct PacketNetwork::State final : packet::TransportHost {
   Route scratch;
   Route spray_scratch;
 
-  std::span<const std::int32_t> path_of(const RouteRec& r) const {
-    return {path_ports.data() + r.path, static_cast<std::size_t>(r.hops)};
-  }
-  std::int32_t first_port(std::int32_t route) const {
-    return path_ports[static_cast<std::size_t>(routes[static_cast<std::size_t>(route)].path)];
-  }
+  std::span<const std::int32_t> path_of(const RouteRec& r) const { return routes.ports_of(r); }
+  std::int32_t first_port(std::int32_t route) const { return routes.port_at(routes[route].path); }
 
   // --- TransportHost ---
   Time now() const override { return Time::picoseconds(now_ps); }
@@ -249,8 +230,7 @@ struct PacketNetwork::State final : packet::TransportHost {
     ++port_stats[static_cast<std::size_t>(p.channel)].packets;
     ++k.hop;
     if (k.hop < k.hops) {
-      ++ports[static_cast<std::size_t>(path_ports[static_cast<std::size_t>(k.path + k.hop)])]
-            .inbound;
+      ++ports[static_cast<std::size_t>(routes.port_at(k.path + k.hop))].inbound;
       events.push(done + p.prop_ps, EventKind::Arrive, static_cast<std::uint32_t>(pkt));
     } else {
       events.push(done + p.prop_ps, EventKind::Deliver, static_cast<std::uint32_t>(pkt));
@@ -317,14 +297,14 @@ struct PacketNetwork::State final : packet::TransportHost {
         if (turn > 0) route = fl.sprayed[turn - 1];
       }
       k.route = route;
-      k.path = routes[static_cast<std::size_t>(route)].path;
-      k.hops = static_cast<std::uint16_t>(routes[static_cast<std::size_t>(route)].hops);
+      k.path = routes[route].path;
+      k.hops = static_cast<std::uint16_t>(routes[route].hops);
       k.hop = 0;
       k.flags = 0;
       k.wire = static_cast<std::int32_t>(
           (seq == fl.packets - 1 ? fl.last_payload : options.mtu.count()) + options.header.count());
       ++fl.refs;
-      ++routes[static_cast<std::size_t>(route)].refs;
+      ++routes[route].refs;
       ++stats.packets_sent;
       if (transport->can_send(f)) {
         p.ready.push_back(f);
@@ -360,27 +340,15 @@ struct PacketNetwork::State final : packet::TransportHost {
     free_flows.push_back(f);
   }
   std::int32_t new_route(const Route& r) {
-    std::int32_t index;
-    if (!free_routes.empty()) {
-      index = free_routes.back();
-      free_routes.pop_back();
-    } else {
-      index = static_cast<std::int32_t>(routes.size());
-      routes.emplace_back();
-    }
-    RouteRec& rec = routes[static_cast<std::size_t>(index)];
-    rec.hops = static_cast<std::int32_t>(r.channels.size());
-    rec.path = new_path(rec.hops);
+    const std::int32_t index = routes.allocate(static_cast<std::int32_t>(r.channels.size()));
+    RouteRec& rec = routes[index];
     rec.latency_ps = r.latency.ps();
     rec.cost = r.cost;
-    rec.refs = 0;
-    rec.ack_delay_ps = 0;
-    rec.data_ps = 0;
     const std::int64_t mtu_wire = options.mtu.count() + options.header.count();
     for (std::size_t i = 0; i < r.channels.size(); ++i) {
       const ChannelId c = r.channels[i];
       const std::int32_t p = channel_port[static_cast<std::size_t>(c)];
-      path_ports[static_cast<std::size_t>(rec.path) + i] = p;
+      routes.set_port(rec, i, p);
       ++port_route_refs[static_cast<std::size_t>(p)];
       const Port& fwd = ports[static_cast<std::size_t>(p)];
       rec.data_ps += fwd.down ? 0 : fwd.serialisation(mtu_wire);
@@ -390,31 +358,17 @@ struct PacketNetwork::State final : packet::TransportHost {
     }
     return index;
   }
-  std::int32_t new_path(std::int32_t hops) {
-    if (free_paths.size() <= static_cast<std::size_t>(hops)) free_paths.resize(hops + 1u);
-    std::vector<std::int32_t>& free = free_paths[static_cast<std::size_t>(hops)];
-    if (!free.empty()) {
-      const std::int32_t at = free.back();
-      free.pop_back();
-      return at;
-    }
-    const auto at = static_cast<std::int32_t>(path_ports.size());
-    path_ports.resize(path_ports.size() + static_cast<std::size_t>(hops));
-    return at;
-  }
-
   void unref_route(std::int32_t r) {
-    RouteRec& rec = routes[static_cast<std::size_t>(r)];
+    RouteRec& rec = routes[r];
     if (--rec.refs > 0) return;
     for (std::int32_t p : path_of(rec))
       --port_route_refs[static_cast<std::size_t>(p)];
-    free_paths[static_cast<std::size_t>(rec.hops)].push_back(rec.path);
-    free_routes.push_back(r);
+    routes.free(r);
   }
   void set_route(Flow& fl, const Route& r) {
     const std::int32_t old = fl.route;
     fl.route = new_route(r);
-    ++routes[static_cast<std::size_t>(fl.route)].refs;
+    ++routes[fl.route].refs;
     if (old >= 0) {
       // Its entry in the old first port's ready list is stale now (pull() skips it).
       if (first_port(old) != first_port(fl.route)) {
@@ -434,7 +388,7 @@ struct PacketNetwork::State final : packet::TransportHost {
   void spray(Flow& fl) {
     clear_sprayed(fl);
     if (options.spray_paths <= 1) return;
-    const RouteRec& primary = routes[static_cast<std::size_t>(fl.route)];
+    const RouteRec& primary = routes[fl.route];
     const RouteCost cost = primary.cost;
     const std::int32_t first = first_port(fl.route);
     const int attempts = 4 * options.spray_paths;
@@ -452,12 +406,12 @@ struct PacketNetwork::State final : packet::TransportHost {
         seen = seen || same_ports(r, spray_scratch);
       if (seen) continue;
       const std::int32_t r = new_route(spray_scratch);
-      ++routes[static_cast<std::size_t>(r)].refs;
+      ++routes[r].refs;
       fl.sprayed.push_back(r);
     }
   }
   bool same_ports(std::int32_t route, const Route& r) const {
-    const std::span<const std::int32_t> a = path_of(routes[static_cast<std::size_t>(route)]);
+    const std::span<const std::int32_t> a = path_of(routes[route]);
     if (a.size() != r.channels.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i) {
       if (a[i] != channel_port[static_cast<std::size_t>(r.channels[i])]) return false;
@@ -465,7 +419,7 @@ struct PacketNetwork::State final : packet::TransportHost {
     return true;
   }
   bool route_down(std::int32_t route) const {
-    for (std::int32_t p : path_of(routes[static_cast<std::size_t>(route)])) {
+    for (std::int32_t p : path_of(routes[route])) {
       const Port& q = ports[static_cast<std::size_t>(p)];
       if (q.down || q.retired) return true;
     }
@@ -494,7 +448,7 @@ struct PacketNetwork::State final : packet::TransportHost {
   void drop_queued(std::int32_t pkt, Port& p) {
     const Packet& k = packets[static_cast<std::size_t>(pkt)];
     if (pfc && p.is_switch && k.hop > 0) {
-      release_ingress(path_ports[static_cast<std::size_t>(k.path + k.hop - 1)], k.wire);
+      release_ingress(routes.port_at(k.path + k.hop - 1), k.wire);
     }
     drop(pkt, p);
   }
@@ -507,7 +461,7 @@ struct PacketNetwork::State final : packet::TransportHost {
 
   void on_arrive(std::int32_t pkt) {
     Packet& k = packets[static_cast<std::size_t>(pkt)];
-    const std::int32_t port_index = path_ports[static_cast<std::size_t>(k.path + k.hop)];
+    const std::int32_t port_index = routes.port_at(k.path + k.hop);
     Port& p = ports[static_cast<std::size_t>(port_index)];
     --p.inbound;
     if (k.flags & kLost) {
@@ -522,8 +476,7 @@ struct PacketNetwork::State final : packet::TransportHost {
     // PFC: what a lossless switch keeps for one input is xoff plus the headroom; a packet beyond
     // it is lost (a pause that came too late for the link: thresholds set wrong).
     if (pfc && p.is_switch && k.hop > 0) {
-      const Port& u =
-          ports[static_cast<std::size_t>(path_ports[static_cast<std::size_t>(k.path + k.hop - 1)])];
+      const Port& u = ports[static_cast<std::size_t>(routes.port_at(k.path + k.hop - 1))];
       if (!pfc_ingress.fits(u, k.wire)) {
         ++stats.pfc_headroom_drops;
         drop(pkt, p);
@@ -541,7 +494,7 @@ struct PacketNetwork::State final : packet::TransportHost {
     }
     enqueue(p, pkt);
     if (pfc && p.is_switch && k.hop > 0) {
-      const std::int32_t up = path_ports[static_cast<std::size_t>(k.path + k.hop - 1)];
+      const std::int32_t up = routes.port_at(k.path + k.hop - 1);
       Port& u = ports[static_cast<std::size_t>(up)];
       if (pfc_ingress.hold(u, k.wire)) {
         ++stats.pfc_pauses;
@@ -584,12 +537,11 @@ struct PacketNetwork::State final : packet::TransportHost {
     channels[static_cast<std::size_t>(p.channel)].bytes += k.wire;
     ++port_stats[static_cast<std::size_t>(p.channel)].packets;
     if (pfc && p.is_switch && k.hop > 0) {
-      release_ingress(path_ports[static_cast<std::size_t>(k.path + k.hop - 1)], k.wire);
+      release_ingress(routes.port_at(k.path + k.hop - 1), k.wire);
     }
     ++k.hop;
     if (k.hop < k.hops) {
-      ++ports[static_cast<std::size_t>(path_ports[static_cast<std::size_t>(k.path + k.hop)])]
-            .inbound;
+      ++ports[static_cast<std::size_t>(routes.port_at(k.path + k.hop))].inbound;
       events.push(now_ps + p.prop_ps, EventKind::Arrive, static_cast<std::uint32_t>(pkt));
     } else {
       events.push(now_ps + p.prop_ps, EventKind::Deliver, static_cast<std::uint32_t>(pkt));
@@ -626,7 +578,7 @@ struct PacketNetwork::State final : packet::TransportHost {
     k.cumulative = ack.cumulative;
     k.flags = static_cast<std::uint8_t>((ack.ecn_echo ? kEcnEcho : 0) | (ack.nack ? kNack : 0) |
                                         (ack.cnp ? kCnp : 0));
-    events.push(now_ps + routes[static_cast<std::size_t>(k.route)].ack_delay_ps, EventKind::Ack,
+    events.push(now_ps + routes[k.route].ack_delay_ps, EventKind::Ack,
                 static_cast<std::uint32_t>(pkt));
   }
 
@@ -668,7 +620,7 @@ struct PacketNetwork::State final : packet::TransportHost {
     fl.live = false;
     fl.timer_deadline = kNever;
     transport->close(f);
-    const RouteRec& r = routes[static_cast<std::size_t>(fl.route)];
+    const RouteRec& r = routes[fl.route];
     const std::int64_t extra = r.latency_ps * std::max(0, fl.latency_hops - 1);
     events.push(now_ps + extra, EventKind::Complete, static_cast<std::uint32_t>(f));
   }
@@ -811,12 +763,11 @@ TransferId PacketNetwork::start_routed(const net::Transfer& t, const Route& rout
   }
   s.set_route(fl, route);
   if (t.size.count() == 0) {
-    const std::int64_t latency =
-        s.routes[static_cast<std::size_t>(fl.route)].latency_ps * t.latency_hops;
+    const std::int64_t latency = s.routes[fl.route].latency_ps * t.latency_hops;
     s.events.push(s.now_ps + latency, EventKind::Complete, static_cast<std::uint32_t>(f));
     return id;
   }
-  const RouteRec& r = s.routes[static_cast<std::size_t>(fl.route)];
+  const RouteRec& r = s.routes[fl.route];
   const Time rtt = Time::picoseconds(r.latency_ps + r.data_ps + r.ack_delay_ps);
   fl.live = true;
   // The flow's line rate is its route's slowest link (ps_per_byte = 8e12 / rate; 0 = down).
@@ -881,7 +832,7 @@ void PacketNetwork::set_link_rate(LinkId link, Rate rate) {
     // Flows crossing it move to a route of equal cost if there is one, else hold.
     for (FlowSlot f : s.flows_crossing_down()) {
       Flow& fl = s.flows[static_cast<std::size_t>(f)];
-      const RouteCost cost = s.routes[static_cast<std::size_t>(fl.route)].cost;
+      const RouteCost cost = s.routes[fl.route].cost;
       if (s.router.find(fl.src, fl.dst, fl.hash, s.scratch, false) && s.scratch.cost == cost) {
         s.set_route(fl, s.scratch);
         if (!s.crosses_down(fl)) continue;
@@ -989,7 +940,7 @@ std::vector<StalledTransfer> PacketNetwork::stalled_transfers(std::size_t limit)
     st.why =
         fl.hold == Hold::Paused ? StalledTransfer::Why::Paused : StalledTransfer::Why::LinkDown;
     if (fl.hold == Hold::Down) {
-      for (std::int32_t p : s.path_of(s.routes[static_cast<std::size_t>(fl.route)])) {
+      for (std::int32_t p : s.path_of(s.routes[fl.route])) {
         const Port& q = s.ports[static_cast<std::size_t>(p)];
         if (q.down) {
           st.down_link = link_of_channel(q.channel);
@@ -1082,7 +1033,7 @@ void PacketNetwork::reroute(std::span<const NodeId> nics) {
     if (!fl.live || fl.hold != Hold::None) continue;
     if (!servers[static_cast<std::size_t>(s.topo.node(fl.src).server)]) continue;
     if (!s.router.find(fl.src, fl.dst, fl.hash, s.scratch, false)) continue;
-    if (!(s.scratch.cost < s.routes[static_cast<std::size_t>(fl.route)].cost)) continue;
+    if (!(s.scratch.cost < s.routes[fl.route].cost)) continue;
     // The flow's packets in flight stay on the old route; new ones take the new one, from the
     // new first port.
     s.set_route(fl, s.scratch);
