@@ -11,6 +11,7 @@
 #include "net/flow/completion_queues.h"
 #include "net/flow/flow_records.h"
 #include "net/flow/max_min_solver.h"
+#include "net/flow/pcie_mirror.h"
 
 namespace mfabric::net {
 
@@ -64,8 +65,7 @@ struct FlowBackend::State {
   std::vector<Chan> chans;
   std::vector<std::vector<std::int32_t>> on;  // active flows (slots) crossing each channel
   std::vector<ChannelStats> stats;
-  std::vector<ChannelId> twin;    // mirrored PCIe channel -> the cable channel it mirrors
-  std::vector<ChannelId> mirror;  // cable channel -> its mirrored PCIe channel
+  flow::PcieMirror mirrors;
   std::vector<std::int32_t> scratch;
 
   // Per flow slot. Routes live in one flat array with a fixed stride (grown when a longer route
@@ -138,10 +138,9 @@ struct FlowBackend::State {
     }
     on.resize(channels);
     stats.resize(channels);
-    twin.resize(channels, -1);
-    mirror.resize(channels, -1);
+    mirrors.resize(channels);
     if (old == 0) {
-      find_mirrors();
+      mirrors.find(topo, chans);
       return;
     }
     // A link appended at a NIC may give it a second way out: its PCIe stops mirroring.
@@ -178,49 +177,10 @@ struct FlowBackend::State {
   // cable's. The mirroring ends, for good, if the NIC gains a link or the PCIe becomes slower;
   // the flows then get the PCIe channel back.
 
-  void find_mirrors() {
-    for (std::size_t v = 0; v < topo.nodes().size(); ++v) {
-      const auto nic = static_cast<fabric::NodeId>(v);
-      if (topo.node(nic).kind != fabric::NodeKind::Nic) continue;
-      LinkId pcie = kNoLink;
-      LinkId cable = kNoLink;
-      int pcies = 0;
-      int cables = 0;
-      for (LinkId l : topo.links_of(nic)) {
-        const fabric::Link& k = topo.link(l);
-        const fabric::NodeKind other = topo.node(topo.other_end(l, nic)).kind;
-        if (k.kind == fabric::LinkKind::Pcie) {
-          pcie = l;
-          ++pcies;
-        } else if (k.kind == fabric::LinkKind::Cable &&
-                   (other == fabric::NodeKind::Switch || other == fabric::NodeKind::Nic)) {
-          cable = l;
-          ++cables;
-        }
-      }
-      if (pcies != 1 || cables != 1) continue;
-      if (chan(2 * pcie).cap < chan(2 * cable).cap) continue;
-      const fabric::NodeId gpu = topo.other_end(pcie, nic);
-      const fabric::NodeId sw = topo.other_end(cable, nic);
-      pair(channel_of(topo, pcie, gpu), channel_of(topo, cable, nic));
-      pair(channel_of(topo, pcie, nic), channel_of(topo, cable, sw));
-    }
-  }
-
-  fabric::NodeId from_node(ChannelId c) const {
-    const fabric::Link& k = links.link(link_of_channel(c));
-    return c % 2 == 0 ? k.a : k.b;
-  }
-
-  void pair(ChannelId pcie, ChannelId cable) {
-    twin[static_cast<std::size_t>(pcie)] = cable;
-    mirror[static_cast<std::size_t>(cable)] = pcie;
-  }
-
   // Ends the mirroring of a PCIe link's channels, if any.
   void unmirror(LinkId pcie) {
     for (ChannelId p : {2 * pcie, 2 * pcie + 1}) {
-      const ChannelId c = twin[static_cast<std::size_t>(p)];
+      const ChannelId c = mirrors.cable_of(p);
       if (c < 0) continue;
       settle(c);
       const auto pi = static_cast<std::size_t>(p);
@@ -228,7 +188,7 @@ struct FlowBackend::State {
       chans[pi].settled = now;
       chan(p).load = chan(c).load;
       // From the GPU into the NIC, the PCIe comes before the cable; the other way, after.
-      const bool before = topo.node(from_node(p)).kind == fabric::NodeKind::Gpu;
+      const bool before = topo.node(flow::from_node(links, p)).kind == fabric::NodeKind::Gpu;
       scratch = flows_on(c);
       for (std::int32_t s : scratch) {
         const ChannelId* q = path_of(s);
@@ -237,8 +197,7 @@ struct FlowBackend::State {
           ++at;
         insert_channel(s, before ? at : at + 1, p);
       }
-      twin[pi] = -1;
-      mirror[static_cast<std::size_t>(c)] = -1;
+      mirrors.unpair(p, c);
     }
   }
 
@@ -260,17 +219,7 @@ struct FlowBackend::State {
 
   // The route's channels as routed: mirrored PCIe channels put back in place.
   std::vector<ChannelId> full_path(std::int32_t slot) {
-    std::vector<ChannelId> out;
-    const ChannelId* p = path_of(slot);
-    for (std::int32_t i = 0; i < hot_of(slot).len; ++i) {
-      const ChannelId m = mirror[static_cast<std::size_t>(p[i])];
-      // The cable leaving a NIC (its channel from the NIC) follows the PCIe into the NIC.
-      const bool out_of_nic = m >= 0 && topo.node(from_node(p[i])).kind == fabric::NodeKind::Nic;
-      if (m >= 0 && out_of_nic) out.push_back(m);
-      out.push_back(p[i]);
-      if (m >= 0 && !out_of_nic) out.push_back(m);
-    }
-    return out;
+    return mirrors.full_path(path_of(slot), hot_of(slot).len, topo, links);
   }
 
   void settle(ChannelId c) {
@@ -290,7 +239,8 @@ struct FlowBackend::State {
       settle(static_cast<ChannelId>(c));
     }
     for (std::size_t c = 0; c < chans.size(); ++c) {
-      if (twin[c] >= 0) stats[c] = stats[static_cast<std::size_t>(twin[c])];
+      const ChannelId cable = mirrors.cable_of(static_cast<ChannelId>(c));
+      if (cable >= 0) stats[c] = stats[static_cast<std::size_t>(cable)];
     }
   }
 
@@ -334,7 +284,7 @@ struct FlowBackend::State {
     std::int32_t n = 0;
     for (std::int32_t i = 0; i < len; ++i) {
       const ChannelId c = r.channels[static_cast<std::size_t>(i)];
-      if (twin[static_cast<std::size_t>(c)] >= 0) continue;  // mirrored: the cable stands for it
+      if (mirrors.cable_of(c) >= 0) continue;  // mirrored: the cable stands for it
       auto& list = flows_on(c);
       p[n] = c;
       q[n] = static_cast<std::int32_t>(list.size());
@@ -715,9 +665,9 @@ void FlowBackend::set_link_rate(LinkId link, Rate rate) {
   }
   // A mirrored PCIe channel must stay at least as fast as its cable.
   for (ChannelId c : {2 * link, 2 * link + 1}) {
-    const ChannelId t = s.twin[static_cast<std::size_t>(c)];
+    const ChannelId t = s.mirrors.cable_of(c);
     if (t >= 0 && s.chan(c).cap < s.chan(t).cap) s.unmirror(link);
-    const ChannelId m = s.mirror[static_cast<std::size_t>(c)];
+    const ChannelId m = s.mirrors.pcie_of(c);
     if (m >= 0 && s.chan(m).cap < s.chan(c).cap) s.unmirror(link_of_channel(m));
   }
   s.level = 0;
