@@ -101,6 +101,7 @@ void MaxMinSolver::close_component(double fixed_below) {
 // Water-filling of V over its channels; flows outside V keep their rates and use capacity.
 // Sets new_rate and bneck of V's flows and new_load of V's channels.
 void MaxMinSolver::water_fill() {
+  bind();
   next_fill();
   ++solver.water_fills;
   solver.channels_filled += static_cast<std::int64_t>(comp_channels.size());
@@ -286,6 +287,7 @@ std::size_t MaxMinSolver::expand(double fixed_below) {
 // `own_bottleneck`, those whose bottleneck is another channel. Returns whether V has any.
 bool MaxMinSolver::gather(const std::vector<ChannelId>& from, double fixed_below,
                           bool own_bottleneck) {
+  bind();
   next_epoch();
   comp_channels.clear();
   comp_flows.clear();
@@ -310,6 +312,7 @@ bool MaxMinSolver::gather(const std::vector<ChannelId>& from, double fixed_below
 }
 
 void MaxMinSolver::solve(double fixed_below) {
+  bind();
   int rounds = 0;
   bool closed = false;
   for (;;) {

@@ -68,12 +68,21 @@ class MaxMinSolver {
     bool operator()(const ShareEntry& x, const ShareEntry& y) const { return x.share > y.share; }
   };
 
-  const ChannelId* path_of(std::int32_t slot) const {
-    return path.data() + static_cast<std::ptrdiff_t>(slot) * stride;
+  // The tables' arrays as of this call: they do not grow while the solver runs, and reading
+  // them through the references at every access costs the inner loops a load each.
+  void bind() {
+    hot_ = hot.data();
+    chan_ = chans.data();
+    on_ = on.data();
+    path_ = path.data();
+    stride_ = stride;
   }
-  Hot& hot_of(std::int32_t s) { return hot[static_cast<std::size_t>(s)]; }
-  Chan& chan(ChannelId c) { return chans[static_cast<std::size_t>(c)]; }
-  std::vector<std::int32_t>& flows_on(ChannelId c) { return on[static_cast<std::size_t>(c)]; }
+  const ChannelId* path_of(std::int32_t slot) const {
+    return path_ + static_cast<std::ptrdiff_t>(slot) * stride_;
+  }
+  Hot& hot_of(std::int32_t s) { return hot_[s]; }
+  Chan& chan(ChannelId c) { return chan_[c]; }
+  std::vector<std::int32_t>& flows_on(ChannelId c) { return on_[c]; }
 
   void next_epoch();
   void next_fill();
@@ -94,6 +103,11 @@ class MaxMinSolver {
   std::vector<ChannelId>& path;
   const std::int32_t& stride;
   SolverStats& solver;
+  Hot* hot_ = nullptr;
+  Chan* chan_ = nullptr;
+  std::vector<std::int32_t>* on_ = nullptr;
+  const ChannelId* path_ = nullptr;
+  std::int32_t stride_ = 0;
 
   std::vector<ChanStamps> stamps;  // per channel
   std::uint32_t epoch = 0;
