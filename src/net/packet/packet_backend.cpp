@@ -12,23 +12,22 @@ PacketBackend::PacketBackend(const fabric::Topology& topology, const PacketBacke
 TransferId PacketBackend::start(const net::Transfer& t, DoneCallback on_done) {
   check_transfer(t);
   network_.route(t, route_);
-  const TransferId id = next_id_++;
+  // The id is taken once the part accepted the transfer (the packet part refuses a flow of too
+  // many packets).
+  const TransferId id = next_id_;
   auto done = [id, done = std::move(on_done)](TransferId, Time at) {
     if (done) done(id, at);
   };
   if (!route_.channels.empty() && route_.cost.network_links == 0 && route_.cost.proxies == 0) {
     if (!inside_) inside_ = std::make_unique<FlowBackend>(topology_);
     if (inside_->now() < now()) inside_->advance(now());
+    ++next_id_;
     inside_->start(t, std::move(done));
     inside_ids_.push_back(id);
     return id;
   }
-  try {
-    network_.start_routed(t, route_, std::move(done));
-  } catch (...) {
-    --next_id_;  // refused (a flow of too many packets): no id taken
-    throw;
-  }
+  network_.start_routed(t, route_, std::move(done));
+  ++next_id_;
   network_ids_.push_back(id);
   return id;
 }
