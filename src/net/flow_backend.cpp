@@ -8,8 +8,11 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "net/flow/channel_ledger.h"
+#include "net/flow/completion_batching.h"
 #include "net/flow/completion_queues.h"
 #include "net/flow/flow_records.h"
+#include "net/flow/flow_table.h"
 #include "net/flow/max_min_solver.h"
 #include "net/flow/pcie_mirror.h"
 
@@ -20,31 +23,30 @@ using fabric::Topology;
 
 namespace {
 
-// Seconds per picosecond over bits per byte: bytes = rate_bps * ps * kBytesPerBitPs.
-constexpr double kBytesPerBitPs = 1e-12 / 8.0;
 // Rates within this relative distance are the same rate: the flow keeps its completion event.
 constexpr double kSameRate = 1e-9;
-// A channel carrying less than this is idle (guards sums that cancel to rounding noise).
-constexpr double kIdleBps = 1e-3;
-// Completion batching applies to completions whose last exact recomputation re-filled at least
-// this many flows.
-constexpr std::int32_t kBatchFrom = 256;
 
 using flow::Chan;
+using flow::ChannelLedger;
 using flow::Cold;
+using flow::CompletionBatching;
 using flow::Delivery;
 using flow::DeliveryLater;
 using flow::drain_ps;
 using flow::DrainQueue;
 using flow::FlowState;
+using flow::FlowTable;
 using flow::Hot;
-using flow::kAbs;
+using flow::kBytesPerBitPs;
 using flow::kInf;
 using flow::kRel;
 using flow::MaxMinSolver;
 
 }  // namespace
 
+// The backend's lifecycle of flows: started, routed onto the table, given rates by the solver,
+// drained, delivered, paused, moved. The records are the table's (flow_table.h) and the
+// ledger's (channel_ledger.h); the rates the solver's (max_min_solver.h).
 struct FlowBackend::State {
   const Topology& topo;
   LinkTable links;
@@ -62,43 +64,25 @@ struct FlowBackend::State {
   std::vector<std::uint8_t> down;
   std::size_t links_down = 0;
 
-  std::vector<Chan> chans;
-  std::vector<std::vector<std::int32_t>> on;  // active flows (slots) crossing each channel
-  std::vector<ChannelStats> stats;
+  ChannelLedger channels;
+  FlowTable table;
   flow::PcieMirror mirrors;
   std::vector<std::int32_t> scratch;
 
-  // Per flow slot. Routes live in one flat array with a fixed stride (grown when a longer route
-  // appears) so that starting a transfer allocates nothing once the arrays are warm.
-  std::vector<Hot> hot;
-  std::vector<Cold> cold;
-  std::int32_t stride = 12;
-  std::vector<ChannelId> path;
-  std::vector<std::int32_t> pos;  // index of the flow in on[path[...]]
-  std::vector<std::int32_t> free_slots;
-
   // Pending recomputation: channels whose flows changed, flows without a rate yet, and the
-  // level below which no rate can change (see flush()).
+  // level below which no rate can change (see flush()). `forced`: something other than
+  // completions asked for it, so it runs at once (see CompletionBatching).
   std::vector<ChannelId> seeds;
   std::vector<std::int32_t> fresh;
   double level = kInf;
   bool dirty = false;
-  // Completion batching (FlowBackendOptions): while only completions are pending (`forced`
-  // unset), the recomputation waits until `due`; anything else recomputes at once.
-  double batching = 0;
   bool forced = false;
-  std::int64_t due = std::numeric_limits<std::int64_t>::max();
-  std::vector<ChannelId> batched_seeds;  // channels refill_locally() touched since the last flush
-  std::vector<std::uint8_t> in_batch;    // per channel: in batched_seeds
-  // The bottlenecks of the flows completed since the last local re-fill, and their lowest rate.
-  std::vector<ChannelId> local_seeds;
-  double local_level = kInf;
-  // Whether the last apply_rates() lowered a rate; whether a local re-fill since the last flush
-  // did (the level argument then no longer holds for the flush, see refill_locally()).
+  CompletionBatching batching;
+  // Whether the last apply_rates() lowered a rate.
   bool lowered = false;
-  bool local_lowered = false;
 
-  MaxMinSolver max_min{hot, chans, on, path, stride, solver};
+  MaxMinSolver max_min{table.hot_records(), channels.records(),   table.flows_per_channel(),
+                       table.routes(),      table.route_stride(), solver};
   std::vector<std::int32_t> victims;  // scratch of pause_off() and reroute_off()
 
   DrainQueue drains;
@@ -109,42 +93,37 @@ struct FlowBackend::State {
     sync();
   }
 
-  ChannelId* path_of(std::int32_t slot) {
-    return path.data() + static_cast<std::ptrdiff_t>(slot) * stride;
+  Hot& hot_of(std::int32_t s) { return table.hot(s); }
+  Cold& cold_of(std::int32_t s) { return table.cold(s); }
+  Chan& chan(ChannelId c) { return channels.chan(c); }
+  void settle(ChannelId c) { channels.settle(c, now); }
+  // Recompute at once (a start, a rate change, a circuit), from level `from`.
+  void force(double from) {
+    level = std::min(level, from);
+    dirty = true;
+    forced = true;
   }
-  std::int32_t* pos_of(std::int32_t slot) {
-    return pos.data() + static_cast<std::ptrdiff_t>(slot) * stride;
-  }
-  Hot& hot_of(std::int32_t s) { return hot[static_cast<std::size_t>(s)]; }
-  Cold& cold_of(std::int32_t s) { return cold[static_cast<std::size_t>(s)]; }
-  Chan& chan(ChannelId c) { return chans[static_cast<std::size_t>(c)]; }
-  std::vector<std::int32_t>& flows_on(ChannelId c) { return on[static_cast<std::size_t>(c)]; }
 
   void sync() {
-    const std::size_t channels = 2 * links.size();
-    if (channels == chans.size()) return;
-    const std::size_t old = chans.size();
+    const std::size_t old = channels.size();
+    if (2 * links.size() == old) return;
     router.sync();
-    chans.resize(channels);
-    for (std::size_t c = old; c < channels; ++c) {
-      chans[c].settled = now;
-      chans[c].cap = links.link(static_cast<LinkId>(c / 2)).rate.bps();
-    }
-    max_min.resize_channels(channels);
-    down.resize(channels / 2, 0);
-    for (std::size_t l = old / 2; l < channels / 2; ++l) {
+    channels.grow(links, now);
+    const std::size_t count = channels.size();
+    max_min.resize_channels(count);
+    down.resize(count / 2, 0);
+    for (std::size_t l = old / 2; l < count / 2; ++l) {
       const fabric::Link& k = links.link(static_cast<LinkId>(l));
       if (k.a != fabric::kNoNode && !(k.rate.bps() > 0)) mark_down(static_cast<LinkId>(l), true);
     }
-    on.resize(channels);
-    stats.resize(channels);
-    mirrors.resize(channels);
+    table.resize_channels(count);
+    mirrors.resize(count);
     if (old == 0) {
-      mirrors.find(topo, chans);
+      mirrors.find(topo, channels.records());
       return;
     }
     // A link appended at a NIC may give it a second way out: its PCIe stops mirroring.
-    for (std::size_t l = old / 2; l < channels / 2; ++l) {
+    for (std::size_t l = old / 2; l < count / 2; ++l) {
       for (fabric::NodeId v :
            {links.link(static_cast<LinkId>(l)).a, links.link(static_cast<LinkId>(l)).b}) {
         if (topo.node(v).kind != fabric::NodeKind::Nic) continue;
@@ -167,177 +146,67 @@ struct FlowBackend::State {
     }
   }
 
-  // --- Mirrored PCIe channels -----------------------------------------------------------------
-  //
-  // A NIC with one PCIe link and one network link (a cable to a switch or another NIC; cables
-  // to an OCS or patch panel carry no route) passes every flow of its PCIe channel on to its
-  // cable and back: a NIC is never transit. If the PCIe is at least as fast, its channels can
-  // never be a bottleneck and always carry exactly what the cable carries, so the solver leaves
-  // them out (a third of the channels of a cross-server route) and their statistics are the
-  // cable's. The mirroring ends, for good, if the NIC gains a link or the PCIe becomes slower;
-  // the flows then get the PCIe channel back.
-
-  // Ends the mirroring of a PCIe link's channels, if any.
+  // Ends the mirroring of a PCIe link's channels, if any (pcie_mirror.h): the PCIe channel
+  // goes back into its flows' routes, next to the cable.
   void unmirror(LinkId pcie) {
     for (ChannelId p : {2 * pcie, 2 * pcie + 1}) {
       const ChannelId c = mirrors.cable_of(p);
       if (c < 0) continue;
-      settle(c);
-      const auto pi = static_cast<std::size_t>(p);
-      stats[pi] = stats[static_cast<std::size_t>(c)];  // mirrored since the start
-      chans[pi].settled = now;
-      chan(p).load = chan(c).load;
+      channels.take_over(p, c, now);
       // From the GPU into the NIC, the PCIe comes before the cable; the other way, after.
       const bool before = topo.node(flow::from_node(links, p)).kind == fabric::NodeKind::Gpu;
-      scratch = flows_on(c);
+      scratch = table.flows_on(c);
       for (std::int32_t s : scratch) {
-        const ChannelId* q = path_of(s);
+        const ChannelId* q = table.path(s);
         std::int32_t at = 0;
         while (q[at] != c)
           ++at;
-        insert_channel(s, before ? at : at + 1, p);
+        table.insert(s, before ? at : at + 1, p);
       }
       mirrors.unpair(p, c);
     }
   }
 
-  void insert_channel(std::int32_t slot, std::int32_t at, ChannelId c) {
-    if (hot_of(slot).len + 1 > stride) grow_stride(hot_of(slot).len + 1);
-    Hot& f = hot_of(slot);
-    ChannelId* p = path_of(slot);
-    std::int32_t* q = pos_of(slot);
-    for (std::int32_t j = f.len; j > at; --j) {
-      p[j] = p[j - 1];
-      q[j] = q[j - 1];
-    }
-    auto& list = flows_on(c);
-    p[at] = c;
-    q[at] = static_cast<std::int32_t>(list.size());
-    list.push_back(slot);
-    ++f.len;
-  }
-
   // The route's channels as routed: mirrored PCIe channels put back in place.
-  std::vector<ChannelId> full_path(std::int32_t slot) {
-    return mirrors.full_path(path_of(slot), hot_of(slot).len, topo, links);
-  }
-
-  void settle(ChannelId c) {
-    const auto i = static_cast<std::size_t>(c);
-    const std::int64_t dt = now - chans[i].settled;
-    if (dt <= 0) return;
-    const double load = chans[i].load;
-    if (load > kIdleBps) {
-      stats[i].bytes += load * static_cast<double>(dt) * kBytesPerBitPs;
-      stats[i].busy += Time::picoseconds(dt);
-    }
-    chans[i].settled = now;
-  }
-
-  void settle_all() {
-    for (std::size_t c = 0; c < chans.size(); ++c) {
-      settle(static_cast<ChannelId>(c));
-    }
-    for (std::size_t c = 0; c < chans.size(); ++c) {
-      const ChannelId cable = mirrors.cable_of(static_cast<ChannelId>(c));
-      if (cable >= 0) stats[c] = stats[static_cast<std::size_t>(cable)];
-    }
-  }
-
-  std::int32_t allocate_slot() {
-    if (!free_slots.empty()) {
-      const std::int32_t s = free_slots.back();
-      free_slots.pop_back();
-      return s;
-    }
-    const auto s = static_cast<std::int32_t>(hot.size());
-    hot.emplace_back();
-    cold.emplace_back();
-    path.resize(path.size() + static_cast<std::size_t>(stride));
-    pos.resize(pos.size() + static_cast<std::size_t>(stride));
-    return s;
-  }
-
-  void grow_stride(std::int32_t len) {
-    const std::int32_t wider = std::max(len, 2 * stride);
-    std::vector<ChannelId> p(hot.size() * static_cast<std::size_t>(wider));
-    std::vector<std::int32_t> q(p.size());
-    for (std::size_t s = 0; s < hot.size(); ++s) {
-      std::copy_n(path.begin() + static_cast<std::ptrdiff_t>(s) * stride, stride,
-                  p.begin() + static_cast<std::ptrdiff_t>(s) * wider);
-      std::copy_n(pos.begin() + static_cast<std::ptrdiff_t>(s) * stride, stride,
-                  q.begin() + static_cast<std::ptrdiff_t>(s) * wider);
-    }
-    path.swap(p);
-    pos.swap(q);
-    stride = wider;
+  std::vector<ChannelId> full_path(std::int32_t slot) const {
+    return mirrors.full_path(table.path(slot), table.hot(slot).len, topo, links);
   }
 
   void attach(std::int32_t slot, const Route& r) {
-    const auto len = static_cast<std::int32_t>(r.channels.size());
-    if (len > stride) grow_stride(len);
+    table.reserve_route(static_cast<std::int32_t>(r.channels.size()));
     Hot& f = hot_of(slot);
     f.bneck = -1;
     f.fresh = true;
-    ChannelId* p = path_of(slot);
-    std::int32_t* q = pos_of(slot);
-    std::int32_t n = 0;
-    for (std::int32_t i = 0; i < len; ++i) {
-      const ChannelId c = r.channels[static_cast<std::size_t>(i)];
+    f.len = 0;
+    for (ChannelId c : r.channels) {
       if (mirrors.cable_of(c) >= 0) continue;  // mirrored: the cable stands for it
-      auto& list = flows_on(c);
-      p[n] = c;
-      q[n] = static_cast<std::int32_t>(list.size());
-      list.push_back(slot);
+      table.append(slot, c);
       seeds.push_back(c);
-      ++n;
     }
-    f.len = n;
     fresh.push_back(slot);
-    dirty = true;
-    forced = true;
+    force(kInf);
   }
 
   // Takes a flow off its channels, bringing their statistics up to date first.
   void detach(std::int32_t slot) {
-    Hot& f = hot_of(slot);
-    const ChannelId* p = path_of(slot);
-    const std::int32_t* q = pos_of(slot);
+    const Hot& f = hot_of(slot);
+    const ChannelId* p = table.path(slot);
     // At cluster scale the channels are rarely in cache: ask for all of them at once, so that
     // their misses overlap instead of following one another.
     for (std::int32_t i = 0; i < f.len; ++i) {
-      const auto c = static_cast<std::size_t>(p[i]);
-      __builtin_prefetch(&chans[c], 1);
-      __builtin_prefetch(&on[c]);
-      __builtin_prefetch(&stats[c], 1);
+      __builtin_prefetch(&chan(p[i]), 1);
+      __builtin_prefetch(&table.flows_on(p[i]));
+      __builtin_prefetch(channels.stats_address(p[i]), 1);
     }
-    for (std::int32_t i = 0; i < f.len; ++i) {
-      const ChannelId c = p[i];
+    const double rate = f.rate;
+    table.remove_route(slot, [&](ChannelId c, const std::vector<std::int32_t>& left) {
       settle(c);
-      auto& list = flows_on(c);
-      const std::int32_t at = q[i];
-      const std::int32_t moved = list.back();
-      list[static_cast<std::size_t>(at)] = moved;
-      list.pop_back();
-      if (moved != slot) {
-        // Fix the moved flow's back-pointer for this channel.
-        const ChannelId* mp = path_of(moved);
-        std::int32_t* mq = pos_of(moved);
-        const std::int32_t mlen = hot_of(moved).len;
-        for (std::int32_t j = 0; j < mlen; ++j) {
-          if (mp[j] == c) {
-            mq[j] = at;
-            break;
-          }
-        }
-      }
       Chan& ch = chan(c);
-      ch.load = list.empty() ? 0.0 : ch.load - f.rate;
+      ch.load = left.empty() ? 0.0 : ch.load - rate;
       seeds.push_back(c);
-    }
-    level = std::min(level, f.rate);
+    });
+    level = std::min(level, rate);
     dirty = true;
-    f.len = 0;
   }
 
   // Bytes sent since the flow's last update are taken off what it has left.
@@ -374,14 +243,14 @@ struct FlowBackend::State {
   // A deferred recomputation is an event only while some flow still drains: with none left
   // (or only stalled ones) there is no rate for it to change.
   bool deferred() const {
-    return dirty && !forced && due != std::numeric_limits<std::int64_t>::max() && !drains.empty();
+    return dirty && !forced && batching.due() != CompletionBatching::kNever && !drains.empty();
   }
 
   std::optional<std::int64_t> peek() const {
     std::optional<std::int64_t> t;
     if (!drains.empty()) t = drains.top_time();
     if (!deliveries.empty() && (!t || deliveries.front().t < *t)) t = deliveries.front().t;
-    if (deferred() && (!t || due < *t)) t = due;
+    if (deferred() && (!t || batching.due() < *t)) t = batching.due();
     return t;
   }
 
@@ -392,51 +261,34 @@ struct FlowBackend::State {
   // level were not touched, so the level bound still holds for it, unless a fill lowered a
   // rate: then it starts at level 0.
   void refill_locally() {
-    const double fixed_below = local_level * (1.0 - kRel);
-    local_level = kInf;
+    const double fixed_below = batching.take_local_level() * (1.0 - kRel);
     // Only the flows held back by the freed channel itself can use what it freed.
-    const bool any = max_min.gather(local_seeds, fixed_below, true);
-    local_seeds.clear();
+    const bool any = max_min.gather(batching.local_seeds(), fixed_below, true);
+    batching.local_seeds().clear();
     if (!any) return;
     max_min.water_fill();
     ++solver.local_fills;
     apply_rates(false);
-    local_lowered = local_lowered || lowered;
-    if (in_batch.size() < chans.size()) in_batch.resize(chans.size(), 0);
-    for (ChannelId c : max_min.channels()) {
-      auto& b = in_batch[static_cast<std::size_t>(c)];
-      if (b == 0) batched_seeds.push_back(c);
-      b = 1;
-    }
+    batching.refilled(max_min.channels(), lowered, channels.size());
   }
 
   void flush() {
     if (!dirty) return;
     // Only completions since the last recomputation, and their batch is not due yet.
-    if (!forced && now < due && !drains.empty()) {
+    if (!forced && batching.waits(now, !drains.empty())) {
       refill_locally();
       return;
     }
     dirty = false;
     forced = false;
-    due = std::numeric_limits<std::int64_t>::max();
-    if (!batched_seeds.empty()) {
-      seeds.insert(seeds.end(), batched_seeds.begin(), batched_seeds.end());
-      for (ChannelId c : batched_seeds)
-        in_batch[static_cast<std::size_t>(c)] = 0;
-      batched_seeds.clear();
-      if (local_lowered) level = 0;
-      local_lowered = false;
-    }
-    local_seeds.clear();
-    local_level = kInf;
+    if (batching.close(seeds)) level = 0;
     double lvl = level;
     for (std::int32_t s : fresh) {
       const Hot& f = hot_of(s);
       if (!f.fresh || f.state != FlowState::Active) continue;
-      const ChannelId* p = path_of(s);
+      const ChannelId* p = table.path(s);
       for (std::int32_t i = 0; i < f.len; ++i) {
-        lvl = std::min(lvl, chan(p[i]).cap / static_cast<double>(flows_on(p[i]).size()));
+        lvl = std::min(lvl, chan(p[i]).cap / static_cast<double>(table.flows_on(p[i]).size()));
       }
     }
     fresh.clear();
@@ -472,7 +324,7 @@ struct FlowBackend::State {
       }
       const double keep = f.rate - f.new_rate;
       f.new_rate = f.rate;
-      const ChannelId* p = path_of(s);
+      const ChannelId* p = table.path(s);
       for (std::int32_t i = 0; i < f.len; ++i) {
         chan(p[i]).new_load += keep;
       }
@@ -480,7 +332,7 @@ struct FlowBackend::State {
     for (ChannelId c : max_min.channels()) {
       settle(c);
       Chan& ch = chan(c);
-      ch.load = flows_on(c).empty() ? 0.0 : ch.new_load;
+      ch.load = table.flows_on(c).empty() ? 0.0 : ch.new_load;
     }
     for (std::int32_t s : comp_flows) {
       Hot& f = hot_of(s);
@@ -505,28 +357,23 @@ struct FlowBackend::State {
     detach(slot);
     hot_of(slot).rate = 0;
     Cold& c = cold_of(slot);
-    // The recomputation for this completion may wait `batching` x the transfer's age (rounded
-    // down: 0 recomputes at once, as without batching).
-    // Only completions whose exact recomputation is likely to be large are batched; the rest
-    // recompute at once (for them batching would cost more than it saves).
-    const bool batch = batching > 0 && c.last_v >= kBatchFrom;
-    const double wait = batch ? batching * static_cast<double>(now - c.started) : 0.0;
-    if (batch && hot_of(slot).bneck >= 0) {
-      local_seeds.push_back(hot_of(slot).bneck);
-      local_level = std::min(local_level, rate);
-    }
-    due = std::min(due, now + static_cast<std::int64_t>(std::min(wait, 1e18)));
+    batching.completed(hot_of(slot), c, rate, now);
     c.remaining = 0;
     deliver_at(slot, now + c.latency_ps);
   }
 
-  // Takes the flows crossing a circuit off their routes and pauses them (disconnect()).
-  void pause_off(LinkId link) {
+  // The flows crossing either channel of a link, in victims.
+  void gather_victims(LinkId link) {
     victims.clear();
     for (ChannelId c : {2 * link, 2 * link + 1}) {
-      const auto& list = flows_on(c);
+      const auto& list = table.flows_on(c);
       victims.insert(victims.end(), list.begin(), list.end());
     }
+  }
+
+  // Takes the flows crossing a circuit off their routes and pauses them (disconnect()).
+  void pause_off(LinkId link) {
+    gather_victims(link);
     std::sort(victims.begin(), victims.end());
     victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
     for (std::int32_t s : victims) {
@@ -540,13 +387,14 @@ struct FlowBackend::State {
   }
 
   void fire(const Delivery& d) {
-    DoneCallback cb = std::move(cold_of(d.slot).on_done);
-    cold_of(d.slot).on_done = nullptr;
+    Cold& c = cold_of(d.slot);
+    DoneCallback cb = std::move(c.on_done);
+    c.on_done = nullptr;
     hot_of(d.slot).state = FlowState::Free;
-    cold_of(d.slot).id = -1;
+    c.id = -1;
     ++totals.delivered;
-    totals.bytes_delivered += cold_of(d.slot).size;
-    free_slots.push_back(d.slot);
+    totals.bytes_delivered += c.size;
+    table.release(d.slot);
     --active;
     ++events;
     if (cb) cb(d.id, Time::picoseconds(now));
@@ -567,8 +415,8 @@ struct FlowBackend::State {
   }
 
   bool crosses_down_link(std::int32_t s) const {
-    const ChannelId* p = path.data() + static_cast<std::ptrdiff_t>(s) * stride;
-    const std::int32_t len = hot[static_cast<std::size_t>(s)].len;
+    const ChannelId* p = table.path(s);
+    const std::int32_t len = table.hot(s).len;
     for (std::int32_t i = 0; i < len; ++i) {
       if (!router.link_up(link_of_channel(p[i]))) return true;
     }
@@ -577,25 +425,12 @@ struct FlowBackend::State {
 
   // Moves the flows off a link that just went down onto equal-cost routes, where there are any.
   void reroute_off(LinkId link) {
-    victims.clear();
-    for (ChannelId c : {2 * link, 2 * link + 1}) {
-      const auto& list = flows_on(c);
-      victims.insert(victims.end(), list.begin(), list.end());
-    }
+    gather_victims(link);
     for (std::int32_t s : victims) {
       const Cold& c = cold_of(s);
       if (!router.find(c.src, c.dst, c.hash, route, false) || route.cost != c.cost) continue;
       move_to(s, route);
     }
-  }
-
-  std::int32_t find_active(TransferId id) const {
-    for (std::size_t s = 0; s < hot.size(); ++s) {
-      if (cold[s].id == id && hot[s].state == FlowState::Active) {
-        return static_cast<std::int32_t>(s);
-      }
-    }
-    return -1;
   }
 };
 
@@ -621,7 +456,7 @@ TransferId FlowBackend::start(const net::Transfer& t, DoneCallback on_done) {
   check_transfer(t);
   s.router.route(t.src, t.dst, t.flow_hash, s.route);
 
-  const std::int32_t slot = s.allocate_slot();
+  const std::int32_t slot = s.table.allocate();
   const TransferId id = s.next_id++;
   Cold& c = s.cold_of(slot);
   c.id = id;
@@ -670,9 +505,7 @@ void FlowBackend::set_link_rate(LinkId link, Rate rate) {
     const ChannelId m = s.mirrors.pcie_of(c);
     if (m >= 0 && s.chan(m).cap < s.chan(c).cap) s.unmirror(link_of_channel(m));
   }
-  s.level = 0;
-  s.dirty = true;
-  s.forced = true;
+  s.force(0);
   const bool was_up = s.router.link_up(link);
   const bool is_up = rate.bps() > 0;
   s.mark_down(link, !is_up);
@@ -730,19 +563,18 @@ std::int64_t FlowBackend::events_processed() const {
 }
 
 const std::vector<ChannelStats>& FlowBackend::channel_stats() const {
-  s_->settle_all();
-  return s_->stats;
+  return s_->channels.settle_all(s_->now, s_->mirrors);
 }
 
 std::optional<Rate> FlowBackend::rate_of(TransferId id) const {
   s_->flush();
-  const std::int32_t slot = s_->find_active(id);
+  const std::int32_t slot = s_->table.find_active(id);
   if (slot < 0) return std::nullopt;
   return Rate::bits_per_second(s_->hot_of(slot).rate);
 }
 
 std::vector<ChannelId> FlowBackend::channels_of(TransferId id) const {
-  const std::int32_t slot = s_->find_active(id);
+  const std::int32_t slot = s_->table.find_active(id);
   if (slot < 0) return {};
   return s_->full_path(slot);
 }
@@ -751,16 +583,17 @@ std::vector<StalledTransfer> FlowBackend::stalled_transfers(std::size_t limit) c
   State& s = *s_;
   s.flush();
   std::vector<StalledTransfer> out;
-  for (std::size_t i = 0; i < s.hot.size() && out.size() < limit; ++i) {
+  for (std::size_t i = 0; i < s.table.slots() && out.size() < limit; ++i) {
     const auto slot = static_cast<std::int32_t>(i);
-    const bool paused = s.hot[i].state == FlowState::Paused;
-    if (!paused && (s.hot[i].state != FlowState::Active || s.drains.contains(slot))) continue;
+    const bool paused = s.table.hot(slot).state == FlowState::Paused;
+    if (!paused && (s.table.hot(slot).state != FlowState::Active || s.drains.contains(slot)))
+      continue;
     StalledTransfer st;
-    const Cold& c = s.cold[i];
+    const Cold& c = s.table.cold(slot);
     st.id = c.id;
     st.src = c.src;
     st.dst = c.dst;
-    st.rate = Rate::bits_per_second(s.hot[i].rate);
+    st.rate = Rate::bits_per_second(s.table.hot(slot).rate);
     st.remaining = Bytes(static_cast<std::int64_t>(std::min(
         c.remaining - st.rate.bps() / 8.0 * static_cast<double>(s.now - c.last) * 1e-12, 9e18)));
     st.why =
@@ -809,9 +642,7 @@ void FlowBackend::disconnect(LinkId circuit) {
   s.router.set_link_up(circuit, false);
   s.mark_down(circuit, false);  // a free slot: no route crosses it
   s.links.disconnect(circuit);
-  s.level = 0;
-  s.dirty = true;
-  s.forced = true;
+  s.force(0);
 }
 
 void FlowBackend::resume_paused() {
@@ -851,9 +682,9 @@ void FlowBackend::reroute(std::span<const fabric::NodeId> nics) {
   State& s = *s_;
   const std::vector<bool> servers = servers_of_nics(s.topo, nics);
   s.flush();  // rates up to date before the bytes sent so far are counted
-  for (std::size_t i = 0; i < s.hot.size(); ++i) {
+  for (std::size_t i = 0; i < s.table.slots(); ++i) {
     const auto slot = static_cast<std::int32_t>(i);
-    if (s.hot[i].state != FlowState::Active) continue;
+    if (s.table.hot(slot).state != FlowState::Active) continue;
     Cold& c = s.cold_of(slot);
     if (!servers[static_cast<std::size_t>(s.topo.node(c.src).server)]) continue;
     if (!s.router.find(c.src, c.dst, c.hash, s.route, false) || !(s.route.cost < c.cost)) continue;
@@ -866,9 +697,9 @@ void FlowBackend::reroute_down() {
   s.sync();
   if (s.links_down == 0) return;
   // In slot order, for determinism; a transfer with no route over up links stays where it is.
-  for (std::size_t i = 0; i < s.hot.size(); ++i) {
+  for (std::size_t i = 0; i < s.table.slots(); ++i) {
     const auto slot = static_cast<std::int32_t>(i);
-    if (s.hot[i].state != FlowState::Active || !s.crosses_down_link(slot)) continue;
+    if (s.table.hot(slot).state != FlowState::Active || !s.crosses_down_link(slot)) continue;
     const Cold& c = s.cold_of(slot);
     if (!s.router.find(c.src, c.dst, c.hash, s.route, false)) continue;
     s.move_to(slot, s.route);

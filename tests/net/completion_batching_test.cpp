@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "fabric/builders.h"
+#include "net/flow/completion_batching.h"
 #include "net/flow_backend.h"
 #include "net_test_util.h"
 
@@ -145,3 +146,69 @@ TEST(CompletionBatching, OutOfRangeIsAnError) {
 
 }  // namespace
 }  // namespace mfabric::net::completion_batching_test
+
+// CompletionBatching on its own (net/flow/completion_batching.h).
+namespace mfabric::net::flow {
+namespace {
+
+Cold completed_flow(std::int32_t last_v, std::int64_t started) {
+  Cold c;
+  c.last_v = last_v;
+  c.started = started;
+  return c;
+}
+
+TEST(CompletionBatchingAlone, WithoutBatchingEveryRecomputationIsDueAtOnce) {
+  CompletionBatching b(0);
+  Hot f;
+  f.bneck = 3;
+  b.completed(f, completed_flow(10'000, 0), 5e9, 1'000);
+  EXPECT_EQ(b.due(), 1'000);
+  EXPECT_FALSE(b.waits(1'000, true));
+  EXPECT_TRUE(b.local_seeds().empty());
+}
+
+TEST(CompletionBatchingAlone, SmallRecomputationsAreNotBatched) {
+  CompletionBatching b(0.05);
+  Hot f;
+  f.bneck = 3;
+  b.completed(f, completed_flow(CompletionBatching::kBatchFrom - 1, 0), 5e9, 1'000'000);
+  EXPECT_EQ(b.due(), 1'000'000);
+  EXPECT_TRUE(b.local_seeds().empty());
+}
+
+TEST(CompletionBatchingAlone, LargeOnesWaitAFractionOfTheirAge) {
+  CompletionBatching b(0.05);
+  Hot f;
+  f.bneck = 3;
+  // Started at 1 us, done at 11 us: waits 5% of 10 us = 500 ns; the earliest due wins.
+  b.completed(f, completed_flow(CompletionBatching::kBatchFrom, 1'000'000), 5e9, 11'000'000);
+  EXPECT_EQ(b.due(), 11'500'000);
+  f.bneck = 7;
+  b.completed(f, completed_flow(1'000, 10'000'000), 2e9, 11'000'000);
+  EXPECT_EQ(b.due(), 11'050'000);
+  EXPECT_TRUE(b.waits(11'000'000, true));
+  EXPECT_FALSE(b.waits(11'000'000, false)) << "nothing drains: no rate for it to change";
+  EXPECT_FALSE(b.waits(11'050'000, true));
+  EXPECT_EQ(b.local_seeds(), (std::vector<ChannelId>{3, 7}));
+  EXPECT_EQ(b.take_local_level(), 2e9);
+  EXPECT_EQ(b.take_local_level(), kInf);
+}
+
+TEST(CompletionBatchingAlone, CloseHandsOverEachTouchedChannelOnce) {
+  CompletionBatching b(0.05);
+  b.refilled({4, 2}, false, 10);
+  b.refilled({2, 9}, true, 10);
+  std::vector<ChannelId> seeds{1};
+  EXPECT_TRUE(b.close(seeds)) << "a re-fill lowered a rate";
+  EXPECT_EQ(seeds, (std::vector<ChannelId>{1, 4, 2, 9}));
+  EXPECT_EQ(b.due(), CompletionBatching::kNever);
+  // The next batch starts empty.
+  b.refilled({2}, false, 10);
+  seeds.clear();
+  EXPECT_FALSE(b.close(seeds));
+  EXPECT_EQ(seeds, (std::vector<ChannelId>{2}));
+}
+
+}  // namespace
+}  // namespace mfabric::net::flow

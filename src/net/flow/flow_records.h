@@ -16,6 +16,10 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 // below any rate difference that matters.
 inline constexpr double kRel = 1e-9;
 inline constexpr double kAbs = 1e-6;
+// Seconds per picosecond over bits per byte: bytes = rate_bps * ps * kBytesPerBitPs.
+inline constexpr double kBytesPerBitPs = 1e-12 / 8.0;
+// A channel carrying less than this is idle (guards sums that cancel to rounding noise).
+inline constexpr double kIdleBps = 1e-3;
 
 // Paused: taken off a circuit that was torn down; no route until resume_paused().
 enum class FlowState : std::uint8_t { Free, Active, Delivering, Paused };
