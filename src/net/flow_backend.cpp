@@ -209,14 +209,19 @@ struct FlowBackend::State {
     dirty = true;
   }
 
-  // Bytes sent since the flow's last update are taken off what it has left.
+  // The bytes the flow has left now: what it had at its last update, less what its rate has
+  // sent since.
+  double remaining_now(std::int32_t s) const {
+    const double rate = table.hot(s).rate;
+    const Cold& c = table.cold(s);
+    if (!(rate > 0) || now <= c.last) return c.remaining;
+    return std::max(0.0, c.remaining - rate * static_cast<double>(now - c.last) * kBytesPerBitPs);
+  }
+
+  // The flow's remaining bytes brought up to now.
   void catch_up(std::int32_t s) {
-    const double rate = hot_of(s).rate;
     Cold& c = cold_of(s);
-    if (rate > 0 && now > c.last) {
-      c.remaining =
-          std::max(0.0, c.remaining - rate * static_cast<double>(now - c.last) * kBytesPerBitPs);
-    }
+    c.remaining = remaining_now(s);
     c.last = now;
   }
 
@@ -594,8 +599,7 @@ std::vector<StalledTransfer> FlowBackend::stalled_transfers(std::size_t limit) c
     st.src = c.src;
     st.dst = c.dst;
     st.rate = Rate::bits_per_second(s.table.hot(slot).rate);
-    st.remaining = Bytes(static_cast<std::int64_t>(std::min(
-        c.remaining - st.rate.bps() / 8.0 * static_cast<double>(s.now - c.last) * 1e-12, 9e18)));
+    st.remaining = Bytes(static_cast<std::int64_t>(std::min(s.remaining_now(slot), 9e18)));
     st.why =
         st.rate.bps() > 0 ? StalledTransfer::Why::PastTimeRange : StalledTransfer::Why::LinkDown;
     if (paused) st.why = StalledTransfer::Why::Paused;
