@@ -1,7 +1,7 @@
 // An output port of the packet backend: the sending end of one directed channel. It holds a FIFO
 // of packets (by pool index), serialises the head packet at the link's rate, and knows its
-// buffer and ECN threshold. The backend (packet_backend.cpp) moves packets in and out; the port
-// only keeps its queue and its accounting honest.
+// buffer and ECN threshold. The network (port_scheduler.h, packet_network.cpp) moves packets in
+// and out; the port only keeps its queue and its accounting honest.
 #pragma once
 
 #include <algorithm>
@@ -59,7 +59,7 @@ struct Scheduled {
   std::int32_t packet;
 };
 
-// Two ways to run a port, chosen per run (packet_backend.cpp):
+// Two ways to run a port, chosen per run (port_scheduler.h):
 // - queued (with PFC): packets wait in `fifo`; a PortDone event ends each transmission, so that
 //   a pause can stop the port between packets.
 // - scheduled (without PFC): a FIFO at a fixed rate needs no event to leave: a packet arriving at
