@@ -4,8 +4,9 @@
 // (indexed by the backend's flow slot), so that a transport is a small object with one job:
 // DCTCP (dctcp.h), RoCEv2 with DCQCN, IRN.
 //
-// The backend (packet_backend.h) owns packets, ports and time; it asks the transport for the
-// next packet when the flow's first port is free and the flow is ready (wake()), delivers data
+// The packet network (packet_network.h) owns packets (packet_pool.h), ports (port_table.h) and
+// time; its port scheduler (port_scheduler.h) asks the transport for the next packet when the
+// flow's first port is free and the flow is ready (wake()), and the network delivers data
 // packets to on_data() and acknowledgements to on_ack().
 #pragma once
 
