@@ -300,12 +300,19 @@ bool RegionController::start(Request r, bool from_request) {
   }
   planned_from_request_ = true;
   std::vector<PortCircuit> going, coming;
-  std::set_difference(ports_.begin(), ports_.end(), next.begin(), next.end(),
-                      std::back_inserter(going));
-  std::set_difference(next.begin(), next.end(), ports_.begin(), ports_.end(),
-                      std::back_inserter(coming));
+  // Every: the whole region switches, whatever the two plans share.
+  const bool whole = rule_ == SwitchRule::Every;
+  if (whole) {
+    going = ports_;
+    coming = next;
+  } else {
+    std::set_difference(ports_.begin(), ports_.end(), next.begin(), next.end(),
+                        std::back_inserter(going));
+    std::set_difference(next.begin(), next.end(), ports_.begin(), ports_.end(),
+                        std::back_inserter(coming));
+  }
   ports_ = std::move(next);
-  if (going.empty() && coming.empty()) {
+  if (!whole && going.empty() && coming.empty()) {
     // Nothing to switch: the circuits in force serve this plan (or were kept).
     if (!kept) ++stats_.unchanged;
     // Straight from request(), nothing is queued (the region was idle): the caller goes on.

@@ -11,10 +11,12 @@
 // Requests that arrive while a reconfiguration is under way wait their turn, in order; each of
 // them counts as a conflict.
 //
-// When to switch (SwitchRule): `Always` puts every new plan up. `WhenFaster` keeps the circuits
-// in force when they would carry the new demand's all-to-all no slower than the new plan plus
-// the reconfiguration delay would (the planners' objective, max_finish(), for both): a switch
-// that costs more than it saves is not made, and the request is served at once. The first
+// When to switch (SwitchRule): `Always` puts every new plan up. `Every` (the paper's simulator)
+// switches every circuit of the region for every new plan, an identical one included: all of
+// them go dark for the delay and come up again; the request is never served at once. `WhenFaster`
+// keeps the circuits in force when they would carry the new demand's all-to-all no slower than the
+// new plan plus the reconfiguration delay would (the planners' objective, max_finish(), for both):
+// a switch that costs more than it saves is not made, and the request is served at once. The first
 // request's plan always goes up (also over a plan installed before training, which no demand
 // made), and with a zero delay every new plan does, as under `Always`.
 //

@@ -276,7 +276,7 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
   const std::optional<SwitchRule> rule = parse_switch_rule(switching);
   if (!rule) {
     throw Error("", "switching",
-                fmt::format("must be 'always' or 'when-faster', got '{}'", switching));
+                fmt::format("must be 'always', 'when-faster' or 'every', got '{}'", switching));
   }
   params.switching = *rule;
   const std::optional<OcsOptics> ocs_optics = parse_ocs_optics(optics);
@@ -366,12 +366,13 @@ const std::vector<Entry>& registry() {
           "(the dispatch runs on the circuits up, the plan follows under expert compute), "
           "eps-during-switch (the dispatch starts over the EPS, moves to the circuits when they "
           "come up), predict (Copilot forecasts the next layer's plan under attention compute), "
-          "oracle "
-          "(block with no delay: an upper bound)"},
+          "oracle (block with no delay: an upper bound), paper-sim (the paper's simulator: every "
+          "new layer's dispatch waits for a whole-region switch; switching every)"},
          {"switching", "always",
-          "when a region puts a new plan up: always, or when-faster (only when the new circuits "
-          "would finish the demand's all-to-all sooner than those up by more than the "
-          "reconfiguration time)"},
+          "when a region puts a new plan up: always (switching only the circuits that differ), "
+          "when-faster (only when the new circuits would finish the demand's all-to-all sooner "
+          "than those up by more than the reconfiguration time), or every (every circuit for "
+          "every new plan, identical or not, as the paper's simulator)"},
          {"eps_link", "the cluster's link",
           "rate of the EPS NICs and of the EPS fat-tree's cables (e.g. 50G: lower than the OCS "
           "NICs' for the alpha study at equal cost)"},

@@ -17,12 +17,21 @@ std::optional<OcsOptics> parse_ocs_optics(const std::string& name) {
 }
 
 const char* to_string(SwitchRule r) {
-  return r == SwitchRule::WhenFaster ? "when-faster" : "always";
+  switch (r) {
+    case SwitchRule::WhenFaster:
+      return "when-faster";
+    case SwitchRule::Every:
+      return "every";
+    case SwitchRule::Always:
+      break;
+  }
+  return "always";
 }
 
 std::optional<SwitchRule> parse_switch_rule(const std::string& name) {
   if (name == "always") return SwitchRule::Always;
   if (name == "when-faster") return SwitchRule::WhenFaster;
+  if (name == "every") return SwitchRule::Every;
   return std::nullopt;
 }
 

@@ -17,8 +17,11 @@ enum class OcsOptics { Pluggable, CoPackaged };
 const char* to_string(OcsOptics o);
 std::optional<OcsOptics> parse_ocs_optics(const std::string& name);  // nullopt: another name
 
-// When a region puts a new plan up: always, or only when the new plan saves more than the delay.
-enum class SwitchRule { Always, WhenFaster };
+// When a region puts a new plan up and what it switches: Always, the circuits that differ (a plan
+// equal to the one in force costs nothing); WhenFaster, the same but only when the new plan
+// saves more than the delay; Every, every circuit of the region for every new plan, identical or
+// not, as the paper's own simulator does (docs/control-plane.md, "paper-sim").
+enum class SwitchRule { Always, WhenFaster, Every };
 const char* to_string(SwitchRule r);
 std::optional<SwitchRule> parse_switch_rule(const std::string& name);  // nullopt: another name
 
@@ -40,7 +43,7 @@ struct OcsParams {
   OcsOptics optics = OcsOptics::Pluggable;
   SwitchRule switching = SwitchRule::Always;
   // Names in the control plane's registries (control::planner_names(), the policies of sim/),
-  // which the layers above fabric check when they make a controller (sim/control_spec.h).
+  // which the layers above fabric check when they make a controller (sim::make_control_plane).
   std::string planner;
   std::string policy;
 };

@@ -51,6 +51,17 @@ ControlPlane make_control_plane(const fabric::Topology& topology) {
                             fmt::join(policy_names(), ", ")));
   }
   plane.switching = ocs->switching;
+  if (const std::optional<fabric::SwitchRule> needed = plane.policy->switching()) {
+    // `always`, the default, gives way; another rule would be silently ignored.
+    if (ocs->switching != fabric::SwitchRule::Always && ocs->switching != *needed) {
+      throw Error(
+          "", "fabric.switching",
+          fmt::format("policy {} switches by rule '{}'; '{}' does not apply to it (leave "
+                      "switching out)",
+                      ocs->policy, fabric::to_string(*needed), fabric::to_string(ocs->switching)));
+    }
+    plane.switching = *needed;
+  }
   plane.delay = plane.policy->delay(ocs->reconfiguration);
   return plane;
 }
@@ -294,6 +305,14 @@ bool MfabricControl::hold_collective(TaskId id, collective::CollectiveRequest& r
   return plane_.policy->hold(*this, a, request);
 }
 
+void MfabricControl::compute_started(TaskId id) {
+  const Task& t = graph_.task(id);
+  if (t.gpu < 0) return;
+  const int region = region_of_gpu(t.gpu);
+  if (region >= regions()) return;  // a server outside every region
+  plane_.policy->compute_started(*this, region, t);
+}
+
 void MfabricControl::collective_finished(TaskId id) {
   const Task& t = graph_.task(id);
   if (!is_ep_all_to_all(t)) return;
@@ -313,6 +332,7 @@ void MfabricControl::collective_finished(TaskId id) {
     plane_.policy->forward_dispatches_done(*this, region, t);
     return;
   }
+  if (plane_.policy->plans_backward()) return;
   // The region is done with this layer's circuits: the layer before it comes next in backward.
   Task previous = t;
   previous.layer = static_cast<std::int16_t>(t.layer - 1);

@@ -88,6 +88,7 @@ class MfabricControl final : public FabricController,
   // FabricController
   void attach(EngineContext& engine) override;
   bool hold_collective(workload::TaskId id, collective::CollectiveRequest& r) override;
+  void compute_started(workload::TaskId id) override;
   void collective_finished(workload::TaskId id) override;
 
   // control::CircuitSwitch

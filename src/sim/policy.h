@@ -8,12 +8,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "collective/lowering.h"
 #include "control/demand.h"
 #include "core/units.h"
+#include "fabric/ocs_params.h"
 #include "workload/task_graph.h"
 
 namespace mfabric::sim {
@@ -80,6 +82,11 @@ class Policy {
   virtual const char* name() const = 0;
   // The reconfiguration delay the regions wait, given the OCS's.
   virtual Time delay(Time ocs_delay) const { return ocs_delay; }
+  // The switching rule the policy needs, if it needs one (fabric.switching otherwise).
+  virtual std::optional<fabric::SwitchRule> switching() const { return std::nullopt; }
+  // True when the policy asks for the backward plans itself (compute_started()); false leaves
+  // them to the control plane's schedule (mfabric_control.h).
+  virtual bool plans_backward() const { return false; }
   // Once, before training, after the regions' controllers exist.
   virtual void attach(PolicyContext& /*ctx*/) {}
   // `a` is ready: true to hold it (it starts when its plan is up). May set
@@ -91,6 +98,9 @@ class Policy {
                                        const workload::Task& /*dispatch*/) {}
   virtual void forward_combines_done(PolicyContext& /*ctx*/, int /*region*/,
                                      const workload::Task& /*combine*/) {}
+  // A compute task of a GPU in `region` started.
+  virtual void compute_started(PolicyContext& /*ctx*/, int /*region*/,
+                               const workload::Task& /*task*/) {}
   // New circuits of `region` are up and its paused transfers resumed.
   virtual void circuits_up(PolicyContext& /*ctx*/, int /*region*/) {}
   // Adds what the policy measured to the run's statistics.

@@ -163,8 +163,9 @@ TEST(MfabricControl, UnknownPlannerOrPolicyIsAnErrorWhenTheExperimentIsLoaded) {
 }
 
 TEST(Policies, EachNameMakesItsPolicyAndOnlyTheOracleHidesTheDelay) {
-  EXPECT_EQ(policy_names(), (std::vector<std::string>{"block", "reuse-previous",
-                                                      "eps-during-switch", "predict", "oracle"}));
+  EXPECT_EQ(policy_names(),
+            (std::vector<std::string>{"block", "reuse-previous", "eps-during-switch", "predict",
+                                      "oracle", "paper-sim"}));
   for (const std::string& name : policy_names()) {
     const std::unique_ptr<Policy> p = make_policy(name);
     ASSERT_NE(p, nullptr) << name;
@@ -251,6 +252,56 @@ TEST(MfabricPolicies, EpsDuringSwitchExposesNoDelayAndMovesBytesWhenCircuitsCome
   EXPECT_GT(eps25.control->held_time, Time::zero());
   EXPECT_LT(eps25.control->held_time, block25.control->held_time);
   EXPECT_LT(eps25.result.mean_iteration_time(), block25.result.mean_iteration_time());
+}
+
+// paper-sim (sim/policies/paper_sim.h) on the two-server job: every plan is the same six
+// circuits, so block switches once, while the paper's simulator switches the whole region for
+// every forward dispatch and every backward layer. With a 1 us switch the backward switches hide
+// under the compute before them (the LM head's or the attention's backward, far longer), and each
+// forward dispatch of a (layer, micro-batch) waits exactly one delay on the critical path (one
+// pipeline stage: the whole job waits): the iteration is the oracle's plus
+// layers x micro-batches x 1 us, and each TP rank's dispatch is held 1 us.
+TEST(MfabricPolicies, PaperSimSwitchesEveryLayerAndWaitsOnceEachForwardDispatch) {
+  const Simulation paper = two_servers("paper-sim", "1us");
+  const Simulation oracle = two_servers("oracle", "1us");
+  const Simulation block = two_servers("block", "1us");
+  // Mixtral 8x7B: 32 MoE layers; 2 micro-batches (global batch 4 / micro-batch 2, DP 1: 16 GPUs
+  // = TP 2 x EP 8); 1 iteration.
+  const std::int64_t switches_per_direction = 32 * 2;
+  EXPECT_EQ(paper.control->switching, "every");
+  EXPECT_EQ(paper.control->policy, "paper-sim");
+  EXPECT_EQ(paper.control->reconfigurations, 2 * switches_per_direction);
+  EXPECT_EQ(block.control->reconfigurations, 1);
+  // Every circuit goes dark for every switch: 6 circuits each time but the first (none up yet).
+  EXPECT_EQ(paper.control->circuits_torn_down, 6 * (2 * switches_per_direction - 1));
+  EXPECT_EQ(paper.control->held, 2 * switches_per_direction);  // forward dispatches, 2 TP ranks
+  EXPECT_EQ(paper.control->held_time, Time::microseconds(2 * switches_per_direction));
+  EXPECT_EQ(paper.result.mean_iteration_time() - oracle.result.mean_iteration_time(),
+            Time::microseconds(switches_per_direction));
+  EXPECT_EQ(paper.result.transfers.bytes_delivered, paper.result.transfers.bytes_sent);
+}
+
+TEST(MfabricPolicies, PaperSimExposesTheBackwardSwitchesAShortComputeCannotHide) {
+  // With 25 ms the backward switches outlast the compute before them: backward all-to-alls wait
+  // too, so more is held than the forward dispatches alone and the iteration is longer than the
+  // oracle's by more than the forward waits.
+  const Simulation paper = two_servers("paper-sim");
+  const Simulation oracle = two_servers("oracle");
+  const std::int64_t forward_held = 2 * 32 * 2;  // 2 TP ranks x 32 layers x 2 micro-batches
+  EXPECT_GT(paper.control->held, forward_held);
+  EXPECT_GT(paper.result.mean_iteration_time() - oracle.result.mean_iteration_time(),
+            Time::milliseconds(25) * (forward_held / 2));
+  EXPECT_EQ(paper.result.transfers.bytes_delivered, paper.result.transfers.bytes_sent);
+}
+
+TEST(MfabricPolicies, PaperSimRefusesAnotherSwitchingRule) {
+  try {
+    two_servers("paper-sim, switching: when-faster");
+    FAIL() << "paper-sim with when-faster was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "fabric.switching");
+  }
+  EXPECT_EQ(two_servers("paper-sim, switching: every", "1us").control->switching, "every");
 }
 
 TEST(MfabricPolicies, EveryPolicyDeliversEverythingAndTheOracleBoundsThem) {

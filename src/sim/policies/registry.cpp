@@ -4,6 +4,7 @@
 
 #include "sim/policies/block.h"
 #include "sim/policies/eps_during_switch.h"
+#include "sim/policies/paper_sim.h"
 #include "sim/policies/predict.h"
 #include "sim/policies/reuse_previous.h"
 #include "sim/policy.h"
@@ -21,6 +22,7 @@ const std::vector<std::pair<std::string, Make>>& registry() {
       {"eps-during-switch", [] { return std::make_unique<EpsDuringSwitchPolicy>(); }},
       {"predict", [] { return std::make_unique<PredictPolicy>(); }},
       {"oracle", [] { return std::make_unique<OraclePolicy>(); }},
+      {"paper-sim", [] { return std::make_unique<PaperSimPolicy>(); }},
   };
   return policies;
 }
