@@ -26,6 +26,7 @@ struct CompareOptions {
   std::string fabrics;
   std::optional<int> servers;
   std::string backend;
+  std::string calibration;
   int jobs = 0;
   std::string out;
   bool json = false;
@@ -104,6 +105,10 @@ study::CompareSpec spec_from(const CompareOptions& o) {
     }
     spec.base.backend = o.backend;
   }
+  if (!o.calibration.empty()) {
+    spec.base.calibration = with_context("", "--calibration",
+                                         [&] { return workload::load_calibration(o.calibration); });
+  }
   if (o.jobs < 0) throw Error("", "--jobs", fmt::format("must be 0 or more, got {}", o.jobs));
   spec.jobs = o.jobs;
   return spec;
@@ -168,6 +173,9 @@ Command register_compare(CLI::App& root) {
                   "fabric spec NAME[:key=value,...] (default the first five)");
   app->add_option("--servers", o->servers, "Servers in the cluster (default 128)");
   app->add_option("--backend", o->backend, "Network backend: flow (default) or packet");
+  app->add_option("--calibration", o->calibration,
+                  "Compute and collective calibration: roofline (default), paper-measurement, "
+                  "or a calibration YAML file (docs/calibration.md)");
   app->add_option("--jobs", o->jobs,
                   "Runs in parallel (default 0: one per core; at most the cores)");
   app->add_option("--out", o->out,

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "report/workload_report.h"
+#include "workload/calibration.h"
 #include "workload/chakra.h"
 #include "workload/training.h"
 
@@ -35,6 +36,7 @@ struct WorkloadOptions {
   std::uint64_t seed = 1;
   std::string routing;
   std::string replay;
+  std::string calibration;
   std::string max_memory;
   bool json = false;
 };
@@ -92,6 +94,7 @@ workload::TrainingSpec training_spec_from(const std::string& model, std::optiona
 namespace {
 
 int run_model(const WorkloadOptions& o) {
+  std::optional<workload::ComputeReplay> replay_storage;
   workload::TrainingSpec spec =
       training_spec_from(o.model, o.gpus, o.tp, o.pp, o.ep, o.dp, o.micro_batch, o.global_batch,
                          o.seq, o.gpu, o.gpus_per_server);
@@ -102,10 +105,19 @@ int run_model(const WorkloadOptions& o) {
     workload::check_job_size(spec, max_memory_option(o.max_memory, "--max-memory"), "max_memory");
     return 0;
   });
-  std::optional<workload::ComputeReplay> replay;
+  if (!o.calibration.empty()) {
+    const workload::Calibration c = with_context(
+        "", "--calibration", [&] { return workload::load_calibration(o.calibration); });
+    spec.efficiency = c.compute;
+    spec.optimizer_efficiency = c.optimizer;
+    if (o.replay.empty() && !c.replay.empty()) {
+      replay_storage = workload::ComputeReplay::load(c.replay);
+      spec.replay = &*replay_storage;
+    }
+  }
   if (!o.replay.empty()) {
-    replay = workload::ComputeReplay::load(o.replay);
-    spec.replay = &*replay;
+    replay_storage = workload::ComputeReplay::load(o.replay);
+    spec.replay = &*replay_storage;
   }
   const workload::RoutingTrace trace =
       o.routing.empty() ? workload::synthetic_trace_for(spec, workload::SyntheticRouting{}, o.seed)
@@ -173,6 +185,10 @@ Command register_workload(CLI::App& root) {
   app->add_option("--replay", o->replay,
                   "CSV of measured compute durations (op,layer,phase,duration) replacing the "
                   "compute model's");
+  app->add_option("--calibration", o->calibration,
+                  "Compute calibration: roofline (default), paper-measurement, or a calibration "
+                  "YAML file (docs/calibration.md); --replay wins over its measured durations")
+      ->excludes("--chakra");
   app->add_option("--max-memory", o->max_memory,
                   "Refuse jobs whose estimated memory is above this (default 8GiB)");
   app->add_flag("--json", o->json, "Print JSON");

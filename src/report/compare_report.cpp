@@ -75,6 +75,7 @@ nlohmann::json compare_json(const study::CompareResult& r, bool timing) {
   }
   return {{"schema_version", kCompareSchema},
           {"seed", r.seed},
+          {"calibration", r.calibration},
           {"backend", r.backend},
           {"completion_batching", r.completion_batching},
           {"runs", std::move(runs)},

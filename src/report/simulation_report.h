@@ -41,7 +41,9 @@ inline SimulationReport report_of(const sim::Simulation& s) {
 
 // {"schema", "experiment", "seed", "fabric", "gpus", "iterations", "iteration_time_s",
 //  "iteration_times_s", "exposed_comm_s", "comm_time_s": {one key per traffic class of the
-//  engine (sim::kTrafficClasses): "tp", "ep", "dp", "pp", ...}, "events", "transfers":
+//  engine (sim::kTrafficClasses): "tp", "ep", "dp", "pp", ...}, "comm_time_profiled_s" (the
+//  same keys, as a per-GPU profiler counts: RunResult::comm_time_profiled), "calibration" (its
+//  name), "events", "transfers":
 //  {"started", "delivered", "bytes_sent", "bytes_delivered"}, and for fabrics that reconfigure
 //  "reconfiguration": {"planner", "policy", "count", "unchanged", "switching", "kept",
 //  "circuits_torn_down", "conflicts", "time_s", "held", "held_time_s", "circuit_bytes",

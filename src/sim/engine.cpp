@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
+#include <limits>
 #include <queue>
 #include <stdexcept>
 #include <unordered_map>
@@ -246,7 +248,13 @@ class Executor final : public EngineContext {
         tr.size = t.bytes;
         tr.flow_hash = flow_hash(id);
         ++events_;
-        start_transfer(id, tr);
+        const workload::CollectiveCost& cost = options_.collective_costs.p2p;
+        if (cost.overhead > Time::zero()) {
+          at(now() + cost.overhead,
+             [this, id, tr, &cost] { start_transfer(id, on_wire(tr, cost)); });
+        } else {
+          start_transfer(id, on_wire(tr, cost));
+        }
         break;
       }
     }
@@ -324,10 +332,32 @@ class Executor final : public EngineContext {
       if (options_.controller != nullptr) options_.controller->collective_finished(id);
       return;
     }
-    const auto& transfers = a.plan.steps[a.step].transfers;
-    a.outstanding = transfers.size();
-    for (const net::Transfer& tr : transfers)
-      start_transfer(id, tr);
+    a.outstanding = a.plan.steps[a.step].transfers.size();
+    const workload::CollectiveCost& cost = options_.collective_costs.of(graph_.task(id).collective);
+    if (cost.overhead > Time::zero()) {
+      at(now() + cost.overhead, [this, id, &cost] { launch_step(id, cost); });
+    } else {
+      launch_step(id, cost);
+    }
+  }
+
+  void launch_step(TaskId id, const workload::CollectiveCost& cost) {
+    const ActiveCollective& a = active_.at(id);
+    for (const net::Transfer& tr : a.plan.steps[a.step].transfers)
+      start_transfer(id, on_wire(tr, cost));
+  }
+
+  // The transfer as the collective library puts it on the wire: at a fraction of the line rate
+  // the library reaches, its bytes take as long as size / efficiency bytes at line rate.
+  static net::Transfer on_wire(net::Transfer tr, const workload::CollectiveCost& cost) {
+    if (cost.efficiency == 1) return tr;
+    const double wire = std::ceil(static_cast<double>(tr.size.count()) / cost.efficiency);
+    // Efficiencies are at least kMinCollectiveEfficiency, so this stays far inside int64 for
+    // every size the workloads make (workload::kMaxTransferBytes); the guard is for the
+    // arithmetic.
+    tr.size = Bytes(wire >= 9.0e18 ? std::numeric_limits<std::int64_t>::max()
+                                   : static_cast<std::int64_t>(wire));
+    return tr;
   }
 
   void start_transfer(TaskId id, const net::Transfer& tr) {
@@ -472,6 +502,20 @@ class Executor final : public EngineContext {
     return total;
   }
 
+  // Member-seconds a profiler on each GPU would count for communication task `id`: from the
+  // GPU's own input being ready (the end of its dependency) to the task's end, so that waiting
+  // for the slowest member is included. The graphs give a collective one dependency per member
+  // (or per group of members sharing it), so each dependency stands for members / deps GPUs.
+  double profiled_member_seconds(TaskId id, double members) const {
+    const Time end = state(id).end;
+    const auto deps = graph_.deps(id);
+    if (deps.empty()) return (end - state(id).start).seconds() * members;
+    double sum = 0;
+    for (TaskId d : deps)
+      sum += (end - std::min(state(d).end, state(id).start)).seconds();
+    return sum * members / static_cast<double>(deps.size());
+  }
+
   RunResult summarize() const {
     RunResult r;
     int iterations = 0;
@@ -480,6 +524,7 @@ class Executor final : public EngineContext {
     std::vector<Time> first(static_cast<std::size_t>(iterations), Time::max());
     std::vector<Time> last(static_cast<std::size_t>(iterations), Time::zero());
     std::array<double, kTrafficClasses.size()> comm{};
+    std::array<double, kTrafficClasses.size()> profiled{};
     const double gpus = std::max(1, graph_.job_gpus());
     for (TaskId id = 0; id < static_cast<TaskId>(n_); ++id) {
       const Task& t = graph_.task(id);
@@ -494,6 +539,7 @@ class Executor final : public EngineContext {
         const double members =
             t.kind == TaskKind::P2P ? 2.0 : static_cast<double>(graph_.group(t.group).size());
         comm[static_cast<std::size_t>(k)] += (e - s).seconds() * members / gpus;
+        profiled[static_cast<std::size_t>(k)] += profiled_member_seconds(id, members) / gpus;
       }
       if (options_.record_spans) r.spans.push_back(TaskSpan{id, s, e});
     }
@@ -502,8 +548,10 @@ class Executor final : public EngineContext {
                                   first[static_cast<std::size_t>(i)]);
     }
     const double its = std::max(1, iterations);
-    for (std::size_t k = 0; k < comm.size(); ++k)
+    for (std::size_t k = 0; k < comm.size(); ++k) {
       r.comm_time[k] = Time::from_seconds(comm[k] / its);
+      r.comm_time_profiled[k] = Time::from_seconds(profiled[k] / its);
+    }
     double exposed = 0;
     for (const Gpu& g : gpus_)
       exposed += g.exposed.seconds();

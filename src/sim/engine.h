@@ -16,6 +16,7 @@
 #include "core/units.h"
 #include "fabric/topology.h"
 #include "net/backend.h"
+#include "workload/calibration.h"
 #include "workload/task_graph.h"
 
 namespace mfabric::sim {
@@ -87,6 +88,9 @@ struct EngineOptions {
   // Mixed into every transfer's flow hash, which makes its ECMP choices (docs/network.md,
   // "ECMP and the seed"): flow_salt_of_seed(experiment seed).
   std::uint64_t flow_salt = 0;
+  // What each collective kind costs beyond its bytes at line rate (workload/calibration.h): its
+  // transfers carry size / efficiency, and each step starts `overhead` after it is due.
+  workload::CollectiveCosts collective_costs;
 };
 
 // The flow-hash salt of an experiment seed: different seeds sample different ECMP outcomes.
@@ -113,6 +117,10 @@ struct RunResult {
   // Per traffic class (kTrafficClasses order), per iteration: sum over its tasks of duration x
   // member GPUs / all GPUs, the average time a GPU spends in that kind of communication.
   std::array<Time, kTrafficClasses.size()> comm_time{};
+  // The same as a profiler on each GPU counts it: from the GPU's own input being ready to the
+  // task's end, including the wait for the slowest member (what a per-GPU timeline shows as time
+  // in the collective's kernel; the paper's measured all-to-all shares are of this kind).
+  std::array<Time, kTrafficClasses.size()> comm_time_profiled{};
   std::vector<TaskSpan> spans;    // when record_spans
   std::vector<FlowRecord> flows;  // when record_flows, in start order
   std::vector<net::ChannelStats> channels;

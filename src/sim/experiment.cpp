@@ -21,8 +21,9 @@
 namespace mfabric::sim {
 namespace {
 
-const std::vector<std::string> kTopFields = {"name",   "description", "seed",       "cluster",
-                                             "fabric", "workload",    "simulation", "failures"};
+const std::vector<std::string> kTopFields = {"name",       "description", "seed",
+                                             "cluster",    "fabric",      "workload",
+                                             "simulation", "failures",    "calibration"};
 const std::vector<std::string> kClusterFields = {
     "servers", "gpus_per_server", "nics_per_server", "numa_nodes",
     "link",    "link_latency",    "nvswitch",        "gpu"};
@@ -346,6 +347,24 @@ Experiment parse_experiment(const std::string& yaml_text, const std::string& sou
   if (f.has("simulation")) parse_simulation(f.get("simulation"), e);
   if (max_memory) e.max_memory = *max_memory;
   if (f.has("failures")) e.failures = parse_failures(f.get("failures"), source, e.cluster);
+  if (f.has("calibration")) {
+    e.calibration = workload::parse_calibration(f.get("calibration"), source, "calibration");
+    // An experiment's own replay path is relative to the experiment file (a named calibration
+    // file's, to that file: load_calibration resolved it).
+    if (f.get("calibration").IsMap() && f.get("calibration")["compute"] &&
+        f.get("calibration")["compute"]["replay"]) {
+      e.calibration.replay = relative_to(source, e.calibration.replay);
+    }
+    if (!e.calibration.replay.empty()) {
+      if (!e.model) {
+        throw Error(source, "calibration.compute.replay",
+                    "measured durations apply to a model workload (workload.model), not to a "
+                    "micro-benchmark, a Chakra trace or a connection matrix");
+      }
+      // Read now: a bad measurement file fails (naming its line) before anything is built.
+      (void)workload::ComputeReplay::load(e.calibration.replay);
+    }
+  }
   check_network_size(e);
   // Fail on a bad fabric (or failures it does not have) now rather than after the workload is
   // built.

@@ -11,6 +11,7 @@
 #include "fabric/topology.h"
 #include "net/packet/packet_options.h"
 #include "sim/failures.h"
+#include "workload/calibration.h"
 #include "workload/chakra.h"
 #include "workload/routing.h"
 #include "workload/task_graph.h"
@@ -77,6 +78,9 @@ struct Experiment {
   Bytes max_memory = Bytes(workload::kDefaultMaxJobMemory);
   // Parts of the fabric that fail, and when (sim/failures.h, docs/reliability.md).
   std::vector<Failure> failures;
+  // How fast compute and collectives really are (workload/calibration.h, docs/calibration.md);
+  // its replay path is already relative to the working directory.
+  workload::Calibration calibration;
 };
 
 // Training iterations of one run: 1 to kMaxIterations, from the file or the command line alike.

@@ -43,6 +43,7 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
   engine.record_flows = options.record_flows;
   engine.progress = options.progress;
   engine.flow_salt = flow_salt_of_seed(e.seed);
+  engine.collective_costs = e.calibration.collectives;
   fabric::Topology topology = with_context(e.source, "fabric", [&] {
     return fabric::build_fabric(e.fabric, e.cluster, e.max_memory.count());
   });

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "core/error.h"
 #include "workload/chakra.h"
@@ -94,6 +95,7 @@ workload::TaskGraph build_workload(const Experiment& e) {
   if (!e.chakra.empty()) {
     workload::ChakraOptions options;
     options.gpu = workload::find_gpu(e.gpu);
+    options.efficiency = e.calibration.generic;
     options.control_deps = e.chakra_control_deps;
     options.comm_groups = e.chakra_comm_groups;
     options.limits.max_memory = e.max_memory.count();
@@ -104,6 +106,8 @@ workload::TaskGraph build_workload(const Experiment& e) {
   spec.model =
       with_context(e.source, "workload.model", [&] { return workload::load_model(w.model); });
   spec.gpu = workload::find_gpu(e.gpu);
+  spec.efficiency = e.calibration.compute;
+  spec.optimizer_efficiency = e.calibration.optimizer;
   // With dp given, the job may use fewer GPUs than the cluster has.
   spec.parallelism = with_context(e.source, "workload", [&] {
     try {
@@ -133,6 +137,11 @@ workload::TaskGraph build_workload(const Experiment& e) {
                              "simulation.max_memory (or --max-memory)");
     return 0;
   });
+  std::optional<workload::ComputeReplay> replay;
+  if (!e.calibration.replay.empty()) {
+    replay = workload::ComputeReplay::load(e.calibration.replay);
+    spec.replay = &*replay;
+  }
   const workload::RoutingTrace trace =
       w.routing_trace.empty() ? workload::synthetic_trace_for(spec, w.synthetic, e.seed)
                               : workload::read_routing_trace(w.routing_trace);

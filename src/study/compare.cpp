@@ -269,6 +269,7 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   std::vector<Job> jobs;
   CompareResult result;
   result.seed = spec.base.seed;
+  result.calibration = spec.base.calibration.name;
   result.backend = spec.base.backend;
   result.completion_batching = spec.base.completion_batching;
   for (const ModelSetup& m : spec.models) {

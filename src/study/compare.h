@@ -101,6 +101,7 @@ struct TimelineSpan {
 
 struct CompareResult {
   std::uint64_t seed = 1;
+  std::string calibration = "roofline";  // its name (workload/calibration.h)
   std::string backend = "flow";
   double completion_batching = 0;  // the flow backend's (sim/experiment.h)
   std::vector<CompareRun> runs;    // models x links x fabrics, in that order

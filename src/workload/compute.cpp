@@ -255,6 +255,21 @@ Time ComputeModel::lm_head(Phase phase) const {
   return roofline(lm_head_flops(), bytes, eff_.dense_gemm, phase);
 }
 
+Time ComputeModel::optimizer_step(std::int64_t params, double bytes_per_param,
+                                  double efficiency) const {
+  if (params < 0) {
+    throw Error("", "params", fmt::format("expected a count >= 0, got {}", params));
+  }
+  if (!(efficiency > 0 && efficiency <= 1)) {
+    throw Error("", "calibration.compute.optimizer",
+                fmt::format("expected a fraction of HBM bandwidth in (0, 1], got {}", efficiency));
+  }
+  const double seconds =
+      static_cast<double>(params) * bytes_per_param / (gpu_.memory_bandwidth * efficiency);
+  if (seconds >= Time::max().seconds()) return Time::max();
+  return Time::from_seconds(seconds);
+}
+
 // ---------------------------------------------------------------------------------------------
 // ComputeReplay
 

@@ -43,6 +43,11 @@ struct Efficiency {
   double expert_gemm = 0.5;  // routed experts (grouped GEMM)
 };
 
+// Bytes an Adam step with mixed precision moves per parameter (Megatron-LM's optimizer without
+// sharding): reads the fp32 master weight, fp32 gradient and both fp32 moments (16 bytes), writes
+// the master weight and the moments (12) and the bf16 weight (2).
+inline constexpr double kOptimizerBytesPerParam = 30;
+
 struct ComputeShape {
   int micro_batch = 8;
   int seq = 4096;
@@ -70,6 +75,9 @@ class ComputeModel {
   Time shared_experts(Phase phase) const;
   Time dense_ffn(Phase phase) const;
   Time lm_head(Phase phase) const;
+  // The optimizer step over `params` parameters held by this GPU (its TP share already taken),
+  // kOptimizerBytesPerParam each, at `efficiency` of HBM bandwidth (memory-bound).
+  Time optimizer_step(std::int64_t params, double bytes_per_param, double efficiency) const;
 
   const ModelSpec& model() const { return model_; }
   const GpuSpec& gpu() const { return gpu_; }

@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "core/output_text.h"
 #include "core/yaml_fields.h"
-#include "workload/model_zoo_data.h"
+#include "workload/embedded_yaml.h"
 
 namespace mfabric::workload {
 
@@ -302,7 +302,7 @@ const std::vector<ZooEntry>& zoo() {
   static const std::vector<ZooEntry> entries = [] {
     std::vector<ZooEntry> out;
     for (int i = 0; i < detail::kModelZooSize; ++i) {
-      const detail::EmbeddedModel& e = detail::kModelZoo[i];
+      const detail::EmbeddedYaml& e = detail::kModelZoo[i];
       out.push_back({e.file, parse_model(e.yaml, std::string("data/models/") + e.file)});
     }
     return out;

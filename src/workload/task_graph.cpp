@@ -97,6 +97,8 @@ const char* to_string(Op o) {
       return "dense-grad-all-reduce";
     case Op::ExpertGradAllReduce:
       return "expert-grad-all-reduce";
+    case Op::Optimizer:
+      return "optimizer";
     case Op::Generic:
       return "generic";
   }

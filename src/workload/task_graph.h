@@ -56,7 +56,8 @@ enum class Op : std::uint8_t {
   PpGradient,
   DenseGradAllReduce,
   ExpertGradAllReduce,
-  Generic,  // imported (Chakra) tasks
+  Optimizer,  // the optimizer step after the gradient all-reduces (when calibrated)
+  Generic,    // imported (Chakra) tasks
 };
 
 const char* to_string(TaskKind k);

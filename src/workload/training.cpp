@@ -540,7 +540,19 @@ class GraphBuilder {
         throw std::logic_error("build_training_graph: pipeline schedule deadlocked");
       }
       gradient_all_reduce(s);
+      if (spec_.optimizer_efficiency) optimizer_step(s);
     }
+  }
+
+  // The optimizer step on every GPU of the stage, after its gradient all-reduces (the compute
+  // stream's pending dependencies); the next iteration's first compute follows it.
+  void optimizer_step(int stage) {
+    const std::int64_t params = (stage_dense_params(stage) + stage_expert_params(stage)) / p_.tp;
+    const Time t =
+        compute_.optimizer_step(params, kOptimizerBytesPerParam, *spec_.optimizer_efficiency);
+    each_gpu(stage, [&](int g, std::size_t, int) {
+      compute(g, -1, Op::Optimizer, Phase::Update, -1, -1, t);
+    });
   }
 
   const TrainingSpec& spec_;

@@ -49,6 +49,9 @@ struct TrainingSpec {
   int seq = 4096;          // tokens per sequence
   GpuSpec gpu;
   Efficiency efficiency;
+  // Fraction of HBM bandwidth the optimizer step reaches; nullopt: the step is not modelled
+  // (workload/calibration.h).
+  std::optional<double> optimizer_efficiency;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   int iterations = 1;
   const ComputeReplay* replay = nullptr;  // measured durations, when given

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "workload/model_zoo_data.h"
+#include "workload/embedded_yaml.h"
 
 namespace mfabric::workload {
 namespace {

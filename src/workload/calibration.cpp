@@ -1,0 +1,212 @@
+// Calibrations: parsing, the shipped ones, and the cost of a collective kind.
+#include "workload/calibration.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/output_text.h"
+#include "core/yaml_fields.h"
+#include "workload/embedded_yaml.h"
+
+namespace mfabric::workload {
+
+const CollectiveCost& CollectiveCosts::of(CollectiveKind kind) const {
+  switch (kind) {
+    case CollectiveKind::AllReduce:
+    case CollectiveKind::Barrier:
+      return all_reduce;
+    case CollectiveKind::AllGather:
+      return all_gather;
+    case CollectiveKind::ReduceScatter:
+      return reduce_scatter;
+    case CollectiveKind::AllToAll:
+      return all_to_all;
+    case CollectiveKind::Broadcast:
+      return broadcast;
+  }
+  return all_reduce;
+}
+
+bool CollectiveCosts::is_free() const {
+  return all_reduce.is_free() && all_gather.is_free() && reduce_scatter.is_free() &&
+         all_to_all.is_free() && broadcast.is_free() && p2p.is_free();
+}
+
+namespace {
+
+// A chain of `base:` references deeper than this is a cycle.
+constexpr int kMaxBaseDepth = 8;
+
+const std::vector<std::string> kCalibrationFields = {"name", "description", "base", "compute",
+                                                     "collectives"};
+const std::vector<std::string> kComputeFields = {"attention", "dense_gemm", "expert_gemm",
+                                                 "generic",   "optimizer",  "replay"};
+const std::vector<std::string> kCostFields = {"efficiency", "overhead"};
+// The kinds a `collectives:` map may set, and where each lives.
+const std::array<std::pair<const char*, CollectiveCost CollectiveCosts::*>, 6> kKinds{{
+    {"all_reduce", &CollectiveCosts::all_reduce},
+    {"all_gather", &CollectiveCosts::all_gather},
+    {"reduce_scatter", &CollectiveCosts::reduce_scatter},
+    {"all_to_all", &CollectiveCosts::all_to_all},
+    {"broadcast", &CollectiveCosts::broadcast},
+    {"p2p", &CollectiveCosts::p2p},
+}};
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+double fraction(const Fields& f, const std::string& key, double current, const char* of_what) {
+  const std::optional<double> v = f.optional_double(key);
+  if (!v) return current;
+  if (!(*v > 0 && *v <= 1)) {
+    throw Error(f.source(), f.field(key),
+                fmt::format("expected a fraction of {} in (0, 1], got {}", of_what, *v));
+  }
+  return *v;
+}
+
+// Sets efficiency and overhead of `cost` from the map's fields, keeping what is not given.
+void parse_cost(const Fields& f, CollectiveCost& cost) {
+  cost.efficiency = fraction(f, "efficiency", cost.efficiency, "the line rate");
+  if (cost.efficiency < kMinCollectiveEfficiency) {
+    throw Error(f.source(), f.field("efficiency"),
+                fmt::format("expected at least {} of the line rate, got {}",
+                            kMinCollectiveEfficiency, cost.efficiency));
+  }
+  if (const std::optional<Time> t = f.optional_time("overhead")) {
+    if (*t < Time::zero() || *t > Time::from_seconds(1)) {
+      throw Error(f.source(), f.field("overhead"),
+                  fmt::format("expected a time from 0 to 1s per step, got {}", to_string(*t)));
+    }
+    cost.overhead = *t;
+  }
+}
+
+Calibration parse_map(const YAML::Node& node, const std::string& source, const std::string& path,
+                      int depth);
+
+Calibration load_named(const std::string& name_or_path, int depth);
+
+Calibration parse_text(const std::string& text, const std::string& source, int depth) {
+  const YAML::Node root = parse_yaml(text, source);
+  if (!root.IsMap()) {
+    throw Error(source, "", fmt::format("expected a calibration map, got {}", describe(root)));
+  }
+  Calibration c = parse_map(root, source, "", depth);
+  if (!root["name"]) throw Error(source, "name", "a calibration file needs a name");
+  return c;
+}
+
+// A shipped calibration is found by its file name (NAME.yaml, whose `name` the tests hold equal
+// to NAME) and parsed when used: a shipped file may be based on another one, so there is no
+// table of parsed calibrations to build first. A broken shipped file is reported on use and by
+// the tests, naming the file.
+const detail::EmbeddedYaml* find_shipped(const std::string& lower_name) {
+  for (int i = 0; i < detail::kCalibrationsSize; ++i) {
+    const detail::EmbeddedYaml& e = detail::kCalibrations[i];
+    if (lower(e.file) == lower_name + ".yaml") return &e;
+  }
+  return nullptr;
+}
+
+Calibration load_named(const std::string& name_or_path, int depth) {
+  if (depth > kMaxBaseDepth) {
+    throw Error(fmt::format("calibration {} is based on itself (a chain of more than {} bases)",
+                            quote_input(name_or_path), kMaxBaseDepth));
+  }
+  if (const detail::EmbeddedYaml* e = find_shipped(lower(name_or_path))) {
+    return parse_text(e->yaml, std::string("data/calibrations/") + e->file, depth);
+  }
+  std::error_code ec;
+  const std::string ext = lower(std::filesystem::path(name_or_path).extension().string());
+  if (std::filesystem::exists(name_or_path, ec) || ext == ".yaml" || ext == ".yml") {
+    Calibration c = parse_text(read_yaml_file(name_or_path, "calibration file",
+                                              "a calibration name or a YAML calibration file"),
+                               name_or_path, depth);
+    // A file's replay path is relative to the file.
+    if (!c.replay.empty() && !std::filesystem::path(c.replay).is_absolute()) {
+      const auto dir = std::filesystem::path(name_or_path).parent_path();
+      if (!dir.empty()) c.replay = (dir / c.replay).string();
+    }
+    return c;
+  }
+  throw Error(fmt::format("unknown calibration {} (known: {}; or a .yaml file)",
+                          quote_input(name_or_path), join(calibration_names())));
+}
+
+Calibration parse_map(const YAML::Node& node, const std::string& source, const std::string& path,
+                      int depth) {
+  const Fields f(node, source, path, kCalibrationFields);
+  Calibration c;
+  if (const std::optional<std::string> base = f.optional_string("base")) {
+    c = with_context(source, f.field("base"), [&] { return load_named(*base, depth + 1); });
+  }
+  c.name = f.optional_string("name").value_or(f.has("base") ? c.name + "+" : "custom");
+  if (f.has("compute")) {
+    const Fields cf(f.get("compute"), source, f.field("compute"), kComputeFields);
+    c.compute.attention = fraction(cf, "attention", c.compute.attention, "peak FLOP/s");
+    c.compute.dense_gemm = fraction(cf, "dense_gemm", c.compute.dense_gemm, "peak FLOP/s");
+    c.compute.expert_gemm = fraction(cf, "expert_gemm", c.compute.expert_gemm, "peak FLOP/s");
+    c.generic = fraction(cf, "generic", c.generic, "peak FLOP/s");
+    if (cf.has("optimizer")) {
+      c.optimizer = fraction(cf, "optimizer", 1, "HBM bandwidth");
+    }
+    c.replay = cf.optional_string("replay").value_or(c.replay);
+  }
+  if (f.has("collectives")) {
+    std::vector<std::string> known = kCostFields;
+    for (const auto& [key, member] : kKinds)
+      known.emplace_back(key);
+    const Fields cf(f.get("collectives"), source, f.field("collectives"), known);
+    // Shared values first, then each kind's own, which win.
+    if (cf.has("efficiency") || cf.has("overhead")) {
+      for (const auto& [key, member] : kKinds)
+        parse_cost(cf, c.collectives.*member);
+    }
+    for (const auto& [key, member] : kKinds) {
+      if (!cf.has(key)) continue;
+      parse_cost(Fields(cf.get(key), source, cf.field(key), kCostFields), c.collectives.*member);
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<std::string> calibration_names() {
+  std::vector<std::string> names;
+  for (int i = 0; i < detail::kCalibrationsSize; ++i) {
+    const std::string file = detail::kCalibrations[i].file;
+    names.push_back(file.substr(0, file.size() - std::string(".yaml").size()));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Calibration load_calibration(const std::string& name_or_path) {
+  return load_named(name_or_path, 1);
+}
+
+Calibration parse_calibration(const YAML::Node& node, const std::string& source,
+                              const std::string& path) {
+  if (node.IsScalar()) {
+    return with_context(source, path, [&] { return load_calibration(node.Scalar()); });
+  }
+  if (!node.IsMap()) {
+    throw Error(source, path,
+                fmt::format("expected a calibration name such as 'paper-measurement' or a map "
+                            "{{base, compute, collectives}}, got {}",
+                            describe(node)));
+  }
+  return parse_map(node, source, path, 1);
+}
+
+}  // namespace mfabric::workload

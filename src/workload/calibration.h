@@ -1,0 +1,75 @@
+// Calibration: how fast the job's compute and its collective library really are, as opposed to
+// what the roofline and the line rate promise (docs/calibration.md).
+//
+//   compute      per-kind fractions of the GPU's peak (attention, dense GEMMs, the experts'
+//                grouped GEMM, a Chakra node's generic op), the optimizer step as a fraction of
+//                HBM bandwidth (absent: not modelled), and measured durations that replace the
+//                model's (the `mfabric workload --replay` CSV).
+//   collectives  per collective kind, the fraction of line rate the library reaches (each
+//                transfer moves size / efficiency on the wire) and a per-step overhead (each
+//                step of a lowered collective, and each point-to-point send, starts that much
+//                later), the alpha-beta reading of NCCL's measured bus bandwidth.
+//
+// A calibration is named (data/calibrations/*.yaml, compiled in; `roofline` is the default) or
+// written in an experiment's `calibration:` map, which may start from a named one (`base:`).
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+#include "workload/compute.h"
+#include "workload/task_graph.h"
+
+namespace mfabric::workload {
+
+// A collective library below 1% of the line rate is a typo; the bound also keeps wire sizes
+// (size / efficiency) inside 64 bits.
+inline constexpr double kMinCollectiveEfficiency = 0.01;
+
+struct CollectiveCost {
+  double efficiency = 1;  // fraction of the line rate reached, in (0, 1]
+  Time overhead;          // per step of the collective (per send for point-to-point)
+
+  bool is_free() const { return efficiency == 1 && overhead == Time::zero(); }
+  bool operator==(const CollectiveCost&) const = default;
+};
+
+struct CollectiveCosts {
+  CollectiveCost all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, p2p;
+
+  // The cost of a collective of `kind` (a barrier moves no bytes: the all-reduce's).
+  const CollectiveCost& of(CollectiveKind kind) const;
+  bool is_free() const;
+  bool operator==(const CollectiveCosts&) const = default;
+};
+
+struct Calibration {
+  std::string name = "roofline";
+  Efficiency compute;
+  // Chakra COMP nodes that give num_ops but no duration_micros.
+  double generic = 0.5;
+  // Fraction of HBM bandwidth the optimizer step reaches (Adam: kOptimizerBytesPerParam per
+  // parameter the GPU holds); nullopt: the step is not modelled (the roofline calibration).
+  std::optional<double> optimizer;
+  // Measured durations (ComputeReplay's CSV), a path; empty: none.
+  std::string replay;
+  CollectiveCosts collectives;
+};
+
+// The shipped calibrations' names, sorted ("paper-measurement", "roofline").
+std::vector<std::string> calibration_names();
+// A shipped calibration by name (case-insensitive) or a calibration YAML file by path; throws
+// mfabric::Error listing the names.
+Calibration load_calibration(const std::string& name_or_path);
+
+// Parses a calibration from an experiment: a scalar (a name or a file, as load_calibration) or a
+// map {base, compute, collectives}. Errors name `source` and fields under `path`. The replay path
+// is returned as written (the caller resolves it against its file).
+Calibration parse_calibration(const YAML::Node& node, const std::string& source,
+                              const std::string& path);
+
+}  // namespace mfabric::workload

@@ -1,0 +1,174 @@
+// Calibrations through the whole path: analytic checks of the collective costs and the
+// optimizer step, the measured-durations field, and the paper-measurement calibration against
+// the measurement study it was derived from (docs/validation.md).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "sim/experiment.h"
+#include "sim/simulation.h"
+#include "sim/workload_builder.h"
+#include "workload/training.h"
+
+namespace mfabric::sim {
+namespace {
+
+RunResult run_calibrated(const std::string& yaml) {
+  return simulate(parse_experiment(yaml, "test.yaml")).result;
+}
+
+constexpr const char* kRing = R"(
+cluster: {servers: 16, gpus_per_server: 1, nics_per_server: 1, link: 400G, link_latency: 1us}
+fabric: fat-tree
+workload: {collective: all-reduce, bytes: 1GiB, algorithm: ring}
+)";
+
+TEST(CalibrationAnalytic, RingAtHalfTheLineRatePlusOneOverheadPerStep) {
+  // One ring step: 2(n-1)/n x S / (B x efficiency) + 2(n-1) x 2us of path latency + the overhead.
+  const RunResult r =
+      run_calibrated(std::string(kRing) +
+                     "calibration: {collectives: {all_reduce: {efficiency: 0.5, overhead: "
+                     "30us}}}\n");
+  const double n = 16, S = 1024.0 * 1024 * 1024 * 8, B = 400e9;
+  const double expected = 2 * (n - 1) / n * S / (B * 0.5) + 2 * (n - 1) * 2e-6 + 30e-6;
+  EXPECT_NEAR(r.iteration_times[0].seconds(), expected, expected * 0.001);
+}
+
+TEST(CalibrationAnalytic, OtherKindsCostsLeaveAnAllReduceAlone) {
+  const RunResult plain = run_calibrated(kRing);
+  const RunResult other =
+      run_calibrated(std::string(kRing) +
+                     "calibration: {collectives: {all_to_all: {efficiency: 0.1, "
+                     "overhead: 1ms}, p2p: {efficiency: 0.1}}}\n");
+  EXPECT_EQ(plain.iteration_times[0], other.iteration_times[0]);
+}
+
+TEST(CalibrationAnalytic, HierarchicalAllReducePaysTheOverheadOncePerStep) {
+  // Reduce-scatter in the server, ring across servers, all-gather in the server: three steps in
+  // sequence, so 3 x overhead on top of the uncalibrated time, to the picosecond.
+  const std::string job = R"(
+cluster: {servers: 4, link: 400G}
+fabric: fat-tree
+workload: {collective: all-reduce, bytes: 256MiB, algorithm: hierarchical}
+)";
+  const RunResult plain = run_calibrated(job);
+  const RunResult slow = run_calibrated(job + "calibration: {collectives: {overhead: 7us}}\n");
+  EXPECT_EQ(slow.iteration_times[0] - plain.iteration_times[0], Time::microseconds(21));
+}
+
+TEST(CalibrationAnalytic, OptimizerStepEndsTheIteration) {
+  // One stage, EP 8: the optimizer step follows the gradient all-reduce of the dense
+  // parameters over the 8 EP ranks, which ends at once on every GPU, so the iteration grows by
+  // exactly the step's duration.
+  const std::string job = R"(
+cluster: {servers: 1, link: 400G}
+fabric: fat-tree
+workload: {model: mixtral-8x7b, tp: 1, pp: 1, ep: 8, micro_batch: 1, global_batch: 1, seq: 256}
+)";
+  const RunResult plain = run_calibrated(job);
+  const RunResult with_step = run_calibrated(job + "calibration: {compute: {optimizer: 0.8}}\n");
+  const workload::ModelSpec m = workload::load_model("mixtral-8x7b");
+  // A GPU holds every dense parameter (embeddings untied: input and output) and one expert of
+  // each layer.
+  const double params =
+      static_cast<double>(m.layers) * static_cast<double>(m.attention_params_per_layer() +
+                                                          m.router_params() + m.expert_params()) +
+      2.0 * m.vocab * m.hidden;
+  const double expected = params * 30 / (3.35e12 * 0.8);
+  EXPECT_NEAR((with_step.iteration_times[0] - plain.iteration_times[0]).seconds(), expected, 1e-9);
+}
+
+TEST(CalibrationExperiment, MeasuredDurationsComeFromTheCalibration) {
+  const auto dir = std::filesystem::temp_directory_path() / "mfabric_calibration_replay";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "measured.csv") << "op,layer,phase,duration\nexperts,*,fwd,42ms\n";
+  const std::string path = (dir / "job.yaml").string();
+  std::ofstream(path) << R"(
+cluster: {servers: 4, link: 400G}
+fabric: fat-tree
+workload: {model: mixtral-8x7b, tp: 4, pp: 1, ep: 8, global_batch: 8}
+calibration: {compute: {replay: measured.csv}}
+)";
+  const Experiment e = load_experiment(path);
+  EXPECT_EQ(e.calibration.replay, (dir / "measured.csv").string());
+  const workload::TaskGraph g = build_workload(e);
+  int experts = 0;
+  for (const workload::Task& t : g.tasks()) {
+    if (t.op != workload::Op::Experts || t.phase != workload::Phase::Forward) continue;
+    ++experts;
+    EXPECT_EQ(t.duration, Time::milliseconds(42));
+  }
+  EXPECT_GT(experts, 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CalibrationExperiment, BadReplayAndMisplacedReplayAreOneLine) {
+  try {
+    parse_experiment(std::string(kRing) + "calibration: {compute: {replay: m.csv}}\n", "test.yaml");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "test.yaml: calibration.compute.replay: measured durations apply to a model "
+                 "workload (workload.model), not to a micro-benchmark, a Chakra trace or a "
+                 "connection matrix");
+  }
+  try {
+    parse_experiment(R"(
+workload: {model: mixtral-8x7b, tp: 4, pp: 4, ep: 8}
+cluster: {servers: 16}
+calibration: {compute: {replay: /nonexistent/measured.csv}}
+)",
+                     "test.yaml");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/measured.csv"), std::string::npos)
+        << e.what();
+  }
+}
+
+// The measured job of the paper's section 2 (Mixtral 8x7B, TP 4 PP 4 EP 8, sequence 4096,
+// micro-batch 8, 128 H800, 400G, rail-optimized). The paper-measurement calibration was derived
+// from its expert computation (100 ms per layer forward at micro-batch 8); it must give that back
+// within 10%, and the measured all-to-all share (33-55% of the iteration, as a profiler counts
+// it: midpoint 44%) within 10% too. The roofline calibration misses the expert compute 4x, which
+// shows the check can fail.
+constexpr const char* kMeasuredJob = R"(
+cluster: {servers: 16, link: 400G, gpu: h800}
+fabric: rail-optimized
+workload: {model: mixtral-8x7b, tp: 4, pp: 4, ep: 8, micro_batch: 8, global_batch: 128, seq: 4096}
+)";
+
+double busiest_expert_forward_s(const std::string& yaml) {
+  const Experiment e = parse_experiment(yaml, "measured.yaml");
+  workload::TrainingSpec spec;
+  // The summary of the built graph: what `mfabric workload` reports.
+  const workload::TaskGraph g = build_workload(e);
+  spec.model = workload::load_model("mixtral-8x7b");
+  spec.parallelism = {.tp = 4, .pp = 4, .ep = 8, .dp = 1};
+  spec.micro_batch = 8;
+  spec.global_batch = 128;
+  spec.seq = 4096;
+  spec.gpu = workload::find_gpu("h800");
+  spec.efficiency = e.calibration.compute;
+  return workload::summarize(spec, g).experts_fwd_s;
+}
+
+TEST(PaperMeasurementCalibration, ReproducesTheMeasuredExpertComputeAndAllToAllShare) {
+  const std::string calibrated = std::string(kMeasuredJob) + "calibration: paper-measurement\n";
+  EXPECT_NEAR(busiest_expert_forward_s(calibrated), 0.100, 0.010);
+  const double roofline = busiest_expert_forward_s(kMeasuredJob);
+  EXPECT_LT(roofline, 0.050);  // 25.8 ms: the 4x the calibration closes
+
+  const RunResult r = run_calibrated(calibrated);
+  const double share = r.comm_time_profiled[1].seconds() / r.iteration_times[0].seconds();
+  ASSERT_EQ(kTrafficClasses[1], workload::Traffic::EP);
+  EXPECT_NEAR(share, 0.44, 0.044);
+  // Without the waits for the busiest GPU, the all-to-alls alone are a small share: the
+  // profiled reading is what the measurement saw.
+  EXPECT_LT(r.comm_time[1].seconds() / r.iteration_times[0].seconds(), 0.2);
+}
+
+}  // namespace
+}  // namespace mfabric::sim
