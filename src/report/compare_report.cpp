@@ -62,6 +62,8 @@ nlohmann::json compare_json(const study::CompareResult& r, bool timing) {
     };
     if (run.reconfiguration) {
       j["reconfiguration"] = study::reconfiguration_json(*run.reconfiguration);
+      j["reconfiguration"]["critical_holds"] = run.reconfiguration->critical_holds;
+      j["reconfiguration"]["critical_held_s"] = run.reconfiguration->critical_held_s;
     }
     if (!run.error.empty()) j["error"] = run.error;
     if (timing) j["wall_time_s"] = run.wall_time_s;

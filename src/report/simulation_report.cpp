@@ -166,6 +166,9 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
         // EP all-to-alls that waited for circuits, and how long in all.
         {"held", c.held},
         {"held_time_s", c.held_time.seconds()},
+        // Of those, the ones on the run's critical path and their waits (what the holds cost).
+        {"critical_holds", r.result.critical_holds},
+        {"critical_held_s", r.result.critical_held_time.seconds()},
         // Bytes that crossed circuits, and the electrical fabric's cables from NICs.
         {"circuit_bytes", circuit},
         {"eps_bytes", eps},
@@ -253,6 +256,9 @@ std::string results_text(const SimulationReport& r) {
     }
     t.add_row({"all-to-alls held for circuits",
                fmt::format("{}, {} in all", with_commas(c.held), to_string(c.held_time))});
+    t.add_row({"  of them on the critical path",
+               fmt::format("{}, {}", with_commas(r.result.critical_holds),
+                           to_string(r.result.critical_held_time))});
     if (c.predictions > 0) {
       t.add_row(
           {"predicted plans", fmt::format("{}, mean demand error {:.1f}%",

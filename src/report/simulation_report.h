@@ -46,7 +46,8 @@ inline SimulationReport report_of(const sim::Simulation& s) {
 //  name), "events", "transfers":
 //  {"started", "delivered", "bytes_sent", "bytes_delivered"}, and for fabrics that reconfigure
 //  "reconfiguration": {"planner", "policy", "count", "unchanged", "switching", "kept",
-//  "circuits_torn_down", "conflicts", "time_s", "held", "held_time_s", "circuit_bytes",
+//  "circuits_torn_down", "conflicts", "time_s", "held", "held_time_s", "critical_holds",
+//  "critical_held_s", "circuit_bytes",
 //  "eps_bytes", "predictions", "prediction_error"}, for TopoOpt "topology": {"kind", "degree",
 //  "ring_degree", "links", "ring_links", "matching_links", "connectivity_links",
 //  "leftover_links", "ring_groups", "rings", "matching_rounds", "connected", "unused_nics",

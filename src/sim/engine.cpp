@@ -170,6 +170,7 @@ class Executor final : public EngineContext {
     }
     const collective::CollectiveRequest request = std::move(it->second);
     held_.erase(it);
+    held_for_.emplace(id, now() - state(id).start);
     lower_and_start(id, request);
   }
   net::Backend& backend() override { return backend_; }
@@ -516,6 +517,23 @@ class Executor final : public EngineContext {
     return sum * members / static_cast<double>(deps.size());
   }
 
+  // The critical path, walked back from the task that ended last through the dependency each
+  // task waited for last (TaskState::last_dep): the held collectives on it and their waits.
+  void critical_path_holds(RunResult& r) const {
+    if (held_for_.empty() || n_ == 0) return;
+    TaskId at = 0;
+    for (TaskId id = 1; id < static_cast<TaskId>(n_); ++id) {
+      if (state(id).end > state(at).end) at = id;
+    }
+    for (; at >= 0; at = state(at).last_dep) {
+      const auto it = held_for_.find(at);
+      // A hold released at once (the oracle's) cost nothing.
+      if (it == held_for_.end() || it->second == Time::zero()) continue;
+      ++r.critical_holds;
+      r.critical_held_time += it->second;
+    }
+  }
+
   RunResult summarize() const {
     RunResult r;
     int iterations = 0;
@@ -557,6 +575,7 @@ class Executor final : public EngineContext {
       exposed += g.exposed.seconds();
     exposed += tail_exposed().seconds();
     r.exposed_comm = Time::from_seconds(exposed / gpus / its);
+    critical_path_holds(r);
     r.channels = backend_.channel_stats();
     r.flows = std::move(flows_);
     r.transfers = backend_.totals();
@@ -592,6 +611,8 @@ class Executor final : public EngineContext {
   std::unordered_map<TaskId, ActiveCollective> active_;
   // Collectives the controller holds, with their requests.
   std::unordered_map<TaskId, collective::CollectiveRequest> held_;
+  // Collectives a controller held, and for how long (for the critical path's count).
+  std::unordered_map<TaskId, Time> held_for_;
   // The controller's timed events, a min-heap on (time, seq).
   std::vector<TimedEvent> timers_;
   std::vector<TaskId> arrived_;

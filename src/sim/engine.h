@@ -121,6 +121,11 @@ struct RunResult {
   // task's end, including the wait for the slowest member (what a per-GPU timeline shows as time
   // in the collective's kernel; the paper's measured all-to-all shares are of this kind).
   std::array<Time, kTrafficClasses.size()> comm_time_profiled{};
+  // Collectives a controller held for a while (waiting for circuits) on the critical path of the
+  // run, walked back from the task that ended last through the dependency each task waited for
+  // last, and their summed waits: the holds that lengthened the run, over all iterations.
+  std::int64_t critical_holds = 0;
+  Time critical_held_time;
   std::vector<TaskSpan> spans;    // when record_spans
   std::vector<FlowRecord> flows;  // when record_flows, in start order
   std::vector<net::ChannelStats> channels;

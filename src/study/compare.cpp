@@ -74,6 +74,8 @@ void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_p
     r.count = c.reconfigurations;
     r.time_s = c.reconfiguration_time.seconds();
     r.held_time_s = c.held_time.seconds();
+    r.critical_holds = s.result.critical_holds;
+    r.critical_held_s = s.result.critical_held_time.seconds();
     // Bytes over circuits (the backend's circuit slots follow the topology's links) and over
     // the EPS (NIC-to-switch cables), as results.json counts them.
     for (std::size_t ch = 0; ch < s.result.channels.size(); ++ch) {

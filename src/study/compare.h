@@ -67,6 +67,10 @@ struct ReconfigurationSummary {
   double held_time_s = 0;  // all-to-alls waiting for circuits, summed
   double circuit_bytes = 0;
   double eps_bytes = 0;
+  // Of those, the ones on the run's critical path (sim::RunResult::critical_holds) and their
+  // waits: what the holds cost the iteration. In compare's JSON, not in a sweep's journal.
+  std::int64_t critical_holds = 0;
+  double critical_held_s = 0;
 };
 
 struct CompareRun {

@@ -278,6 +278,11 @@ TEST(MfabricPolicies, PaperSimSwitchesEveryLayerAndWaitsOnceEachForwardDispatch)
   EXPECT_EQ(paper.control->held_time, Time::microseconds(2 * switches_per_direction));
   EXPECT_EQ(paper.result.mean_iteration_time() - oracle.result.mean_iteration_time(),
             Time::microseconds(switches_per_direction));
+  // The critical path holds one of the two TP ranks' dispatches per (layer, micro-batch): the
+  // waits that make up the difference above, counted by walking the run back.
+  EXPECT_EQ(paper.result.critical_holds, switches_per_direction);
+  EXPECT_EQ(paper.result.critical_held_time, Time::microseconds(switches_per_direction));
+  EXPECT_EQ(oracle.result.critical_holds, 0);
   EXPECT_EQ(paper.result.transfers.bytes_delivered, paper.result.transfers.bytes_sent);
 }
 
