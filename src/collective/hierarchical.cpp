@@ -1,6 +1,7 @@
 // Hierarchical all-reduce (docs/collectives.md): reduce-scatter inside each server, g concurrent
 // ring all-reduces of the 1/g shards across servers (one per local index), all-gather inside
-// each server. Falls back to the ring when the hierarchy does not apply.
+// each server. Falls back to the ring when the hierarchy does not apply. All-to-all has its own
+// hierarchy (hierarchical_all_to_all.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -13,10 +14,8 @@ namespace mfabric::collective::detail {
 Plan HierarchicalLowering::lower(const CollectiveRequest& request,
                                  const fabric::Topology& topology) const {
   using workload::CollectiveKind;
-  if (request.kind == CollectiveKind::AllToAll) {
-    throw Error("", "", "hierarchical: all-to-all has no hierarchical lowering (use direct)");
-  }
   validate_request(request, topology, name());
+  if (request.kind == CollectiveKind::AllToAll) return hierarchical_all_to_all(request, topology);
   // Only all-reduce is hierarchical; the other kinds run as rings.
   if (request.kind != CollectiveKind::AllReduce) return ring_plan(request);
   if (request.members.size() < 2 || request.bytes.count() == 0) return Plan{};

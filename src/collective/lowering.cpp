@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collective/lowering_impl.h"
+#include "collective/step_bytes.h"
 #include "core/error.h"
 #include "core/rng.h"
 
@@ -135,12 +136,23 @@ std::vector<std::vector<int>> members_by_server(const CollectiveRequest& request
   return groups;
 }
 
+bool has_eps_nic(const fabric::Topology& t, const CircuitView* view, fabric::NodeId gpu) {
+  if (view != nullptr && !view->usable(gpu)) return false;
+  for (fabric::LinkId l : t.links_of(gpu)) {
+    if (t.link(l).kind != fabric::LinkKind::Pcie) continue;
+    const fabric::NodeId nic = t.other_end(l, gpu);
+    if (t.node(nic).role == fabric::NicRole::Eps && (view == nullptr || view->usable(nic)))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace detail
 
 namespace {
 
 const std::vector<std::string> kAllReduceChoices{"auto", "ring", "hierarchical"};
-const std::vector<std::string> kAllToAllChoices{"auto", "direct", "proxy"};
+const std::vector<std::string> kAllToAllChoices{"auto", "direct", "proxy", "pxn", "hierarchical"};
 const std::vector<std::string> kAllGatherChoices{"ring"};
 const std::vector<std::string> kReduceScatterChoices{"ring"};
 
@@ -155,7 +167,7 @@ void check_choice(const std::string& field, const char* collective, const std::s
 }  // namespace
 
 std::vector<std::string> lowering_names() {
-  return {"ring", "hierarchical", "direct", "proxy"};
+  return {"ring", "hierarchical", "direct", "proxy", "pxn"};
 }
 
 std::unique_ptr<Lowering> make_lowering(const std::string& name) {
@@ -163,6 +175,7 @@ std::unique_ptr<Lowering> make_lowering(const std::string& name) {
   if (name == "hierarchical") return std::make_unique<detail::HierarchicalLowering>();
   if (name == "direct") return std::make_unique<detail::DirectLowering>();
   if (name == "proxy") return std::make_unique<detail::ProxyLowering>();
+  if (name == "pxn") return std::make_unique<detail::PxnLowering>();
   throw Error("", "",
               fmt::format("unknown collective algorithm '{}' (known: {})", name,
                           fmt::join(lowering_names(), ", ")));
@@ -173,7 +186,8 @@ Lowerer::Lowerer(const AlgorithmChoice& choice)
       ring_(make_lowering("ring")),
       hierarchical_(make_lowering("hierarchical")),
       direct_(make_lowering("direct")),
-      proxy_(make_lowering("proxy")) {
+      proxy_(make_lowering("proxy")),
+      pxn_(make_lowering("pxn")) {
   check_choice("all_reduce", "all-reduce", choice_.all_reduce, kAllReduceChoices);
   check_choice("all_to_all", "all-to-all", choice_.all_to_all, kAllToAllChoices);
   check_choice("all_gather", "all-gather", choice_.all_gather, kAllGatherChoices);
@@ -188,6 +202,7 @@ Plan Lowerer::lower(const CollectiveRequest& request, const fabric::Topology& to
     if (name == "hierarchical") return hierarchical_->lower(request, topology);
     if (name == "direct") return direct_->lower(request, topology);
     if (name == "proxy") return proxy_->lower(request, topology);
+    if (name == "pxn") return pxn_->lower(request, topology);
     return make_lowering(name)->lower(request, topology);  // unknown: its error
   }
   switch (request.kind) {
@@ -207,10 +222,15 @@ Plan Lowerer::lower(const CollectiveRequest& request, const fabric::Topology& to
     case CollectiveKind::AllToAll:
       if (choice_.all_to_all == "proxy") return proxy_->lower(request, topology);
       if (choice_.all_to_all == "direct") return direct_->lower(request, topology);
-      // auto: mFabric's proxy algorithm where there are OCS regions; elsewhere every GPU's NIC
-      // reaches the network itself and there is nothing to gather.
-      return topology.regions().empty() ? direct_->lower(request, topology)
-                                        : proxy_->lower(request, topology);
+      if (choice_.all_to_all == "pxn") return pxn_->lower(request, topology);
+      if (choice_.all_to_all == "hierarchical") return hierarchical_->lower(request, topology);
+      // auto: mFabric's proxy algorithm where there are OCS regions; PXN on a rail-optimized
+      // fabric, as NCCL does by default there (cross-rail bytes move to the right rail over
+      // the NVSwitch instead of crossing a spine); elsewhere every GPU's NIC reaches the
+      // network itself and there is nothing to gather.
+      if (!topology.regions().empty()) return proxy_->lower(request, topology);
+      if (topology.kind() == "rail-optimized") return pxn_->lower(request, topology);
+      return direct_->lower(request, topology);
     case CollectiveKind::AllGather:
     case CollectiveKind::ReduceScatter:
     case CollectiveKind::Broadcast:

@@ -9,6 +9,11 @@
 //                 2(n-1)/n x S/B + 2(n-1) x latency for an all-reduce on a non-blocking fabric.
 //   hierarchical  all-reduce: reduce-scatter inside each server (NVSwitch), ring all-reduce of
 //                 the 1/g shards across servers, all-gather inside each server (3 steps).
+//                 all-to-all(v): each pair's bytes split over every rail both servers can send
+//                 on: gather onto GPU c over the NVSwitch, GPU c to GPU c across, scatter
+//                 (3 steps; DeepEP's and PXN's two-level all-to-all, spread over all NICs).
+//   pxn           all-to-all(v), NCCL's PXN: bytes for another server move over the NVSwitch to
+//                 the sender's GPU on the destination's rail, which sends them (2 steps).
 //   direct        all-to-all(v): one step, one transfer per ordered pair with bytes > 0; the
 //                 router picks each transfer's path (a circuit if the servers have one, else
 //                 the EPS), what the mFabric authors' simulator did.
@@ -67,8 +72,8 @@ std::vector<std::string> lowering_names();
 
 // Which algorithm each collective kind uses unless the experiment says otherwise: all-reduce
 // hierarchical when members span several servers with several GPUs each, else ring; all-to-all
-// proxy on a fabric with OCS regions (mFabric), else direct; reduce-scatter / all-gather /
-// broadcast ring.
+// proxy on a fabric with OCS regions (mFabric), pxn on rail-optimized (NCCL's default there),
+// else direct; reduce-scatter / all-gather / broadcast ring.
 struct AlgorithmChoice {
   std::string all_reduce = "auto";
   std::string all_to_all = "auto";
@@ -83,7 +88,7 @@ class Lowerer {
 
  private:
   AlgorithmChoice choice_;
-  std::unique_ptr<Lowering> ring_, hierarchical_, direct_, proxy_;
+  std::unique_ptr<Lowering> ring_, hierarchical_, direct_, proxy_, pxn_;
 };
 
 }  // namespace mfabric::collective

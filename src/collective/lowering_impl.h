@@ -27,6 +27,16 @@ class DirectLowering final : public Lowering {
   Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const override;
 };
 
+class PxnLowering final : public Lowering {
+ public:
+  const char* name() const override { return "pxn"; }
+  Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const override;
+};
+
+// The hierarchical lowering of an all-to-all(v) (hierarchical_all_to_all.cpp), for a request
+// already validated.
+Plan hierarchical_all_to_all(const CollectiveRequest& request, const fabric::Topology& topology);
+
 class ProxyLowering final : public Lowering {
  public:
   const char* name() const override { return "proxy"; }

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "collective/lowering_impl.h"
+#include "collective/step_bytes.h"
 #include "core/error.h"
 
 namespace mfabric::collective::detail {
@@ -77,29 +79,6 @@ ServerPorts ports_of(const fabric::Topology& t, const CircuitView* view, int ser
     if (eps) p.eps_gpus.push_back(gpu);
   }
   return p;
-}
-
-// Bytes per ordered GPU pair of one step; a map keeps the transfers in a deterministic order.
-using StepBytes = std::map<std::pair<NodeId, NodeId>, std::int64_t>;
-
-void add(StepBytes& step, NodeId src, NodeId dst, std::int64_t bytes) {
-  if (src == dst || bytes <= 0) return;
-  step[{src, dst}] += bytes;
-}
-
-Step to_step(const StepBytes& bytes, std::uint64_t seed, int index) {
-  Step step;
-  step.transfers.reserve(bytes.size());
-  for (const auto& [pair, size] : bytes) {
-    net::Transfer t;
-    t.src = pair.first;
-    t.dst = pair.second;
-    t.size = Bytes(size);
-    t.latency_hops = 1;
-    t.flow_hash = transfer_hash(seed, index, pair.first, pair.second);
-    step.transfers.push_back(t);
-  }
-  return step;
 }
 
 }  // namespace
@@ -164,14 +143,14 @@ Plan ProxyLowering::lower(const CollectiveRequest& request,
           const NodeId src = request.members[static_cast<std::size_t>(i)];
           const NodeId dst = request.members[static_cast<std::size_t>(j)];
           if (s == d) {
-            add(exchange, src, dst, bytes);  // server-local (step 4)
+            add_bytes(exchange, src, dst, bytes);  // server-local (step 4)
             continue;
           }
           if (circuits.empty()) eps_between(s, d, src, dst, eps);
           const std::vector<Channel>& channels = circuits.empty() ? eps : circuits;
           const auto k = static_cast<std::int64_t>(channels.size());
           if (k == 0) {
-            add(exchange, src, dst, bytes);  // no proxy to use: the router finds the way
+            add_bytes(exchange, src, dst, bytes);  // no proxy to use: the router finds the way
             continue;
           }
           // Even split; the remainder's extra bytes start at a pair-dependent channel so that
@@ -181,22 +160,16 @@ Plan ProxyLowering::lower(const CollectiveRequest& request,
           for (std::int64_t c = 0; c < k; ++c) {
             const std::int64_t part = base + ((c - (i + j) % k + k) % k < extra ? 1 : 0);
             const Channel& ch = channels[static_cast<std::size_t>(c)];
-            add(gather, src, ch.from, part);
-            add(exchange, ch.from, ch.to, part);
-            add(scatter, ch.to, dst, part);
+            add_bytes(gather, src, ch.from, part);
+            add_bytes(exchange, ch.from, ch.to, part);
+            add_bytes(scatter, ch.to, dst, part);
           }
         }
       }
     }
   }
 
-  Plan plan;
-  int index = 0;
-  for (const StepBytes* step : {&gather, &exchange, &scatter}) {
-    if (!step->empty()) plan.steps.push_back(to_step(*step, request.flow_hash, index));
-    ++index;
-  }
-  return plan;
+  return plan_of(std::array<const StepBytes*, 3>{&gather, &exchange, &scatter}, request.flow_hash);
 }
 
 }  // namespace mfabric::collective::detail

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -96,7 +97,7 @@ std::int64_t total_bytes(const Plan& p) {
 
 TEST(Lowering, NamesAndFactory) {
   EXPECT_EQ(lowering_names(),
-            (std::vector<std::string>{"ring", "hierarchical", "direct", "proxy"}));
+            (std::vector<std::string>{"ring", "hierarchical", "direct", "proxy", "pxn"}));
   for (const std::string& name : lowering_names()) {
     EXPECT_EQ(make_lowering(name)->name(), name);
   }
@@ -449,9 +450,6 @@ TEST(Hierarchical, OtherKindsRunAsRings) {
     ASSERT_EQ(h.steps.size(), 1u) << to_string(k);
     EXPECT_EQ(edges(h.steps[0]), edges(lower("ring", r).steps.at(0))) << to_string(k);
   }
-  const std::string msg = error_text(
-      [] { lower("hierarchical", request(CollectiveKind::AllToAll, first_gpus(8), 100)); });
-  EXPECT_NE(msg.find("all-to-all"), std::string::npos) << msg;
 }
 
 // --- flow hashes --------------------------------------------------------------------------
@@ -502,8 +500,9 @@ TEST(Validation, EveryLoweringChecksMembers) {
   const NodeId nvswitch = topo().nvswitch(1);
   const auto nodes = static_cast<NodeId>(topo().nodes().size());
   for (const std::string& algo : lowering_names()) {
-    const CollectiveKind k =
-        algo == "direct" || algo == "proxy" ? CollectiveKind::AllToAll : CollectiveKind::AllReduce;
+    const CollectiveKind k = algo == "direct" || algo == "proxy" || algo == "pxn"
+                                 ? CollectiveKind::AllToAll
+                                 : CollectiveKind::AllReduce;
     std::string msg = error_text([&] { lower(algo, request(k, {gpu(0, 0), nic}, 100)); });
     EXPECT_NE(msg.find("s0.nic0"), std::string::npos) << msg;
     EXPECT_NE(msg.find("not a GPU"), std::string::npos) << msg;
@@ -592,7 +591,8 @@ TEST(Lowerer, RejectsInvalidChoices) {
       {&AlgorithmChoice::all_reduce, "direct", "all_reduce", "all-reduce",
        "auto, ring, hierarchical"},
       {&AlgorithmChoice::all_reduce, "", "all_reduce", "all-reduce", "auto, ring, hierarchical"},
-      {&AlgorithmChoice::all_to_all, "ring", "all_to_all", "all-to-all", "auto, direct, proxy"},
+      {&AlgorithmChoice::all_to_all, "ring", "all_to_all", "all-to-all",
+       "auto, direct, proxy, pxn, hierarchical"},
       {&AlgorithmChoice::all_gather, "hierarchical", "all_gather", "all-gather", "ring"},
       {&AlgorithmChoice::reduce_scatter, "auto", "reduce_scatter", "reduce-scatter", "ring"},
   };
@@ -609,6 +609,95 @@ TEST(Lowerer, RejectsInvalidChoices) {
       EXPECT_NE(e.message().find("(valid: " + c.valid + ")"), std::string::npos) << e.what();
     }
   }
+}
+
+// --- pxn and the hierarchical all-to-all ------------------------------------------------------
+
+// Members on two servers, with cross-rail and rail-aligned pairs: member i sends to member j
+// the bytes v[i][j].
+struct RelayCase {
+  std::vector<NodeId> members{gpu(0, 0), gpu(0, 1), gpu(1, 1), gpu(1, 2)};
+  ByteMatrix mat{4};
+  CollectiveRequest r;
+  RelayCase() {
+    const std::int64_t v[4][4] = {{0, 5, 100, 40}, {0, 0, 8, 0}, {0, 0, 0, 0}, {0, 0, 6, 0}};
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 4; ++j)
+        mat.at(i, j) = v[i][j];
+    }
+    r = request(CollectiveKind::AllToAll, members, mat.off_diagonal_sum());
+    r.matrix = &mat;
+  }
+};
+
+TEST(Pxn, CrossRailBytesMoveToTheDestinationsRailFirst) {
+  const RelayCase c;
+  const Plan p = lower("pxn", c.r);
+  ASSERT_EQ(p.steps.size(), 2u);
+  // s0.gpu0 -> s1.gpu1: over the NVSwitch to s0.gpu1, then rail 1. s0.gpu0 -> s1.gpu2: to
+  // s0.gpu2, then rail 2. s0.gpu1 -> s1.gpu1 is on its rail already: sent directly. Server-local
+  // bytes (s0.gpu0 -> s0.gpu1, s1.gpu2 -> s1.gpu1) move in the second step.
+  std::vector<Edge> first{{gpu(0, 0), gpu(0, 1), 100, 1}, {gpu(0, 0), gpu(0, 2), 40, 1}};
+  std::vector<Edge> second{{gpu(0, 0), gpu(0, 1), 5, 1},
+                           {gpu(0, 1), gpu(1, 1), 100 + 8, 1},
+                           {gpu(0, 2), gpu(1, 2), 40, 1},
+                           {gpu(1, 2), gpu(1, 1), 6, 1}};
+  std::sort(first.begin(), first.end());
+  std::sort(second.begin(), second.end());
+  EXPECT_EQ(edges(p.steps[0]), first);
+  EXPECT_EQ(edges(p.steps[1]), second);
+  // Every transfer between servers is on one rail.
+  for (const net::Transfer& t : p.steps[1].transfers) {
+    if (topo().node(t.src).server != topo().node(t.dst).server) {
+      EXPECT_EQ(topo().node(t.src).index, topo().node(t.dst).index);
+    }
+  }
+  EXPECT_THROW(lower("pxn", request(CollectiveKind::AllReduce, first_gpus(4), 100)), Error);
+}
+
+TEST(HierarchicalAllToAll, EachPairSpreadsOverEveryRail) {
+  const RelayCase c;
+  const Plan p = lower("hierarchical", c.r);
+  ASSERT_EQ(p.steps.size(), 3u);
+  // Cross-server pairs split over the 4 rails: 100 -> 25 each, 40 -> 10 each, 8 -> 2 each.
+  std::map<std::pair<NodeId, NodeId>, std::int64_t> gather, exchange, scatter;
+  for (const net::Transfer& t : p.steps[0].transfers)
+    gather[{t.src, t.dst}] += t.size.count();
+  for (const net::Transfer& t : p.steps[1].transfers)
+    exchange[{t.src, t.dst}] += t.size.count();
+  for (const net::Transfer& t : p.steps[2].transfers)
+    scatter[{t.src, t.dst}] += t.size.count();
+  // s0.gpu0 keeps a quarter of its 140 on rail 0 and gathers the rest onto the other rails.
+  EXPECT_EQ((gather[{gpu(0, 0), gpu(0, 1)}]), 25 + 10);
+  EXPECT_EQ((gather[{gpu(0, 0), gpu(0, 2)}]), 25 + 10);
+  EXPECT_EQ((gather[{gpu(0, 0), gpu(0, 3)}]), 25 + 10);
+  EXPECT_EQ((gather[{gpu(0, 1), gpu(0, 0)}]), 2);
+  // Rail c carries a quarter of every cross-server byte: (100 + 40 + 8) / 4 = 37.
+  for (int rail = 0; rail < 4; ++rail)
+    EXPECT_EQ((exchange[{gpu(0, rail), gpu(1, rail)}]), 37) << rail;
+  // The server-local bytes move alongside: 5 in server 0, 6 in server 1.
+  EXPECT_EQ((exchange[{gpu(0, 0), gpu(0, 1)}]), 5);
+  EXPECT_EQ((exchange[{gpu(1, 2), gpu(1, 1)}]), 6);
+  // The receiving GPUs get three quarters of their bytes scattered from the other rails (the
+  // quarter on their own rail arrives directly): s1.gpu1 3/4 x (100 + 8), s1.gpu2 3/4 x 40.
+  std::int64_t to_gpu11 = 0, to_gpu12 = 0;
+  for (const auto& [pair, bytes] : scatter) {
+    to_gpu11 += pair.second == gpu(1, 1) ? bytes : 0;
+    to_gpu12 += pair.second == gpu(1, 2) ? bytes : 0;
+  }
+  EXPECT_EQ(to_gpu11, 81);
+  EXPECT_EQ(to_gpu12, 30);
+}
+
+TEST(Lowerer, RailOptimizedRunsAllToAllsWithPxn) {
+  const fabric::Topology rail = fabric::build_fabric("rail-optimized", cluster(4, 4, 4));
+  const RelayCase c;
+  CollectiveRequest r = c.r;
+  for (NodeId& m : r.members)
+    m = rail.gpu(topo().node(m).server, topo().node(m).index);
+  const Plan p = Lowerer().lower(r, rail);
+  EXPECT_EQ(p.steps.size(), 2u);                             // pxn's
+  EXPECT_EQ(Lowerer().lower(c.r, topo()).steps.size(), 1u);  // direct on the fat-tree
 }
 
 }  // namespace
