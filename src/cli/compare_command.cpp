@@ -27,6 +27,7 @@ struct CompareOptions {
   std::optional<int> servers;
   std::string backend;
   std::string calibration;
+  std::string assumptions;
   int jobs = 0;
   std::string out;
   bool json = false;
@@ -105,6 +106,13 @@ study::CompareSpec spec_from(const CompareOptions& o) {
     }
     spec.base.backend = o.backend;
   }
+  if (!o.assumptions.empty()) {
+    spec.assumptions = study::parse_assumptions(o.assumptions, "--assumptions");
+    if (spec.assumptions == study::Assumptions::Paper) {
+      spec.base.calibration = workload::load_calibration("paper-measurement");
+      if (o.fabrics.empty()) spec.fabrics = study::fabrics_for(spec.assumptions);
+    }
+  }
   if (!o.calibration.empty()) {
     spec.base.calibration = with_context("", "--calibration",
                                          [&] { return workload::load_calibration(o.calibration); });
@@ -173,6 +181,10 @@ Command register_compare(CLI::App& root) {
                   "fabric spec NAME[:key=value,...] (default the first five)");
   app->add_option("--servers", o->servers, "Servers in the cluster (default 128)");
   app->add_option("--backend", o->backend, "Network backend: flow (default) or packet");
+  app->add_option("--assumptions", o->assumptions,
+                  "default, or paper: the paper's evaluation as its authors computed it "
+                  "(paper-measurement calibration, mFabric under paper-sim, direct all-to-alls "
+                  "on the baselines and each again with the hierarchical all-to-all)");
   app->add_option("--calibration", o->calibration,
                   "Compute and collective calibration: roofline (default), paper-measurement, "
                   "or a calibration YAML file (docs/calibration.md)");

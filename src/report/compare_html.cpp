@@ -113,9 +113,10 @@ std::string compare_html(const CompareResult& r) {
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<title>mfabric compare: {} runs, seed {}</title>\n<style>\n{}</style>\n</head>\n<body>\n"
       "<main>\n<h1>mfabric compare</h1>\n"
-      "<p class=\"summary\">Seed {} &middot; {} runs ({} failed) &middot; models: {} &middot; "
-      "links: {} &middot; fabrics: {}</p>\n",
-      r.runs.size(), r.seed, report_style(), r.seed, r.runs.size(), failed,
+      "<p class=\"summary\">Seed {} &middot; assumptions: {} &middot; calibration: {} &middot; "
+      "{} runs ({} failed) &middot; models: {} &middot; links: {} &middot; fabrics: {}</p>\n",
+      r.runs.size(), r.seed, report_style(), r.seed, study::to_string(r.assumptions),
+      html_text(r.calibration), r.runs.size(), failed,
       join_strings(model_names, ", "), join_strings(link_names, ", "),
       join_strings(fabric_names, ", "));
   out +=

@@ -11,6 +11,7 @@
 #include "core/output_files.h"
 #include "core/output_text.h"
 #include "report/compare_html.h"
+#include "report/compare_paper.h"
 #include "report/format.h"
 #include "report/gnuplot.h"
 #include "report/table.h"
@@ -78,6 +79,10 @@ nlohmann::json compare_json(const study::CompareResult& r, bool timing) {
   return {{"schema_version", kCompareSchema},
           {"seed", r.seed},
           {"calibration", r.calibration},
+          {"assumptions", study::to_string(r.assumptions)},
+          {"paper_checks", r.assumptions == study::Assumptions::Paper
+                               ? paper_checks_json(paper_checks(r))
+                               : nlohmann::json::array()},
           {"backend", r.backend},
           {"completion_batching", r.completion_batching},
           {"runs", std::move(runs)},
@@ -173,7 +178,9 @@ std::string compare_text(const study::CompareResult& r) {
                       printable(run.fabric), printable(run.error));
     }
   }
-  return out + headline + (headline.empty() || headline.back() == '\n' ? "" : "\n");
+  if (!headline.empty() && headline.back() != '\n') headline += "\n";
+  if (r.assumptions == study::Assumptions::Paper) headline += paper_checks_text(paper_checks(r));
+  return out + headline;
 }
 
 void check_compare_outputs(const std::string& dir) {

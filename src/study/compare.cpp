@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/output_text.h"
 #include "core/spec.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
@@ -22,6 +23,9 @@ namespace mfabric::study {
 namespace {
 
 const char* const kMfabricSpec = "mfabric:alpha=6,reconfiguration=25ms,policy=block,planner=greedy";
+// The same under the paper's simulator's controller (sim/policies/paper_sim.h).
+const char* const kMfabricPaperSimSpec =
+    "mfabric:alpha=6,reconfiguration=25ms,policy=paper-sim,planner=greedy";
 
 // The servers of one EP group: mFabric's region when the spec names none.
 int region_servers(const ModelSetup& m, const fabric::ClusterSpec& c) {
@@ -157,14 +161,54 @@ ModelSetup paper_setup(const std::string& model, const std::string& field) {
 }
 
 std::vector<FabricChoice> paper_fabrics() {
-  return {{"fat-tree", "fat-tree"},
-          {"fat-tree-3to1", "fat-tree:oversubscription=3"},
-          {"rail-optimized", "rail-optimized"},
-          {"topoopt", "topoopt"},
-          {"mfabric", kMfabricSpec}};
+  return {{"fat-tree", "fat-tree", ""},
+          {"fat-tree-3to1", "fat-tree:oversubscription=3", ""},
+          {"rail-optimized", "rail-optimized", ""},
+          {"topoopt", "topoopt", ""},
+          {"mfabric", kMfabricSpec, ""}};
+}
+
+const char* to_string(Assumptions a) {
+  return a == Assumptions::Paper ? "paper" : "default";
+}
+
+Assumptions parse_assumptions(const std::string& text, const std::string& field) {
+  if (text == "default") return Assumptions::Default;
+  if (text == "paper") return Assumptions::Paper;
+  throw Error("", field,
+              fmt::format("unknown assumptions {} (known: default, paper)", quote_input(text)));
+}
+
+std::vector<FabricChoice> fabrics_for(Assumptions a) {
+  if (a == Assumptions::Default) return paper_fabrics();
+  // The paper's simulator sends every all-to-all as flat GPU-pair flows (direct) on the
+  // baselines; each electrical baseline runs again with the hierarchical all-to-all, which
+  // spreads a hot GPU's bytes over its server's NICs as mFabric's proxy does.
+  return {{"fat-tree", "fat-tree", "direct"},
+          {"fat-tree-3to1", "fat-tree:oversubscription=3", "direct"},
+          {"rail-optimized", "rail-optimized", "direct"},
+          {"topoopt", "topoopt", ""},
+          {"mfabric", kMfabricPaperSimSpec, ""},
+          {"fat-tree+hierarchical", "fat-tree", "hierarchical"},
+          {"fat-tree-3to1+hierarchical", "fat-tree:oversubscription=3", "hierarchical"},
+          {"rail-optimized+hierarchical", "rail-optimized", "hierarchical"}};
 }
 
 FabricChoice parse_fabric_choice(const std::string& text, const std::string& field) {
+  const std::size_t plus = text.rfind('+');
+  if (plus != std::string::npos) {
+    const std::string algorithm = text.substr(plus + 1);
+    if (algorithm != "direct" && algorithm != "pxn" && algorithm != "hierarchical") {
+      throw Error("", field,
+                  fmt::format("unknown all-to-all algorithm {} after '+' (known: direct, pxn, "
+                              "hierarchical)",
+                              quote_input(algorithm)));
+    }
+    FabricChoice f = parse_fabric_choice(text.substr(0, plus), field);
+    f.label = text;
+    f.all_to_all = algorithm;
+    return f;
+  }
   for (const FabricChoice& f : paper_fabrics()) {
     if (f.label == text) return f;
   }
@@ -182,7 +226,7 @@ FabricChoice parse_fabric_choice(const std::string& text, const std::string& fie
                             "of a kind listed by 'mfabric fabrics')",
                             text, labels));
   }
-  return {text, text};
+  return {text, text, ""};
 }
 
 CompareSpec paper_compare() {
@@ -201,6 +245,7 @@ sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& m, Rat
   sim::Experiment e = spec.base;
   e.cluster.link = link;
   e.fabric = Spec::parse(fabric.spec);
+  if (!fabric.all_to_all.empty()) e.algorithms.all_to_all = fabric.all_to_all;
   if (e.fabric.name() == "mfabric" && !e.fabric.has("region")) {
     auto params = e.fabric.params();
     params["region"] = std::to_string(region_servers(m, e.cluster));
@@ -272,6 +317,7 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   CompareResult result;
   result.seed = spec.base.seed;
   result.calibration = spec.base.calibration.name;
+  result.assumptions = spec.assumptions;
   result.backend = spec.base.backend;
   result.completion_batching = spec.base.completion_batching;
   for (const ModelSetup& m : spec.models) {

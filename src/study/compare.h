@@ -37,12 +37,30 @@ ModelSetup paper_setup(const std::string& model, const std::string& field);
 struct FabricChoice {
   std::string label;  // "fat-tree", "fat-tree-3to1", "rail-optimized", "topoopt", "mfabric"
   std::string spec;   // "fat-tree", "fat-tree:oversubscription=3", ...
+  // The all-to-all algorithm of this fabric's runs (collective/lowering.h), empty: the
+  // experiment's. A label LABEL+ALGORITHM ("fat-tree+hierarchical") sets it.
+  std::string all_to_all;
 };
 // fat-tree (1:1), fat-tree 3:1, rail-optimized, TopoOpt, mFabric (alpha 6, 25 ms, block, greedy).
 std::vector<FabricChoice> paper_fabrics();
-// A label above, or any fabric spec (its label is the spec itself); mfabric::Error naming
-// `field` for an unknown fabric.
+// A label above, or any fabric spec (its label is the spec itself), optionally followed by
+// "+ALGORITHM" for its all-to-alls (direct, pxn, hierarchical); mfabric::Error naming `field`
+// for an unknown fabric or algorithm.
 FabricChoice parse_fabric_choice(const std::string& text, const std::string& field);
+
+// What a comparison assumes (docs/compare.md, "Assumptions"):
+//   default  the project's: roofline calibration, mFabric's block policy, NCCL's PXN on
+//            rail-optimized;
+//   paper    the mFabric paper's evaluation as its authors computed it: the paper-measurement
+//            calibration (from its measurement study), mFabric under its simulator's controller
+//            (paper-sim), the baselines' all-to-alls direct as in its simulator, and each
+//            electrical baseline again with the hierarchical all-to-all ("+hierarchical").
+enum class Assumptions { Default, Paper };
+const char* to_string(Assumptions a);
+// "default" or "paper"; mfabric::Error naming `field` otherwise.
+Assumptions parse_assumptions(const std::string& text, const std::string& field);
+// The fabrics of a comparison under `a` (paper_fabrics() for Default).
+std::vector<FabricChoice> fabrics_for(Assumptions a);
 
 struct CompareSpec {
   std::vector<ModelSetup> models;
@@ -51,7 +69,8 @@ struct CompareSpec {
   // Cluster (its link is replaced by each of `links`), seed, GPU, simulation settings; its
   // fabric and workload are replaced by each run's.
   sim::Experiment base;
-  int jobs = 0;  // threads; 0 = the machine's cores
+  int jobs = 0;                                    // threads; 0 = the machine's cores
+  Assumptions assumptions = Assumptions::Default;  // recorded; the fields above carry them
 };
 
 // The paper's evaluation: 128 servers of 8 H800, the five models, 100/200/400/800G, the five
@@ -106,6 +125,7 @@ struct TimelineSpan {
 struct CompareResult {
   std::uint64_t seed = 1;
   std::string calibration = "roofline";  // its name (workload/calibration.h)
+  Assumptions assumptions = Assumptions::Default;
   std::string backend = "flow";
   double completion_batching = 0;  // the flow backend's (sim/experiment.h)
   std::vector<CompareRun> runs;    // models x links x fabrics, in that order

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <cmath>
 
 #include "core/error.h"
@@ -138,7 +140,7 @@ TEST(Compare, BadChoicesFailBeforeAnyRun) {
   s.models.front().tp = 8;  // 8 x 2 x 8 = 128 GPUs on a 64-GPU cluster
   EXPECT_EQ(error_field([&] { run_compare(s); }), "--models");
   s = small(1);
-  s.fabrics = {{"bad", "mfabric:alpha=9"}};
+  s.fabrics = {{"bad", "mfabric:alpha=9", ""}};
   EXPECT_EQ(error_field([&] { run_compare(s); }), "--fabrics.alpha");
   // A backend that does not exist: --backend's fault, found before any run (not each run's
   // error, blamed on the experiment file).
@@ -152,6 +154,39 @@ TEST(Compare, BadChoicesFailBeforeAnyRun) {
     EXPECT_EQ(std::string(e.what()), "--backend: unknown backend 'quantum' (known: flow, packet)");
   }
   EXPECT_EQ(progress_calls, 0);
+}
+
+TEST(CompareAssumptions, PaperMeansTheControllerAndTheBaselinesAllToAllsOfItsSimulator) {
+  EXPECT_EQ(parse_assumptions("paper", ""), Assumptions::Paper);
+  EXPECT_EQ(parse_assumptions("default", ""), Assumptions::Default);
+  EXPECT_EQ(error_field([] { parse_assumptions("papers", "--assumptions"); }), "--assumptions");
+  const std::vector<FabricChoice> paper = fabrics_for(Assumptions::Paper);
+  std::map<std::string, FabricChoice> by;
+  for (const FabricChoice& f : paper)
+    by[f.label] = f;
+  EXPECT_NE(by.at("mfabric").spec.find("policy=paper-sim"), std::string::npos);
+  EXPECT_EQ(by.at("fat-tree").all_to_all, "direct");
+  EXPECT_EQ(by.at("rail-optimized").all_to_all, "direct");
+  EXPECT_EQ(by.at("rail-optimized+hierarchical").all_to_all, "hierarchical");
+  EXPECT_EQ(by.at("fat-tree+hierarchical").spec, "fat-tree");
+  EXPECT_EQ(fabrics_for(Assumptions::Default).size(), paper_fabrics().size());
+}
+
+TEST(CompareAssumptions, APlusNamesTheAllToAllOfAFabricsRuns) {
+  const FabricChoice f = parse_fabric_choice("fat-tree-3to1+hierarchical", "--fabrics");
+  EXPECT_EQ(f.label, "fat-tree-3to1+hierarchical");
+  EXPECT_EQ(f.spec, "fat-tree:oversubscription=3");
+  EXPECT_EQ(f.all_to_all, "hierarchical");
+  EXPECT_EQ(error_field([] { parse_fabric_choice("fat-tree+ring", "--fabrics"); }), "--fabrics");
+  // The runs use it: a hierarchical all-to-all on the fat-tree differs from direct.
+  CompareSpec s = small(1);
+  s.links = {Rate::gbps(100)};
+  s.fabrics = {parse_fabric_choice("fat-tree", ""), parse_fabric_choice("fat-tree+direct", ""),
+               parse_fabric_choice("fat-tree+hierarchical", "")};
+  const CompareResult r = run_compare(s);
+  ASSERT_EQ(r.runs.size(), 3u);
+  EXPECT_EQ(r.runs[0].iteration_time_s, r.runs[1].iteration_time_s);
+  EXPECT_NE(r.runs[0].iteration_time_s, r.runs[2].iteration_time_s);
 }
 
 }  // namespace
