@@ -19,6 +19,7 @@
 #include "report/format.h"
 #include "report/gnuplot.h"
 #include "report/html_page.h"
+#include "report/sweep_heatmap.h"
 #include "report/table.h"
 
 namespace mfabric::report {
@@ -194,9 +195,11 @@ nlohmann::json sweep_json(const study::SweepSpec& spec, const study::SweepResult
   nlohmann::json points = nlohmann::json::array();
   for (const study::SweepRun& run : r.runs)
     points.push_back(study::sweep_run_json(spec, run, timing));
-  return {{"schema_version", kSweepSchema},  {"name", spec.name},
-          {"description", spec.description}, {"x", spec.x},
-          {"fields", spec.fields},           {"points", std::move(points)}};
+  nlohmann::json out = {{"schema_version", kSweepSchema},  {"name", spec.name},
+                        {"description", spec.description}, {"x", spec.x},
+                        {"fields", spec.fields},           {"points", std::move(points)}};
+  if (spec.heatmap) out["heatmap"] = heatmap_json(spec, heatmap_cells(spec, r));
+  return out;
 }
 
 void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, std::ostream& out) {
@@ -288,7 +291,7 @@ std::string sweep_text(const study::SweepSpec& spec, const study::SweepResult& r
   }
   return fmt::format("sweep {}: {} points ({} failed, {} resumed), x = {}\n", printable(spec.name),
                      r.runs.size(), failed, r.resumed, printable(spec.x)) +
-         table.render();
+         table.render() + heatmap_text(spec, heatmap_cells(spec, r));
 }
 
 std::string sweep_html(const study::SweepSpec& spec, const study::SweepResult& r) {
@@ -319,6 +322,7 @@ std::string sweep_html(const study::SweepSpec& spec, const study::SweepResult& r
                        "Performance per dollar (tokens/s per million dollars of network, paper "
                        "convention)",
                        "tokens/s per $M", tokens_per_musd);
+  out += heatmap_html(spec, heatmap_cells(spec, r));
   out +=
       "<section id=\"results\">\n<h2>Results</h2>\n<div class=\"table-wrap\">\n<table>\n"
       "<thead><tr><th>#</th>";

@@ -15,8 +15,9 @@
 namespace mfabric::study {
 namespace {
 
-const std::vector<std::string> kSweepFields = {"name", "description", "experiment",
-                                               "grid", "points",      "x"};
+const std::vector<std::string> kSweepFields = {"name",   "description", "experiment", "grid",
+                                               "points", "x",           "heatmap"};
+const std::vector<std::string> kHeatmapFields = {"x", "y", "reference"};
 
 std::string flow_text(const YAML::Node& node) {
   YAML::Emitter out;
@@ -98,7 +99,54 @@ void set_field(YAML::Node root, const std::string& path, const YAML::Node& value
   at[names.back()] = YAML::Clone(value);
 }
 
+// The sweep's `heatmap:` map, checked against its fields and points.
+SweepHeatmap parse_heatmap(const YAML::Node& node, const SweepSpec& spec) {
+  const Fields f(node, spec.source, "heatmap", kHeatmapFields);
+  SweepHeatmap h;
+  const auto field_of_sweep = [&](const std::string& key) {
+    const std::optional<std::string> path = f.optional_string(key);
+    if (!path) throw Error(spec.source, f.field(key), "is required: a field of the sweep");
+    if (std::find(spec.fields.begin(), spec.fields.end(), *path) == spec.fields.end()) {
+      throw Error(spec.source, f.field(key),
+                  fmt::format("'{}' is not a field of the sweep (its fields: {})", *path,
+                              join(spec.fields)));
+    }
+    return *path;
+  };
+  h.x = field_of_sweep("x");
+  h.y = field_of_sweep("y");
+  if (h.x == h.y) throw Error(spec.source, "heatmap.y", "must differ from heatmap.x");
+  const YAML::Node reference = f.get("reference");
+  if (!reference || !reference.IsMap() || reference.size() == 0) {
+    throw Error(spec.source, "heatmap.reference",
+                "expected a map field: value naming the reference points, such as {fabric: "
+                "fat-tree}");
+  }
+  for (const auto& entry : reference) {
+    const std::string path = entry.first.Scalar();
+    check_path(path, spec.source, "heatmap.reference." + path);
+    h.reference.push_back({path, flow_text(entry.second)});
+  }
+  const bool any = std::any_of(spec.points.begin(), spec.points.end(),
+                               [&](const SweepPoint& p) { return is_reference(p, h); });
+  if (!any) {
+    throw Error(spec.source, "heatmap.reference",
+                "no point of the sweep sets these fields to these values");
+  }
+  return h;
+}
+
 }  // namespace
+
+bool is_reference(const SweepPoint& p, const SweepHeatmap& h) {
+  for (const FieldValue& want : h.reference) {
+    const bool set = std::any_of(p.fields.begin(), p.fields.end(), [&](const FieldValue& f) {
+      return f.path == want.path && f.value == want.value;
+    });
+    if (!set) return false;
+  }
+  return true;
+}
 
 std::string SweepPoint::label() const {
   std::string out;
@@ -228,6 +276,7 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& source) {
                 fmt::format("'{}' is not a field of the sweep (its fields: {})", spec.x,
                             join(spec.fields)));
   }
+  if (f.has("heatmap")) spec.heatmap = parse_heatmap(f.get("heatmap"), spec);
   return spec;
 }
 

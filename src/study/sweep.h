@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,17 @@ struct SweepPoint {
   std::string label() const;
 };
 
+// A heatmap of the report (docs/sweep.md, "Heatmaps"): each point's iteration time over its
+// reference point's, with `x` across and `y` up, one map per combination of the other fields.
+// A point's reference is the point that sets every `reference` field to its value and agrees
+// with it on every field not at or under a reference path (so `reference: {fabric: fat-tree}`
+// pairs each mFabric point with the fat-tree point of the same model, link and calibration,
+// whatever its fabric.* fields).
+struct SweepHeatmap {
+  std::string x, y;
+  std::vector<FieldValue> reference;
+};
+
 struct SweepSpec {
   std::string source;  // the sweep file, for messages
   std::string name;
@@ -49,7 +61,11 @@ struct SweepSpec {
   std::vector<std::string> fields;  // every field a point sets, in order of first appearance
   std::string x;                    // the report's x axis: one of `fields`
   std::vector<SweepPoint> points;
+  std::optional<SweepHeatmap> heatmap;
 };
+
+// True when `p` sets every reference field of `h` to its value.
+bool is_reference(const SweepPoint& p, const SweepHeatmap& h);
 
 // The largest number of points a sweep may have (a grid multiplies quickly; a typo in a list
 // should not start a million runs).
