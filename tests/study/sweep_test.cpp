@@ -153,6 +153,18 @@ TEST(Sweep, ThePapersStudiesLoad) {
   const SweepSpec outlook = load_sweep(dir + "nvl72-outlook.yaml");
   EXPECT_EQ(outlook.points.size(), 2u);
   check_points(outlook);
+  // The crossover map: 2 models x 2 links x 5 efficiencies x 2 policies x 5 delays, and the
+  // fat-tree reference of each model, link and efficiency.
+  const SweepSpec crossover = load_sweep(dir + "crossover.yaml");
+  EXPECT_EQ(crossover.points.size(), 2u * 2 * 5 * 2 * 5 + 2 * 2 * 5);
+  ASSERT_TRUE(crossover.heatmap);
+  std::size_t references = 0;
+  for (const SweepPoint& p : crossover.points)
+    references += is_reference(p, *crossover.heatmap) ? 1 : 0;
+  EXPECT_EQ(references, 20u);
+  check_points(crossover);
+  EXPECT_EQ(point_experiment(crossover, 0).calibration.compute.expert_gemm, 1.0);
+  EXPECT_EQ(point_experiment(crossover, 0).fabric.params().at("policy"), "paper-sim");
 }
 
 TEST(Sweep, TheAlphaStudyKeepsTheNetworkCostOfTheReference) {
