@@ -36,6 +36,7 @@ const std::vector<std::string> kWorkloadFields = {"model",
                                                   "global_batch",
                                                   "seq",
                                                   "schedule",
+                                                  "overlap",
                                                   "routing",
                                                   "collective",
                                                   "bytes",
@@ -45,8 +46,9 @@ const std::vector<std::string> kWorkloadFields = {"model",
                                                   "chakra_control_deps",
                                                   "chakra_comm_groups",
                                                   "connection_matrix"};
-const std::vector<std::string> kModelOnly = {
-    "model", "tp", "pp", "ep", "dp", "micro_batch", "global_batch", "seq", "schedule", "routing"};
+const std::vector<std::string> kModelOnly = {"model",    "tp",          "pp",           "ep",
+                                             "dp",       "micro_batch", "global_batch", "seq",
+                                             "schedule", "overlap",     "routing"};
 const std::vector<std::string> kMicroOnly = {"collective", "bytes", "group", "algorithm"};
 const std::vector<std::string> kChakraOnly = {"chakra_control_deps", "chakra_comm_groups"};
 const std::vector<std::string> kSyntheticFields = {
@@ -244,6 +246,11 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   }
   if (w.dp) positive(f, "dp", *w.dp);
   with_context(e.source, f.field("schedule"), [&] { return workload::parse_schedule(w.schedule); });
+  if (f.has("overlap")) {
+    const Fields o(f.get("overlap"), e.source, "workload.overlap", {"grad_reduce", "ep_comm"});
+    w.overlap.grad_reduce = o.optional_bool("grad_reduce").value_or(false);
+    w.overlap.ep_comm = o.optional_bool("ep_comm").value_or(false);
+  }
   if (f.has("routing")) {
     const Fields r(f.get("routing"), e.source, "workload.routing", {"synthetic", "trace"});
     if (r.has("synthetic") == r.has("trace")) {

@@ -37,6 +37,8 @@ struct ModelWorkload {
   int global_batch = 128;
   int seq = 4096;
   std::string schedule = "1f1b";
+  // Communication overlapped with compute (workload/training.h, docs/workload.md, "Overlap").
+  workload::OverlapSpec overlap;
   // Routing: a recorded trace file, or the synthetic generator with these parameters.
   std::string routing_trace;
   workload::SyntheticRouting synthetic;

@@ -130,6 +130,7 @@ workload::TaskGraph build_workload(const Experiment& e) {
   spec.global_batch = w.global_batch;
   spec.seq = w.seq;
   spec.schedule = workload::parse_schedule(w.schedule);
+  spec.overlap = w.overlap;
   spec.iterations = e.iterations;
   with_context(e.source, "workload", [&] { return spec.micro_batches(); });
   with_context(e.source, "", [&] {

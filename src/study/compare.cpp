@@ -264,6 +264,7 @@ sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& m, Rat
     w.routing_trace = spec.base.model->routing_trace;
     w.synthetic = spec.base.model->synthetic;
     w.schedule = spec.base.model->schedule;
+    w.overlap = spec.base.model->overlap;
   }
   e.model = w;
   e.micro.reset();

@@ -89,7 +89,9 @@ class GraphBuilder {
         m_(spec.micro_batches()),
         graph_(spec.parallelism.gpus()),
         last_compute_(static_cast<std::size_t>(spec.parallelism.gpus()), -1),
-        pending_(static_cast<std::size_t>(spec.parallelism.gpus())) {
+        other_step_last_(static_cast<std::size_t>(spec.parallelism.gpus()), -1),
+        pending_(static_cast<std::size_t>(spec.parallelism.gpus())),
+        grad_pending_(static_cast<std::size_t>(spec.parallelism.gpus())) {
     check_trace();
   }
 
@@ -302,7 +304,19 @@ class GraphBuilder {
 
   // --- one pipeline step ---------------------------------------------------------------------
 
+  // A new pipeline step on the stage's GPUs. With overlap.ep_comm its compute chains to the last
+  // compute of the step before the previous one, not of the previous one: two adjacent steps
+  // run at once, their ops in the order they become ready.
+  void begin_step(int stage) {
+    if (!spec_.overlap.ep_comm) return;
+    each_gpu(stage, [&](int g, std::size_t, int) {
+      std::swap(last_compute_[static_cast<std::size_t>(g)],
+                other_step_last_[static_cast<std::size_t>(g)]);
+    });
+  }
+
   void forward(int stage, int mb) {
+    begin_step(stage);
     std::vector<TaskId> cur(static_cast<std::size_t>(stage_gpus()), -1);
     if (stage > 0) cur = pp_in_.at({stage, mb});
     const int first = layout_.first_layer(stage);
@@ -374,6 +388,7 @@ class GraphBuilder {
   void backward(int stage, int mb) {
     // The last stage starts from its own loss; the others from the gradient the next stage sent.
     // That the forward of this micro-batch is done follows from the compute stream's order.
+    begin_step(stage);
     std::vector<TaskId> cur =
         stage == p_.pp - 1 ? bwd_in_.at({stage, mb}) : pp_grad_in_.at({stage, mb});
     const int first = layout_.first_layer(stage);
@@ -412,6 +427,11 @@ class GraphBuilder {
       each_gpu(stage, [&](int g, std::size_t i, int) {
         cur[i] = compute(g, cur[i], Op::Attention, B, layer, mb, attn);
       });
+      // The stage's last backward has finished this layer: with --overlap-grad-reduce its
+      // gradients are reduced now, under the backward of the layers below.
+      if (spec_.overlap.grad_reduce && mb == last_backward_mb()) {
+        reduce_gradients(stage, layer_dense_params(layer), layer_expert_params(layer));
+      }
       tp_all_reduce(stage, cur, B, layer, mb);
     }
     if (stage == 0) return;
@@ -471,21 +491,42 @@ class GraphBuilder {
     return static_cast<std::int64_t>(moe) * local_experts() * spec_.model.expert_params();
   }
 
-  // Gradient all-reduces after a stage's last backward; the next iteration waits for them.
-  void gradient_all_reduce(int stage) {
+  std::int64_t layer_dense_params(int layer) const {
+    const ModelSpec& m = spec_.model;
+    return m.attention_params_per_layer() + (m.is_moe_layer(layer)
+                                                 ? m.router_params() + m.shared_expert_params()
+                                                 : m.dense_ffn_params());
+  }
+
+  std::int64_t layer_expert_params(int layer) const {
+    return spec_.model.is_moe_layer(layer)
+               ? std::int64_t{local_experts()} * spec_.model.expert_params()
+               : 0;
+  }
+
+  // The micro-batch of a stage's last backward (1F1B and GPipe alike end with the last one).
+  int last_backward_mb() const { return m_ - 1; }
+
+  // All-reduces of `dense` and `expert` parameters' gradients (their TP share) over the DP
+  // groups of every GPU of the stage, after each member's latest compute (both running steps'
+  // with overlap.ep_comm). The next iteration's first compute (or the optimizer step) waits for
+  // them: they are handed to pending_ when the iteration's graph is complete.
+  void reduce_gradients(int stage, std::int64_t dense_params, std::int64_t expert_params) {
     const int dtype = spec_.model.dtype_bytes;
-    const Bytes dense(stage_dense_params(stage) * dtype / p_.tp);
-    const Bytes expert(stage_expert_params(stage) * dtype / p_.tp);
+    const Bytes dense(dense_params * dtype / p_.tp);
+    const Bytes expert(expert_params * dtype / p_.tp);
     auto reduce = [&](const std::vector<int>& members, Op op, Bytes bytes) {
       if (members.size() < 2 || bytes.count() == 0) return;
       std::vector<TaskId> deps;
-      for (int g : members)
+      for (int g : members) {
         deps.push_back(last_compute_[static_cast<std::size_t>(g)]);
+        if (spec_.overlap.ep_comm) deps.push_back(other_step_last_[static_cast<std::size_t>(g)]);
+      }
       const TaskId id = collective(CollectiveKind::AllReduce, op, Traffic::DP, Phase::Update, -1,
                                    -1, std::vector<std::int32_t>(members.begin(), members.end()),
                                    bytes, -1, std::move(deps));
       for (int g : members)
-        pending_[static_cast<std::size_t>(g)].push_back(id);
+        grad_pending_[static_cast<std::size_t>(g)].push_back(id);
     };
     for (int tp = 0; tp < p_.tp; ++tp) {
       reduce(layout_.dense_dp_group(gpu(stage, tp, 0, 0)), Op::DenseGradAllReduce, dense);
@@ -493,6 +534,30 @@ class GraphBuilder {
         reduce(layout_.expert_dp_group(gpu(stage, tp, ep, 0)), Op::ExpertGradAllReduce, expert);
       }
     }
+  }
+
+  // Gradient all-reduces after a stage's last backward: every parameter of the stage, or with
+  // overlap.grad_reduce (its layers reduced during the backward) the embeddings only; then the
+  // stage's GPUs' next compute waits for all of them.
+  void gradient_all_reduce(int stage) {
+    if (spec_.overlap.grad_reduce) {
+      std::int64_t layers = 0;
+      const int first = layout_.first_layer(stage);
+      for (int l = first; l < first + layout_.stage_layers(stage); ++l)
+        layers += layer_dense_params(l);
+      reduce_gradients(stage, stage_dense_params(stage) - layers, 0);
+    } else {
+      reduce_gradients(stage, stage_dense_params(stage), stage_expert_params(stage));
+    }
+    each_gpu(stage, [&](int g, std::size_t, int) {
+      auto& from = grad_pending_[static_cast<std::size_t>(g)];
+      auto& to = pending_[static_cast<std::size_t>(g)];
+      to.insert(to.end(), from.begin(), from.end());
+      from.clear();
+      // The other running step's last compute too, so that nothing of this iteration is left
+      // behind the next one's first compute.
+      if (spec_.overlap.ep_comm) to.push_back(other_step_last_[static_cast<std::size_t>(g)]);
+    });
   }
 
   void build_iteration(int it) {
@@ -564,7 +629,12 @@ class GraphBuilder {
   TaskGraph graph_;
   int iteration_ = 0;
   std::vector<TaskId> last_compute_;
+  // With overlap.ep_comm: per GPU, the last compute of the step before the current one (the
+  // next step chains to it, two steps back, so that adjacent steps overlap).
+  std::vector<TaskId> other_step_last_;
   std::vector<std::vector<TaskId>> pending_;
+  // Gradient all-reduces of the iteration being built, handed to pending_ at its end.
+  std::vector<std::vector<TaskId>> grad_pending_;
   std::map<std::tuple<int, int, int>, LayerRouting> routing_;
   // Per (stage, micro-batch): the tasks each GPU of the stage continues from.
   std::map<std::pair<int, int>, std::vector<TaskId>> pp_in_, pp_grad_in_, bwd_in_;

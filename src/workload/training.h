@@ -40,6 +40,20 @@ inline constexpr int kMaxIterations = 10000;
 // Tokens per sequence (1M: far above any model's context, far below 32-bit token counts).
 inline constexpr int kMaxSeq = 1 << 20;
 
+// Communication a framework overlaps with compute (docs/workload.md, "Overlap"); all off by
+// default, each following a named framework option.
+struct OverlapSpec {
+  // Megatron-LM --overlap-grad-reduce: each layer's gradient all-reduces start as soon as the
+  // stage's last micro-batch has finished that layer's backward, under the backward of the
+  // layers below, instead of after the whole backward.
+  bool grad_reduce = false;
+  // Megatron-Core's EP communication overlap (and DeepSeek-V3's DualPipe): a GPU runs two
+  // adjacent pipeline steps (a forward and a backward of different micro-batches in 1F1B) at
+  // once, so that one micro-batch's compute fills another's all-to-all wait; the compute
+  // stream keeps the schedule's order two steps apart.
+  bool ep_comm = false;
+};
+
 struct TrainingSpec {
   ModelSpec model;
   ParallelismSpec parallelism;
@@ -53,6 +67,7 @@ struct TrainingSpec {
   // (workload/calibration.h).
   std::optional<double> optimizer_efficiency;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  OverlapSpec overlap;
   int iterations = 1;
   const ComputeReplay* replay = nullptr;  // measured durations, when given
 

@@ -1,0 +1,113 @@
+// Overlap models (workload/training.h, OverlapSpec) through the whole path, with times derived
+// by hand.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/experiment.h"
+#include "sim/simulation.h"
+#include "sim/workload_builder.h"
+
+namespace mfabric::sim {
+namespace {
+
+// The tiny model (tests/workload/tiny_model.h: 4 layers, the first dense, 4 experts top-2,
+// hidden 64) with every compute op replayed at 1 ms, on 2 servers of 1 GPU at 100G (1 us
+// cables, exact max-min evolution).
+struct TinyJob {
+  std::filesystem::path dir;
+  explicit TinyJob(const std::string& name) {
+    dir = std::filesystem::temp_directory_path() / ("mfabric_overlap_" + name);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "tiny.yaml") << R"(name: tiny
+layers: 4
+hidden: 64
+attention: {kind: mha, heads: 4}
+ffn_dense: 128
+ffn_expert: 32
+experts: 4
+top_k: 2
+dense_layers: 1
+vocab: 1000
+)";
+    std::ofstream(dir / "measured.csv")
+        << "op,layer,phase,duration\n"
+        << "attention,*,fwd,1ms\nattention,*,bwd,1ms\nrouter,*,fwd,1ms\nrouter,*,bwd,1ms\n"
+        << "experts,*,fwd,1ms\nexperts,*,bwd,1ms\ndense-ffn,*,fwd,1ms\ndense-ffn,*,bwd,1ms\n"
+        << "lm-head,*,fwd,1ms\nlm-head,*,bwd,1ms\n";
+  }
+  ~TinyJob() { std::filesystem::remove_all(dir); }
+
+  RunResult run(const std::string& workload) const {
+    const std::string path = (dir / "job.yaml").string();
+    std::ofstream(path) << "cluster: {servers: 2, gpus_per_server: 1, nics_per_server: 1, link: "
+                           "100G, link_latency: 1us}\n"
+                        << "fabric: fat-tree\n"
+                        << "workload: {model: tiny.yaml, " << workload << "}\n"
+                        << "simulation: {completion_batching: 0}\n"
+                        << "calibration: {compute: {replay: measured.csv}}\n";
+    return simulate(load_experiment(path)).result;
+  }
+};
+
+// DP 2 (one GPU per server), TP 1, PP 1, EP 1, one micro-batch: 12 ops forward (attention and
+// dense FFN in layer 0; attention, router and experts in layers 1-3; the LM head) and 12
+// backward, 1 ms each: 24 ms of compute, then the gradient all-reduces over the two servers. A
+// 2-member ring moves S each way in one step: S x 8 / 100G + 2 x 2 us (two cables per path, two
+// ring hops). The dense and the expert reduce share the link, so together they end after their
+// summed bytes.
+//   gradients: attention 4 x 64 x 64 per layer, routers 64 x 4 (layers 1-3), the dense FFN
+//   3 x 64 x 128 (layer 0), embeddings 2 x 1000 x 64; experts 4 x 3 x 64 x 32 per MoE layer;
+//   2 bytes each.
+// Without overlap every byte waits for the end: 585,216 bytes. With --overlap-grad-reduce,
+// layers 3, 2, 1 are reduced under the backward of the layers below (each in a few us, far
+// less than 1 ms), and only layer 0's (16,384 + 24,576 parameters) and the embeddings'
+// (128,000) are left at the end: 337,920 bytes.
+TEST(Overlap, GradReduceLeavesOnlyTheFirstLayerAndTheEmbeddingsAtTheEnd) {
+  const TinyJob job("grad_reduce");
+  const std::string workload =
+      "tp: 1, pp: 1, ep: 1, dp: 2, micro_batch: 1, global_batch: 2, "
+      "seq: 16";
+  const RunResult plain = job.run(workload);
+  const RunResult overlapped = job.run(workload + ", overlap: {grad_reduce: true}");
+  const double compute = 24e-3;
+  const double latency = 2 * 2e-6;
+  const double all_bytes = 2.0 * (4 * 4 * 4096 + 3 * 256 + 3 * 64 * 128 + 2 * 64000 + 3 * 4 * 6144);
+  const double tail_bytes = 2.0 * (4 * 4096 + 3 * 64 * 128 + 2 * 64000);
+  ASSERT_EQ(all_bytes, 585216);
+  ASSERT_EQ(tail_bytes, 337920);
+  EXPECT_NEAR(plain.iteration_times[0].seconds(), compute + all_bytes * 8 / 100e9 + latency, 1e-9);
+  EXPECT_NEAR(overlapped.iteration_times[0].seconds(), compute + tail_bytes * 8 / 100e9 + latency,
+              1e-9);
+  // The bytes are the same; only when they move changes.
+  EXPECT_EQ(plain.transfers.bytes_delivered, overlapped.transfers.bytes_delivered);
+}
+
+// EP 2 over the two servers, PP 1, two micro-batches: 1F1B runs F0 B0 F1 B1. With the EP
+// overlap F1 no longer waits for B0: its compute fills B0's all-to-all waits. The overlapped
+// iteration is no longer than the plain one and no shorter than the compute alone (48 ms on
+// each GPU).
+TEST(Overlap, EpCommRunsAdjacentStepsTogether) {
+  const TinyJob job("ep_comm");
+  const std::string workload = "tp: 1, pp: 1, ep: 2, micro_batch: 1, global_batch: 2, seq: 4096";
+  const RunResult plain = job.run(workload);
+  const RunResult overlapped = job.run(workload + ", overlap: {ep_comm: true}");
+  EXPECT_LT(overlapped.iteration_times[0], plain.iteration_times[0]);
+  EXPECT_GE(overlapped.iteration_times[0], Time::milliseconds(48));
+  EXPECT_EQ(plain.transfers.bytes_delivered, overlapped.transfers.bytes_delivered);
+}
+
+TEST(Overlap, UnknownOverlapIsOneLine) {
+  try {
+    parse_experiment("workload: {model: mixtral-8x7b, overlap: {tp_comm: true}}\n", "x.yaml");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("x.yaml: workload.overlap.tp_comm: unknown field"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mfabric::sim
