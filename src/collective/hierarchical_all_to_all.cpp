@@ -16,10 +16,8 @@
 namespace mfabric::collective::detail {
 
 Plan hierarchical_all_to_all(const CollectiveRequest& request, const fabric::Topology& topology) {
-  validate_matrix(request, "hierarchical");
+  const AllToAllBytes bytes_of = all_to_all_bytes(request, topology, "hierarchical");
   const int n = static_cast<int>(request.members.size());
-  const workload::ByteMatrix* m = request.matrix;
-  const std::int64_t uniform = m == nullptr ? scale_up(request.bytes, 1, n).count() : 0;
   const int per_server = topology.cluster().gpus_per_server;
 
   // Per member server, which local indices can send (computed once per server).
@@ -43,7 +41,7 @@ Plan hierarchical_all_to_all(const CollectiveRequest& request, const fabric::Top
     const int s = topology.node(src).server;
     for (int j = 0; j < n; ++j) {
       if (i == j) continue;
-      const std::int64_t bytes = m == nullptr ? uniform : m->at(i, j);
+      const std::int64_t bytes = bytes_of.at(i, j);
       if (bytes <= 0) continue;
       const fabric::NodeId dst = request.members[static_cast<std::size_t>(j)];
       const int d = topology.node(dst).server;

@@ -136,6 +136,20 @@ std::vector<std::vector<int>> members_by_server(const CollectiveRequest& request
   return groups;
 }
 
+AllToAllBytes all_to_all_bytes(const CollectiveRequest& request, const fabric::Topology& topology,
+                               const char* algorithm) {
+  if (request.kind != workload::CollectiveKind::AllToAll) {
+    throw Error("", "",
+                fmt::format("{}: only lowers all-to-all, not {} (use ring or hierarchical)",
+                            algorithm, workload::to_string(request.kind)));
+  }
+  validate_request(request, topology, algorithm);
+  validate_matrix(request, algorithm);
+  const auto n = static_cast<std::int64_t>(request.members.size());
+  return AllToAllBytes{request.matrix,
+                       request.matrix == nullptr ? scale_up(request.bytes, 1, n).count() : 0};
+}
+
 bool has_eps_nic(const fabric::Topology& t, const CircuitView* view, fabric::NodeId gpu) {
   if (view != nullptr && !view->usable(gpu)) return false;
   for (fabric::LinkId l : t.links_of(gpu)) {

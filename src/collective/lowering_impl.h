@@ -70,6 +70,18 @@ void validate_matrix(const CollectiveRequest& request, const char* algorithm);
 std::vector<std::vector<int>> members_by_server(const CollectiveRequest& request,
                                                 const fabric::Topology& topology);
 
+// The bytes of an all-to-all(v): member i to member j, from the matrix, or without one
+// ceil(bytes / n) for every pair (a member's share to itself stays local).
+struct AllToAllBytes {
+  const workload::ByteMatrix* matrix = nullptr;
+  std::int64_t uniform = 0;
+  std::int64_t at(int i, int j) const { return matrix == nullptr ? uniform : matrix->at(i, j); }
+};
+// Checks an all-to-all request for `algorithm` (the kind, the members, the matrix: mfabric::Error
+// otherwise, pointing other kinds at ring or hierarchical) and returns its bytes.
+AllToAllBytes all_to_all_bytes(const CollectiveRequest& request, const fabric::Topology& topology,
+                               const char* algorithm);
+
 // The ring plan of an already validated request (not all-to-all).
 Plan ring_plan(const CollectiveRequest& request);
 

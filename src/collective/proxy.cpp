@@ -10,7 +10,6 @@
 // Steps 1-2, 3-4 and 5 are the plan's three steps. Proxies may be GPUs outside the group (the
 // GPU of another EP group whose NIC holds the circuit). With neither a circuit nor EPS NICs on
 // both servers, a pair's bytes go directly from GPU to GPU (the router finds the way).
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
@@ -23,7 +22,6 @@
 
 #include "collective/lowering_impl.h"
 #include "collective/step_bytes.h"
-#include "core/error.h"
 
 namespace mfabric::collective::detail {
 namespace {
@@ -85,16 +83,7 @@ ServerPorts ports_of(const fabric::Topology& t, const CircuitView* view, int ser
 
 Plan ProxyLowering::lower(const CollectiveRequest& request,
                           const fabric::Topology& topology) const {
-  if (request.kind != workload::CollectiveKind::AllToAll) {
-    throw Error("", "",
-                fmt::format("proxy: only lowers all-to-all, not {} (use ring or hierarchical)",
-                            workload::to_string(request.kind)));
-  }
-  validate_request(request, topology, name());
-  validate_matrix(request, name());
-  const int n = static_cast<int>(request.members.size());
-  const workload::ByteMatrix* m = request.matrix;
-  const std::int64_t uniform = m == nullptr ? scale_up(request.bytes, 1, n).count() : 0;
+  const AllToAllBytes bytes_of = all_to_all_bytes(request, topology, name());
 
   // The channels between every ordered pair of the members' servers.
   const std::vector<std::vector<int>> by_server = members_by_server(request, topology);
@@ -138,7 +127,7 @@ Plan ProxyLowering::lower(const CollectiveRequest& request,
       for (int i : by_server[s]) {
         for (int j : by_server[d]) {
           if (i == j) continue;
-          const std::int64_t bytes = m == nullptr ? uniform : m->at(i, j);
+          const std::int64_t bytes = bytes_of.at(i, j);
           if (bytes <= 0) continue;
           const NodeId src = request.members[static_cast<std::size_t>(i)];
           const NodeId dst = request.members[static_cast<std::size_t>(j)];

@@ -4,28 +4,18 @@
 // NIC: every inter-server byte stays on one rail and never crosses a spine. Two steps: the
 // NVSwitch moves, then the network sends with the server-local share alongside. A pair whose
 // rail GPU cannot send (failed, or without an electrical NIC) goes directly.
-#include <fmt/format.h>
 
 #include <array>
 #include <cstddef>
 
 #include "collective/lowering_impl.h"
 #include "collective/step_bytes.h"
-#include "core/error.h"
 
 namespace mfabric::collective::detail {
 
 Plan PxnLowering::lower(const CollectiveRequest& request, const fabric::Topology& topology) const {
-  if (request.kind != workload::CollectiveKind::AllToAll) {
-    throw Error("", "",
-                fmt::format("pxn: only lowers all-to-all, not {} (use ring or hierarchical)",
-                            workload::to_string(request.kind)));
-  }
-  validate_request(request, topology, name());
-  validate_matrix(request, name());
+  const AllToAllBytes bytes_of = all_to_all_bytes(request, topology, name());
   const int n = static_cast<int>(request.members.size());
-  const workload::ByteMatrix* m = request.matrix;
-  const std::int64_t uniform = m == nullptr ? scale_up(request.bytes, 1, n).count() : 0;
 
   StepBytes nvswitch, network;
   for (int i = 0; i < n; ++i) {
@@ -33,7 +23,7 @@ Plan PxnLowering::lower(const CollectiveRequest& request, const fabric::Topology
     const fabric::Node& from = topology.node(src);
     for (int j = 0; j < n; ++j) {
       if (i == j) continue;
-      const std::int64_t bytes = m == nullptr ? uniform : m->at(i, j);
+      const std::int64_t bytes = bytes_of.at(i, j);
       if (bytes <= 0) continue;
       const fabric::NodeId dst = request.members[static_cast<std::size_t>(j)];
       const fabric::Node& to = topology.node(dst);
