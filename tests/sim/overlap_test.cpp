@@ -8,6 +8,7 @@
 #include "sim/experiment.h"
 #include "sim/simulation.h"
 #include "sim/workload_builder.h"
+#include "workload/tiny_model.h"
 
 namespace mfabric::sim {
 namespace {
@@ -20,17 +21,7 @@ struct TinyJob {
   explicit TinyJob(const std::string& name) {
     dir = std::filesystem::temp_directory_path() / ("mfabric_overlap_" + name);
     std::filesystem::create_directories(dir);
-    std::ofstream(dir / "tiny.yaml") << R"(name: tiny
-layers: 4
-hidden: 64
-attention: {kind: mha, heads: 4}
-ffn_dense: 128
-ffn_expert: 32
-experts: 4
-top_k: 2
-dense_layers: 1
-vocab: 1000
-)";
+    std::ofstream(dir / "tiny.yaml") << workload::testing::kTinyModelYaml;
     std::ofstream(dir / "measured.csv")
         << "op,layer,phase,duration\n"
         << "attention,*,fwd,1ms\nattention,*,bwd,1ms\nrouter,*,fwd,1ms\nrouter,*,bwd,1ms\n"

@@ -6,9 +6,8 @@
 
 namespace mfabric::workload::testing {
 
-inline ModelSpec tiny_model() {
-  return parse_model(R"(
-name: tiny
+// Its model file, for tests that write one.
+inline constexpr const char* kTinyModelYaml = R"(name: tiny
 layers: 4
 hidden: 64
 attention: {kind: mha, heads: 4}
@@ -18,8 +17,10 @@ experts: 4
 top_k: 2
 dense_layers: 1
 vocab: 1000
-)",
-                     "tiny.yaml");
+)";
+
+inline ModelSpec tiny_model() {
+  return parse_model(kTinyModelYaml, "tiny.yaml");
 }
 
 }  // namespace mfabric::workload::testing
