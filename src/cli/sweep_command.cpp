@@ -15,6 +15,7 @@
 #include "core/json_text.h"
 #include "core/output_text.h"
 #include "report/sweep_report.h"
+#include "study/compare.h"
 #include "study/mpi_world.h"
 #include "study/parallel.h"
 #include "study/sweep.h"
@@ -26,6 +27,7 @@ namespace {
 struct SweepCliOptions {
   std::string sweep;
   std::string out;
+  std::string assumptions;
   int jobs = 0;
   bool json = false;
 };
@@ -42,7 +44,11 @@ int run_sweep_command(const SweepCliOptions& o) {
   try {
     // Every option is checked before anything runs.
     if (o.jobs < 0) throw Error("", "--jobs", fmt::format("must be 0 or more, got {}", o.jobs));
-    const study::SweepSpec spec = study::load_sweep(o.sweep);
+    study::SweepSpec spec = study::load_sweep(o.sweep);
+    if (!o.assumptions.empty() &&
+        study::parse_assumptions(o.assumptions, "--assumptions") == study::Assumptions::Paper) {
+      study::apply_paper_assumptions(spec);
+    }
     // Every rank checks that DIR can take the set (each appends to its journal); rank 0, which
     // draws the report, that gnuplot is there.
     std::optional<Error> out_error;
@@ -126,6 +132,9 @@ Command register_sweep(CLI::App& root) {
   app->add_option("--jobs", o->jobs,
                   "Points in parallel per process (default 0: the cores, shared among the MPI "
                   "ranks of this machine; at most the cores)");
+  app->add_option("--assumptions", o->assumptions,
+                  "default, or paper: the experiment takes the paper-measurement calibration as "
+                  "its base and mFabric the paper's simulator's controller (paper-sim)");
   app->add_flag("--json", o->json, "Print the results as JSON");
   return Command{app, [o] { return run_sweep_command(*o); }};
 }

@@ -199,6 +199,7 @@ nlohmann::json sweep_json(const study::SweepSpec& spec, const study::SweepResult
                         {"description", spec.description}, {"x", spec.x},
                         {"fields", spec.fields},           {"points", std::move(points)}};
   if (spec.heatmap) out["heatmap"] = heatmap_json(spec, heatmap_cells(spec, r));
+  if (spec.paper_assumptions) out["assumptions"] = "paper";
   return out;
 }
 

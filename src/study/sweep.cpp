@@ -138,6 +138,24 @@ SweepHeatmap parse_heatmap(const YAML::Node& node, const SweepSpec& spec) {
 
 }  // namespace
 
+void apply_paper_assumptions(SweepSpec& spec) {
+  YAML::Node root = spec.experiment;
+  YAML::Node calibration = root["calibration"];
+  if (!calibration || !calibration.IsMap()) {
+    YAML::Node map(YAML::NodeType::Map);
+    map["base"] = "paper-measurement";
+    root["calibration"] = map;
+  } else {
+    calibration["base"] = "paper-measurement";
+  }
+  YAML::Node fabric = root["fabric"];  // a map already (parse_sweep)
+  if (fabric && fabric.IsMap() && fabric["kind"] && fabric["kind"].Scalar() == "mfabric") {
+    fabric["policy"] = "paper-sim";
+    fabric.remove("switching");
+  }
+  spec.paper_assumptions = true;
+}
+
 bool is_reference(const SweepPoint& p, const SweepHeatmap& h) {
   for (const FieldValue& want : h.reference) {
     const bool set = std::any_of(p.fields.begin(), p.fields.end(), [&](const FieldValue& f) {

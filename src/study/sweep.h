@@ -62,7 +62,14 @@ struct SweepSpec {
   std::string x;                    // the report's x axis: one of `fields`
   std::vector<SweepPoint> points;
   std::optional<SweepHeatmap> heatmap;
+  bool paper_assumptions = false;  // apply_paper_assumptions() was applied
 };
+
+// `mfabric sweep --assumptions paper` (docs/sweep.md): the experiment every point starts from
+// gets the paper-measurement calibration as its base (its own calibration fields still apply)
+// and, when its fabric is mFabric, the paper's simulator's controller (policy paper-sim, the
+// switching rule its own). Points that set a whole fabric or calibration keep what they set.
+void apply_paper_assumptions(SweepSpec& spec);
 
 // True when `p` sets every reference field of `h` to its value.
 bool is_reference(const SweepPoint& p, const SweepHeatmap& h);

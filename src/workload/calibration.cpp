@@ -149,7 +149,10 @@ Calibration parse_map(const YAML::Node& node, const std::string& source, const s
   if (const std::optional<std::string> base = f.optional_string("base")) {
     c = with_context(source, f.field("base"), [&] { return load_named(*base, depth + 1); });
   }
-  c.name = f.optional_string("name").value_or(f.has("base") ? c.name + "+" : "custom");
+  // Unnamed: the base's name, marked "+" when fields change it; "custom" without a base.
+  const bool changed = f.has("compute") || f.has("collectives");
+  c.name = f.optional_string("name").value_or(f.has("base") ? (changed ? c.name + "+" : c.name)
+                                                            : (changed ? "custom" : c.name));
   if (f.has("compute")) {
     const Fields cf(f.get("compute"), source, f.field("compute"), kComputeFields);
     c.compute.attention = fraction(cf, "attention", c.compute.attention, "peak FLOP/s");

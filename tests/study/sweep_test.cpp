@@ -167,6 +167,26 @@ TEST(Sweep, ThePapersStudiesLoad) {
   EXPECT_EQ(point_experiment(crossover, 0).fabric.params().at("policy"), "paper-sim");
 }
 
+TEST(Sweep, PaperAssumptionsGiveTheCalibrationAndTheController) {
+  const std::string dir = std::string(MFABRIC_TEST_DATA_DIR) + "/../../../examples/sweeps/";
+  SweepSpec delay = load_sweep(dir + "reconfiguration-delay.yaml");
+  EXPECT_EQ(point_experiment(delay, 0).calibration.name, "roofline");
+  const std::string before = point_fingerprint(delay, 0);
+  apply_paper_assumptions(delay);
+  const sim::Experiment e = point_experiment(delay, 0);
+  EXPECT_EQ(e.calibration.name, "paper-measurement");
+  EXPECT_EQ(e.calibration.compute.expert_gemm, 0.129);
+  EXPECT_EQ(e.fabric.params().at("policy"), "paper-sim");
+  // The fat-tree point keeps its fabric; every point is a different run than before.
+  EXPECT_EQ(point_experiment(delay, delay.points.size() - 1).fabric.name(), "fat-tree");
+  EXPECT_NE(point_fingerprint(delay, 0), before);
+  // A calibration of the experiment's own keeps its fields over the new base.
+  SweepSpec crossover = load_sweep(dir + "crossover.yaml");
+  apply_paper_assumptions(crossover);
+  EXPECT_EQ(point_experiment(crossover, 0).calibration.compute.expert_gemm, 1.0);
+  EXPECT_EQ(point_experiment(crossover, 0).calibration.name, "paper-measurement+");
+}
+
 TEST(Sweep, TheAlphaStudyKeepsTheNetworkCostOfTheReference) {
   // The study's premise, checked with the cost model: every mFabric point costs (paper
   // convention) what the reference server costs, $15,606 per server for alpha 6 at 100G
