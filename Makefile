@@ -9,6 +9,8 @@
 #   make fuzz    build the libFuzzer harnesses and fuzz each for FUZZ_SECONDS (default 60) or
 #                FUZZ_RUNS executions; FUZZ_HARNESSES picks some (docs/reliability.md)
 #   make bench   Release benchmarks (results go in docs/performance.md)
+#   make validate  regenerate the generated tables of docs/validation.md (long: see
+#                docs/performance.md); VALIDATE_ONLY=script.sh for one script's tables
 #   make format  clang-format every C++ file
 #   make build   Release build only
 
@@ -26,7 +28,7 @@ FUZZ_SECONDS ?=
 FUZZ_RUNS ?=
 FUZZ_HARNESSES ?=
 
-.PHONY: all deps build demo test test-release test-sanitize fuzz bench format clean
+.PHONY: all deps build demo test test-release test-sanitize fuzz bench validate format clean
 
 all: build
 
@@ -64,6 +66,9 @@ fuzz: deps
 bench: build
 	./$(RELEASE_DIR)/bench/mfabric_bench --benchmark_min_time=0.2
 	bash bench/scenarios.sh ./$(RELEASE_DIR)/src/cli/mfabric
+
+validate: build
+	bash scripts/validation/update.sh ./$(RELEASE_DIR)/src/cli/mfabric
 
 format:
 	@find src tests bench -name '*.h' -o -name '*.cpp' | xargs clang-format -i
