@@ -57,13 +57,19 @@ for panel in panels:
     for g in gemms:
         row = [f"{grid[(g, d)]:.3f}" if (g, d) in grid else "-" for d in delays]
         print(f"| {compute[(model, g)]:.1f} ms ({g}) | " + " | ".join(row) + " |")
-        for d in delays:
-            if (g, d) in grid and grid[(g, d)] <= 1.05:
-                key = (model, link, policy, d)
-                crossover.setdefault(key, compute[(model, g)])
+    # Per delay: the least compute from which on (every larger one too) mFabric is within 5%.
+    for d in delays:
+        least = None
+        for g in reversed(gemms):
+            if (g, d) not in grid or grid[(g, d)] > 1.05:
+                break
+            least = compute[(model, g)]
+        if least is not None:
+            crossover[(model, link, policy, d)] = least
     print()
-print("The crossover: the least expert compute per layer (the busiest GPU's forward) with "
-      "mFabric within 5% of the fat-tree, per OCS delay (\"-\": never within 5% on this grid):\n")
+print("The crossover: the least expert compute per layer (the busiest GPU's forward) from which "
+      "on mFabric stays within 5% of the fat-tree, per OCS delay (\"-\": not within 5% even at "
+      "the most compute of the grid):\n")
 print("| model | link | policy | " + " | ".join(delays) + " |")
 print("|---|---|---|" + "---|" * len(delays))
 for panel in panels:
