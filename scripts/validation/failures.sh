@@ -10,6 +10,8 @@
 #   Mixtral 8x22B (TP 8, PP 8, EP 8, DP 2): one GPU (spare GPU in the spare region). Paper: +5.1%.
 #
 # Usage: scripts/validation/failures.sh [MFABRIC_BINARY]   (default build/release/src/cli/mfabric)
+#        ASSUMPTIONS=paper scripts/validation/failures.sh   (the paper's assumptions, docs/compare.md:
+#        the paper-measurement calibration and mFabric under paper-sim)
 # Prints a markdown table; each run is `mfabric simulate FILE --json` on an experiment written to
 # a temporary directory (printed first, kept for inspection).
 set -euo pipefail
@@ -23,7 +25,13 @@ declare -A workload=(
   [deepseek-r1]="{model: deepseek-r1, tp: 1, pp: 16, ep: 64, dp: 1, micro_batch: 8, global_batch: 128}"
   [mixtral-8x22b]="{model: mixtral-8x22b, tp: 8, pp: 8, ep: 8, dp: 2, micro_batch: 8, global_batch: 128}"
 )
-fabric="{kind: mfabric, alpha: 6, region: 8, reconfiguration: 25ms, policy: block, planner: greedy}"
+policy=block
+calibration=""
+if [ "${ASSUMPTIONS:-default}" = paper ]; then
+  policy=paper-sim
+  calibration="calibration: paper-measurement"
+fi
+fabric="{kind: mfabric, alpha: 6, region: 8, reconfiguration: 25ms, policy: $policy, planner: greedy}"
 
 # run NAME MODEL FAILURES -> prints "iteration_s wall_s relays failed_ports spares delivered/sent"
 run() {
@@ -32,6 +40,7 @@ run() {
   printf 'seed: 1\ncluster: {servers: 136, link: 400G, gpu: h800}\nfabric: %s\nworkload: %s\n' \
     "$fabric" "${workload[$model]}" >"$f"
   [ -n "$failures" ] && printf 'failures: %s\n' "$failures" >>"$f"
+  [ -n "$calibration" ] && printf '%s\n' "$calibration" >>"$f"
   "$bin" simulate "$f" --json >"$work/$name.json"
   python3 - "$work/$name.json" <<'PY'
 import json, sys
