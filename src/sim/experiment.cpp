@@ -247,9 +247,11 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   if (w.dp) positive(f, "dp", *w.dp);
   with_context(e.source, f.field("schedule"), [&] { return workload::parse_schedule(w.schedule); });
   if (f.has("overlap")) {
-    const Fields o(f.get("overlap"), e.source, "workload.overlap", {"grad_reduce", "ep_comm"});
+    const Fields o(f.get("overlap"), e.source, "workload.overlap",
+                   {"grad_reduce", "ep_comm", "tp_comm"});
     w.overlap.grad_reduce = o.optional_bool("grad_reduce").value_or(false);
     w.overlap.ep_comm = o.optional_bool("ep_comm").value_or(false);
+    w.overlap.tp_comm = o.optional_bool("tp_comm").value_or(false);
   }
   if (f.has("routing")) {
     const Fields r(f.get("routing"), e.source, "workload.routing", {"synthetic", "trace"});

@@ -167,6 +167,7 @@ class GraphBuilder {
   // (the compute stream runs tasks in schedule order).
   TaskId compute(int g, TaskId after, Op op, Phase phase, int layer, int mb, Time d) {
     std::vector<TaskId> deps{after, last_compute_[static_cast<std::size_t>(g)]};
+    also_overlapped(after, deps);
     auto& pend = pending_[static_cast<std::size_t>(g)];
     deps.insert(deps.end(), pend.begin(), pend.end());
     pend.clear();
@@ -197,7 +198,16 @@ class GraphBuilder {
     t.peer = dst;
     t.bytes = bytes;
     std::vector<TaskId> deps{after};
+    also_overlapped(after, deps);
     return add(t, deps);
+  }
+
+  // With overlap.tp_comm, a compute task X whose TP all-reduce runs alongside it stands for both
+  // in `cur`: whatever depends on X depends on that all-reduce too.
+  void also_overlapped(TaskId x, std::vector<TaskId>& deps) const {
+    if (x < 0 || static_cast<std::size_t>(x) >= overlapped_tp_.size()) return;
+    const TaskId ar = overlapped_tp_[static_cast<std::size_t>(x)];
+    if (ar >= 0) deps.push_back(ar);
   }
 
   Bytes activation_bytes() const {
@@ -213,16 +223,40 @@ class GraphBuilder {
                       spec_.model.dtype_bytes);
     for (int dp = 0; dp < p_.dp; ++dp) {
       for (int ep = 0; ep < p_.ep; ++ep) {
+        // With overlap.tp_comm and a compute task X producing the hidden states on every
+        // member, the all-reduce is pipelined with X (Megatron's --tp-comm-overlap splits the
+        // GEMM and its collective into chunks): it starts when X can start, and what follows
+        // waits for both, so the pair takes max(X, all-reduce) instead of their sum.
+        bool pipelined = spec_.overlap.tp_comm;
+        for (int tp = 0; tp < p_.tp && pipelined; ++tp) {
+          const TaskId x = cur[static_cast<std::size_t>(local(tp, ep, dp))];
+          pipelined = x >= 0 && graph_.task(x).kind == TaskKind::Compute;
+        }
         std::vector<std::int32_t> members;
         std::vector<TaskId> deps;
         for (int tp = 0; tp < p_.tp; ++tp) {
           members.push_back(gpu(stage, tp, ep, dp));
-          deps.push_back(cur[static_cast<std::size_t>(local(tp, ep, dp))]);
+          const TaskId x = cur[static_cast<std::size_t>(local(tp, ep, dp))];
+          if (pipelined) {
+            for (TaskId d : graph_.deps(x))
+              deps.push_back(d);
+          } else {
+            deps.push_back(x);
+            also_overlapped(x, deps);
+          }
         }
         const TaskId id = collective(CollectiveKind::AllReduce, Op::TpAllReduce, Traffic::TP, phase,
                                      layer, mb, std::move(members), bytes, -1, std::move(deps));
-        for (int tp = 0; tp < p_.tp; ++tp)
-          cur[static_cast<std::size_t>(local(tp, ep, dp))] = id;
+        for (int tp = 0; tp < p_.tp; ++tp) {
+          const auto i = static_cast<std::size_t>(local(tp, ep, dp));
+          if (!pipelined) {
+            cur[i] = id;
+            continue;
+          }
+          const auto x = static_cast<std::size_t>(cur[i]);
+          if (overlapped_tp_.size() <= x) overlapped_tp_.resize(x + 1, -1);
+          overlapped_tp_[x] = id;
+        }
       }
     }
   }
@@ -239,6 +273,7 @@ class GraphBuilder {
         for (int ep = 0; ep < p_.ep; ++ep) {
           members.push_back(gpu(stage, tp, ep, dp));
           deps.push_back(cur[static_cast<std::size_t>(local(tp, ep, dp))]);
+          also_overlapped(deps.back(), deps);
         }
         const TaskId id =
             collective(CollectiveKind::AllToAll, op, Traffic::EP, phase, layer, mb,
@@ -632,6 +667,9 @@ class GraphBuilder {
   // With overlap.ep_comm: per GPU, the last compute of the step before the current one (the
   // next step chains to it, two steps back, so that adjacent steps overlap).
   std::vector<TaskId> other_step_last_;
+  // With overlap.tp_comm: per task id, the TP all-reduce pipelined with that compute task (-1:
+  // none); what depends on the task depends on the all-reduce too (also_overlapped).
+  std::vector<TaskId> overlapped_tp_;
   std::vector<std::vector<TaskId>> pending_;
   // Gradient all-reduces of the iteration being built, handed to pending_ at its end.
   std::vector<std::vector<TaskId>> grad_pending_;

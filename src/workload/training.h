@@ -52,6 +52,10 @@ struct OverlapSpec {
   // once, so that one micro-batch's compute fills another's all-to-all wait; the compute
   // stream keeps the schedule's order two steps apart.
   bool ep_comm = false;
+  // Megatron-LM --tp-comm-overlap: a TP all-reduce is pipelined with the GEMM that produces its
+  // input (both split into chunks), so the pair takes max(compute, all-reduce) instead of their
+  // sum; an all-reduce after communication (the combine) is not.
+  bool tp_comm = false;
 };
 
 struct TrainingSpec {

@@ -30,16 +30,26 @@ struct TinyJob {
   }
   ~TinyJob() { std::filesystem::remove_all(dir); }
 
-  RunResult run(const std::string& workload) const {
+  RunResult run(const std::string& workload, const std::string& cluster =
+                                                 "cluster: {servers: 2, gpus_per_server: 1, "
+                                                 "nics_per_server: 1, link: 100G, link_latency: "
+                                                 "1us}\n") {
     const std::string path = (dir / "job.yaml").string();
-    std::ofstream(path) << "cluster: {servers: 2, gpus_per_server: 1, nics_per_server: 1, link: "
-                           "100G, link_latency: 1us}\n"
-                        << "fabric: fat-tree\n"
+    std::ofstream(path) << cluster << "fabric: fat-tree\n"
                         << "workload: {model: tiny.yaml, " << workload << "}\n"
                         << "simulation: {completion_batching: 0}\n"
                         << "calibration: {compute: {replay: measured.csv}}\n";
-    return simulate(load_experiment(path)).result;
+    SimulationOptions options;
+    options.record_spans = true;
+    Simulation s = simulate(load_experiment(path), options);
+    ops.clear();
+    for (const workload::Task& t : s.graph.tasks())
+      ops.push_back(t.op);
+    return std::move(s.result);
   }
+  // The op of task `id` of the last run.
+  workload::Op graph_op(workload::TaskId id) const { return ops.at(static_cast<std::size_t>(id)); }
+  std::vector<workload::Op> ops;
 };
 
 // DP 2 (one GPU per server), TP 1, PP 1, EP 1, one micro-batch: 12 ops forward (attention and
@@ -56,7 +66,7 @@ struct TinyJob {
 // less than 1 ms), and only layer 0's (16,384 + 24,576 parameters) and the embeddings'
 // (128,000) are left at the end: 337,920 bytes.
 TEST(Overlap, GradReduceLeavesOnlyTheFirstLayerAndTheEmbeddingsAtTheEnd) {
-  const TinyJob job("grad_reduce");
+  TinyJob job("grad_reduce");
   const std::string workload =
       "tp: 1, pp: 1, ep: 1, dp: 2, micro_batch: 1, global_batch: 2, "
       "seq: 16";
@@ -80,7 +90,7 @@ TEST(Overlap, GradReduceLeavesOnlyTheFirstLayerAndTheEmbeddingsAtTheEnd) {
 // iteration is no longer than the plain one and no shorter than the compute alone (48 ms on
 // each GPU).
 TEST(Overlap, EpCommRunsAdjacentStepsTogether) {
-  const TinyJob job("ep_comm");
+  TinyJob job("ep_comm");
   const std::string workload = "tp: 1, pp: 1, ep: 2, micro_batch: 1, global_batch: 2, seq: 4096";
   const RunResult plain = job.run(workload);
   const RunResult overlapped = job.run(workload + ", overlap: {ep_comm: true}");
@@ -89,12 +99,38 @@ TEST(Overlap, EpCommRunsAdjacentStepsTogether) {
   EXPECT_EQ(plain.transfers.bytes_delivered, overlapped.transfers.bytes_delivered);
 }
 
+// TP 2 on one server of 2 GPUs, PP 1, EP 1 (its all-to-alls move nothing), one micro-batch: 16
+// TP all-reduces of the same 128 KiB, 12 ops of 1 ms each way. With --tp-comm-overlap the
+// all-reduce after each compute op runs alongside it and, far shorter than 1 ms, is hidden: those
+// after the attention (4 layers) and the dense FFN forward, after the router or dense FFN and the
+// attention backward (4 layers x 2), 13 in all. The 3 after the forward combines follow an
+// all-to-all, not a GEMM, and stay in the path. So the overlapped iteration is the plain one less
+// 13 all-reduce times.
+TEST(Overlap, TpCommHidesTheAllReducesAfterEachGemm) {
+  TinyJob job("tp_comm");
+  const std::string workload = "tp: 2, pp: 1, ep: 1, micro_batch: 1, global_batch: 1, seq: 1024";
+  const std::string two_gpus = "cluster: {servers: 1, gpus_per_server: 2, nics_per_server: 2}\n";
+  RunResult plain = job.run(workload, two_gpus);
+  const RunResult overlapped = job.run(workload + ", overlap: {tp_comm: true}", two_gpus);
+  // Every TP all-reduce takes the same time (same bytes over an idle NVSwitch).
+  std::vector<Time> all_reduce;
+  for (const TaskSpan& s : plain.spans) {
+    if (job.graph_op(s.task) == workload::Op::TpAllReduce) all_reduce.push_back(s.end - s.start);
+  }
+  ASSERT_EQ(all_reduce.size(), 16u);
+  for (Time t : all_reduce)
+    EXPECT_EQ(t, all_reduce.front());
+  ASSERT_LT(all_reduce.front(), Time::milliseconds(1));
+  EXPECT_EQ(plain.iteration_times[0], Time::milliseconds(24) + all_reduce.front() * 16);
+  EXPECT_EQ(overlapped.iteration_times[0], Time::milliseconds(24) + all_reduce.front() * 3);
+}
+
 TEST(Overlap, UnknownOverlapIsOneLine) {
   try {
-    parse_experiment("workload: {model: mixtral-8x7b, overlap: {tp_comm: true}}\n", "x.yaml");
+    parse_experiment("workload: {model: mixtral-8x7b, overlap: {pp_comm: true}}\n", "x.yaml");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("x.yaml: workload.overlap.tp_comm: unknown field"),
+    EXPECT_NE(std::string(e.what()).find("x.yaml: workload.overlap.pp_comm: unknown field"),
               std::string::npos)
         << e.what();
   }
