@@ -148,10 +148,31 @@ void apply_paper_assumptions(SweepSpec& spec) {
   } else {
     calibration["base"] = "paper-measurement";
   }
-  YAML::Node fabric = root["fabric"];  // a map already (parse_sweep)
-  if (fabric && fabric.IsMap() && fabric["kind"] && fabric["kind"].Scalar() == "mfabric") {
-    fabric["policy"] = "paper-sim";
-    fabric.remove("switching");
+  // mFabric's controller is the paper's simulator's, in the experiment and in every point that
+  // sets a whole mFabric fabric, unless the point chooses its policy itself.
+  const auto paper_controller = [](YAML::Node fabric) {
+    if (fabric && fabric.IsMap() && fabric["kind"] && fabric["kind"].Scalar() == "mfabric") {
+      fabric["policy"] = "paper-sim";
+      fabric.remove("switching");
+    }
+  };
+  paper_controller(root["fabric"]);  // a map already (parse_sweep)
+  for (SweepPoint& p : spec.points) {
+    const bool own_policy = std::any_of(p.fields.begin(), p.fields.end(), [](const FieldValue& f) {
+      return f.path == "fabric.policy" || f.path == "fabric.switching";
+    });
+    for (FieldValue& f : p.fields) {
+      if (f.path != "fabric" || own_policy) continue;
+      YAML::Node value = YAML::Load(f.value);
+      if (value.IsScalar()) {
+        YAML::Node holder(YAML::NodeType::Map);
+        holder["fabric"] = value;
+        fabric_as_map(holder);
+        value = holder["fabric"];
+      }
+      paper_controller(value);
+      f.value = flow_text(value);
+    }
   }
   spec.paper_assumptions = true;
 }

@@ -68,7 +68,8 @@ struct SweepSpec {
 // `mfabric sweep --assumptions paper` (docs/sweep.md): the experiment every point starts from
 // gets the paper-measurement calibration as its base (its own calibration fields still apply)
 // and, when its fabric is mFabric, the paper's simulator's controller (policy paper-sim, the
-// switching rule its own). Points that set a whole fabric or calibration keep what they set.
+// switching rule its own), as does every point that sets a whole mFabric fabric unless it sets
+// fabric.policy or fabric.switching itself. Points that set a whole calibration keep it.
 void apply_paper_assumptions(SweepSpec& spec);
 
 // True when `p` sets every reference field of `h` to its value.

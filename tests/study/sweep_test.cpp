@@ -185,6 +185,26 @@ TEST(Sweep, PaperAssumptionsGiveTheCalibrationAndTheController) {
   apply_paper_assumptions(crossover);
   EXPECT_EQ(point_experiment(crossover, 0).calibration.compute.expert_gemm, 1.0);
   EXPECT_EQ(point_experiment(crossover, 0).calibration.name, "paper-measurement+");
+  // Points that set a whole mFabric fabric get the paper's controller too; TopoOpt points and
+  // points that choose a policy themselves keep theirs.
+  SweepSpec batch = load_sweep(dir + "batch-vs-topoopt.yaml");
+  apply_paper_assumptions(batch);
+  EXPECT_EQ(point_experiment(batch, 0).fabric.params().at("policy"), "paper-sim");
+  EXPECT_EQ(point_experiment(batch, 0).fabric.params().at("region"), "4");
+  EXPECT_EQ(point_experiment(batch, 3).fabric.name(), "topoopt");
+  SweepSpec nvl72 = load_sweep(dir + "nvl72-outlook.yaml");
+  apply_paper_assumptions(nvl72);
+  EXPECT_EQ(point_experiment(nvl72, 1).fabric.params().at("policy"), "paper-sim");
+  EXPECT_EQ(point_experiment(nvl72, 1).fabric.params().at("ocs_optics"), "co-packaged");
+  SweepSpec own = load_sweep(dir + "crossover.yaml");
+  apply_paper_assumptions(own);
+  bool reuse = false;
+  for (std::size_t i = 0; i < own.points.size(); ++i) {
+    const sim::Experiment point = point_experiment(own, i);
+    reuse |=
+        point.fabric.name() == "mfabric" && point.fabric.params().at("policy") == "reuse-previous";
+  }
+  EXPECT_TRUE(reuse);
 }
 
 TEST(Sweep, TheAlphaStudyKeepsTheNetworkCostOfTheReference) {
