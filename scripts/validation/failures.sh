@@ -10,8 +10,9 @@
 #   Mixtral 8x22B (TP 8, PP 8, EP 8, DP 2): one GPU (spare GPU in the spare region). Paper: +5.1%.
 #
 # Usage: scripts/validation/failures.sh [MFABRIC_BINARY]   (default build/release/src/cli/mfabric)
-#        ASSUMPTIONS=paper scripts/validation/failures.sh   (the paper's assumptions, docs/compare.md:
-#        the paper-measurement calibration and mFabric under paper-sim)
+#        scripts/validation/failures.sh BINARY paper   (or ASSUMPTIONS=paper: the paper's
+#        assumptions, docs/compare.md: the paper-measurement calibration and mFabric under
+#        paper-sim)
 # Prints a markdown table; each run is `mfabric simulate FILE --json` on an experiment written to
 # a temporary directory (printed first, kept for inspection).
 set -euo pipefail
@@ -27,7 +28,7 @@ declare -A workload=(
 )
 policy=block
 calibration=""
-if [ "${ASSUMPTIONS:-default}" = paper ]; then
+if [ "${2:-${ASSUMPTIONS:-default}}" = paper ]; then
   policy=paper-sim
   calibration="calibration: paper-measurement"
 fi
