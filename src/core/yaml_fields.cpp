@@ -83,6 +83,13 @@ Fields::Fields(const YAML::Node& node, std::string source, std::string path,
       const std::string shown = key.size() > 80 ? quote_input(key) : printable(key);
       std::string hint;
       for (const std::string& k : known_) {
+        // The distance is at least the difference in length: a key much longer or shorter
+        // than the field cannot be its typo, and a 1 MiB key must not cost 1 MiB x the field's
+        // length per field (the model harness's fuzzing found such a key taking 11 s under the
+        // sanitizers).
+        const std::size_t longer = std::max(key.size(), k.size());
+        const std::size_t shorter = std::min(key.size(), k.size());
+        if (longer - shorter > 2) continue;
         if (edit_distance(key, k) <= 2) {
           hint = fmt::format("did you mean '{}'? ", k);
           break;

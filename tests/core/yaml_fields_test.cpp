@@ -117,5 +117,29 @@ TEST(YamlMessages, AnUnknownKeyIsEscapedAndCut) {
   }
 }
 
+TEST(YamlMessages, TheTypoHintComparesOnlyKeysOfAboutTheFieldsLength) {
+  const auto message_of = [](const std::string& key) {
+    try {
+      // Quoted: yaml-cpp refuses a plain key past 1024 characters.
+      const Fields f(parse_yaml("\"" + key + "\": 1\n", "f.yaml"), "f.yaml", "",
+                     {"layers", "hidden", "experts"});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // Within two edits, longer or shorter: a hint.
+  EXPECT_TRUE(has(message_of("layer"), "did you mean 'layers'?"));
+  EXPECT_TRUE(has(message_of("layerss"), "did you mean 'layers'?"));
+  EXPECT_TRUE(has(message_of("expertsxx"), "did you mean 'experts'?"));
+  // Three characters longer than any field is three edits at least: no hint, and no distance
+  // computed for a key of 1 MiB (the fuzzing build took 11 s over one such key before).
+  EXPECT_FALSE(has(message_of("layersxxx"), "did you mean"));
+  const std::string huge = "layer" + std::string(1000000, 'x') + "00";
+  const std::string m = message_of(huge);
+  EXPECT_TRUE(has(m, "unknown field")) << m.substr(0, 200);
+  EXPECT_FALSE(has(m, "did you mean"));
+}
+
 }  // namespace
 }  // namespace mfabric
