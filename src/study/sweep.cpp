@@ -150,11 +150,13 @@ void apply_paper_assumptions(SweepSpec& spec) {
   }
   // mFabric's controller is the paper's simulator's, in the experiment and in every point that
   // sets a whole mFabric fabric, unless the point chooses its policy itself.
-  const auto paper_controller = [](YAML::Node fabric) {
-    if (fabric && fabric.IsMap() && fabric["kind"] && fabric["kind"].Scalar() == "mfabric") {
-      fabric["policy"] = "paper-sim";
-      fabric.remove("switching");
-    }
+  const auto is_mfabric = [](const YAML::Node& fabric) {
+    return fabric && fabric.IsMap() && fabric["kind"] && fabric["kind"].Scalar() == "mfabric";
+  };
+  const auto paper_controller = [&](YAML::Node fabric) {
+    if (!is_mfabric(fabric)) return;
+    fabric["policy"] = "paper-sim";
+    fabric.remove("switching");
   };
   paper_controller(root["fabric"]);  // a map already (parse_sweep)
   for (SweepPoint& p : spec.points) {
@@ -170,6 +172,8 @@ void apply_paper_assumptions(SweepSpec& spec) {
         fabric_as_map(holder);
         value = holder["fabric"];
       }
+      // Other fabrics keep the text they were written in (and so their runs' fingerprints).
+      if (!is_mfabric(value)) continue;
       paper_controller(value);
       f.value = flow_text(value);
     }

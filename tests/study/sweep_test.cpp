@@ -192,6 +192,7 @@ TEST(Sweep, PaperAssumptionsGiveTheCalibrationAndTheController) {
   EXPECT_EQ(point_experiment(batch, 0).fabric.params().at("policy"), "paper-sim");
   EXPECT_EQ(point_experiment(batch, 0).fabric.params().at("region"), "4");
   EXPECT_EQ(point_experiment(batch, 3).fabric.name(), "topoopt");
+  EXPECT_EQ(batch.points[3].fields[1].value, "topoopt");  // as written
   SweepSpec nvl72 = load_sweep(dir + "nvl72-outlook.yaml");
   apply_paper_assumptions(nvl72);
   EXPECT_EQ(point_experiment(nvl72, 1).fabric.params().at("policy"), "paper-sim");
