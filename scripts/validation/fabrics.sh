@@ -12,7 +12,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${1:-$root/build/release/src/cli/mfabric}"
 work="$(mktemp -d -t mfabric-validation.XXXXXX)"
-echo "experiments in $work"
+echo "experiments in $work" >&2
 echo
 
 # workload lines of the paper's setup (reference section 5); region = EP x TP / 8 servers

@@ -19,7 +19,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${1:-$root/build/release/src/cli/mfabric}"
 work="$(mktemp -d -t mfabric-failures.XXXXXX)"
-echo "experiments in $work"
+echo "experiments in $work" >&2
 echo
 
 declare -A workload=(

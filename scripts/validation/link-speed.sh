@@ -17,7 +17,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bin="${1:-build/release/src/cli/mfabric}"
 work="${2:-$(mktemp -d -t mfabric-linkspeed.XXXXXX)}"
 mkdir -p "$work"
-echo "experiments in $work"
+echo "experiments in $work" >&2
 echo
 
 # scaled copies of the zoo models: ffn_expert x k (expert FLOPs and expert gradients x k)

@@ -14,7 +14,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${1:-$root/build/release/src/cli/mfabric}"
 out="${2:-$(mktemp -d -t mfabric-paper-assumptions.XXXXXX)}"
 mkdir -p "$out"
-echo "outputs in $out; commit $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo '+changes')"
+echo "outputs in $out" >&2
 echo
 # A comparison already in OUT_DIR (paper.json, default.json) is not run again.
 if [ ! -s "$out/paper.json" ]; then

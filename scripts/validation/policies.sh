@@ -12,7 +12,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${1:-$root/build/release/src/cli/mfabric}"
 switching="${SWITCHING:-always}"
 work="$(mktemp -d -t mfabric-policies.XXXXXX)"
-echo "experiments in $work (switching: $switching)"
+echo "experiments in $work (switching: $switching)" >&2
 echo
 
 declare -A workload=(
