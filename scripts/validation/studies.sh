@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # docs/validation.md, "The paper's studies under both sets of assumptions": the delay, alpha at
-# equal cost, batch-vs-TopoOpt and NVL72 sweeps of examples/sweeps/, each under the default
+# equal cost, batch-vs-TopoOpt, NVL72 and scale sweeps of examples/sweeps/, each under the default
 # assumptions and under the paper's (`mfabric sweep --assumptions paper`: the paper-measurement
 # calibration and mFabric under paper-sim; docs/sweep.md), side by side with the paper's figure.
 #
 # Usage: scripts/validation/studies.sh [MFABRIC_BINARY] [OUT_DIR]
 #   (defaults build/release/src/cli/mfabric and build/sweeps: each sweep writes OUT_DIR/STUDY and
 #   OUT_DIR/paper-STUDY and resumes from its journal, so finished sweeps are only read).
-#   About 30 minutes on 2 cores for the eight sweeps.
+#   About 2 minutes on 2 cores for the first eight sweeps, and 40 more for the two scale sweeps
+#   (their 4096-server points take minutes and about 2 GB each).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${1:-$root/build/release/src/cli/mfabric}"
 out="${2:-$root/build/sweeps}"
-studies="reconfiguration-delay alpha-equal-cost batch-vs-topoopt nvl72-outlook"
+studies="reconfiguration-delay alpha-equal-cost batch-vs-topoopt nvl72-outlook scale"
 for s in $studies; do
   "$bin" sweep "$root/examples/sweeps/$s.yaml" --out "$out/$s" >/dev/null
   "$bin" sweep "$root/examples/sweeps/$s.yaml" --assumptions paper --out "$out/paper-$s" >/dev/null
@@ -99,4 +100,41 @@ def nvl(points):
 print("**Outlook: NVL72 against mFabric with co-packaged optics** (DeepSeek-V3 on 2048 B200; "
       f"paper: mFabric 1.3x lower iteration time): NVL72 / mFabric: default {nvl(d)}, paper's "
       f"assumptions {nvl(p)}.")
+print()
+
+# Scale: tokens/s of each fabric, and mFabric's tokens/s per $M over the fat-tree's.
+d, p = load("scale"), load("paper-scale")
+full = {name: json.load(open(f"{out}/{name}/results.json"))["points"] for name in ("scale", "paper-scale")}
+
+def by_fabric(points, servers):
+    out = {}
+    for q in points:
+        if q["fields"].get("cluster.servers") != servers or q.get("error"):
+            continue
+        f = q["fields"]["fabric"]
+        kind = "mfabric" if "mfabric" in f else f
+        out[kind] = q
+    return out
+
+print("**Scale** (Mixtral 8x7B at 400G, 128 to 4096 servers, 8 micro-batches per pipeline; paper: "
+      "comparable tokens/s, about 2x the performance per dollar): mFabric's tokens/s over the "
+      "fat-tree's, and its tokens/s per $M over the fat-tree's\n")
+print("| servers | default: tokens/s | default: per $M | paper's assumptions: tokens/s | per $M |")
+print("|---|---|---|---|---|")
+servers = []
+for q in full["scale"]:
+    s_ = q["fields"].get("cluster.servers")
+    if s_ not in servers:
+        servers.append(s_)
+for s_ in servers:
+    row = [s_]
+    for name in ("scale", "paper-scale"):
+        f = by_fabric(full[name], s_)
+        m, t = f.get("mfabric"), f.get("fat-tree")
+        if m and t and t["tokens_per_s"] and t["tokens_per_s_per_musd"]:
+            row += [f"{m['tokens_per_s'] / t['tokens_per_s']:.2f}",
+                    f"{m['tokens_per_s_per_musd'] / t['tokens_per_s_per_musd']:.2f}"]
+        else:
+            row += ["-", "-"]
+    print("| " + " | ".join(row) + " |")
 PY
