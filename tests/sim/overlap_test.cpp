@@ -22,6 +22,10 @@ struct TinyJob {
     dir = std::filesystem::temp_directory_path() / ("mfabric_overlap_" + name);
     std::filesystem::create_directories(dir);
     std::ofstream(dir / "tiny.yaml") << workload::testing::kTinyModelYaml;
+    // One MoE layer and nothing else: a pipeline step is 4 compute ops and 2 all-to-alls.
+    std::ofstream(dir / "one-layer.yaml") << "name: one-layer\nlayers: 1\nhidden: 64\n"
+                                             "attention: {kind: mha, heads: 4}\nffn_expert: 32\n"
+                                             "experts: 4\ntop_k: 2\nvocab: 1000\n";
     std::ofstream(dir / "measured.csv")
         << "op,layer,phase,duration\n"
         << "attention,*,fwd,1ms\nattention,*,bwd,1ms\nrouter,*,fwd,1ms\nrouter,*,bwd,1ms\n"
@@ -36,20 +40,20 @@ struct TinyJob {
                                                  "1us}\n") {
     const std::string path = (dir / "job.yaml").string();
     std::ofstream(path) << cluster << "fabric: fat-tree\n"
-                        << "workload: {model: tiny.yaml, " << workload << "}\n"
+                        << "workload: {" << workload << "}\n"
                         << "simulation: {completion_batching: 0}\n"
                         << "calibration: {compute: {replay: measured.csv}}\n";
     SimulationOptions options;
     options.record_spans = true;
     Simulation s = simulate(load_experiment(path), options);
-    ops.clear();
-    for (const workload::Task& t : s.graph.tasks())
-      ops.push_back(t.op);
+    tasks = s.graph.tasks();
     return std::move(s.result);
   }
   // The op of task `id` of the last run.
-  workload::Op graph_op(workload::TaskId id) const { return ops.at(static_cast<std::size_t>(id)); }
-  std::vector<workload::Op> ops;
+  workload::Op graph_op(workload::TaskId id) const {
+    return tasks.at(static_cast<std::size_t>(id)).op;
+  }
+  std::vector<workload::Task> tasks;
 };
 
 // DP 2 (one GPU per server), TP 1, PP 1, EP 1, one micro-batch: 12 ops forward (attention and
@@ -68,7 +72,7 @@ struct TinyJob {
 TEST(Overlap, GradReduceLeavesOnlyTheFirstLayerAndTheEmbeddingsAtTheEnd) {
   TinyJob job("grad_reduce");
   const std::string workload =
-      "tp: 1, pp: 1, ep: 1, dp: 2, micro_batch: 1, global_batch: 2, "
+      "model: tiny.yaml, tp: 1, pp: 1, ep: 1, dp: 2, micro_batch: 1, global_batch: 2, "
       "seq: 16";
   const RunResult plain = job.run(workload);
   const RunResult overlapped = job.run(workload + ", overlap: {grad_reduce: true}");
@@ -85,17 +89,44 @@ TEST(Overlap, GradReduceLeavesOnlyTheFirstLayerAndTheEmbeddingsAtTheEnd) {
   EXPECT_EQ(plain.transfers.bytes_delivered, overlapped.transfers.bytes_delivered);
 }
 
-// EP 2 over the two servers, PP 1, two micro-batches: 1F1B runs F0 B0 F1 B1. With the EP
-// overlap F1 no longer waits for B0: its compute fills B0's all-to-all waits. The overlapped
-// iteration is no longer than the plain one and no shorter than the compute alone (48 ms on
-// each GPU).
-TEST(Overlap, EpCommRunsAdjacentStepsTogether) {
+// EP 2 over the two servers, PP 1, a model of one MoE layer, two micro-batches: 1F1B runs F0 B0
+// F1 B1, each step 4 compute ops of 1 ms and 2 all-to-alls. Those of micro-batch 0 all take a
+// (dispatch, combine and their backward move the same two byte counts, swapped: one step each
+// way over a full-duplex link), those of micro-batch 1 all take b, both far below 1 ms. Plain:
+// 16 ms + 4a + 4b, then the gradient all-reduce r. With the EP overlap F1 chains to F0, not B0, and
+// the compute stream runs ready ops first come, first served: F0 ends at T = 4 ms + 2a; B0's
+// all-to-alls (2a) and F1's forward ones (2b) then each wait under the other step's compute
+// (B0 lm-head, F1 attention, B0 experts, F1 router, B0 router, F1 experts, B0 attention, F1
+// lm-head back to back: 8 ms), and B1 runs alone, 4 ms + 2b: 16 ms + 2a + 2b + r.
+TEST(Overlap, EpCommHidesOneStepsAllToAllsUnderTheOthersCompute) {
   TinyJob job("ep_comm");
-  const std::string workload = "tp: 1, pp: 1, ep: 2, micro_batch: 1, global_batch: 2, seq: 4096";
+  const std::string workload =
+      "model: one-layer.yaml, tp: 1, pp: 1, ep: 2, micro_batch: 1, global_batch: 2, seq: 4096";
   const RunResult plain = job.run(workload);
+  Time a, b, r;
+  int all_to_alls = 0;
+  for (const TaskSpan& s : plain.spans) {
+    const workload::Task& t = job.tasks.at(static_cast<std::size_t>(s.task));
+    const Time d = s.end - s.start;
+    if (t.op == workload::Op::Dispatch || t.op == workload::Op::Combine) {
+      ++all_to_alls;
+      (t.micro_batch == 0 ? a : b) = d;
+    }
+    if (t.op == workload::Op::DenseGradAllReduce) r = d;
+  }
+  ASSERT_EQ(all_to_alls, 8);
+  for (const TaskSpan& s : plain.spans) {  // all four of a micro-batch take the same time
+    const workload::Task& t = job.tasks.at(static_cast<std::size_t>(s.task));
+    if (t.op == workload::Op::Dispatch || t.op == workload::Op::Combine) {
+      EXPECT_EQ(s.end - s.start, t.micro_batch == 0 ? a : b);
+    }
+  }
+  ASSERT_GT(a, Time::zero());
+  ASSERT_LT(a, Time::milliseconds(1));
+  ASSERT_LT(b, Time::milliseconds(1));
+  EXPECT_EQ(plain.iteration_times[0], Time::milliseconds(16) + a * 4 + b * 4 + r);
   const RunResult overlapped = job.run(workload + ", overlap: {ep_comm: true}");
-  EXPECT_LT(overlapped.iteration_times[0], plain.iteration_times[0]);
-  EXPECT_GE(overlapped.iteration_times[0], Time::milliseconds(48));
+  EXPECT_EQ(overlapped.iteration_times[0], Time::milliseconds(16) + a * 2 + b * 2 + r);
   EXPECT_EQ(plain.transfers.bytes_delivered, overlapped.transfers.bytes_delivered);
 }
 
@@ -108,7 +139,8 @@ TEST(Overlap, EpCommRunsAdjacentStepsTogether) {
 // 13 all-reduce times.
 TEST(Overlap, TpCommHidesTheAllReducesAfterEachGemm) {
   TinyJob job("tp_comm");
-  const std::string workload = "tp: 2, pp: 1, ep: 1, micro_batch: 1, global_batch: 1, seq: 1024";
+  const std::string workload =
+      "model: tiny.yaml, tp: 2, pp: 1, ep: 1, micro_batch: 1, global_batch: 1, seq: 1024";
   const std::string two_gpus = "cluster: {servers: 1, gpus_per_server: 2, nics_per_server: 2}\n";
   RunResult plain = job.run(workload, two_gpus);
   const RunResult overlapped = job.run(workload + ", overlap: {tp_comm: true}", two_gpus);
