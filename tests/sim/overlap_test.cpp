@@ -2,6 +2,7 @@
 // by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -155,6 +156,62 @@ TEST(Overlap, TpCommHidesTheAllReducesAfterEachGemm) {
   ASSERT_LT(all_reduce.front(), Time::milliseconds(1));
   EXPECT_EQ(plain.iteration_times[0], Time::milliseconds(24) + all_reduce.front() * 16);
   EXPECT_EQ(overlapped.iteration_times[0], Time::milliseconds(24) + all_reduce.front() * 3);
+}
+
+// The same two models on a two-stage pipeline (PP 2), one micro-batch, so that the whole
+// iteration is one chain through both stages and the sends between them.
+//  - grad_reduce, DP 2 on 4 servers of 1 GPU: stage 1 finishes its backward first and its
+//    reduces hide under stage 0's backward either way; stage 0's tail is what changes. Stage 0
+//    holds layer 0 (attention 4 x 64 x 64, dense FFN 3 x 64 x 128), layer 1 (attention, router
+//    64 x 4, experts 4 x 3 x 64 x 32) and the input embedding 1000 x 64: 292,352 bytes at the
+//    end without the overlap; with it, layer 1's are reduced under layer 0's backward and 209,920
+//    remain (layer 0 and the embedding), each tail its bytes at 100G plus two ring hops of 2 us.
+//  - tp_comm, TP 2 in each of 2 servers: the same 13 of 16 all-reduces follow a GEMM, on one chain.
+TEST(Overlap, TwoStagePipelinesByHand) {
+  TinyJob job("two_stage");
+  const std::string four_servers =
+      "cluster: {servers: 4, gpus_per_server: 1, nics_per_server: 1, link: 100G, link_latency: "
+      "1us}\n";
+  const std::string grad =
+      "model: tiny.yaml, tp: 1, pp: 2, ep: 1, dp: 2, micro_batch: 1, "
+      "global_batch: 2, seq: 16";
+  // What follows the last compute: stage 0's gradient all-reduces. (Stage 1's, under the
+  // overlap, start with the gradient send to stage 0 and share its NIC for a moment, so the
+  // whole iterations differ by that too; the tails are what the model changes.)
+  const auto tail_after_compute = [&job](const RunResult& r) {
+    Time last_compute, end;
+    for (const TaskSpan& span : r.spans) {
+      end = std::max(end, span.end);
+      if (job.tasks.at(static_cast<std::size_t>(span.task)).kind == workload::TaskKind::Compute)
+        last_compute = std::max(last_compute, span.end);
+    }
+    return end - last_compute;
+  };
+  const RunResult plain = job.run(grad, four_servers);
+  const Time plain_tail = tail_after_compute(plain);
+  const RunResult reduced = job.run(grad + ", overlap: {grad_reduce: true}", four_servers);
+  const Time reduced_tail = tail_after_compute(reduced);
+  const double stage0 = 2.0 * (2 * 4 * 4096 + 3 * 64 * 128 + 256 + 4 * 6144 + 64000);
+  const double tail = 2.0 * (4 * 4096 + 3 * 64 * 128 + 64000);
+  ASSERT_EQ(stage0, 292352);
+  ASSERT_EQ(tail, 209920);
+  EXPECT_NEAR(plain_tail.seconds(), stage0 * 8 / 100e9 + 4e-6, 1e-12);
+  EXPECT_NEAR(reduced_tail.seconds(), tail * 8 / 100e9 + 4e-6, 1e-12);
+
+  const std::string two_servers = "cluster: {servers: 2, gpus_per_server: 2, nics_per_server: 2}\n";
+  const std::string tp =
+      "model: tiny.yaml, tp: 2, pp: 2, ep: 1, micro_batch: 1, global_batch: 1, seq: 1024";
+  const RunResult tp_plain = job.run(tp, two_servers);
+  std::vector<Time> all_reduce;
+  for (const TaskSpan& s : tp_plain.spans) {
+    if (job.graph_op(s.task) == workload::Op::TpAllReduce) all_reduce.push_back(s.end - s.start);
+  }
+  ASSERT_EQ(all_reduce.size(), 16u);
+  for (Time t : all_reduce)
+    EXPECT_EQ(t, all_reduce.front());
+  const RunResult tp_overlapped = job.run(tp + ", overlap: {tp_comm: true}", two_servers);
+  EXPECT_EQ(tp_plain.iteration_times[0] - tp_overlapped.iteration_times[0],
+            all_reduce.front() * 13);
 }
 
 TEST(Overlap, UnknownOverlapIsOneLine) {
