@@ -55,6 +55,19 @@ struct TinyJob {
     return tasks.at(static_cast<std::size_t>(id)).op;
   }
   std::vector<workload::Task> tasks;
+
+  // The time every TP all-reduce of run `r` (which must be the last run) takes, checking that there
+  // are `count` of them and that they all take it (the same bytes over an idle NVSwitch).
+  Time the_tp_all_reduce_time(const RunResult& r, std::size_t count) const {
+    std::vector<Time> times;
+    for (const TaskSpan& s : r.spans) {
+      if (graph_op(s.task) == workload::Op::TpAllReduce) times.push_back(s.end - s.start);
+    }
+    EXPECT_EQ(times.size(), count);
+    for (Time t : times)
+      EXPECT_EQ(t, times.front());
+    return times.empty() ? Time::zero() : times.front();
+  }
 };
 
 // DP 2 (one GPU per server), TP 1, PP 1, EP 1, one micro-batch: 12 ops forward (attention and
@@ -143,19 +156,12 @@ TEST(Overlap, TpCommHidesTheAllReducesAfterEachGemm) {
   const std::string workload =
       "model: tiny.yaml, tp: 2, pp: 1, ep: 1, micro_batch: 1, global_batch: 1, seq: 1024";
   const std::string two_gpus = "cluster: {servers: 1, gpus_per_server: 2, nics_per_server: 2}\n";
-  RunResult plain = job.run(workload, two_gpus);
+  const RunResult plain = job.run(workload, two_gpus);
+  const Time all_reduce = job.the_tp_all_reduce_time(plain, 16);
   const RunResult overlapped = job.run(workload + ", overlap: {tp_comm: true}", two_gpus);
-  // Every TP all-reduce takes the same time (same bytes over an idle NVSwitch).
-  std::vector<Time> all_reduce;
-  for (const TaskSpan& s : plain.spans) {
-    if (job.graph_op(s.task) == workload::Op::TpAllReduce) all_reduce.push_back(s.end - s.start);
-  }
-  ASSERT_EQ(all_reduce.size(), 16u);
-  for (Time t : all_reduce)
-    EXPECT_EQ(t, all_reduce.front());
-  ASSERT_LT(all_reduce.front(), Time::milliseconds(1));
-  EXPECT_EQ(plain.iteration_times[0], Time::milliseconds(24) + all_reduce.front() * 16);
-  EXPECT_EQ(overlapped.iteration_times[0], Time::milliseconds(24) + all_reduce.front() * 3);
+  ASSERT_LT(all_reduce, Time::milliseconds(1));
+  EXPECT_EQ(plain.iteration_times[0], Time::milliseconds(24) + all_reduce * 16);
+  EXPECT_EQ(overlapped.iteration_times[0], Time::milliseconds(24) + all_reduce * 3);
 }
 
 // The same two models on a two-stage pipeline (PP 2), one micro-batch, so that the whole
@@ -202,16 +208,9 @@ TEST(Overlap, TwoStagePipelinesByHand) {
   const std::string tp =
       "model: tiny.yaml, tp: 2, pp: 2, ep: 1, micro_batch: 1, global_batch: 1, seq: 1024";
   const RunResult tp_plain = job.run(tp, two_servers);
-  std::vector<Time> all_reduce;
-  for (const TaskSpan& s : tp_plain.spans) {
-    if (job.graph_op(s.task) == workload::Op::TpAllReduce) all_reduce.push_back(s.end - s.start);
-  }
-  ASSERT_EQ(all_reduce.size(), 16u);
-  for (Time t : all_reduce)
-    EXPECT_EQ(t, all_reduce.front());
+  const Time all_reduce = job.the_tp_all_reduce_time(tp_plain, 16);
   const RunResult tp_overlapped = job.run(tp + ", overlap: {tp_comm: true}", two_servers);
-  EXPECT_EQ(tp_plain.iteration_times[0] - tp_overlapped.iteration_times[0],
-            all_reduce.front() * 13);
+  EXPECT_EQ(tp_plain.iteration_times[0] - tp_overlapped.iteration_times[0], all_reduce * 13);
 }
 
 TEST(Overlap, UnknownOverlapIsOneLine) {
