@@ -7,8 +7,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "core/error.h"
+#include "core/output_text.h"
 #include "core/units.h"
 
 namespace mfabric {
@@ -95,6 +97,12 @@ std::string read_text_file(const std::string& path, const std::string& what,
     text.append(buffer, static_cast<std::size_t>(n));
   }
   return text;
+}
+
+bool names_a_yaml_file(const std::string& name_or_path) {
+  std::error_code ec;
+  const std::string ext = ascii_lower(std::filesystem::path(name_or_path).extension().string());
+  return std::filesystem::exists(name_or_path, ec) || ext == ".yaml" || ext == ".yml";
 }
 
 }  // namespace mfabric

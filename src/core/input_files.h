@@ -36,6 +36,11 @@ std::string read_text_file(const std::string& path, const std::string& what = "f
                            const std::string& expected = "a readable file",
                            std::int64_t max_bytes = kMaxTextFileBytes);
 
+// True when a name given where a shipped name (a zoo model, a calibration) or a file is accepted
+// is meant as a file: it exists, or it ends in .yaml / .yml (any case), so that a missing file is
+// reported as a file rather than as an unknown name.
+bool names_a_yaml_file(const std::string& name_or_path);
+
 // "a directory", "a FIFO (named pipe)", "a character device", ... for a file's st_mode that is not
 // a regular file (for messages about inputs and outputs).
 const char* file_kind(mode_t mode);

@@ -137,4 +137,12 @@ std::string csv_field(std::string_view raw) {
   return out + "\"";
 }
 
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 }  // namespace mfabric

@@ -30,6 +30,10 @@ std::string printable(std::string_view text);
 // so that a 10 MB field or a terminal escape in a file never floods or drives the terminal.
 std::string quote_input(std::string_view text, std::size_t max_chars = 80);
 
+// `text` with ASCII letters lowered (names matched case-insensitively: models, GPUs,
+// calibrations, true/false); other bytes as they are.
+std::string ascii_lower(std::string_view text);
+
 // Number of characters (code points) of valid UTF-8 `text`: its width in a text table.
 std::size_t display_width(std::string_view text);
 

@@ -5,7 +5,6 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -164,9 +163,7 @@ std::optional<std::string> Fields::optional_string(const std::string& key) const
 
 std::optional<bool> Fields::optional_bool(const std::string& key) const {
   if (!has(key)) return std::nullopt;
-  std::string text = scalar(key, "true or false");
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string text = ascii_lower(scalar(key, "true or false"));
   if (text == "true") return true;
   if (text == "false") return false;
   throw Error(source_, field(key),

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <filesystem>
 
 #include "core/error.h"
@@ -57,12 +56,6 @@ const std::array<std::pair<const char*, CollectiveCost CollectiveCosts::*>, 6> k
     {"p2p", &CollectiveCosts::p2p},
 }};
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 double fraction(const Fields& f, const std::string& key, double current, const char* of_what) {
   const std::optional<double> v = f.optional_double(key);
   if (!v) return current;
@@ -112,7 +105,7 @@ Calibration parse_text(const std::string& text, const std::string& source, int d
 const detail::EmbeddedYaml* find_shipped(const std::string& lower_name) {
   for (int i = 0; i < detail::kCalibrationsSize; ++i) {
     const detail::EmbeddedYaml& e = detail::kCalibrations[i];
-    if (lower(e.file) == lower_name + ".yaml") return &e;
+    if (ascii_lower(e.file) == lower_name + ".yaml") return &e;
   }
   return nullptr;
 }
@@ -122,12 +115,10 @@ Calibration load_named(const std::string& name_or_path, int depth) {
     throw Error(fmt::format("calibration {} is based on itself (a chain of more than {} bases)",
                             quote_input(name_or_path), kMaxBaseDepth));
   }
-  if (const detail::EmbeddedYaml* e = find_shipped(lower(name_or_path))) {
+  if (const detail::EmbeddedYaml* e = find_shipped(ascii_lower(name_or_path))) {
     return parse_text(e->yaml, std::string("data/calibrations/") + e->file, depth);
   }
-  std::error_code ec;
-  const std::string ext = lower(std::filesystem::path(name_or_path).extension().string());
-  if (std::filesystem::exists(name_or_path, ec) || ext == ".yaml" || ext == ".yml") {
+  if (names_a_yaml_file(name_or_path)) {
     Calibration c = parse_text(read_yaml_file(name_or_path, "calibration file",
                                               "a calibration name or a YAML calibration file"),
                                name_or_path, depth);

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -36,14 +35,9 @@ const std::vector<GpuSpec>& gpu_catalogue() {
 }
 
 const GpuSpec& find_gpu(const std::string& name) {
-  const auto lower = [](std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-  };
   std::string known;
   for (const GpuSpec& g : gpu_catalogue()) {
-    if (lower(g.name) == lower(name)) return g;
+    if (ascii_lower(g.name) == ascii_lower(name)) return g;
     known += (known.empty() ? "" : ", ") + g.name;
   }
   // No field: the caller knows where the name came from (an option, a YAML key) and locates

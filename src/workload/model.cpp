@@ -310,12 +310,6 @@ const std::vector<ZooEntry>& zoo() {
   return entries;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 }  // namespace
 
 std::vector<std::string> model_names() {
@@ -328,13 +322,11 @@ std::vector<std::string> model_names() {
 ModelSpec load_model(const std::string& name_or_path) {
   // Zoo names are matched case-insensitively ("Mixtral-8x7B" works); a zoo name wins over a
   // file of the same name in the working directory, which keeps a name's meaning stable.
-  const std::string wanted = lower(name_or_path);
+  const std::string wanted = ascii_lower(name_or_path);
   for (const ZooEntry& e : zoo()) {
-    if (lower(e.model.name) == wanted) return e.model;
+    if (ascii_lower(e.model.name) == wanted) return e.model;
   }
-  std::error_code ec;
-  const std::string ext = lower(std::filesystem::path(name_or_path).extension().string());
-  if (std::filesystem::exists(name_or_path, ec) || ext == ".yaml" || ext == ".yml") {
+  if (names_a_yaml_file(name_or_path)) {
     return parse_model(
         read_yaml_file(name_or_path, "model file", "a model name or a YAML model file"),
         name_or_path);

@@ -502,28 +502,28 @@ class GraphBuilder {
     return order;
   }
 
+  // Parameters of the stage's dense part: its layers' (layer_dense_params) and its embeddings'.
   std::int64_t stage_dense_params(int stage) const {
-    const ModelSpec& m = spec_.model;
-    std::int64_t params = 0;
+    std::int64_t params = stage_embedding_params(stage);
     const int first = layout_.first_layer(stage);
-    for (int l = first; l < first + layout_.stage_layers(stage); ++l) {
-      params += m.attention_params_per_layer();
-      params +=
-          m.is_moe_layer(l) ? m.router_params() + m.shared_expert_params() : m.dense_ffn_params();
-    }
-    const std::int64_t embedding = static_cast<std::int64_t>(m.vocab) * m.hidden;
-    if (stage == 0) params += embedding;
-    if (stage == p_.pp - 1) params += embedding;  // untied output head
+    for (int l = first; l < first + layout_.stage_layers(stage); ++l)
+      params += layer_dense_params(l);
     return params;
   }
 
+  // The input embedding on the first stage, the (untied) output head on the last.
+  std::int64_t stage_embedding_params(int stage) const {
+    const std::int64_t embedding =
+        static_cast<std::int64_t>(spec_.model.vocab) * spec_.model.hidden;
+    return (stage == 0 ? embedding : 0) + (stage == p_.pp - 1 ? embedding : 0);
+  }
+
   std::int64_t stage_expert_params(int stage) const {
-    int moe = 0;
+    std::int64_t params = 0;
     const int first = layout_.first_layer(stage);
-    for (int l = first; l < first + layout_.stage_layers(stage); ++l) {
-      moe += spec_.model.is_moe_layer(l) ? 1 : 0;
-    }
-    return static_cast<std::int64_t>(moe) * local_experts() * spec_.model.expert_params();
+    for (int l = first; l < first + layout_.stage_layers(stage); ++l)
+      params += layer_expert_params(l);
+    return params;
   }
 
   std::int64_t layer_dense_params(int layer) const {
@@ -576,11 +576,7 @@ class GraphBuilder {
   // stage's GPUs' next compute waits for all of them.
   void gradient_all_reduce(int stage) {
     if (spec_.overlap.grad_reduce) {
-      std::int64_t layers = 0;
-      const int first = layout_.first_layer(stage);
-      for (int l = first; l < first + layout_.stage_layers(stage); ++l)
-        layers += layer_dense_params(l);
-      reduce_gradients(stage, stage_dense_params(stage) - layers, 0);
+      reduce_gradients(stage, stage_embedding_params(stage), 0);
     } else {
       reduce_gradients(stage, stage_dense_params(stage), stage_expert_params(stage));
     }
