@@ -108,8 +108,7 @@ int run_model(const WorkloadOptions& o) {
   if (!o.calibration.empty()) {
     const workload::Calibration c = with_context(
         "", "--calibration", [&] { return workload::load_calibration(o.calibration); });
-    spec.efficiency = c.compute;
-    spec.optimizer_efficiency = c.optimizer;
+    workload::calibrate(spec, c);
     if (o.replay.empty() && !c.replay.empty()) {
       replay_storage = workload::ComputeReplay::load(c.replay);
       spec.replay = &*replay_storage;

@@ -3,15 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <optional>
 
-#include "core/error.h"
 #include "core/output_text.h"
-#include "core/units.h"
 #include "report/gnuplot.h"
 #include "report/html_page.h"
+#include "report/sweep_report.h"
 #include "report/table.h"
 
 namespace mfabric::report {
@@ -57,24 +55,6 @@ std::string value_of(const study::SweepPoint& p, const std::string& path) {
   return "";
 }
 
-std::optional<double> number_of(const std::string& text) {
-  try {
-    return parse_time(text).seconds();
-  } catch (const Error&) {
-  }
-  try {
-    return parse_rate(text).gbps();
-  } catch (const Error&) {
-  }
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
 std::vector<std::string> panels_of(const std::vector<HeatmapCell>& cells) {
   std::vector<std::string> panels;
   for (const HeatmapCell& c : cells) {
@@ -113,17 +93,17 @@ std::vector<std::string> heatmap_axis(const std::vector<std::string>& values) {
   for (const std::string& v : values) {
     if (std::find(distinct.begin(), distinct.end(), v) == distinct.end()) distinct.push_back(v);
   }
-  std::vector<std::pair<double, std::string>> numbered;
-  for (const std::string& v : distinct) {
-    const std::optional<double> x = number_of(v);
-    if (!x) return distinct;
-    numbered.emplace_back(*x, v);
-  }
-  std::stable_sort(numbered.begin(), numbered.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const std::optional<AxisNumbers> numbers = axis_numbers(distinct);
+  if (!numbers) return distinct;
+  std::vector<std::size_t> order(distinct.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return numbers->values[a] < numbers->values[b];
+  });
   std::vector<std::string> out;
-  for (const auto& [x, v] : numbered)
-    out.push_back(v);
+  for (std::size_t i : order)
+    out.push_back(distinct[i]);
   return out;
 }
 

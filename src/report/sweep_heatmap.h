@@ -23,8 +23,8 @@ struct HeatmapCell {
 // reference points, and points without a (successful) reference are left out.
 std::vector<HeatmapCell> heatmap_cells(const study::SweepSpec& spec, const study::SweepResult& r);
 
-// The values of one axis in plotting order: by their number (a time in seconds, a rate, or a
-// plain number) when every value reads as one, else in order of first appearance.
+// The values of one axis in plotting order: by their number when they all read as numbers of one
+// kind (axis_numbers), else in order of first appearance.
 std::vector<std::string> heatmap_axis(const std::vector<std::string>& values);
 
 // {"x", "y", "reference": {path: value}, "cells": [{"panel", "x", "y", "ratio"}]}.

@@ -130,29 +130,7 @@ std::string cell(double x, const char* format) {
 
 }  // namespace
 
-SweepAxis sweep_axis(const study::SweepSpec& spec) {
-  SweepAxis axis;
-  const std::size_t n = spec.points.size();
-  const auto all = [&](const std::function<std::optional<double>(const std::string&)>& read,
-                       const char* unit) {
-    // A point that does not set x (an extra point of another kind) has no place on the axis.
-    std::vector<double> v;
-    bool any = false;
-    for (std::size_t k = 0; k < n; ++k) {
-      if (x_value(spec, k).empty()) {
-        v.push_back(std::nan(""));
-        continue;
-      }
-      const std::optional<double> x = read(x_value(spec, k));
-      if (!x) return false;
-      v.push_back(*x);
-      any = true;
-    }
-    if (!any) return false;
-    axis.values = std::move(v);
-    axis.unit = unit;
-    return true;
-  };
+std::optional<AxisNumbers> axis_numbers(const std::vector<std::string>& values) {
   const auto as_time = [](const std::string& t) -> std::optional<double> {
     try {
       return parse_time(t).seconds();
@@ -167,9 +145,38 @@ SweepAxis sweep_axis(const study::SweepSpec& spec) {
       return std::nullopt;
     }
   };
-  if (!all(plain_number, "") && !all(as_time, "s") && !all(as_rate, "Gbit/s")) {
+  const auto all = [&](const std::function<std::optional<double>(const std::string&)>& read,
+                       const char* unit) -> std::optional<AxisNumbers> {
+    AxisNumbers out{{}, unit};
+    for (const std::string& v : values) {
+      const std::optional<double> x = read(v);
+      if (!x) return std::nullopt;
+      out.values.push_back(*x);
+    }
+    return out;
+  };
+  if (values.empty()) return std::nullopt;
+  if (auto n = all(plain_number, "")) return n;
+  if (auto n = all(as_time, "s")) return n;
+  return all(as_rate, "Gbit/s");
+}
+
+SweepAxis sweep_axis(const study::SweepSpec& spec) {
+  SweepAxis axis;
+  const std::size_t n = spec.points.size();
+  // A point that does not set x (an extra point of another kind) has no place on the axis.
+  std::vector<std::string> set;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (!x_value(spec, k).empty()) set.push_back(x_value(spec, k));
+  }
+  if (const std::optional<AxisNumbers> numbers = axis_numbers(set)) {
+    axis.unit = numbers->unit;
+    std::size_t next = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      axis.values.push_back(x_value(spec, k).empty() ? std::nan("") : numbers->values[next++]);
+    }
+  } else {
     axis.unit = "category";
-    axis.values.clear();
     for (std::size_t k = 0; k < n; ++k) {
       const std::string& v = x_value(spec, k);
       auto it = std::find(axis.categories.begin(), axis.categories.end(), v);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "study/sweep.h"
@@ -35,6 +36,15 @@ struct SweepAxis {
   bool logarithmic = false;  // numbers over more than two decades, all positive
 };
 SweepAxis sweep_axis(const study::SweepSpec& spec);
+
+// Values read as numbers, for an axis: every one a plain number, else every one a time (in
+// seconds), else every one a rate (in Gbit/s), with that unit ("", "s", "Gbit/s"); nullopt when
+// neither holds for all of them (they are categories) or there are none.
+struct AxisNumbers {
+  std::vector<double> values;
+  std::string unit;
+};
+std::optional<AxisNumbers> axis_numbers(const std::vector<std::string>& values);
 
 // report.html: iteration time, tokens/s and tokens/s per million dollars of network against
 // the x field, one line per combination of the other fields; then the table. mfabric::Error

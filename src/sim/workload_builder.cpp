@@ -106,8 +106,7 @@ workload::TaskGraph build_workload(const Experiment& e) {
   spec.model =
       with_context(e.source, "workload.model", [&] { return workload::load_model(w.model); });
   spec.gpu = workload::find_gpu(e.gpu);
-  spec.efficiency = e.calibration.compute;
-  spec.optimizer_efficiency = e.calibration.optimizer;
+  workload::calibrate(spec, e.calibration);
   // With dp given, the job may use fewer GPUs than the cluster has.
   spec.parallelism = with_context(e.source, "workload", [&] {
     try {

@@ -175,6 +175,11 @@ Calibration parse_map(const YAML::Node& node, const std::string& source, const s
 
 }  // namespace
 
+void calibrate(TrainingSpec& spec, const Calibration& c) {
+  spec.efficiency = c.compute;
+  spec.optimizer_efficiency = c.optimizer;
+}
+
 std::vector<std::string> calibration_names() {
   std::vector<std::string> names;
   for (int i = 0; i < detail::kCalibrationsSize; ++i) {

@@ -23,6 +23,7 @@
 #include "core/units.h"
 #include "workload/compute.h"
 #include "workload/task_graph.h"
+#include "workload/training.h"
 
 namespace mfabric::workload {
 
@@ -59,6 +60,10 @@ struct Calibration {
   std::string replay;
   CollectiveCosts collectives;
 };
+
+// Sets the compute side of `c` on a training job: its efficiencies and its optimizer step. The
+// measured durations (c.replay) are the caller's to load: the spec only points at them.
+void calibrate(TrainingSpec& spec, const Calibration& c);
 
 // The shipped calibrations' names, sorted ("paper-measurement", "roofline").
 std::vector<std::string> calibration_names();
