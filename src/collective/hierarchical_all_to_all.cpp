@@ -35,7 +35,7 @@ Plan hierarchical_all_to_all(const CollectiveRequest& request, const fabric::Top
   };
 
   StepBytes gather, exchange, scatter;
-  std::vector<int> rails;  // scratch: one pair of servers' common rails
+  std::vector<Channel> rails;  // scratch: one pair of servers' common rails, GPU c to GPU c
   for (int i = 0; i < n; ++i) {
     const fabric::NodeId src = request.members[static_cast<std::size_t>(i)];
     const int s = topology.node(src).server;
@@ -54,25 +54,13 @@ Plan hierarchical_all_to_all(const CollectiveRequest& request, const fabric::Top
       const std::vector<char>& to = can_send(d);
       for (int c = 0; c < per_server; ++c) {
         if (from[static_cast<std::size_t>(c)] && to[static_cast<std::size_t>(c)])
-          rails.push_back(c);
+          rails.push_back({topology.gpu(s, c), topology.gpu(d, c)});
       }
       if (rails.empty()) {
         add_bytes(exchange, src, dst, bytes);
         continue;
       }
-      // Even split; the remainder starts at a pair-dependent rail (as the proxy algorithm).
-      const auto k = static_cast<std::int64_t>(rails.size());
-      const std::int64_t base = bytes / k;
-      const std::int64_t extra = bytes % k;
-      for (std::int64_t c = 0; c < k; ++c) {
-        const std::int64_t part = base + ((c - (i + j) % k + k) % k < extra ? 1 : 0);
-        const int rail = rails[static_cast<std::size_t>(c)];
-        const fabric::NodeId out = topology.gpu(s, rail);
-        const fabric::NodeId in = topology.gpu(d, rail);
-        add_bytes(gather, src, out, part);
-        add_bytes(exchange, out, in, part);
-        add_bytes(scatter, in, dst, part);
-      }
+      relay_over(rails, src, dst, bytes, i, j, gather, exchange, scatter);
     }
   }
   return plan_of(std::array<const StepBytes*, 3>{&gather, &exchange, &scatter}, request.flow_hash);

@@ -28,13 +28,6 @@ namespace {
 
 using fabric::NodeId;
 
-// A way from one server to another: bytes go source GPU -> `from` (gather), `from` -> `to`
-// (exchange), `to` -> destination GPU (scatter).
-struct Channel {
-  NodeId from = fabric::kNoNode;
-  NodeId to = fabric::kNoNode;
-};
-
 // The GPU a NIC hangs off (its first PCIe link), or kNoNode.
 NodeId gpu_of_nic(const fabric::Topology& t, NodeId nic) {
   for (fabric::LinkId l : t.links_of(nic)) {
@@ -142,17 +135,7 @@ Plan ProxyLowering::lower(const CollectiveRequest& request,
             add_bytes(exchange, src, dst, bytes);  // no proxy to use: the router finds the way
             continue;
           }
-          // Even split; the remainder's extra bytes start at a pair-dependent channel so that
-          // no channel collects all of them.
-          const std::int64_t base = bytes / k;
-          const std::int64_t extra = bytes % k;
-          for (std::int64_t c = 0; c < k; ++c) {
-            const std::int64_t part = base + ((c - (i + j) % k + k) % k < extra ? 1 : 0);
-            const Channel& ch = channels[static_cast<std::size_t>(c)];
-            add_bytes(gather, src, ch.from, part);
-            add_bytes(exchange, ch.from, ch.to, part);
-            add_bytes(scatter, ch.to, dst, part);
-          }
+          relay_over(channels, src, dst, bytes, i, j, gather, exchange, scatter);
         }
       }
     }

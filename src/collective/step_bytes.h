@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "collective/lowering_impl.h"
 
@@ -46,6 +47,31 @@ Plan plan_of(const std::array<const StepBytes*, N>& steps, std::uint64_t seed) {
     ++index;
   }
   return plan;
+}
+
+// A way between two servers for a relayed all-to-all: bytes go source GPU -> `from` (gather),
+// `from` -> `to` (exchange), `to` -> destination GPU (scatter).
+struct Channel {
+  fabric::NodeId from = fabric::kNoNode;
+  fabric::NodeId to = fabric::kNoNode;
+};
+
+// The bytes of member pair (i, j), src -> dst, split evenly over `channels` (not empty) and
+// added to the three steps. The remainder's extra bytes start at a pair-dependent channel so
+// that no channel collects all of them.
+inline void relay_over(const std::vector<Channel>& channels, fabric::NodeId src, fabric::NodeId dst,
+                       std::int64_t bytes, int i, int j, StepBytes& gather, StepBytes& exchange,
+                       StepBytes& scatter) {
+  const auto k = static_cast<std::int64_t>(channels.size());
+  const std::int64_t base = bytes / k;
+  const std::int64_t extra = bytes % k;
+  for (std::int64_t c = 0; c < k; ++c) {
+    const std::int64_t part = base + ((c - (i + j) % k + k) % k < extra ? 1 : 0);
+    const Channel& ch = channels[static_cast<std::size_t>(c)];
+    add_bytes(gather, src, ch.from, part);
+    add_bytes(exchange, ch.from, ch.to, part);
+    add_bytes(scatter, ch.to, dst, part);
+  }
 }
 
 // True when `gpu` is usable and has a usable NIC on the electrical network (role Eps): a GPU
