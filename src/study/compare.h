@@ -104,6 +104,11 @@ struct CompareRun {
   double tokens_per_s = 0;
   fabric::CostBreakdown cost_built;
   fabric::CostBreakdown cost_paper;
+  // The network cost under a convention: the comparison's (CompareResult::cost_convention) is
+  // the one its perf/$ figures use. Calculator is not computed in a comparison (cost_paper).
+  const fabric::CostBreakdown& cost(fabric::CostConvention c) const {
+    return c == fabric::CostConvention::Built ? cost_built : cost_paper;
+  }
   // Relative to the fat-tree run of the same model and link (absent without one, or when it
   // failed): iteration time / the fat-tree's, and (1 / iteration time / paper cost) / the
   // fat-tree's.
@@ -126,6 +131,8 @@ struct CompareResult {
   std::uint64_t seed = 1;
   std::string calibration = "roofline";  // its name (workload/calibration.h)
   Assumptions assumptions = Assumptions::Default;
+  // How network cost is counted, for every cost and perf/$ figure (docs/cost-model.md).
+  fabric::CostConvention cost_convention = fabric::CostConvention::Paper;
   std::string backend = "flow";
   double completion_batching = 0;  // the flow backend's (sim/experiment.h)
   std::vector<CompareRun> runs;    // models x links x fabrics, in that order
