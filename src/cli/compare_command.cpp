@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "core/error.h"
+#include "core/input_files.h"
 #include "core/json_text.h"
 #include "core/output_text.h"
 #include "report/compare_report.h"
@@ -31,6 +33,8 @@ struct CompareOptions {
   int jobs = 0;
   std::string out;
   bool json = false;
+  bool full = false;
+  bool quiet = false;
 };
 
 std::vector<std::string> split_list(const std::string& text, const std::string& option) {
@@ -47,9 +51,31 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
   return out;
 }
 
+// What the runs depend on beside their model, link and fabric, for the journal's fingerprints:
+// the experiment file's text and every option that changes the base experiment.
+std::string fingerprint_basis(const CompareOptions& o, const study::CompareSpec& spec) {
+  std::string basis = "experiment: ";
+  basis += o.experiment.empty() ? std::string("the paper's")
+                                : read_text_file(o.experiment, "experiment file", "");
+  basis += fmt::format("\nservers: {}\nbackend: {}\nassumptions: {}\ncalibration: {}",
+                       spec.base.cluster.servers, spec.base.backend,
+                       study::to_string(spec.assumptions), spec.base.calibration.name);
+  // A calibration file's values, not only its name.
+  std::error_code ec;
+  if (!o.calibration.empty() && std::filesystem::is_regular_file(o.calibration, ec))
+    basis += "\n" + read_text_file(o.calibration, "calibration file", "");
+  return basis;
+}
+
 study::CompareSpec spec_from(const CompareOptions& o) {
-  study::CompareSpec spec = study::paper_compare();
+  if (o.full && !o.experiment.empty()) {
+    throw Error("", "--full",
+                "is the paper's full evaluation; with an experiment file, name the models and "
+                "links with --models and --links");
+  }
+  study::CompareSpec spec = o.full ? study::paper_compare() : study::paper_compare_quick();
   if (!o.experiment.empty()) {
+    spec.description = fmt::format("the job of {}", o.experiment);
     const sim::Experiment e = sim::load_experiment(o.experiment);
     if (!e.model) {
       throw Error(o.experiment, "workload",
@@ -119,6 +145,18 @@ study::CompareSpec spec_from(const CompareOptions& o) {
   }
   if (o.jobs < 0) throw Error("", "--jobs", fmt::format("must be 0 or more, got {}", o.jobs));
   spec.jobs = o.jobs;
+  if (!o.models.empty() || !o.links.empty() || !o.fabrics.empty() || o.servers) {
+    std::vector<std::string> changed;
+    if (!o.models.empty()) changed.push_back("--models " + o.models);
+    if (!o.links.empty()) changed.push_back("--links " + o.links);
+    if (!o.fabrics.empty()) changed.push_back("--fabrics " + o.fabrics);
+    if (o.servers) changed.push_back(fmt::format("--servers {}", *o.servers));
+    spec.description = fmt::format(
+        "{}, with {}", o.experiment.empty() ? std::string("the paper's setups") : spec.description,
+        fmt::join(changed, " "));
+  }
+  if (!o.out.empty()) spec.journal = (std::filesystem::path(o.out) / "points.jsonl").string();
+  spec.fingerprint_basis = fingerprint_basis(o, spec);
   return spec;
 }
 
@@ -128,17 +166,40 @@ int run_compare(const CompareOptions& o) {
   const study::CompareSpec spec = spec_from(o);
   // A --out DIR that cannot take the outputs fails now, not after the runs.
   if (!o.out.empty()) report::check_compare_outputs(o.out);
-  ProgressLine progress("compare", "runs");
-  const study::CompareResult result =
-      study::run_compare(spec, [&progress](int done, int total) { progress(done, total); });
-  if (o.jobs > study::machine_threads()) {
-    std::cerr << fmt::format(
-        "mfabric: note: --jobs {} is more than this machine's {} hardware threads: at most {} "
-        "runs ran at a time\n",
-        o.jobs, study::machine_threads(), study::machine_threads());
-  }
+  ProgressLine progress("compare", o.quiet);
+  const auto on_start = [&](const study::CompareStart& s) {
+    for (const std::string& why : s.skipped) {
+      std::cerr << "mfabric: note: skipped " << printable(why) << "\n";
+    }
+    if (o.jobs > study::machine_threads()) {
+      std::cerr << fmt::format(
+          "mfabric: note: --jobs {} is more than this machine's {} hardware threads: at most {} "
+          "runs run at a time\n",
+          o.jobs, study::machine_threads(), study::machine_threads());
+    }
+    const int left = s.runs - s.resumed;
+    std::string line = fmt::format("compare: {} run{}", s.runs, s.runs == 1 ? "" : "s");
+    if (s.resumed > 0) {
+      line += fmt::format(", {} already in {}", s.resumed, printable(spec.journal));
+    }
+    if (left > 0) {
+      line +=
+          fmt::format("; {}{} on {} thread{}, roughly {} (from the job sizes)",
+                      s.resumed > 0 ? fmt::format("{} to run", left) : std::string("running"), "",
+                      s.threads, s.threads == 1 ? "" : "s", ProgressLine::seconds(s.estimated_s));
+    }
+    progress.say(line);
+  };
+  const study::CompareResult result = study::run_compare(
+      spec, [&progress](int done, int total) { progress.count(done, total, "runs"); }, on_start);
+  progress.finish();
   for (const std::string& note : result.notes)
     std::cerr << "mfabric: note: " << printable(note) << "\n";
+  if (!result.journal_error.empty()) {
+    std::cerr << "mfabric: warning: " << printable(result.journal_error)
+              << " (the results are complete; resuming this comparison would run those runs "
+                 "again)\n";
+  }
   const bool any_result = std::any_of(result.runs.begin(), result.runs.end(),
                                       [](const study::CompareRun& r) { return r.error.empty(); });
   // DIR is replaced only by a comparison with results: when every run failed, the previous set
@@ -149,8 +210,9 @@ int run_compare(const CompareOptions& o) {
   } else {
     std::cout << report::compare_text(result);
     if (!o.out.empty() && any_result) {
-      std::cout << fmt::format("\nwrote {0}/results.json, {0}/results.csv, {0}/report.html\n",
-                               printable(o.out));
+      std::cout << fmt::format(
+          "\nwrote {0}/results.json, {0}/results.csv, {0}/report.html, {0}/points.jsonl\n",
+          printable(o.out));
     }
   }
   if (any_result) return 0;
@@ -168,14 +230,19 @@ Command register_compare(CLI::App& root) {
       "compare",
       "Run training jobs on several fabrics and link speeds: iteration time, tokens/s, network "
       "cost and performance per dollar relative to the fat-tree (no file: the paper's "
-      "evaluation)");
+      "evaluation, its quick subset unless --full)");
   app->add_option("experiment", o->experiment,
                   "Experiment YAML (docs/experiment.md): its cluster, job and seed; default: the "
-                  "paper's 128 servers, five models, four link speeds");
+                  "paper's 128 servers, Mixtral 8x22B and 8x7B at 100G and 400G (--full: five "
+                  "models, four link speeds)");
   app->add_option("--models", o->models,
                   "Models to compare, with the paper's parallelism: mixtral-8x22b, mixtral-8x7b, "
                   "qwen-moe-32, deepseek-r1, llama-moe-6.7b (comma-separated)");
-  app->add_option("--links", o->links, "Link speeds, e.g. 100G,400G (default 100G,200G,400G,800G)");
+  app->add_option("--links", o->links,
+                  "Link speeds, e.g. 100G,400G (default 100G,400G; --full: 100G,200G,400G,800G)");
+  app->add_flag("--full", o->full,
+                "The paper's full evaluation: five models x four link speeds x five fabrics "
+                "(100 runs, about 21 minutes on 2 cores)");
   app->add_option("--fabrics", o->fabrics,
                   "Fabrics: fat-tree, fat-tree-3to1, rail-optimized, topoopt, mfabric, or any "
                   "fabric spec NAME[:key=value,...] (default the first five)");
@@ -191,8 +258,12 @@ Command register_compare(CLI::App& root) {
   app->add_option("--jobs", o->jobs,
                   "Runs in parallel (default 0: one per core; at most the cores)");
   app->add_option("--out", o->out,
-                  "Write results.json, results.csv and report.html (plots: needs gnuplot) here");
+                  "Write results.json, results.csv, report.html (plots: needs gnuplot) and the "
+                  "journal points.jsonl here; a rerun with the same DIR skips the runs already "
+                  "done");
   app->add_flag("--json", o->json, "Print the results as JSON");
+  app->add_flag("-q,--quiet", o->quiet,
+                "No opening line and no progress on stderr (notes, warnings and errors stay)");
   return Command{app, [o] { return run_compare(*o); }};
 }
 

@@ -1,12 +1,12 @@
 // mfabric simulate: run an experiment (docs/experiment.md) and report iteration time and
 // communication; optionally write results.json, links.csv, collectives.csv and trace.json.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "core/error.h"
 #include "core/output_text.h"
 #include "report/simulation_report.h"
@@ -24,35 +24,7 @@ struct SimulateOptions {
   std::string out;
   bool json = false;
   bool flows = false;
-};
-
-// Progress on stderr for runs longer than a couple of seconds; silent when stderr is not a
-// terminal (CI logs, pipes).
-class Progress {
- public:
-  Progress() : enabled_(::isatty(STDERR_FILENO) != 0), start_(Clock::now()) {}
-  void operator()(std::size_t done, std::size_t total) {
-    if (!enabled_) return;
-    const auto now = Clock::now();
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    if (elapsed < 2.0 || now - last_ < std::chrono::milliseconds(500)) return;
-    last_ = now;
-    shown_ = true;
-    std::cerr << fmt::format("\rsimulating: {:5.1f}% of {} tasks, {:.1f}s",
-                             100.0 * static_cast<double>(done) / static_cast<double>(total), total,
-                             elapsed)
-              << std::flush;
-  }
-  ~Progress() {
-    if (shown_) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  bool enabled_;
-  bool shown_ = false;
-  Clock::time_point start_;
-  Clock::time_point last_;
+  bool quiet = false;
 };
 
 int run_simulate(const SimulateOptions& o) {
@@ -68,12 +40,22 @@ int run_simulate(const SimulateOptions& o) {
   // A --out DIR that cannot take the outputs fails now, not after a long run.
   if (!o.out.empty()) report::check_simulation_outputs(o.out);
   if (o.iterations) sim::set_iterations(e, *o.iterations, "--iterations");
-  Progress progress;
+  // Progress for runs longer than a couple of seconds, every half second at most.
+  ProgressLine progress("simulate", o.quiet);
+  std::chrono::steady_clock::time_point last_shown;
   sim::SimulationOptions options;
   options.record_spans = !o.out.empty();
   options.record_flows = o.flows;
-  options.progress = [&progress](std::size_t done, std::size_t total) { progress(done, total); };
+  options.progress = [&](std::size_t done, std::size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (progress.elapsed_s() < 2.0 || now - last_shown < std::chrono::milliseconds(500)) return;
+    last_shown = now;
+    progress.show(fmt::format("{:.1f}% of {} tasks, {} elapsed",
+                              100.0 * static_cast<double>(done) / static_cast<double>(total), total,
+                              ProgressLine::seconds(progress.elapsed_s())));
+  };
   const sim::Simulation run = sim::simulate(std::move(e), options);
+  progress.finish();
   const report::SimulationReport rep = report::report_of(run);
   if (!o.out.empty()) report::write_simulation_outputs(rep, o.out);
   if (o.json) {
@@ -111,6 +93,7 @@ Command register_simulate(CLI::App& root) {
   app->add_flag("--flows", o->flows,
                 "With --out: also write flows.csv, every network transfer's start and end "
                 "(per-flow completion times; one row per transfer)");
+  app->add_flag("-q,--quiet", o->quiet, "No progress on stderr (notes, warnings and errors stay)");
   return Command{app, [o] { return run_simulate(*o); }};
 }
 

@@ -30,6 +30,7 @@ struct SweepCliOptions {
   std::string assumptions;
   int jobs = 0;
   bool json = false;
+  bool quiet = false;
 };
 
 // Warnings and notes carry paths and messages with user text: printable() keeps control
@@ -76,9 +77,11 @@ int run_sweep_command(const SweepCliOptions& o) {
     ProgressLine progress(world.size() > 1
                               ? fmt::format("sweep (rank {} of {})", world.rank(), world.size())
                               : std::string("sweep"),
-                          "points");
+                          o.quiet);
     const study::SweepResult result = study::run_sweep(
-        spec, options, world, [&progress](int done, int total) { progress(done, total); });
+        spec, options, world,
+        [&progress](int done, int total) { progress.count(done, total, "points"); });
+    progress.finish();
     if (world.rank() != 0) return 0;
     // After the run, so that bad input stays one line.
     print_notes(notes);
@@ -136,6 +139,7 @@ Command register_sweep(CLI::App& root) {
                   "default, or paper: the experiment takes the paper-measurement calibration as "
                   "its base and mFabric the paper's simulator's controller (paper-sim)");
   app->add_flag("--json", o->json, "Print the results as JSON");
+  app->add_flag("-q,--quiet", o->quiet, "No progress on stderr (notes, warnings and errors stay)");
   return Command{app, [o] { return run_sweep_command(*o); }};
 }
 

@@ -197,6 +197,7 @@ void write_compare_outputs(const study::CompareResult& r, const std::string& dir
                 [&](std::ostream& out) { out << json_text(compare_json(r, false)) << "\n"; }},
                {kCompareOutputFiles[1], [&](std::ostream& out) { write_compare_csv(r, out); }},
                {kCompareOutputFiles[2], [&](std::ostream& out) { out << html; }},
+               {kCompareOutputFiles[3], [&](std::ostream& out) { out << r.journal_records; }},
            });
 }
 

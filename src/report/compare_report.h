@@ -32,7 +32,10 @@ std::string compare_text(const study::CompareResult& r);
 
 // The files of `compare --out DIR`, written as a set (core/output_files.h); report.html is
 // compare_html.h's page.
-inline constexpr const char* kCompareOutputFiles[] = {"results.json", "results.csv", "report.html"};
+// points.jsonl is the comparison's journal (study/sweep_journal.h): appended to as the runs
+// finish, and written whole with the others.
+inline constexpr const char* kCompareOutputFiles[] = {"results.json", "results.csv", "report.html",
+                                                      "points.jsonl"};
 // Before the runs: mfabric::Error when DIR cannot take the set (check_output_set) or gnuplot,
 // which draws report.html's plots, is not installed.
 void check_compare_outputs(const std::string& dir);

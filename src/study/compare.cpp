@@ -7,15 +7,21 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/output_text.h"
+#include "core/rng.h"
 #include "core/spec.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
 #include "sim/simulation.h"
 #include "study/parallel.h"
+#include "study/sweep.h"
+#include "study/sweep_journal.h"
+#include "study/sweep_run.h"
 #include "workload/model.h"
 #include "workload/parallelism.h"
 
@@ -237,6 +243,17 @@ CompareSpec paper_compare() {
   s.base.source = "compare";
   s.base.cluster.servers = 128;
   s.base.seed = 1;
+  s.description = "the paper's evaluation: 5 models x 4 link speeds x 5 fabrics";
+  return s;
+}
+
+CompareSpec paper_compare_quick() {
+  CompareSpec s = paper_compare();
+  s.models = {paper_setup("mixtral-8x22b", "models"), paper_setup("mixtral-8x7b", "models")};
+  s.links = {Rate::gbps(100), Rate::gbps(400)};
+  s.description =
+      "the paper's evaluation, quick subset: Mixtral 8x22B and 8x7B at 100G and 400G on 5 "
+      "fabrics (the full evaluation: mfabric compare --full)";
   return s;
 }
 
@@ -273,7 +290,8 @@ sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& m, Rat
   return e;
 }
 
-CompareResult run_compare(const CompareSpec& spec, const std::function<void(int, int)>& progress) {
+CompareResult run_compare(const CompareSpec& spec, const std::function<void(int, int)>& progress,
+                          const std::function<void(const CompareStart&)>& start) {
   if (spec.models.empty()) throw Error("", "--models", "no model to compare");
   if (spec.links.empty()) throw Error("", "--links", "no link speed to compare");
   if (spec.fabrics.empty()) throw Error("", "--fabrics", "no fabric to compare");
@@ -292,52 +310,71 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
       throw Error("", "--links", e.message());
     }
   }
-  const int gpus = spec.base.cluster.servers * spec.base.cluster.gpus_per_server;
-  for (const ModelSetup& m : spec.models) {
-    const workload::ModelSpec model =
-        with_context("", "--models", [&] { return workload::load_model(m.model); });
-    // The job must fit the cluster: DP = GPUs / (TP x PP x EP), or the job's own DP.
-    with_context("", "--models", [&] {
-      try {
-        return workload::resolve_parallelism(m.tp, m.pp, m.ep, m.dp, m.dp ? 0 : gpus, model,
-                                             spec.base.cluster.gpus_per_server);
-      } catch (const Error& e) {
-        throw Error("", "",
-                    fmt::format("{} (TP {} x PP {} x EP {}) on {} GPUs ({} servers): {}", m.model,
-                                m.tp, m.pp, m.ep, gpus, spec.base.cluster.servers, e.what()));
-      }
-    });
-  }
-
-  struct Job {
-    const ModelSetup* model;
-    Rate link;
-    const FabricChoice* fabric;
-  };
-  std::vector<Job> jobs;
   CompareResult result;
   result.seed = spec.base.seed;
   result.calibration = spec.base.calibration.name;
   result.assumptions = spec.assumptions;
   result.backend = spec.base.backend;
   result.completion_batching = spec.base.completion_batching;
+  result.description = spec.description;
+
+  // The job must fit the cluster: DP = GPUs / (TP x PP x EP), or the job's own DP. A model that
+  // does not is left out with a note (a smaller cluster still answers for the others); an
+  // unknown model is an error.
+  const int gpus = spec.base.cluster.servers * spec.base.cluster.gpus_per_server;
+  std::vector<const ModelSetup*> models;
+  std::optional<Error> first_misfit;
   for (const ModelSetup& m : spec.models) {
+    const workload::ModelSpec model =
+        with_context("", "--models", [&] { return workload::load_model(m.model); });
+    try {
+      workload::resolve_parallelism(m.tp, m.pp, m.ep, m.dp, m.dp ? 0 : gpus, model,
+                                    spec.base.cluster.gpus_per_server);
+      models.push_back(&m);
+    } catch (const Error& e) {
+      const std::string why =
+          fmt::format("{} (TP {} x PP {} x EP {}) on {} GPUs ({} servers): {}", m.model, m.tp, m.pp,
+                      m.ep, gpus, spec.base.cluster.servers, e.what());
+      if (!first_misfit) first_misfit = Error("", "--models", why);
+      result.skipped.push_back(why);
+    }
+  }
+  if (models.empty()) throw *first_misfit;
+
+  struct Job {
+    const ModelSetup* model;
+    Rate link;
+    const FabricChoice* fabric;
+    std::string fingerprint;
+    double cost = 0;
+  };
+  std::vector<Job> jobs;
+  for (const ModelSetup* m : models) {
     for (const Rate link : spec.links) {
       for (const FabricChoice& f : spec.fabrics) {
         // Every fabric can be built for every link and model before anything runs.
         const sim::Experiment e =
-            with_context("", "--fabrics", [&] { return run_experiment(spec, m, link, f); });
+            with_context("", "--fabrics", [&] { return run_experiment(spec, *m, link, f); });
         with_context("", "--fabrics",
                      [&] { return fabric::build_fabric(e.fabric, e.cluster).tiers(); });
-        jobs.push_back({&m, link, &f});
+        const std::string identity = fmt::format(
+            "{}\n{} tp {} pp {} ep {} dp {} mb {} gb {} seq {}\n{} bps\n{}\n{}\n{}",
+            spec.fingerprint_basis, m->model, m->tp, m->pp, m->ep, m->dp.value_or(0),
+            m->micro_batch, m->global_batch, m->seq, link.bps(), f.label, f.spec, f.all_to_all);
+        jobs.push_back({m, link, &f, fmt::format("{:016x}", fnv1a(identity)), estimated_cost(e)});
         CompareRun run;
-        run.model = m.model;
+        run.model = m->model;
         run.link_gbps = link.bps() / 1e9;
         run.fabric = f.label;
         result.runs.push_back(run);
       }
     }
   }
+  const auto fields_of = [&](std::size_t k) {
+    return std::vector<FieldValue>{{"model", jobs[k].model->model},
+                                   {"link", link_label(jobs[k].link)},
+                                   {"fabric", jobs[k].fabric->label}};
+  };
   // The timeline comes from the first mFabric run (in the order above).
   std::size_t timeline_job = jobs.size();
   for (std::size_t k = 0; k < jobs.size(); ++k) {
@@ -347,13 +384,47 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
     }
   }
 
+  // Runs an earlier comparison into the same journal finished. A record of the timeline run
+  // without its timeline (cannot happen from this code, but from an edited file) runs again.
+  std::vector<bool> resumed(jobs.size(), false);
+  std::vector<std::string> records(jobs.size());
+  if (!spec.journal.empty()) {
+    JournalContents contents =
+        read_journal(spec.journal, jobs.size(), [&](std::size_t k) { return jobs[k].fingerprint; });
+    if (contents.torn_line > 0) {
+      drop_torn_line(spec.journal, contents);
+      result.notes.push_back(fmt::format(
+          "{}: line {} was cut short (the comparison was stopped while writing it): dropped, its "
+          "run runs again",
+          spec.journal, contents.torn_line));
+    }
+    for (auto& [k, record] : contents.points) {
+      if (k == timeline_job && record.timeline.empty()) continue;
+      records[k] = json_text(run_record_json(fields_of(k), record), -1) + "\n";
+      CompareRun& run = result.runs[k];
+      run = std::move(record.figures);
+      if (k == timeline_job) {
+        result.timeline = std::move(record.timeline);
+        result.timeline_run = fmt::format("{} {}G {}", run.model, run.link_gbps, run.fabric);
+      }
+      resumed[k] = true;
+      ++result.resumed;
+    }
+  }
+
   // The longest runs first, so that the threads finish together. The EP all-to-alls dominate the
   // cost: each is EP x (EP - 1) transfers that share the group's NICs, and a completion can move
   // the rates of all of them, so a run costs about EP squared (DeepSeek-R1's EP 64 most, the
   // Mixtrals' EP 8 least). Ties keep the grid's order.
-  std::vector<std::size_t> order(jobs.size());
-  for (std::size_t k = 0; k < jobs.size(); ++k)
-    order[k] = k;
+  std::vector<std::size_t> order;
+  double cost_left = 0;
+  double largest = 0;
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    if (resumed[k]) continue;
+    order.push_back(k);
+    cost_left += jobs[k].cost;
+    largest = std::max(largest, jobs[k].cost);
+  }
   const auto weight = [&](std::size_t k) {
     const double ranks = static_cast<double>(jobs[k].model->ep);
     return ranks * ranks;
@@ -361,24 +432,41 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return weight(a) > weight(b); });
 
+  if (start) {
+    CompareStart s;
+    s.runs = static_cast<int>(jobs.size());
+    s.resumed = static_cast<int>(result.resumed);
+    s.threads = std::max(
+        1, std::min(static_cast<int>(order.size()),
+                    spec.jobs > 0 ? std::min(spec.jobs, machine_threads()) : machine_threads()));
+    s.estimated_s = std::max(cost_left / s.threads, largest) * kSecondsPerCostUnit;
+    s.skipped = result.skipped;
+    start(s);
+  }
+
+  // Opened at the first record: a comparison whose every run fails writes nothing.
+  std::unique_ptr<SweepJournal> journal;
+  if (!spec.journal.empty()) journal = std::make_unique<SweepJournal>(spec.journal);
   std::mutex done_mutex;
   int done = 0;
-  const int total = static_cast<int>(jobs.size());
-  const ParallelRun parallel = run_in_parallel(jobs.size(), spec.jobs, [&](std::size_t i) {
+  const int total = static_cast<int>(order.size());
+  if (progress) progress(0, total);
+  const ParallelRun parallel = run_in_parallel(order.size(), spec.jobs, [&](std::size_t i) {
     const std::size_t k = order[i];
     const Job& job = jobs[k];
-    CompareRun& run = result.runs[k];
-    const auto start = std::chrono::steady_clock::now();
+    SweepRun record;
+    record.index = k;
+    record.fingerprint = job.fingerprint;
+    CompareRun& run = record.figures;
+    run = result.runs[k];
+    const auto start_time = std::chrono::steady_clock::now();
     try {
       sim::SimulationOptions options;
       options.record_spans = k == timeline_job;
       const sim::Simulation s =
           sim::simulate(run_experiment(spec, *job.model, job.link, *job.fabric), options);
       fill_run_figures(run, s, tokens_per_iteration(s.experiment));
-      if (k == timeline_job) {
-        result.timeline = region_timeline(s);
-        result.timeline_run = fmt::format("{} {}G {}", run.model, run.link_gbps, run.fabric);
-      }
+      if (k == timeline_job) record.timeline = region_timeline(s);
     } catch (const Error& e) {
       run.error = e.what();
     } catch (const std::exception& e) {
@@ -386,11 +474,41 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
       run.error = fmt::format("internal error: {}", e.what());
     }
     run.wall_time_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (progress) {
-      const std::lock_guard<std::mutex> lock(done_mutex);
-      progress(++done, total);
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+    // Every run's figures are what its record reads back as, so that a resumed comparison gives
+    // the same results as one run whole; a record the reader would refuse (a figure out of
+    // range) is a failed run here, never a journal that cannot be resumed.
+    const std::vector<FieldValue> fields = fields_of(k);
+    try {
+      record = sweep_run_from_json(run_record_json(fields, record), "", "");
+    } catch (const Error& e) {
+      CompareRun failed = result.runs[k];
+      failed.fabric_spec = run.fabric_spec;
+      failed.wall_time_s = std::isfinite(run.wall_time_s) ? std::max(0.0, run.wall_time_s) : 0;
+      failed.error =
+          fmt::format("internal error: a figure of the run is out of range: {}", e.what());
+      record.figures = std::move(failed);
+      record.timeline.clear();
     }
+    const std::lock_guard<std::mutex> lock(done_mutex);
+    // A failed run is not journaled: it runs again anyway.
+    if (record.figures.error.empty())
+      records[k] = json_text(run_record_json(fields, record), -1) + "\n";
+    if (journal && result.journal_error.empty() && record.figures.error.empty()) {
+      try {
+        journal->append(fields, record);
+      } catch (const Error& e) {
+        // The results still reach the output; only resuming loses this run.
+        result.journal_error = e.what();
+      }
+    }
+    result.runs[k] = std::move(record.figures);
+    if (k == timeline_job && result.runs[k].error.empty()) {
+      result.timeline = std::move(record.timeline);
+      const CompareRun& r = result.runs[k];
+      result.timeline_run = fmt::format("{} {}G {}", r.model, r.link_gbps, r.fabric);
+    }
+    if (progress) progress(++done, total);
   });
   result.threads = parallel.threads;
   if (!parallel.failure.empty()) {
@@ -399,6 +517,8 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
                     parallel.threads, parallel.planned, parallel.failure, parallel.threads));
   }
   relate_to_fat_tree(result.runs);
+  for (const std::string& line : records)
+    result.journal_records += line;
   return result;
 }
 

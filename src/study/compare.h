@@ -71,11 +71,24 @@ struct CompareSpec {
   sim::Experiment base;
   int jobs = 0;                                    // threads; 0 = the machine's cores
   Assumptions assumptions = Assumptions::Default;  // recorded; the fields above carry them
+  // What the set is, for the outputs: "the paper's evaluation, quick subset", "experiment X".
+  std::string description;
+  // The resume journal (DIR/points.jsonl of `compare --out DIR`), or empty for none: every run
+  // that finished is appended as it finishes, and a run it holds is not run again.
+  std::string journal;
+  // What every run depends on beside its model, link and fabric (the experiment file's text, the
+  // calibration, the options), hashed into each run's fingerprint: a journal record is used
+  // only by a run with the same fingerprint.
+  std::string fingerprint_basis;
 };
 
 // The paper's evaluation: 128 servers of 8 H800, the five models, 100/200/400/800G, the five
 // fabrics, seed 1.
 CompareSpec paper_compare();
+// Its quick subset (make demo): Mixtral 8x22B and 8x7B at 100G and 400G on the five fabrics,
+// the models and links where the paper states its headline (comparable speed, 1.2-1.5x and
+// 1.9-2.3x the fat-tree's performance per dollar), in about a minute on 2 cores.
+CompareSpec paper_compare_quick();
 
 // mFabric's control plane in one run.
 struct ReconfigurationSummary {
@@ -141,14 +154,43 @@ struct CompareResult {
   std::vector<TimelineSpan> timeline;
   int threads = 1;                 // threads that ran the runs
   std::vector<std::string> notes;  // for the user: fewer threads started than planned
+  std::string description;         // CompareSpec::description
+  std::size_t resumed = 0;         // runs taken from the journal
+  // The journal's records of every run that finished, in the runs' order (JSON lines): what
+  // `compare --out DIR` leaves in DIR/points.jsonl with the results, so that the two agree.
+  std::string journal_records;
+  std::string journal_error;  // the journal could not be written: why (the runs went on)
+  // Models left out because the cluster cannot hold their parallelism: why, one per model.
+  std::vector<std::string> skipped;
+};
+
+// What a comparison is about to do, once its runs are checked and its journal read.
+struct CompareStart {
+  int runs = 0;     // in all
+  int resumed = 0;  // of those, taken from the journal
+  int threads = 1;  // threads the others run on
+  // A rough estimate of the others' wall time: their job sizes (estimated_cost, study/sweep.h)
+  // at kSecondsPerCostUnit, spread over the threads.
+  double estimated_s = 0;
+  std::vector<std::string> skipped;  // CompareResult::skipped
 };
 
 // Checks every run's experiment (models, links, fabrics, parallelism, backend) before running
 // any; a bad one is an mfabric::Error naming the option. Then runs them on spec.jobs threads
 // (capped as study/parallel.h says); a run that fails keeps its error and the others go on.
 // progress(done, total) runs on the calling thread's behalf from worker threads, serialised.
+// A model that does not fit the cluster is left out with a note (CompareResult::skipped), unless
+// every model is: then the first one's error. start() is called once, before the first run;
+// progress counts the runs that were not resumed.
 CompareResult run_compare(const CompareSpec& spec,
-                          const std::function<void(int done, int total)>& progress = {});
+                          const std::function<void(int done, int total)>& progress = {},
+                          const std::function<void(const CompareStart&)>& start = {});
+
+// Wall seconds per unit of estimated_cost (study/sweep.h) for one run on one core of the
+// reference machine (2 cores, docs/performance.md): the paper's evaluation at its default
+// assumptions ran 1,774 s of runs for 41.9M units. Runs of one size differ up to 10x by fabric
+// and model (TopoOpt and DeepSeek-R1 are the slow ones): the estimate is a rough one.
+inline constexpr double kSecondsPerCostUnit = 4.2e-5;
 
 // A run's figures from its simulation (shared with sweeps): the fabric as built, GPUs, mean
 // iteration time, tokens/s, network cost in both conventions (paper prices) and, for mFabric,

@@ -26,12 +26,11 @@ FileDescriptor open_journal(const std::string& path, int flags, const char* doin
   FileDescriptor fd(
       ::open(path.c_str(), flags | O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666));
   if (fd.get() < 0) {
-    throw Error(path, "",
-                fmt::format("cannot {} the sweep's journal: {}", doing, std::strerror(errno)));
+    throw Error(path, "", fmt::format("cannot {} the journal: {}", doing, std::strerror(errno)));
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    throw Error(path, "", fmt::format("cannot {} the sweep's journal: not a regular file", doing));
+    throw Error(path, "", fmt::format("cannot {} the journal: not a regular file", doing));
   }
   return fd;
 }
@@ -45,16 +44,20 @@ bool blank(std::string_view line) {
 SweepJournal::SweepJournal(std::string path) : path_(std::move(path)) {}
 
 void SweepJournal::append(const SweepSpec& spec, const SweepRun& run) {
-  const std::string line = json_text(sweep_run_json(spec, run), -1) + "\n";
+  static const std::vector<FieldValue> none;
+  append(run.index < spec.points.size() ? spec.points[run.index].fields : none, run);
+}
+
+void SweepJournal::append(const std::vector<FieldValue>& fields, const SweepRun& run) {
+  const std::string line = json_text(run_record_json(fields, run), -1) + "\n";
   const std::lock_guard<std::mutex> lock(mutex_);
   if (fd_.get() < 0) {
     const std::filesystem::path dir = std::filesystem::path(path_).parent_path();
     std::error_code ec;
     if (!dir.empty()) std::filesystem::create_directories(dir, ec);
     if (ec) {
-      throw Error(
-          dir.string(), "",
-          fmt::format("cannot create the directory of the sweep's journal: {}", ec.message()));
+      throw Error(dir.string(), "",
+                  fmt::format("cannot create the directory of the journal: {}", ec.message()));
     }
     fd_ = open_journal(path_, O_CREAT | O_APPEND, "open");
   }
@@ -66,24 +69,30 @@ void SweepJournal::append(const SweepSpec& spec, const SweepRun& run) {
   } while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(line.size())) {
     throw Error(path_, "",
-                fmt::format("cannot append to the sweep's journal: {}",
+                fmt::format("cannot append to the journal: {}",
                             n < 0 ? std::strerror(errno) : "short write"));
   }
 }
 
 JournalContents read_journal(const std::string& path, const SweepSpec& spec) {
+  return read_journal(path, spec.points.size(),
+                      [&spec](std::size_t k) { return point_fingerprint(spec, k); });
+}
+
+JournalContents read_journal(const std::string& path, std::size_t runs,
+                             const std::function<std::string(std::size_t)>& fingerprint_of) {
   JournalContents out;
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return out;
-  const std::string text = read_text_file(path, "sweep journal",
-                                          "the points.jsonl of an earlier sweep (a JSON record "
-                                          "per line)");
+  const std::string text = read_text_file(path, "journal",
+                                          "the points.jsonl of an earlier sweep or comparison (a "
+                                          "JSON record per line)");
   out.file_bytes = text.size();
   const std::size_t last_newline = text.rfind('\n');
   out.intact_bytes = last_newline == std::string::npos ? 0 : last_newline + 1;
   // Fingerprints of the points records name, computed once each (a point's YAML text is not
   // free to make, and a sweep has up to 100,000 points).
-  std::vector<std::optional<std::string>> fingerprints(spec.points.size());
+  std::vector<std::optional<std::string>> fingerprints(runs);
   std::size_t number = 0;
   for (std::size_t from = 0; from < text.size();) {
     const std::size_t end = text.find('\n', from);
@@ -110,9 +119,9 @@ JournalContents read_journal(const std::string& path, const SweepSpec& spec) {
     }();
     SweepRun run = sweep_run_from_json(document.root(), path, where);
     ++out.records;
-    if (run.index >= spec.points.size() || !run.figures.error.empty()) continue;
+    if (run.index >= runs || !run.figures.error.empty()) continue;
     std::optional<std::string>& fingerprint = fingerprints[run.index];
-    if (!fingerprint) fingerprint = point_fingerprint(spec, run.index);
+    if (!fingerprint) fingerprint = fingerprint_of(run.index);
     if (run.fingerprint != *fingerprint) continue;
     out.points.emplace(run.index, std::move(run));
   }
@@ -129,7 +138,7 @@ void drop_torn_line(const std::string& path, const JournalContents& contents) {
   }
   if (::ftruncate(fd.get(), static_cast<off_t>(contents.intact_bytes)) != 0) {
     throw Error(path, "",
-                fmt::format("cannot cut the torn last line (line {}) off the sweep's journal: {}",
+                fmt::format("cannot cut the torn last line (line {}) off the journal: {}",
                             contents.torn_line, std::strerror(errno)));
   }
 }

@@ -1,12 +1,14 @@
-// The resume journal of `mfabric sweep --out DIR` (docs/sweep.md, "Outputs and
-// resuming").
+// The resume journal of `mfabric sweep --out DIR` and `mfabric compare --out DIR` (docs/sweep.md,
+// "Outputs and resuming"; docs/compare.md).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/file_descriptor.h"
 #include "study/sweep_run.h"
@@ -27,6 +29,8 @@ class SweepJournal {
   // mfabric::Error naming the file when it cannot be opened (not a regular file, no permission)
   // or the line cannot be written whole (a full disk); the caller then stops appending.
   void append(const SweepSpec& spec, const SweepRun& run);
+  // The same for a run whose fields are given (a comparison's).
+  void append(const std::vector<FieldValue>& fields, const SweepRun& run);
 
  private:
   std::string path_;
@@ -51,6 +55,10 @@ struct JournalContents {
 // silently. A last line without its newline was cut short by a kill or a full disk: it is not
 // trusted but dropped (torn_line says which), and its point runs again.
 JournalContents read_journal(const std::string& path, const SweepSpec& spec);
+// The same for any set of `runs` runs whose k-th has the fingerprint fingerprint_of(k) (called
+// once per run a record names, and only then).
+JournalContents read_journal(const std::string& path, std::size_t runs,
+                             const std::function<std::string(std::size_t)>& fingerprint_of);
 
 // Cuts the torn last line read_journal found off the file, so that the next record starts on a
 // line of its own. Does nothing if the file has changed size since (another writer); an

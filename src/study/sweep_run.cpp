@@ -19,12 +19,17 @@
 namespace mfabric::study {
 
 nlohmann::json sweep_run_json(const SweepSpec& spec, const SweepRun& run, bool timing) {
+  static const std::vector<FieldValue> none;
+  return run_record_json(run.index < spec.points.size() ? spec.points[run.index].fields : none, run,
+                         timing);
+}
+
+nlohmann::json run_record_json(const std::vector<FieldValue>& point_fields, const SweepRun& run,
+                               bool timing) {
   const CompareRun& r = run.figures;
   nlohmann::json fields = nlohmann::json::object();
-  if (run.index < spec.points.size()) {
-    for (const FieldValue& f : spec.points[run.index].fields)
-      fields[f.path] = f.value;
-  }
+  for (const FieldValue& f : point_fields)
+    fields[f.path] = f.value;
   const double cost = r.cost_paper.total();
   nlohmann::json j = {
       {"index", run.index},
@@ -46,6 +51,14 @@ nlohmann::json sweep_run_json(const SweepSpec& spec, const SweepRun& run, bool t
   };
   if (r.reconfiguration) {
     j["reconfiguration"] = reconfiguration_json(*r.reconfiguration);
+    j["reconfiguration"]["critical_holds"] = r.reconfiguration->critical_holds;
+    j["reconfiguration"]["critical_held_s"] = r.reconfiguration->critical_held_s;
+  }
+  if (!run.timeline.empty()) {
+    nlohmann::json spans = nlohmann::json::array();
+    for (const TimelineSpan& t : run.timeline)
+      spans.push_back({t.start_s, t.end_s, t.reconfiguration});
+    j["timeline"] = std::move(spans);
   }
   if (!r.error.empty()) j["error"] = r.error;
   if (timing) j["wall_time_s"] = r.wall_time_s;
@@ -170,6 +183,33 @@ fabric::CostBreakdown cost_components(const RecordReader& r) {
   return c;
 }
 
+// [[start_s, end_s, reconfiguration], ...], each span in order within itself.
+std::vector<TimelineSpan> timeline_spans(const json& spans, const RecordReader& in) {
+  if (!spans.is_array() || spans.size() > kMaxTimelineSpans) {
+    in.fail("timeline", fmt::format("expected an array of at most {} [start_s, end_s, "
+                                    "reconfiguration] spans, got {}",
+                                    kMaxTimelineSpans, json_excerpt(spans)));
+  }
+  std::vector<TimelineSpan> out;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const json& span = spans[i];
+    const std::string where = fmt::format("timeline[{}]", i);
+    const auto valid_time = [](const json& v) {
+      if (!v.is_number()) return false;
+      const double x = v.get<double>();
+      return x == 0 || (x >= 1e-12 && x <= Time::max().seconds());
+    };
+    if (!span.is_array() || span.size() != 3 || !valid_time(span[0]) || !valid_time(span[1]) ||
+        !span[2].is_boolean() || span[1].get<double>() < span[0].get<double>()) {
+      in.fail(where, fmt::format("expected [start_s, end_s, reconfiguration] with 0 <= start_s "
+                                 "<= end_s and a true or false, got {}",
+                                 json_excerpt(span)));
+    }
+    out.push_back({span[0].get<double>(), span[1].get<double>(), span[2].get<bool>()});
+  }
+  return out;
+}
+
 bool is_fingerprint(const std::string& s) {
   return s.size() == 16 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -185,7 +225,7 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
     in.only({"index", "fingerprint", "fields", "model", "link_gbps", "fabric", "fabric_spec",
              "gpus", "iteration_time_s", "tokens_per_s", "tokens_per_s_per_musd", "cost_usd",
              "cost_built_usd_by_component", "cost_paper_usd_by_component", "reconfiguration",
-             "error", "wall_time_s"});
+             "timeline", "error", "wall_time_s"});
     SweepRun run;
     run.index = static_cast<std::size_t>(in.count("index", kMaxSweepPoints - 1));
     run.fingerprint = in.string("fingerprint");
@@ -222,7 +262,8 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
     r.cost_paper = cost_components(in.object("cost_paper_usd_by_component"));
     if (in.has("reconfiguration")) {
       const RecordReader c = in.object("reconfiguration");
-      c.only({"policy", "planner", "count", "time_s", "held_time_s", "circuit_bytes", "eps_bytes"});
+      c.only({"policy", "planner", "count", "time_s", "held_time_s", "circuit_bytes", "eps_bytes",
+              "critical_holds", "critical_held_s"});
       ReconfigurationSummary s;
       s.policy = c.string("policy");
       s.planner = c.string("planner");
@@ -232,8 +273,14 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
       s.held_time_s = c.seconds("held_time_s");
       s.circuit_bytes = c.amount("circuit_bytes");
       s.eps_bytes = c.amount("eps_bytes");
+      // Absent from the records of mfabric before the critical path was recorded.
+      if (c.has("critical_holds")) {
+        s.critical_holds = static_cast<std::int64_t>(c.count("critical_holds", s.count));
+      }
+      if (c.has("critical_held_s")) s.critical_held_s = c.seconds("critical_held_s");
       r.reconfiguration = s;
     }
+    if (in.has("timeline")) run.timeline = timeline_spans(in.at("timeline"), in);
     if (in.has("error")) {
       r.error = in.string("error");
       if (r.error.empty()) in.fail("error", "expected why the point failed, got an empty string");

@@ -17,12 +17,19 @@
 
 namespace mfabric::study {
 
+// A bound on a record's timeline, so that a corrupt journal cannot ask for unbounded memory
+// (a run's region-0 timeline is thousands of spans).
+inline constexpr std::size_t kMaxTimelineSpans = 10'000'000;
+
 struct SweepRun {
   std::size_t index = 0;    // the point
   std::string fingerprint;  // point_fingerprint() of the point it ran
   // model (empty for workloads without one), link_gbps, fabric (the fabric's kind),
   // fabric_spec, gpus, iteration time, tokens/s, costs, reconfiguration, wall time, error.
   CompareRun figures;
+  // The region-0 timeline of a comparison's timeline run (CompareResult::timeline), so that a
+  // resumed comparison draws the same figure; empty otherwise (every sweep point).
+  std::vector<TimelineSpan> timeline;
 };
 
 // {"index", "fingerprint", "fields": {path: value}, "model", "link_gbps", "fabric",
@@ -32,6 +39,11 @@ struct SweepRun {
 //  that failed), "wall_time_s" (with timing)}. tokens_per_s_per_musd is tokens/s per million
 // dollars of paper-convention network cost (null without cost or tokens).
 nlohmann::json sweep_run_json(const SweepSpec& spec, const SweepRun& run, bool timing = true);
+// The same record with the run's fields given (a comparison's: model, link, fabric), which is
+// what a comparison's journal holds. The reconfiguration carries critical_holds and
+// critical_held_s, and a timeline run its "timeline": [[start_s, end_s, reconfiguration], ...].
+nlohmann::json run_record_json(const std::vector<FieldValue>& fields, const SweepRun& run,
+                               bool timing = true);
 // The inverse of sweep_run_json, read strictly: every member known, of its type and in its
 // range (whole numbers as JSON integers; times in seconds 0 or 1 ps to Time::max(); the other
 // figures 0 or 1e-30 to 1e30; the fingerprint 16 hex digits). Otherwise mfabric::Error(source,

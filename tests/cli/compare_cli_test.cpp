@@ -1,6 +1,8 @@
 // mfabric compare: the table, JSON and the output set on a small job, and one clear line for
 // every bad choice.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,9 +68,10 @@ TEST_F(CompareCli, TableAndOutputSet) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("vs fat-tree"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("mfabric at 400G (1 model;"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("wrote " + out.string() + "/results.json, " + out.string() +
-                       "/results.csv, " + out.string() + "/report.html\n"),
-            std::string::npos)
+  EXPECT_NE(
+      o.out.find("wrote " + out.string() + "/results.json, " + out.string() + "/results.csv, " +
+                 out.string() + "/report.html, " + out.string() + "/points.jsonl\n"),
+      std::string::npos)
       << o.out;
   ASSERT_TRUE(fs::exists(out / "results.json"));
   ASSERT_TRUE(fs::exists(out / "results.csv"));
@@ -161,7 +164,8 @@ TEST_F(CompareCli, EveryRunFailedLeavesTheOutputAsItWas) {
   const fs::path out = dir_ / "out";
   fs::create_directories(out);
   std::ofstream(out / "results.json") << "previous\n";
-  const Outcome o = run("compare " + file + " --fabrics fat-tree,mfabric --out " + out.string());
+  const Outcome o =
+      run("compare " + file + " --fabrics fat-tree,mfabric --quiet --out " + out.string());
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_EQ(o.err.rfind("mfabric: error: every run failed (nothing was written to " + out.string() +
                             "); the first: ",
@@ -176,7 +180,7 @@ TEST_F(CompareCli, EveryRunFailedLeavesTheOutputAsItWas) {
 // A --jobs far above the machine runs on the machine's threads, with a note.
 TEST_F(CompareCli, JobsAboveTheMachineAreCappedWithANote) {
   const std::string file = write("small.yaml", kSmall);
-  const Outcome o = run("compare " + file + " --fabrics fat-tree --jobs 100000");
+  const Outcome o = run("compare " + file + " --fabrics fat-tree --jobs 100000 --quiet");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err.rfind("mfabric: note: --jobs 100000 is more than this machine's ", 0), 0u)
       << o.err;
@@ -191,14 +195,85 @@ TEST_F(CompareCli, AnotherBackendThanTheFilesSaysItsPacketSettingsAreNotUsed) {
   const std::string packet =
       write("packet.yaml", std::string(kSmall) +
                                "simulation: {backend: packet, transport: roce-dcqcn, mtu: 4KiB}\n");
-  Outcome o = run("compare " + packet + " --fabrics fat-tree --backend flow");
+  Outcome o = run("compare " + packet + " --fabrics fat-tree --backend flow -q");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err, "mfabric: note: --backend flow: the packet settings of " + packet +
                        " (simulation.transport and the rest) are not used\n");
   const std::string flow = write("flow.yaml", kSmall);
-  o = run("compare " + flow + " --fabrics fat-tree --backend flow");
+  o = run("compare " + flow + " --fabrics fat-tree --backend flow -q");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err, "");
+}
+
+// A comparison stopped (SIGTERM, as Ctrl-C's SIGINT) after some runs keeps them in its journal;
+// the rerun runs only the others and writes the same results, byte for byte, as a comparison
+// that was never stopped.
+TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
+  const std::string file = write("small.yaml", kSmall);
+  const std::string args = "compare " + file + " --links 100G,200G,400G,800G --jobs 1 -q --out ";
+  const fs::path whole = dir_ / "whole";
+  ASSERT_EQ(run(args + whole.string()).exit_code, 0);
+  ASSERT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(whole / "points.jsonl")).size(),
+            20u);
+
+  const fs::path stopped = dir_ / "stopped";
+  const std::string journal = (stopped / "points.jsonl").string();
+  const std::string script = "( " + std::string(MFABRIC_BINARY) + " " + args + stopped.string() +
+                             " >/dev/null 2>&1 & pid=$!; while [ ! -s " + journal +
+                             " ]; do sleep 0.01; done; kill -TERM $pid; wait $pid; exit $? )";
+  const int status = std::system(("bash -c '" + script + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0) << "the comparison finished before it was stopped";
+  const std::size_t kept = mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size();
+  ASSERT_GE(kept, 1u);
+  ASSERT_LT(kept, 20u);
+  EXPECT_FALSE(fs::exists(stopped / "results.json"));
+
+  const Outcome o =
+      run("compare " + file + " --links 100G,200G,400G,800G --out " + stopped.string());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find(fmt::format("compare: 20 runs, {} already in {}; {} to run", kept, journal,
+                                   20 - kept)),
+            std::string::npos)
+      << o.err;
+  for (const char* name : {"results.json", "results.csv", "report.html"}) {
+    EXPECT_EQ(mfabric::testing::slurp(stopped / name), mfabric::testing::slurp(whole / name))
+        << name;
+  }
+  EXPECT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size(), 20u);
+}
+
+// Progress reaches stderr when it is not a terminal (a CI log): the opening line with the runs
+// and an estimate, and a last line when they are done; --quiet shows neither.
+TEST_F(CompareCli, ProgressIsShownWhenStderrIsAPipe) {
+  const std::string file = write("small.yaml", kSmall);
+  Outcome o = run("compare " + file + " --fabrics fat-tree,mfabric --jobs 1");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err.rfind("compare: 2 runs; running on 1 thread, roughly ", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find("\ncompare: 2/2 runs, "), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find('\r'), std::string::npos) << o.err;
+  o = run("compare " + file + " --fabrics fat-tree,mfabric --quiet");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err, "");
+}
+
+// A model the cluster cannot hold is left out with a note; the others run. Only when no model
+// fits is it an error.
+TEST_F(CompareCli, AModelThatDoesNotFitIsSkippedWithANote) {
+  Outcome o =
+      run("compare --models mixtral-8x7b,deepseek-r1 --servers 16 --links 400G --fabrics "
+          "fat-tree -q");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err.rfind("mfabric: note: skipped deepseek-r1 (TP 1 x PP 16 x EP 64) on 128 GPUs "
+                        "(16 servers): ",
+                        0),
+            0u)
+      << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_NE(o.out.find("mixtral-8x7b"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("deepseek-r1  400G"), std::string::npos) << o.out;
+  expect_error("compare --models deepseek-r1 --servers 16 --links 400G --fabrics fat-tree",
+               "--models: deepseek-r1 (TP 1 x PP 16 x EP 64) on 128 GPUs (16 servers)");
 }
 
 }  // namespace

@@ -56,13 +56,7 @@ std::map<std::string, std::string> contents_of(const fs::path& dir) {
   return out;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    out.push_back(line);
-  return out;
-}
+using mfabric::testing::lines_of;
 
 std::string joined(const std::vector<std::string>& lines) {
   std::string out;
@@ -126,7 +120,7 @@ TEST_F(SweepCli, BadInputIsOneLine) {
 // A --jobs far above the machine (100,000 threads would exhaust memory, and crashed with
 // "terminate called without an active exception") runs on the machine's threads, with a note.
 TEST_F(SweepCli, JobsAboveTheMachineAreCappedWithANote) {
-  const Outcome o = run("sweep " + write("q.yaml", kQuickSweep) + " --jobs 100000");
+  const Outcome o = run("sweep " + write("q.yaml", kQuickSweep) + " --jobs 100000 --quiet");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err.rfind("mfabric: note: --jobs 100000 is more than this machine's ", 0), 0u)
       << o.err;
@@ -142,7 +136,7 @@ TEST_F(SweepCli, EveryPointFailedLeavesTheOutputAsItWas) {
   const auto before = contents_of(out);
   ASSERT_EQ(before.size(), 4u);
   const std::string failing = write("f.yaml", kFailingSweep);
-  const Outcome o = run("sweep " + failing + " --out " + out.string());
+  const Outcome o = run("sweep " + failing + " -q --out " + out.string());
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_EQ(o.err.rfind("mfabric: error: every point failed (nothing was written to " +
                             out.string() + "); the first: ",
@@ -225,7 +219,7 @@ TEST_F(SweepCli, ATornJournalLineIsDroppedWithANote) {
   ASSERT_EQ(lines.size(), 2u);
   std::ofstream(out / "points.jsonl", std::ios::binary)
       << lines[0] + "\n" + lines[1].substr(0, lines[1].size() / 2);
-  const Outcome o = run("sweep " + sweep + " --out " + out.string());
+  const Outcome o = run("sweep " + sweep + " -q --out " + out.string());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err, "mfabric: note: " + (out / "points.jsonl").string() +
                        ": line 2 was cut short (the sweep was stopped while writing it): dropped, "

@@ -60,8 +60,11 @@ json good_record(const SweepSpec& spec) {
   r.held_time_s = 1e-6;
   r.circuit_bytes = 1e12;
   r.eps_bytes = 4e9;
+  r.critical_holds = 2;
+  r.critical_held_s = 0.5e-6;
   f.reconfiguration = r;
   f.wall_time_s = 0.01;
+  run.timeline = {{0, 25e-3, true}, {25e-3, 0.1, false}};
   return sweep_run_json(spec, run);
 }
 
@@ -84,6 +87,14 @@ TEST_F(SweepJournalTest, AGoodRecordIsResumed) {
   ASSERT_EQ(j.points.size(), 1u);  // blank lines are skipped
   EXPECT_EQ(j.points.at(1).figures.gpus, 16);
   EXPECT_EQ(j.points.at(1).figures.reconfiguration->count, 3);
+  // What a comparison's journal adds: the critical holds and the timeline, exactly.
+  EXPECT_EQ(j.points.at(1).figures.reconfiguration->critical_holds, 2);
+  EXPECT_EQ(j.points.at(1).figures.reconfiguration->critical_held_s, 0.5e-6);
+  ASSERT_EQ(j.points.at(1).timeline.size(), 2u);
+  EXPECT_EQ(j.points.at(1).timeline[0].end_s, 25e-3);
+  EXPECT_TRUE(j.points.at(1).timeline[0].reconfiguration);
+  EXPECT_EQ(j.points.at(1).timeline[1].start_s, 25e-3);
+  EXPECT_FALSE(j.points.at(1).timeline[1].reconfiguration);
   EXPECT_EQ(j.torn_line, 0u);
 }
 
@@ -127,6 +138,13 @@ TEST_F(SweepJournalTest, EveryMemberOfARecordIsChecked) {
       {"/reconfiguration/eps_bytes", -1, "reconfiguration.eps_bytes", "from 1e-30"},
       {"/reconfiguration/policy", 3, "reconfiguration.policy", "expected a string"},
       {"/reconfiguration", "block", "reconfiguration", "expected an object"},
+      {"/reconfiguration/critical_holds", 4, "reconfiguration.critical_holds", "from 0 to 3"},
+      {"/reconfiguration/critical_held_s", -1, "reconfiguration.critical_held_s",
+       "time in seconds"},
+      {"/timeline", "spans", "timeline", "expected an array"},
+      {"/timeline/1", json::array({0.2, 0.1, false}), "timeline[1]", "start_s <= end_s"},
+      {"/timeline/0", json::array({0, -1, true}), "timeline[0]", "start_s <= end_s"},
+      {"/timeline/0", json::array({0, 1, 1}), "timeline[0]", "a true or false"},
       {"/wall_time_s", -0.5, "wall_time_s", "from 1e-30"},
       {"/error", "", "error", "empty string"},
       {"/model", 7, "model", "expected a string"},
