@@ -16,27 +16,12 @@
 
 #include "core/error.h"
 #include "core/output_text.h"
+#include "core/suggest.h"
 
 namespace mfabric {
 namespace {
 
 // Edit distance, to suggest the field a typo meant.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 }  // namespace
 
 std::string describe(const YAML::Node& node) {
@@ -80,20 +65,11 @@ Fields::Fields(const YAML::Node& node, std::string source, std::string path,
     if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
       // The key is input: shown escaped and cut, like any quoted input.
       const std::string shown = key.size() > 80 ? quote_input(key) : printable(key);
+      // closest_name skips fields much longer or shorter than the key: a 1 MiB key must not
+      // cost 1 MiB x the field's length per field (the model harness's fuzzing found such a key
+      // taking 11 s under the sanitizers).
       std::string hint;
-      for (const std::string& k : known_) {
-        // The distance is at least the difference in length: a key much longer or shorter
-        // than the field cannot be its typo, and a 1 MiB key must not cost 1 MiB x the field's
-        // length per field (the model harness's fuzzing found such a key taking 11 s under the
-        // sanitizers).
-        const std::size_t longer = std::max(key.size(), k.size());
-        const std::size_t shorter = std::min(key.size(), k.size());
-        if (longer - shorter > 2) continue;
-        if (edit_distance(key, k) <= 2) {
-          hint = fmt::format("did you mean '{}'? ", k);
-          break;
-        }
-      }
+      if (const auto k = closest_name(key, known_)) hint = fmt::format("did you mean '{}'? ", *k);
       throw Error(source_, field(shown),
                   fmt::format("unknown field; {}(known: {})", hint, join(known_)));
     }

@@ -1,0 +1,22 @@
+// "Did you mean": the name a mistyped word most likely meant, for messages about unknown YAML
+// fields, subcommands and options.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mfabric {
+
+// The first of `names` within `max_edits` single-character edits (insert, delete, replace) of
+// `word`, or else the only one `word` is a prefix of (at least 3 characters); nullopt when none.
+// A name much longer or shorter than `word` is skipped without computing its distance, so that
+// a hostile megabyte-long word costs no more than its length.
+std::optional<std::string> closest_name(const std::string& word,
+                                        const std::vector<std::string>& names,
+                                        std::size_t max_edits = 2);
+
+// Levenshtein distance (single-character inserts, deletes and replacements).
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
+}  // namespace mfabric
