@@ -289,6 +289,16 @@ std::string gnuplot_tic_list(const std::vector<std::string>& labels) {
   return tics;
 }
 
+std::string gnuplot_tics(const std::vector<GnuplotTic>& tics) {
+  std::string list;
+  for (const GnuplotTic& tic : tics) {
+    if (!std::isfinite(tic.at)) continue;
+    list += fmt::format("{}{} {}", list.empty() ? "" : ", ", gnuplot_string(tic.label),
+                        gnuplot_number(tic.at));
+  }
+  return list;
+}
+
 std::string gnuplot_data_block(const std::string& name,
                                const std::vector<std::vector<double>>& rows) {
   std::string text = fmt::format("${} << EOD\n", name);

@@ -33,6 +33,15 @@ std::string gnuplot_svg_canvas(int width, int height);
 // `'a' 0, 'b' 1, ...`: each label at its position, for `set xtics (...)`.
 std::string gnuplot_tic_list(const std::vector<std::string>& labels);
 
+// A tic mark of an axis: its label and where it stands, in the axis's numbers.
+struct GnuplotTic {
+  std::string label;
+  double at = 0;
+};
+// `'1us' 1e-06, '1ms' 0.001, ...`: for `set xtics (...)`; tics at a position that is not finite
+// are left out.
+std::string gnuplot_tics(const std::vector<GnuplotTic>& tics);
+
 // A data block `$name` of numeric rows (gnuplot reads it like a data file), a row per line.
 std::string gnuplot_data_block(const std::string& name,
                                const std::vector<std::vector<double>>& rows);

@@ -19,6 +19,7 @@
 #include "report/format.h"
 #include "report/gnuplot.h"
 #include "report/html_page.h"
+#include "report/sweep_figure.h"
 #include "report/sweep_heatmap.h"
 #include "report/table.h"
 
@@ -35,21 +36,6 @@ const std::string& x_value(const study::SweepSpec& spec, std::size_t k) {
   return none;
 }
 
-// The point's other fields, the line it belongs to in the plots.
-std::string series_of(const study::SweepSpec& spec, std::size_t k) {
-  std::string out;
-  for (const study::FieldValue& f : spec.points[k].fields) {
-    if (f.path != spec.x) out += (out.empty() ? "" : " ") + f.path + "=" + f.value;
-  }
-  return out;
-}
-
-std::optional<double> tokens_per_musd(const study::CompareRun& r) {
-  const double cost = r.cost_paper.total();
-  if (cost > 0 && r.tokens_per_s > 0) return r.tokens_per_s / cost * 1e6;
-  return std::nullopt;
-}
-
 std::optional<double> plain_number(const std::string& text) {
   if (text.empty()) return std::nullopt;
   std::size_t used = 0;
@@ -59,69 +45,6 @@ std::optional<double> plain_number(const std::string& text) {
   } catch (const std::exception&) {
   }
   return std::nullopt;
-}
-
-// One plot: a metric against x, a line per series.
-std::string metric_figure(
-    const study::SweepSpec& spec, const study::SweepResult& r, const SweepAxis& axis,
-    const std::string& id, const std::string& title, const std::string& ylabel,
-    const std::function<std::optional<double>(const study::CompareRun&)>& metric) {
-  std::vector<std::string> series;
-  std::map<std::string, std::vector<std::pair<double, double>>> data;
-  for (const study::SweepRun& run : r.runs) {
-    if (!run.figures.error.empty()) continue;
-    const std::optional<double> y = metric(run.figures);
-    if (!y || !std::isfinite(*y) || !std::isfinite(axis.values[run.index])) continue;
-    const std::string s = series_of(spec, run.index);
-    if (data.count(s) == 0) series.push_back(s);
-    data[s].emplace_back(axis.values[run.index], *y);
-  }
-  std::string out = fmt::format(
-      "<figure id=\"{}\">\n<figcaption><strong>{}.</strong> A line per combination of the other "
-      "fields; points without a value of the x field and failed points are left "
-      "out.</figcaption>\n",
-      id, html_text(title));
-  if (series.empty()) {
-    out += "<p class=\"missing\">Not drawn: no point has this figure.</p>\n</figure>\n";
-    return out;
-  }
-  std::string script =
-      gnuplot_svg_canvas(960, static_cast<int>(420 + 20 * std::min<std::size_t>(series.size(), 8)));
-  script += fmt::format(
-      "set border 3 lc rgb '#444444'\nset xtics nomirror out; set ytics nomirror out\n"
-      "set grid back lc rgb '#dddddd'\nset format y '%g'\n"
-      "set key outside bottom center horizontal maxrows 4\n"
-      "set xlabel {}\nset ylabel {}\n",
-      gnuplot_string(axis.unit.empty() || axis.unit == "category"
-                         ? spec.x
-                         : fmt::format("{} ({})", spec.x, axis.unit)),
-      gnuplot_string(ylabel));
-  if (axis.logarithmic) script += "set logscale x 10\nset format x '%g'\n";
-  if (axis.unit == "category") {
-    script +=
-        fmt::format("set xtics ({})\nset xrange [-0.5:{}]\n", gnuplot_tic_list(axis.categories),
-                    gnuplot_number(static_cast<double>(axis.categories.size()) - 0.5));
-  } else {
-    script += "set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n";
-  }
-  for (std::size_t i = 0; i < series.size(); ++i) {
-    auto& points = data[series[i]];
-    std::stable_sort(points.begin(), points.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<std::vector<double>> rows;
-    for (const auto& [x, y] : points)
-      rows.push_back({x, y});
-    script += gnuplot_data_block(fmt::format("s{}", i), rows);
-  }
-  std::string plot = "plot ";
-  for (std::size_t i = 0; i < series.size(); ++i) {
-    plot += fmt::format("{}$s{} using 1:2 with linespoints lw 2 pt 7 title {}", i > 0 ? ", " : "",
-                        i, gnuplot_string(series[i].empty() ? spec.name : series[i]));
-  }
-  script += plot + "\n";
-  out += inline_svg(run_gnuplot(script, kSweepPageField), id + "-");
-  out += "\n</figure>\n";
-  return out;
 }
 
 std::string cell(double x, const char* format) {
@@ -145,6 +68,13 @@ std::optional<AxisNumbers> axis_numbers(const std::vector<std::string>& values) 
       return std::nullopt;
     }
   };
+  const auto as_size = [](const std::string& t) -> std::optional<double> {
+    try {
+      return static_cast<double>(parse_bytes(t).count());
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  };
   const auto all = [&](const std::function<std::optional<double>(const std::string&)>& read,
                        const char* unit) -> std::optional<AxisNumbers> {
     AxisNumbers out{{}, unit};
@@ -158,13 +88,15 @@ std::optional<AxisNumbers> axis_numbers(const std::vector<std::string>& values) 
   if (values.empty()) return std::nullopt;
   if (auto n = all(plain_number, "")) return n;
   if (auto n = all(as_time, "s")) return n;
-  return all(as_rate, "Gbit/s");
+  if (auto n = all(as_rate, "Gbit/s")) return n;
+  return all(as_size, "B");
 }
 
 SweepAxis sweep_axis(const study::SweepSpec& spec) {
   SweepAxis axis;
   const std::size_t n = spec.points.size();
-  // A point that does not set x (an extra point of another kind) has no place on the axis.
+  // A point that does not set x (a reference run, an extra point of another kind) has no place
+  // on the axis.
   std::vector<std::string> set;
   for (std::size_t k = 0; k < n; ++k) {
     if (!x_value(spec, k).empty()) set.push_back(x_value(spec, k));
@@ -179,6 +111,10 @@ SweepAxis sweep_axis(const study::SweepSpec& spec) {
     axis.unit = "category";
     for (std::size_t k = 0; k < n; ++k) {
       const std::string& v = x_value(spec, k);
+      if (v.empty()) {
+        axis.values.push_back(std::nan(""));
+        continue;
+      }
       auto it = std::find(axis.categories.begin(), axis.categories.end(), v);
       if (it == axis.categories.end()) {
         axis.categories.push_back(v);
@@ -186,15 +122,22 @@ SweepAxis sweep_axis(const study::SweepSpec& spec) {
       }
       axis.values.push_back(static_cast<double>(it - axis.categories.begin()));
     }
+    for (std::size_t i = 0; i < axis.categories.size(); ++i)
+      axis.tics.push_back({axis.categories[i], static_cast<double>(i)});
     return axis;
   }
-  double lo = INFINITY, hi = -INFINITY;
+  std::vector<double> distinct;
   for (double v : axis.values) {
-    if (!std::isfinite(v)) continue;
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
+    if (std::isfinite(v)) distinct.push_back(v);
   }
-  axis.logarithmic = lo > 0 && hi / lo > 100;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (distinct.empty()) return axis;
+  axis.logarithmic = distinct.front() > 0 && distinct.back() / distinct.front() > 10;
+  // A tic at each value while they fit (a dozen labels across the plot), else at every k-th.
+  const std::size_t every = (distinct.size() + 11) / 12;
+  for (std::size_t i = 0; i < distinct.size(); i += every)
+    axis.tics.push_back({tic_label(distinct[i], axis.unit), distinct[i]});
   return axis;
 }
 
@@ -317,19 +260,9 @@ std::string sweep_html(const study::SweepSpec& spec, const study::SweepResult& r
       html_text(spec.name), report_style(), html_text(spec.name),
       spec.description.empty() ? "" : html_text(spec.description) + " &middot; ", r.runs.size(),
       failed, html_text(spec.x), html_text(join(spec.fields)));
-  out += metric_figure(spec, r, axis, "plot-iteration-time", "Iteration time", "iteration time (s)",
-                       [](const study::CompareRun& f) -> std::optional<double> {
-                         return f.iteration_time_s > 0 ? std::optional(f.iteration_time_s)
-                                                       : std::nullopt;
-                       });
-  out += metric_figure(spec, r, axis, "plot-tokens", "Training throughput", "tokens/s",
-                       [](const study::CompareRun& f) -> std::optional<double> {
-                         return f.tokens_per_s > 0 ? std::optional(f.tokens_per_s) : std::nullopt;
-                       });
-  out += metric_figure(spec, r, axis, "plot-perf-per-dollar",
-                       "Performance per dollar (tokens/s per million dollars of network, paper "
-                       "convention)",
-                       "tokens/s per $M", tokens_per_musd);
+  for (SweepMetric metric : {SweepMetric::IterationTime, SweepMetric::TokensPerSecond,
+                             SweepMetric::TokensPerSecondPerMusd})
+    out += sweep_figure_html(spec, r, axis, metric);
   out += heatmap_html(spec, heatmap_cells(spec, r));
   out +=
       "<section id=\"results\">\n<h2>Results</h2>\n<div class=\"table-wrap\">\n<table>\n"

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "report/gnuplot.h"
 #include "study/sweep.h"
 #include "study/sweep_driver.h"
 
@@ -27,19 +28,24 @@ void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, 
 std::string sweep_text(const study::SweepSpec& spec, const study::SweepResult& r);
 
 // The x axis of the report: the x field's values as numbers when every one reads as a plain
-// number, a time (in seconds) or a rate (in Gbit/s), with the unit for the label; else the
-// values are categories, placed 0, 1, ... in the order of first appearance.
+// number, a time (in seconds), a rate (in Gbit/s) or a size (in bytes); else the values are
+// categories, placed 0, 1, ... in the order of first appearance. A point that does not set the
+// x field (a reference run, such as the fat-tree of a delay sweep) has no place on it: NaN.
 struct SweepAxis {
-  std::string unit;            // "s", "Gbit/s", "" (plain numbers) or "category"
+  std::string unit;            // "s", "Gbit/s", "B", "" (plain numbers) or "category"
   std::vector<double> values;  // per point
   std::vector<std::string> categories;
-  bool logarithmic = false;  // numbers over more than two decades, all positive
+  bool logarithmic = false;  // numbers over more than a decade, all positive
+  // At the points' values (at most a dozen of them, spread over the axis), written in the
+  // field's unit: "1us", "25ms", "400G", "2MiB"; for categories, each at its place.
+  std::vector<GnuplotTic> tics;
 };
 SweepAxis sweep_axis(const study::SweepSpec& spec);
 
 // Values read as numbers, for an axis: every one a plain number, else every one a time (in
-// seconds), else every one a rate (in Gbit/s), with that unit ("", "s", "Gbit/s"); nullopt when
-// neither holds for all of them (they are categories) or there are none.
+// seconds), else every one a rate (in Gbit/s), else every one a size (in bytes), with that unit
+// ("", "s", "Gbit/s", "B"); nullopt when none holds for all of them (they are categories) or
+// there are none.
 struct AxisNumbers {
   std::vector<double> values;
   std::string unit;
