@@ -2,6 +2,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/output_text.h"
 #include "core/spec.h"
 #include "fabric/builders.h"
 
@@ -22,9 +23,9 @@ void ClusterOptions::add_to(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--radix", radix,
                  "Electrical switch radix (ports per switch) for fabrics that take one "
-                 "[default: 64]");
+                 "(default: 64)");
   app.add_option("--max-memory", max_memory,
-                 "Refuse a cluster whose topology is estimated above this much memory (default "
+                 "Refuse a cluster whose topology is estimated above this much memory (default: "
                  "8GiB)");
 }
 
@@ -81,6 +82,35 @@ int checked_iterations(int iterations, const std::string& option) {
 Bytes max_memory_option(const std::string& text, const std::string& option) {
   if (text.empty()) return Bytes(workload::kDefaultMaxJobMemory);
   return with_context("", option, [&] { return parse_bytes(text); });
+}
+
+std::vector<std::string> list_values(const std::vector<std::string>& given,
+                                     const std::string& option) {
+  std::vector<std::string> out;
+  for (const std::string& text : given) {
+    std::size_t from = 0;
+    while (from <= text.size()) {
+      const std::size_t comma = std::min(text.find(',', from), text.size());
+      const std::string item = text.substr(from, comma - from);
+      if (item.empty()) {
+        throw Error("", option,
+                    fmt::format("expected a comma-separated list without empty items, got {}",
+                                quote_input(text)));
+      }
+      // "mfabric:alpha=6,region=4": a key=value after a comma continues the spec before it.
+      const bool continues_spec = item.find('=') != std::string::npos &&
+                                  item.find(':') == std::string::npos && !out.empty() &&
+                                  out.back().find(':') != std::string::npos;
+      if (continues_spec) {
+        out.back() += "," + item;
+      } else {
+        out.push_back(item);
+      }
+      from = comma + 1;
+    }
+  }
+  if (out.empty()) throw Error("", option, "expected at least one value");
+  return out;
 }
 
 std::vector<std::string> expand_fabric_names(const std::vector<std::string>& names) {

@@ -57,6 +57,13 @@ struct ClusterOptions {
   fabric::ClusterSpec to_spec() const;
 };
 
+// The values of a list option, given repeated (--fabric a --fabric b), comma-separated
+// (--fabrics a,b) or both, in order. A key=value after a comma continues the fabric spec before
+// it ("mfabric:alpha=6,region=4,fat-tree" is two fabrics). An empty item is an mfabric::Error
+// naming `option`.
+std::vector<std::string> list_values(const std::vector<std::string>& given,
+                                     const std::string& option);
+
 // Builds the fabric named by `text`; "--radix" applies to fabrics that take a radix and do not
 // name one themselves. A topology estimated above `max_memory` is refused before it is built.
 fabric::Topology build_named_fabric(const std::string& text, const fabric::ClusterSpec& cluster,

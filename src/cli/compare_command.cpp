@@ -23,9 +23,9 @@ namespace {
 
 struct CompareOptions {
   std::string experiment;
-  std::string models;
-  std::string links;
-  std::string fabrics;
+  std::vector<std::string> models;
+  std::vector<std::string> links;
+  std::vector<std::string> fabrics;
   std::optional<int> servers;
   std::string backend;
   std::string calibration;
@@ -36,20 +36,6 @@ struct CompareOptions {
   bool full = false;
   bool quiet = false;
 };
-
-std::vector<std::string> split_list(const std::string& text, const std::string& option) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (item.empty()) {
-      throw Error("", option, fmt::format("expected a comma-separated list, got '{}'", text));
-    }
-    out.push_back(item);
-  }
-  if (out.empty()) throw Error("", option, "expected at least one item");
-  return out;
-}
 
 // What the runs depend on beside their model, link and fabric, for the journal's fingerprints:
 // the experiment file's text and every option that changes the base experiment.
@@ -98,17 +84,17 @@ study::CompareSpec spec_from(const CompareOptions& o) {
   }
   if (!o.models.empty()) {
     spec.models.clear();
-    for (const std::string& m : split_list(o.models, "--models"))
+    for (const std::string& m : list_values(o.models, "--models"))
       spec.models.push_back(study::paper_setup(m, "--models"));
   }
   if (!o.links.empty()) {
     spec.links.clear();
-    for (const std::string& l : split_list(o.links, "--links"))
+    for (const std::string& l : list_values(o.links, "--links"))
       spec.links.push_back(with_context("", "--links", [&] { return parse_rate(l); }));
   }
   if (!o.fabrics.empty()) {
     spec.fabrics.clear();
-    for (const std::string& f : split_list(o.fabrics, "--fabrics"))
+    for (const std::string& f : list_values(o.fabrics, "--fabrics"))
       spec.fabrics.push_back(study::parse_fabric_choice(f, "--fabrics"));
   }
   if (o.servers) {
@@ -147,9 +133,10 @@ study::CompareSpec spec_from(const CompareOptions& o) {
   spec.jobs = o.jobs;
   if (!o.models.empty() || !o.links.empty() || !o.fabrics.empty() || o.servers) {
     std::vector<std::string> changed;
-    if (!o.models.empty()) changed.push_back("--models " + o.models);
-    if (!o.links.empty()) changed.push_back("--links " + o.links);
-    if (!o.fabrics.empty()) changed.push_back("--fabrics " + o.fabrics);
+    if (!o.models.empty()) changed.push_back(fmt::format("--models {}", fmt::join(o.models, ",")));
+    if (!o.links.empty()) changed.push_back(fmt::format("--links {}", fmt::join(o.links, ",")));
+    if (!o.fabrics.empty())
+      changed.push_back(fmt::format("--fabrics {}", fmt::join(o.fabrics, ",")));
     if (o.servers) changed.push_back(fmt::format("--servers {}", *o.servers));
     spec.description = fmt::format(
         "{}, with {}", o.experiment.empty() ? std::string("the paper's setups") : spec.description,
@@ -235,18 +222,18 @@ Command register_compare(CLI::App& root) {
                   "Experiment YAML (docs/experiment.md): its cluster, job and seed; default: the "
                   "paper's 128 servers, Mixtral 8x22B and 8x7B at 100G and 400G (--full: five "
                   "models, four link speeds)");
-  app->add_option("--models", o->models,
+  app->add_option("--models,--model", o->models,
                   "Models to compare, with the paper's parallelism: mixtral-8x22b, mixtral-8x7b, "
                   "qwen-moe-32, deepseek-r1, llama-moe-6.7b (comma-separated)");
-  app->add_option("--links", o->links,
-                  "Link speeds, e.g. 100G,400G (default 100G,400G; --full: 100G,200G,400G,800G)");
+  app->add_option("--links,--link", o->links,
+                  "Link speeds, e.g. 100G,400G (default: 100G,400G; --full: 100G,200G,400G,800G)");
   app->add_flag("--full", o->full,
                 "The paper's full evaluation: five models x four link speeds x five fabrics "
                 "(100 runs, about 21 minutes on 2 cores)");
-  app->add_option("--fabrics", o->fabrics,
+  app->add_option("--fabrics,--fabric", o->fabrics,
                   "Fabrics: fat-tree, fat-tree-3to1, rail-optimized, topoopt, mfabric, or any "
-                  "fabric spec NAME[:key=value,...] (default the first five)");
-  app->add_option("--servers", o->servers, "Servers in the cluster (default 128)");
+                  "fabric spec NAME[:key=value,...] (default: the first five)");
+  app->add_option("--servers", o->servers, "Servers in the cluster (default: 128)");
   app->add_option("--backend", o->backend, "Network backend: flow (default) or packet");
   app->add_option("--assumptions", o->assumptions,
                   "default, or paper: the paper's evaluation as its authors computed it "
@@ -255,9 +242,9 @@ Command register_compare(CLI::App& root) {
   app->add_option("--calibration", o->calibration,
                   "Compute and collective calibration: roofline (default), paper-measurement, "
                   "or a calibration YAML file (docs/calibration.md)");
-  app->add_option("--jobs", o->jobs,
-                  "Runs in parallel (default 0: one per core; at most the cores)");
-  app->add_option("--out", o->out,
+  app->add_option("-j,--jobs", o->jobs,
+                  "Runs in parallel (default: 0: one per core; at most the cores)");
+  app->add_option("-o,--out", o->out,
                   "Write results.json, results.csv, report.html (plots: needs gnuplot) and the "
                   "journal points.jsonl here; a rerun with the same DIR skips the runs already "
                   "done");

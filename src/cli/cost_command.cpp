@@ -16,7 +16,7 @@ struct CostOptions {
   ClusterOptions cluster;
   std::vector<std::string> fabrics{"all"};
   std::string prices;
-  std::string convention = "built";
+  std::string convention = "paper";
   bool json = false;
 };
 
@@ -34,7 +34,7 @@ int run_cost(const CostOptions& o) {
   }
 
   std::vector<report::CostResult> results;
-  for (const std::string& name : expand_fabric_names(o.fabrics)) {
+  for (const std::string& name : expand_fabric_names(list_values(o.fabrics, "--fabric"))) {
     const fabric::Topology t = build_named_fabric(
         name, cluster, o.cluster.radix, max_memory_option(o.cluster.max_memory, "--max-memory"));
     results.push_back(report::evaluate_cost(t, convention, prices));
@@ -65,7 +65,7 @@ Command register_cost(CLI::App& root) {
   auto o = std::make_shared<CostOptions>();
   CLI::App* app = root.add_subcommand(
       "cost", "Bill of materials and network cost (CAPEX, US dollars) of one or more fabrics");
-  app->add_option("--fabric", o->fabrics,
+  app->add_option("--fabric,--fabrics", o->fabrics,
                   "Fabric to cost, NAME or NAME:key=value,... (repeatable); 'all' = fat-tree, "
                   "fat-tree:oversubscription=3, rail-optimized, rail-only, topoopt, mfabric. "
                   "See 'mfabric fabrics'")
@@ -74,8 +74,9 @@ Command register_cost(CLI::App& root) {
   app->add_option("--prices", o->prices,
                   "YAML price file overriding the paper's Table 4 (docs/formats.md)");
   app->add_option("--convention", o->convention,
-                  "How to count: built (what the built topology holds), paper (the paper's "
-                  "formulas), calculator (the authors' public calculator); docs/cost-model.md")
+                  "How to count: paper (the paper's formulas, as compare and sweep count), built "
+                  "(what the built topology holds), calculator (the authors' public calculator); "
+                  "docs/cost-model.md")
       ->capture_default_str();
   app->add_flag("--json", o->json, "Print JSON: one object for one fabric, an array for several");
   return Command{app, [o] { return run_cost(*o); }};

@@ -15,7 +15,7 @@ Command register_fabrics(CLI::App& root) {
                    for (const fabric::FabricKind& k : fabric::fabric_kinds()) {
                      std::cout << fmt::format("{}\n  {}\n", k.name, k.summary);
                      for (const fabric::FabricParam& p : k.params) {
-                       std::cout << fmt::format("    {:<18} {} (default {})\n", p.name, p.meaning,
+                       std::cout << fmt::format("    {:<18} {} (default: {})\n", p.name, p.meaning,
                                                 p.default_value);
                      }
                    }

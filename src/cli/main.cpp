@@ -3,16 +3,22 @@
 //
 // Exit codes: 0 success, 1 bad input (file, value, configuration), 2 bad usage (unknown option,
 // missing argument), 3 internal error (a bug in mfabric, or the machine ran out of memory).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/examples.h"
 #include "core/error.h"
 #include "core/output_text.h"
+#include "core/suggest.h"
 
 namespace {
 constexpr const char* kEmptyValue = "expected a value, got an empty string";
@@ -49,6 +55,75 @@ void print_error(const char* prefix, const std::string& message) {
   }
   std::abort();
 }
+
+// The long and short option names of `app` ("--out", "-o").
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& l : option->get_lnames())
+      names.push_back("--" + l);
+  }
+  return names;
+}
+
+// "; did you mean '--out'?" for the first argument in argv[first..] that looks like a long
+// option `app` does not know; "" otherwise.
+std::string option_hint(const CLI::App& app, int argc, char** argv, int first) {
+  const std::vector<std::string> known = option_names(app);
+  for (int i = first; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word == "--") break;
+    if (word.rfind("--", 0) != 0) continue;
+    word = word.substr(0, word.find('='));
+    if (std::find(known.begin(), known.end(), word) != known.end()) continue;
+    if (const auto near = mfabric::closest_name(word, known))
+      return fmt::format("; did you mean '{}'?", *near);
+  }
+  return "";
+}
+
+// One line for bad usage, in the style of every other error, with where to look; exit code 2.
+int usage_error(const std::string& message, const std::string& command) {
+  print_error("mfabric: error: ", fmt::format("{} (see 'mfabric {}--help')", message,
+                                              command.empty() ? std::string() : command + " "));
+  return 2;
+}
+
+// CLI11's "Could not convert: --servers = abc" as "--servers: expected a whole number, got 'abc'".
+std::string conversion_message(const std::string& what, const CLI::App* command) {
+  const std::string prefix = "Could not convert: ";
+  const std::size_t equals = what.find(" = ");
+  if (what.rfind(prefix, 0) != 0 || equals == std::string::npos) return what;
+  const std::string name = what.substr(prefix.size(), equals - prefix.size());
+  const std::string value = what.substr(equals + 3);
+  std::string expected = "a value of another kind";
+  if (command) {
+    for (const CLI::Option* option : command->get_options()) {
+      const auto& lnames = option->get_lnames();
+      if (std::find(lnames.begin(), lnames.end(), name.substr(name.find_first_not_of('-'))) ==
+          lnames.end())
+        continue;
+      const std::string type = option->get_type_name();
+      if (type == "INT") expected = "a whole number";
+      if (type == "UINT") expected = "a whole number, 0 or more";
+      if (type == "FLOAT") expected = "a number";
+    }
+  }
+  return fmt::format("{}: expected {}, got {}", name, expected, mfabric::quote_input(value));
+}
+
+// CLI11 shows a captured default after the type ("--servers INT=128") and hand-written ones
+// read "(default: 8GiB)": every default is shown one way, "(default: X)" at the end of the
+// description.
+void write_defaults_one_way(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    const std::string value = option->get_default_str();
+    if (value.empty() || option->get_type_size() == 0) continue;
+    option->description(option->get_description() + " (default: " + value + ")");
+    option->default_str("");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,15 +135,61 @@ int main(int argc, char** argv) {
       "mfabric"};
   app.set_version_flag("--version", std::string("mfabric ") + MFABRIC_VERSION);
   app.require_subcommand(1);
+  app.footer(
+      "Start with 'mfabric compare' (the paper's evaluation, quick subset, about a minute). "
+      "'mfabric "
+      "help COMMAND' or 'mfabric COMMAND --help' for a command's options and examples; docs/cli.md "
+      "for all of them.");
 
+  // By importance: the answer first (compare, simulate, sweep), then the pieces it is made of.
   std::vector<mfabric::cli::Command> commands{
-      mfabric::cli::register_cost(app),     mfabric::cli::register_topology(app),
-      mfabric::cli::register_fabrics(app),  mfabric::cli::register_workload(app),
-      mfabric::cli::register_trace(app),    mfabric::cli::register_models(app),
-      mfabric::cli::register_simulate(app), mfabric::cli::register_plan(app),
-      mfabric::cli::register_predict(app),  mfabric::cli::register_compare(app),
-      mfabric::cli::register_sweep(app),
+      mfabric::cli::register_compare(app),  mfabric::cli::register_simulate(app),
+      mfabric::cli::register_sweep(app),    mfabric::cli::register_cost(app),
+      mfabric::cli::register_topology(app), mfabric::cli::register_fabrics(app),
+      mfabric::cli::register_workload(app), mfabric::cli::register_models(app),
+      mfabric::cli::register_trace(app),    mfabric::cli::register_plan(app),
+      mfabric::cli::register_predict(app),
   };
+  std::vector<std::string> command_names;
+  for (const auto& command : commands) {
+    command_names.push_back(command.app->get_name());
+    write_defaults_one_way(*command.app);
+    const auto examples = mfabric::cli::command_examples().find(command.app->get_name());
+    if (examples != mfabric::cli::command_examples().end())
+      command.app->footer("Examples:\n" + examples->second);
+  }
+  const auto find_command = [&](const std::string& name) -> CLI::App* {
+    for (const auto& command : commands) {
+      if (command.app->get_name() == name) return command.app;
+    }
+    return nullptr;
+  };
+  const auto unknown_command = [&](const std::string& name) {
+    const auto near = mfabric::closest_name(name, command_names);
+    return usage_error(
+        fmt::format("unknown command {}{} (commands: {})", mfabric::quote_input(name),
+                    near ? fmt::format("; did you mean '{}'?", *near) : "",
+                    fmt::join(command_names, ", ")),
+        "");
+  };
+
+  // Bare `mfabric` and `mfabric help [COMMAND]`: the help, on stdout.
+  if (argc == 1) {
+    std::cout << app.help();
+    return 0;
+  }
+  const std::string first = argv[1];
+  if (first == "help") {
+    if (argc == 2) {
+      std::cout << app.help();
+      return 0;
+    }
+    CLI::App* const asked = find_command(argv[2]);
+    if (!asked) return unknown_command(argv[2]);
+    std::cout << asked->help("mfabric");
+    return 0;
+  }
+  if (!first.empty() && first[0] != '-' && !find_command(first)) return unknown_command(first);
 
   // An empty value ("--stats ''") is never meant: say so, rather than treating the option as
   // absent and blaming another one.
@@ -81,6 +202,8 @@ int main(int argc, char** argv) {
     }
   }
 
+  CLI::App* const typed = find_command(first);
+  const std::string command_name = typed ? first : std::string();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ValidationError& e) {
@@ -89,17 +212,15 @@ int main(int argc, char** argv) {
       print_error("mfabric: error: ", e.what());
       return 1;
     }
-    print_error("", e.what());
-    std::cerr << "Run with --help for more information.\n";
-    return 2;
+    return usage_error(e.what(), command_name);
+  } catch (const CLI::ConversionError& e) {
+    return usage_error(conversion_message(e.what(), typed), command_name);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    // CLI11's own failure message, with the arguments it quotes escaped.
-    print_error("", e.what());
-    std::cerr << "Run with --help for more information.\n";
-    return 2;
+    // CLI11's message, with the option the user most likely meant.
+    return usage_error(std::string(e.what()) + (typed ? option_hint(*typed, argc, argv, 2) : ""),
+                       command_name);
   }
-
   try {
     for (const auto& command : commands) {
       if (command.app->parsed()) return command.run();

@@ -198,7 +198,7 @@ Command register_predict(CLI::App& root) {
     trace->excludes(app->get_option(synthetic));
   }
   app->add_option("--max-memory", o->max_memory,
-                  "Refuse synthetic traces whose estimated memory is above this (default 8GiB)");
+                  "Refuse synthetic traces whose estimated memory is above this (default: 8GiB)");
   app->add_option("--top-k", o->top_k, "Heavy experts compared (default: the model's top-k)");
   app->add_option("--ranks-per-server", o->ranks_per_server,
                   "EP ranks per server for the demand error (a divisor of EP)")

@@ -84,10 +84,10 @@ Command register_simulate(CLI::App& root) {
   app->add_option("--iterations", o->iterations,
                   "Override the number of training iterations (1 to 10000)");
   app->add_option("--max-memory", o->max_memory,
-                  "Refuse jobs whose estimated memory is above this (default 8GiB; overrides "
+                  "Refuse jobs whose estimated memory is above this (default: 8GiB; overrides "
                   "simulation.max_memory)");
   app->add_option(
-      "--out", o->out,
+      "-o,--out", o->out,
       "Write results.json, links.csv, collectives.csv, trace.json (Perfetto) and flows.csv here");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_flag("--flows", o->flows,

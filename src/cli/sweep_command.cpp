@@ -129,11 +129,11 @@ Command register_sweep(CLI::App& root) {
       "servers, model, ...): a point per combination, on threads, and on MPI ranks under "
       "mpirun (docs/sweep.md)");
   app->add_option("sweep", o->sweep, "Sweep YAML (docs/sweep.md)")->required();
-  app->add_option("--out", o->out,
+  app->add_option("-o,--out", o->out,
                   "Write results.json, results.csv, report.html (plots: needs gnuplot) and "
                   "points.jsonl here; a rerun with the same DIR skips the points already done");
-  app->add_option("--jobs", o->jobs,
-                  "Points in parallel per process (default 0: the cores, shared among the MPI "
+  app->add_option("-j,--jobs", o->jobs,
+                  "Points in parallel per process (default: 0: the cores, shared among the MPI "
                   "ranks of this machine; at most the cores)");
   app->add_option("--assumptions", o->assumptions,
                   "default, or paper: the experiment takes the paper-measurement calibration as "

@@ -69,12 +69,12 @@ Command register_trace(CLI::App& root) {
                   "skew_decay_iterations, start_iteration, layer_skew_spread, iteration_jitter, "
                   "source_concentration, source_weight, layer_correlation, "
                   "transition_concentration; docs/routing.md)");
-  auto* out = app->add_option("--out", o->out,
+  auto* out = app->add_option("-o,--out", o->out,
                               "Write the trace here (.json for JSON, anything else for text)");
   auto* stats = app->add_option("--stats", o->stats, "Summarise this trace instead");
   out->excludes(stats);
   app->add_option("--max-memory", o->max_memory,
-                  "Refuse traces whose estimated memory is above this (default 8GiB)");
+                  "Refuse traces whose estimated memory is above this (default: 8GiB)");
   app->add_flag("--json", o->json, "With --stats: print JSON");
   return Command{app, [o] { return run_trace(*o); }};
 }

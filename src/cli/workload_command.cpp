@@ -156,7 +156,7 @@ Command register_workload(CLI::App& root) {
                   "the ranks of each numeric pg_name")
       ->needs(chakra);
   app->add_option("--max-rank-bytes", o->max_rank_bytes,
-                  "With --chakra: most decoded bytes read from one rank file (default 1GiB)")
+                  "With --chakra: most decoded bytes read from one rank file (default: 1GiB)")
       ->needs(chakra);
   app->add_option("--gpus", o->gpus, "GPUs in the job (= DP x TP x PP x EP)");
   app->add_option("--tp", o->tp, "Tensor-parallel degree (inside a server)")->capture_default_str();
@@ -189,7 +189,7 @@ Command register_workload(CLI::App& root) {
                   "YAML file (docs/calibration.md); --replay wins over its measured durations")
       ->excludes("--chakra");
   app->add_option("--max-memory", o->max_memory,
-                  "Refuse jobs whose estimated memory is above this (default 8GiB)");
+                  "Refuse jobs whose estimated memory is above this (default: 8GiB)");
   app->add_flag("--json", o->json, "Print JSON");
   return Command{app, [o] {
                    if (!o->chakra.empty()) return run_chakra(*o);

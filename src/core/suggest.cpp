@@ -23,22 +23,25 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 std::optional<std::string> closest_name(const std::string& word,
                                         const std::vector<std::string>& names,
                                         std::size_t max_edits) {
+  if (word.size() >= 3) {
+    std::optional<std::string> only;
+    for (const std::string& name : names) {
+      if (name.size() > word.size() && name.compare(0, word.size(), word) == 0) {
+        if (only) {
+          only.reset();  // ambiguous
+          break;
+        }
+        only = name;
+      }
+    }
+    if (only) return only;
+  }
   for (const std::string& name : names) {
     // The distance is at least the difference in length.
     const std::size_t longer = std::max(word.size(), name.size());
     const std::size_t shorter = std::min(word.size(), name.size());
     if (longer - shorter > max_edits) continue;
     if (edit_distance(word, name) <= max_edits) return name;
-  }
-  if (word.size() >= 3) {
-    std::optional<std::string> only;
-    for (const std::string& name : names) {
-      if (name.size() > word.size() && name.compare(0, word.size(), word) == 0) {
-        if (only) return std::nullopt;  // ambiguous
-        only = name;
-      }
-    }
-    return only;
   }
   return std::nullopt;
 }

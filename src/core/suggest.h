@@ -8,8 +8,9 @@
 
 namespace mfabric {
 
-// The first of `names` within `max_edits` single-character edits (insert, delete, replace) of
-// `word`, or else the only one `word` is a prefix of (at least 3 characters); nullopt when none.
+// The only one of `names` that `word` (3 characters or more) is the start of ("comp":
+// "compare"), or else the first within `max_edits` single-character edits (insert, delete,
+// replace) of it; nullopt when none.
 // A name much longer or shorter than `word` is skipped without computing its distance, so that
 // a hostile megabyte-long word costs no more than its length.
 std::optional<std::string> closest_name(const std::string& word,

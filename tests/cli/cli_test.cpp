@@ -15,8 +15,19 @@ using mfabric::testing::expect_golden;
 using mfabric::testing::Outcome;
 using mfabric::testing::run;
 
-TEST(CliGolden, DefaultCostComparesAllFabrics) {
-  expect_golden("cost", "cost_default.txt");
+TEST(CliGolden, BuiltCostComparesAllFabrics) {
+  expect_golden("cost --convention built", "cost_default.txt");
+}
+
+// One cost answer: cost counts as compare and sweep do (the paper's formulas) unless told
+// otherwise, and says so.
+TEST(CliGolden, CostCountsThePapersFormulasByDefault) {
+  const Outcome by_default = run("cost --link 100G");
+  const Outcome paper = run("cost --convention paper --link 100G");
+  ASSERT_EQ(by_default.exit_code, 0) << by_default.err;
+  EXPECT_EQ(by_default.out, paper.out);
+  EXPECT_NE(by_default.out.find("paper convention"), std::string::npos) << by_default.out;
+  EXPECT_NE(by_default.out, run("cost --convention built --link 100G").out);
 }
 
 TEST(CliGolden, PaperConventionAt100G) {
@@ -24,7 +35,8 @@ TEST(CliGolden, PaperConventionAt100G) {
 }
 
 TEST(CliGolden, SingleFabricBreakdown) {
-  expect_golden("cost --fabric mfabric --servers 16 --link 800G", "cost_mfabric_16.txt");
+  expect_golden("cost --fabric mfabric --servers 16 --link 800G --convention built",
+                "cost_mfabric_16.txt");
 }
 
 TEST(CliGolden, CostJsonOneFabric) {
@@ -33,8 +45,10 @@ TEST(CliGolden, CostJsonOneFabric) {
 }
 
 TEST(CliGolden, CostWithPriceFile) {
-  expect_golden("cost --fabric fat-tree --fabric mfabric --link 1.6T --prices prices_1600g.yaml",
-                "cost_prices_1600g.txt", MFABRIC_TEST_DATA_DIR);
+  expect_golden(
+      "cost --fabric fat-tree --fabric mfabric --link 1.6T --prices prices_1600g.yaml "
+      "--convention built",
+      "cost_prices_1600g.txt", MFABRIC_TEST_DATA_DIR);
 }
 
 TEST(CliGolden, TopologyText) {
@@ -112,8 +126,69 @@ TEST(CliErrors, TooManyHostsForRadix) {
 TEST(CliErrors, UnknownOptionIsUsageError) {
   expect_error("cost --frabric fat-tree", "--frabric", 2);
 }
-TEST(CliErrors, NoCommandIsUsageError) {
-  expect_error("", "subcommand", 2);
+// The conventions of well-liked command-line tools (docs/cli.md, "Conventions").
+TEST(CliConventions, BareMfabricAndHelpPrintTheHelp) {
+  const Outcome bare = run("");
+  EXPECT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_NE(bare.out.find("Usage: mfabric"), std::string::npos) << bare.out;
+  EXPECT_EQ(run("help").out, bare.out);
+  const Outcome help = run("help compare");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.out, run("compare --help").out);
+  EXPECT_NE(help.out.find("Usage: mfabric compare"), std::string::npos) << help.out;
+  // By importance: the answer first.
+  EXPECT_LT(bare.out.find("  compare "), bare.out.find("  simulate "));
+  EXPECT_LT(bare.out.find("  simulate "), bare.out.find("  cost "));
+  EXPECT_LT(bare.out.find("  cost "), bare.out.find("  predict "));
+}
+
+TEST(CliConventions, MistypedCommandsAndOptionsGetASuggestion) {
+  expect_error("simulat x.yaml", "unknown command 'simulat'; did you mean 'simulate'?", 2);
+  expect_error("help simulat", "did you mean 'simulate'?", 2);
+  expect_error("comp", "did you mean 'compare'?", 2);
+  expect_error("cost --frabric fat-tree", "did you mean '--fabric'?", 2);
+  expect_error("compare --otu build/x", "did you mean '--out'?", 2);
+  // Nothing near: the commands are listed.
+  expect_error("bogus", "unknown command 'bogus' (commands: compare, simulate, sweep,", 2);
+}
+
+// Every usage error is one line in the style of every other error, naming where to look.
+TEST(CliConventions, EveryParseErrorIsOneLineInOneStyle) {
+  for (const char* args :
+       {"compare --servers abc", "compare --jobs", "cost --frabric x", "sweep", "simulate a b",
+        "compare --servers 1.5", "cost --servers=", "plan --alpha"}) {
+    const Outcome o = run(args);
+    EXPECT_EQ(o.exit_code, 2) << args << "\n" << o.err;
+    EXPECT_EQ(o.err.rfind("mfabric: error: ", 0), 0u) << args << "\n" << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << args << "\n" << o.err;
+    EXPECT_NE(o.err.find("--help')"), std::string::npos) << args << "\n" << o.err;
+  }
+  expect_error("compare --servers abc", "--servers: expected a whole number, got 'abc'", 2);
+}
+
+// Every command's help ends with examples of it and writes its defaults one way.
+TEST(CliConventions, EveryCommandHasExamplesAndOneDefaultStyle) {
+  for (const char* cmd : {"compare", "simulate", "sweep", "cost", "topology", "fabrics", "workload",
+                          "models", "trace", "plan", "predict"}) {
+    const Outcome o = run(std::string(cmd) + " --help");
+    ASSERT_EQ(o.exit_code, 0) << cmd;
+    EXPECT_NE(o.out.find("Examples:\n  mfabric " + std::string(cmd)), std::string::npos)
+        << cmd << "\n"
+        << o.out;
+    for (const char* other : {"INT=", "TEXT=", "FLOAT=", "UINT=", "(default ", "[default"}) {
+      EXPECT_EQ(o.out.find(other), std::string::npos) << cmd << ": " << other << "\n" << o.out;
+    }
+  }
+}
+
+// A list is given the same way everywhere: repeated, comma-separated or both, and a fabric spec
+// keeps its own commas.
+TEST(CliConventions, ListsAreRepeatedOrCommaSeparated) {
+  const Outcome repeated = run("cost --fabric fat-tree --fabric mfabric:alpha=4,region=8");
+  ASSERT_EQ(repeated.exit_code, 0) << repeated.err;
+  EXPECT_EQ(run("cost --fabrics fat-tree,mfabric:alpha=4,region=8").out, repeated.out);
+  EXPECT_NE(repeated.out.find("mfabric"), std::string::npos);
+  expect_error("cost --fabric fat-tree,,mfabric", "--fabric: expected a comma-separated list");
 }
 
 TEST(CliHelp, EveryCommandExplainsUnits) {

@@ -1,0 +1,52 @@
+#include "cli/examples.h"
+
+#include <map>
+
+namespace mfabric::cli {
+
+// Every example is a command line that works from the root of a checkout (examples/ holds the
+// files they name); tests/cli runs the help of every command and checks each has examples.
+const std::map<std::string, std::string>& command_examples() {
+  static const std::map<std::string, std::string> examples = {
+      {"compare",
+       "  mfabric compare -o build/compare          # the paper's evaluation, quick subset (~1 "
+       "min)\n"
+       "  mfabric compare --full -o build/full      # all of it: 100 runs, ~21 min on 2 cores\n"
+       "  mfabric compare --models mixtral-8x7b --links 100G,400G --servers 32\n"
+       "  mfabric compare examples/mixtral-8x7b.yaml --fabrics fat-tree,mfabric:policy=oracle\n"
+       "  mfabric compare --assumptions paper -o build/paper   # as the paper's authors computed "
+       "it\n"},
+      {"simulate",
+       "  mfabric simulate examples/mixtral-8x7b.yaml\n"
+       "  mfabric simulate examples/mixtral-8x7b.yaml --fabric mfabric --vs fat-tree\n"
+       "  mfabric simulate examples/mixtral-8x7b.yaml -o build/sim --trace\n"},
+      {"sweep",
+       "  mfabric sweep examples/sweeps/reconfiguration-delay.yaml -o build/sweeps/delay\n"
+       "  mpirun -n 2 mfabric sweep examples/sweeps/crossover.yaml -o build/sweeps/crossover\n"},
+      {"cost",
+       "  mfabric cost                              # every fabric, 128 servers at 400G\n"
+       "  mfabric cost --fabric mfabric --link 100G --json\n"
+       "  mfabric cost --convention built           # count the built topology instead\n"},
+      {"topology",
+       "  mfabric topology --fabric mfabric --servers 16\n"
+       "  mfabric topology --fabric fat-tree --servers 4 --dot > fat-tree.dot\n"},
+      {"fabrics", "  mfabric fabrics\n"},
+      {"workload",
+       "  mfabric workload --model mixtral-8x22b --gpus 1024 --tp 8 --pp 8 --ep 8\n"
+       "  mfabric workload --model mixtral-8x7b --gpus 64 --calibration paper-measurement\n"},
+      {"models", "  mfabric models\n"},
+      {"trace",
+       "  mfabric trace --model mixtral-8x7b --ep 8 --out routing.json\n"
+       "  mfabric trace --stats routing.json\n"},
+      {"plan",
+       "  mfabric plan --demand demand.json --alpha 6 --tl1   # demand.json: "
+       "{\"demand_bytes\": [[...]]}\n"
+       "  mfabric plan --demand demand.json --algorithm exact --json\n"},
+      {"predict",
+       "  mfabric predict --model mixtral-8x7b\n"
+       "  mfabric predict --model mixtral-8x7b --trace routing.json --json\n"},
+  };
+  return examples;
+}
+
+}  // namespace mfabric::cli
