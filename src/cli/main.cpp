@@ -18,6 +18,7 @@
 #include "cli/examples.h"
 #include "core/error.h"
 #include "core/output_text.h"
+#include "core/provenance.h"
 #include "core/suggest.h"
 
 namespace {
@@ -133,7 +134,8 @@ int main(int argc, char** argv) {
       "for Mixture-of-Experts training.\nUnits: rates in bits/s (400G, 400Gbps) or bytes/s "
       "(900GB/s); times 25ms, 1us; sizes 2MiB, 1.5GB; costs in US dollars.",
       "mfabric"};
-  app.set_version_flag("--version", std::string("mfabric ") + MFABRIC_VERSION);
+  app.set_version_flag("--version", "mfabric " + mfabric::mfabric_version());
+  mfabric::set_command_line(argc, argv);
   app.require_subcommand(1);
   app.footer(
       "Start with 'mfabric compare' (the paper's evaluation, quick subset, about a minute). "

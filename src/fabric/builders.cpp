@@ -14,7 +14,6 @@ namespace {
 constexpr int kDefaultRadix = 64;
 constexpr double kDefaultOversubscription = 1.0;
 constexpr int kDefaultAlpha = 6;
-constexpr int kDefaultRegion = 8;
 // Polatis piezo OCS (paper Table 2) and the reconfiguration time of the paper's simulations.
 constexpr int kDefaultOcsPorts = 576;
 constexpr Time kDefaultReconfiguration = Time::milliseconds(25);
@@ -230,7 +229,8 @@ void build_mfabric(Spec& spec, const FabricKind& kind, Topology& t) {
   const int n = c.nics_per_server;
   OcsParams params;
   const int alpha = params.alpha = spec.get_int("alpha", kDefaultAlpha);
-  const int region = params.region = spec.get_int("region", std::min(kDefaultRegion, c.servers));
+  const int region = params.region =
+      spec.get_int("region", std::min(kDefaultMfabricRegion, c.servers));
   const int radix = spec.get_int("radix", kDefaultRadix);
   const double o = spec.get_double("oversubscription", kDefaultOversubscription);
   const int ocs_ports = params.ocs_ports = spec.get_int("ocs_ports", kDefaultOcsPorts);
@@ -345,7 +345,7 @@ const std::vector<Entry>& registry() {
         {{"alpha", plain(kDefaultAlpha),
           "OCS NICs per server (the last alpha NICs; 1 to NICs per server - 1); the rest go to the "
           "EPS fat-tree"},
-         {"region", plain(kDefaultRegion),
+         {"region", plain(kDefaultMfabricRegion),
           "servers per region (one EP group), contiguous; must divide the server count; default "
           "8, or all servers if fewer"},
          radix_param(),

@@ -23,6 +23,9 @@
 
 namespace mfabric::fabric {
 
+// mFabric's servers per region when the spec names none (and the cluster has as many).
+inline constexpr int kDefaultMfabricRegion = 8;
+
 struct FabricParam {
   std::string name;
   std::string default_value;

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <iterator>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <vector>
@@ -12,8 +13,10 @@
 #include "core/json_text.h"
 #include "core/output_files.h"
 #include "core/output_text.h"
+#include "core/provenance.h"
 #include "report/format.h"
 #include "report/table.h"
+#include "study/compare.h"
 
 namespace mfabric::report {
 namespace {
@@ -101,6 +104,7 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
     iterations.push_back(t.seconds());
   nlohmann::json j = {
       {"schema", kResultsSchema},
+      {"provenance", provenance_json()},
       {"experiment", r.experiment.source},
       {"seed", r.experiment.seed},
       {"backend", r.experiment.backend},
@@ -226,6 +230,16 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
   return j;
 }
 
+std::optional<double> paper_network_cost(const fabric::Topology& topology) {
+  try {
+    return fabric::network_cost(topology, fabric::CostConvention::Paper,
+                                fabric::PriceBook::paper_defaults())
+        .total();
+  } catch (const Error&) {
+    return std::nullopt;  // a link speed without a price (docs/cost-model.md)
+  }
+}
+
 std::string results_text(const SimulationReport& r) {
   const sim::RunResult& res = r.result;
   // Names come from the user (a file name, a model name): printable() keeps a byte 0xff or a
@@ -236,6 +250,12 @@ std::string results_text(const SimulationReport& r) {
                   r.graph.gpus(), with_commas(static_cast<std::int64_t>(r.graph.size())));
   Table t({"metric", "value"});
   t.add_row({"iteration time", to_string(res.mean_iteration_time())});
+  const double iteration_s = res.mean_iteration_time().seconds();
+  const double tokens = study::tokens_per_iteration(r.experiment);
+  if (tokens > 0 && iteration_s > 0) t.add_row({"tokens/s", whole_number(tokens / iteration_s)});
+  if (const std::optional<double> cost = paper_network_cost(r.topology)) {
+    t.add_row({"network cost (paper formulas)", dollars(*cost)});
+  }
   t.add_row({"exposed communication (per GPU)", to_string(res.exposed_comm)});
   for (std::size_t k = 0; k < sim::kTrafficClasses.size(); ++k) {
     t.add_row(
@@ -254,8 +274,12 @@ std::string results_text(const SimulationReport& r) {
     if (c.switching != "always") {
       t.add_row({"plans kept (not worth a switch)", with_commas(c.kept)});
     }
-    t.add_row({"all-to-alls held for circuits",
-               fmt::format("{}, {} in all", with_commas(c.held), to_string(c.held_time))});
+    // Every region's all-to-alls wait at the same time: the sum over regions can exceed the
+    // iteration; the critical path's share is what the iteration pays.
+    const std::size_t regions = r.topology.regions().size();
+    t.add_row({fmt::format("all-to-alls held for circuits (summed over {} region{})", regions,
+                           regions == 1 ? "" : "s"),
+               fmt::format("{}, {}", with_commas(c.held), to_string(c.held_time))});
     t.add_row({"  of them on the critical path",
                fmt::format("{}, {}", with_commas(r.result.critical_holds),
                            to_string(r.result.critical_held_time))});

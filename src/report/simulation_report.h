@@ -59,6 +59,9 @@ inline SimulationReport report_of(const sim::Simulation& s) {
 // same experiment and seed.
 nlohmann::json results_json(const SimulationReport& r, bool timing = true);
 std::string results_text(const SimulationReport& r);
+// The topology's network cost by the paper's formulas at its Table 4 prices; nullopt for a link
+// speed the table has no price for.
+std::optional<double> paper_network_cost(const fabric::Topology& topology);
 
 // CSV files follow RFC 4180 (a field with a comma, quote or line break is quoted).
 // One row per directed channel that carried bytes or belongs to a network cable:

@@ -14,6 +14,7 @@
 #include "core/json_text.h"
 #include "core/output_files.h"
 #include "core/output_text.h"
+#include "core/provenance.h"
 #include "core/units.h"
 #include "core/yaml_fields.h"
 #include "report/format.h"
@@ -150,6 +151,8 @@ nlohmann::json sweep_json(const study::SweepSpec& spec, const study::SweepResult
                         {"fields", spec.fields},           {"points", std::move(points)}};
   if (spec.heatmap) out["heatmap"] = heatmap_json(spec, heatmap_cells(spec, r));
   if (spec.paper_assumptions) out["assumptions"] = "paper";
+  out["provenance"] = provenance_json();
+  out["provenance"]["sweep"] = spec.source;
   return out;
 }
 

@@ -374,6 +374,7 @@ Experiment parse_experiment(const std::string& yaml_text, const std::string& sou
       (void)workload::ComputeReplay::load(e.calibration.replay);
     }
   }
+  fit_regions_to_job(e);
   check_network_size(e);
   // Fail on a bad fabric (or failures it does not have) now rather than after the workload is
   // built.
@@ -403,6 +404,39 @@ void set_iterations(Experiment& e, int iterations, const std::string& field) {
                 fmt::format("must be between 1 and {}, got {}", kMaxIterations, iterations));
   }
   e.iterations = iterations;
+}
+
+int ep_group_servers(const Experiment& e) {
+  if (!e.model) return 0;
+  const int gpus = std::max(1, e.model->ep) * std::max(1, e.model->tp);
+  const int per_server = std::max(1, e.cluster.gpus_per_server);
+  return std::max(1, std::min(e.cluster.servers, (gpus + per_server - 1) / per_server));
+}
+
+bool fit_regions_to_job(Experiment& e) {
+  if (e.fabric.name() != "mfabric" || e.fabric.has("region") || !e.model) return false;
+  const int servers = ep_group_servers(e);
+  if (servers < 1 || e.cluster.servers % servers != 0) return false;
+  auto params = e.fabric.params();
+  params["region"] = std::to_string(servers);
+  e.fabric = Spec(e.fabric.name(), params);
+  return true;
+}
+
+std::optional<std::string> region_mismatch(const Experiment& e) {
+  if (e.fabric.name() != "mfabric" || !e.model) return std::nullopt;
+  const int group = ep_group_servers(e);
+  Spec spec = e.fabric;  // get_int marks the key read
+  const int region =
+      spec.get_int("region", std::min(fabric::kDefaultMfabricRegion, e.cluster.servers));
+  if (group < 1 || region == group) return std::nullopt;
+  // A region smaller than an EP group is refused when the job is built (its all-to-alls would
+  // span regions): only a larger one gets here.
+  if (region < group) return std::nullopt;
+  return fmt::format(
+      "mfabric region={} holds {} EP groups of {} server{}: their all-to-alls compete for one "
+      "region's circuits; region={} gives each EP group its own",
+      region, static_cast<double>(region) / group, group, group == 1 ? "" : "s", group);
 }
 
 Experiment load_experiment(const std::string& path, std::optional<Bytes> max_memory) {

@@ -109,6 +109,20 @@ inline constexpr double kNetworkBytesPerTopologyByte = 8;
 // above e.max_memory; parse_experiment calls it before the fabric is built.
 void check_network_size(const Experiment& e);
 
+// Servers one EP group of the experiment's training job spans (EP x TP GPUs in whole servers, at
+// most the cluster); 0 without a training job.
+int ep_group_servers(const Experiment& e);
+// mFabric's regions sized to the job: an mfabric fabric that names no region gets one region
+// per EP group (ep_group_servers), when that divides the servers, as compare has always done;
+// true when it set one. Called by parse_experiment, and again by a command that replaces the
+// fabric (simulate --fabric).
+bool fit_regions_to_job(Experiment& e);
+// When the experiment's mFabric regions hold several EP groups each: one sentence saying so
+// ("region=8 holds 2 EP groups of 4 servers: ...") and the region that fits; nullopt when they
+// match, or there is no mFabric or no training job (a region smaller than an EP group is
+// refused when the job is built).
+std::optional<std::string> region_mismatch(const Experiment& e);
+
 // With the packet backend, its settings against the built fabric: the timers and rates against
 // its network links (net::check_packet_options) and a micro-benchmark's transfers against the
 // packets a flow may have. parse_experiment calls it; simulate() again when the fabric was

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -61,6 +62,14 @@ inline void expect_golden(const std::string& args, const std::string& golden,
   }
   ASSERT_TRUE(fs::exists(path)) << path << " missing; run with MFABRIC_UPDATE_GOLDEN=1";
   EXPECT_EQ(o.out, slurp(path)) << "mfabric " << args << " differs from " << golden;
+}
+
+// A results.json without its "provenance" (the command line differs between two runs that
+// must give the same results: a rerun with other flags, a resumed run).
+inline std::string without_provenance(const std::string& results_json) {
+  nlohmann::json j = nlohmann::json::parse(results_json);
+  j.erase("provenance");
+  return j.dump(1);
 }
 
 // One line on stderr naming `needle`, nothing on stdout, the given exit code.

@@ -1,10 +1,14 @@
 // `mfabric simulate`: golden output of a microbenchmark, the --out files, and bad input.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
 
 #include "cli_harness.h"
 
@@ -68,7 +72,8 @@ TEST(CliSimulate, WritesEveryOutputAndTheyAreDeterministic) {
     ss << in.rdbuf();
     return ss.str();
   };
-  EXPECT_EQ(slurp(dir / "a" / "results.json"), slurp(dir / "b" / "results.json"));
+  EXPECT_EQ(mfabric::testing::without_provenance(slurp(dir / "a" / "results.json")),
+            mfabric::testing::without_provenance(slurp(dir / "b" / "results.json")));
   EXPECT_NE(slurp(dir / "a" / "trace.json").find("\"traceEvents\""), std::string::npos);
   EXPECT_EQ(slurp(dir / "a" / "links.csv").rfind("link,direction,from,to,kind", 0), 0u);
   // flows.csv: the header alone, or with --flows a row per transfer whose end follows its start.
@@ -103,6 +108,71 @@ TEST(CliSimulate, FabricOverride) {
                      " --fabric fat-tree:radix=4 --json");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("fat-tree:radix=4"), std::string::npos);
+}
+
+// A small Mixtral 8x7B job: TP 4 x EP 8 = 32 GPUs, 4 servers of 8 per EP group, on 8 servers.
+void write_small_job(const fs::path& path) {
+  std::ofstream(path) << "cluster: {servers: 8, link: 400G}\n"
+                         "workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, "
+                         "micro_batch: 2, seq: 256}\n";
+}
+
+// mFabric's regions are sized to the EP group, as compare sizes them: 4 servers here; an
+// explicit region of 8 holds two EP groups, which a warning says with the run's conflicts.
+TEST(CliSimulate, MfabricRegionsAreSizedToTheEpGroup) {
+  const fs::path file =
+      fs::temp_directory_path() / ("mfabric_sim_job_" + std::to_string(::getpid()) + ".yaml");
+  write_small_job(file);
+  auto o = run("simulate " + file.string() + " --fabric mfabric -q");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("on mfabric:region=4 ("), std::string::npos) << o.out;
+  EXPECT_EQ(o.err, "");
+  o = run("simulate " + file.string() + " --fabric mfabric:region=8 -q");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err.rfind("mfabric: warning: mfabric region=8 holds 2 EP groups of 4 servers: ", 0),
+            0u)
+      << o.err;
+  EXPECT_NE(o.err.find("region=4 gives each EP group its own ("), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find(" conflicts this run)\n"), std::string::npos) << o.err;
+  // Smaller than an EP group: refused, naming the field.
+  expect_error("simulate " + file.string() + " --fabric mfabric:region=2 -q",
+               "fabric.region: an expert-parallel all-to-all");
+  fs::remove(file);
+}
+
+// The verdict: tokens/s (global batch x EP x seq per iteration), the network cost, and with --vs
+// the ratios against a second run of the job on the reference fabric.
+TEST(CliSimulate, PrintsTokensPerSecondCostAndARatioAgainstAReference) {
+  const fs::path file =
+      fs::temp_directory_path() / ("mfabric_sim_vs_" + std::to_string(::getpid()) + ".yaml");
+  write_small_job(file);
+  const auto self = run("simulate " + file.string() + " --fabric mfabric --json -q");
+  const auto fat_tree = run("simulate " + file.string() + " --fabric fat-tree --json -q");
+  ASSERT_EQ(self.exit_code, 0) << self.err;
+  ASSERT_EQ(fat_tree.exit_code, 0) << fat_tree.err;
+  const double t = nlohmann::json::parse(self.out)["iteration_time_s"].get<double>();
+  const double t_ref = nlohmann::json::parse(fat_tree.out)["iteration_time_s"].get<double>();
+  const auto o = run("simulate " + file.string() + " --fabric mfabric --vs fat-tree -q");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string tokens =
+      std::to_string(static_cast<long long>(std::llround(8.0 * 8 * 256 / t)));
+  std::string with_commas;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (i > 0 && (tokens.size() - i) % 3 == 0) with_commas += ',';
+    with_commas += tokens[i];
+  }
+  EXPECT_NE(o.out.find("tokens/s"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(" " + with_commas + "\n"), std::string::npos) << with_commas << "\n"
+                                                                     << o.out;
+  EXPECT_NE(o.out.find("network cost (paper formulas)"), std::string::npos) << o.out;
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2fx", t / t_ref);
+  EXPECT_NE(o.out.find("vs fat-tree: iteration time " + std::string(ratio)), std::string::npos)
+      << ratio << "\n"
+      << o.out;
+  EXPECT_NE(o.out.find("perf/$ "), std::string::npos) << o.out;
+  expect_error("simulate " + file.string() + " --vs fat-tree:bogus=1", "--vs");
+  fs::remove(file);
 }
 
 TEST(CliSimulateErrors, MissingFile) {
