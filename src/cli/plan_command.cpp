@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/json_text.h"
 #include "core/units.h"
+#include "report/format.h"
 #include "report/table.h"
 
 namespace mfabric::cli {
@@ -74,7 +75,8 @@ void print_text(const control::ServerDemand& demand, const control::CircuitPlan&
                       {Align::Left, Align::Right, Align::Right, Align::Right});
   for (const control::DemandPair& p : demand.pairs()) {
     const int c = plan.circuits_between(p.i, p.j);
-    pairs.add_row({fmt::format("{}-{}", p.i, p.j), to_string(Bytes(p.bytes)),
+    pairs.add_row({fmt::format("{}-{}", p.i, p.j),
+                   report::traffic_bytes(static_cast<double>(p.bytes)),
                    c > 0 ? std::to_string(c) : "EPS",
                    seconds_text(control::pair_finish(p.bytes, c, limits))});
   }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <string_view>
 
@@ -89,6 +91,70 @@ std::string join_strings(const std::vector<std::string>& parts, const char* sepa
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i)
     out += (i > 0 ? separator : "") + parts[i];
+  return out;
+}
+
+namespace {
+
+// `x` to four significant digits without trailing zeros ("92.36", "712", "0.5").
+std::string four_digits(double x) {
+  std::string text = fmt::format("{:.4g}", x);
+  if (text.find('e') != std::string::npos) text = fmt::format("{:.0f}", x);
+  return text;
+}
+
+void require_size(double x, const char* what) {
+  if (!std::isfinite(x) || x < 0) {
+    throw Error("", "",
+                fmt::format("cannot print {} {}: not a finite non-negative number", what, x));
+  }
+}
+
+}  // namespace
+
+std::string traffic_bytes(double bytes) {
+  require_size(bytes, "a traffic volume");
+  static constexpr std::array<const char*, 6> kUnits{"B", "KB", "MB", "GB", "TB", "PB"};
+  std::size_t unit = 0;
+  while (unit + 1 < kUnits.size() && bytes >= 999.95) {
+    bytes /= 1000;
+    ++unit;
+  }
+  return four_digits(bytes) + kUnits[unit];
+}
+
+std::string memory_bytes(double bytes) {
+  require_size(bytes, "a memory size");
+  static constexpr std::array<const char*, 6> kUnits{"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  std::size_t unit = 0;
+  while (unit + 1 < kUnits.size() && bytes >= 1023.95) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return four_digits(bytes) + kUnits[unit];
+}
+
+std::vector<std::string> times_in_one_unit(const std::vector<double>& seconds) {
+  double largest = 0;
+  for (const double s : seconds) {
+    require_size(s, "a time");
+    largest = std::max(largest, s);
+  }
+  struct Unit {
+    const char* name;
+    double scale;
+  };
+  Unit unit{"s", 1};
+  if (largest < 1e-6) {
+    unit = {"ns", 1e9};
+  } else if (largest < 1e-3) {
+    unit = {"us", 1e6};
+  } else if (largest < 1) {
+    unit = {"ms", 1e3};
+  }
+  std::vector<std::string> out;
+  for (const double s : seconds)
+    out.push_back(fmt::format("{:.3f}{}", s * unit.scale, unit.name));
   return out;
 }
 

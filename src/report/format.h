@@ -22,6 +22,14 @@ std::string dollars_and_cents(double usd);
 // 2.3766 -> "2.38x".
 std::string ratio(double r);
 
+// Columns of like values in one unit family each (docs/cli.md, "Units in tables"): traffic in
+// decimal bytes (92.36TB: networks count in powers of ten), memory in binary bytes (192GiB), and
+// a column of times in one unit, the one that fits its largest value (2.496s above 0.175s).
+// Four significant digits; negative or non-finite values are mfabric::Error.
+std::string traffic_bytes(double bytes);
+std::string memory_bytes(double bytes);
+std::vector<std::string> times_in_one_unit(const std::vector<double>& seconds);
+
 // The parts with `separator` between them.
 std::string join_strings(const std::vector<std::string>& parts, const char* separator);
 

@@ -72,7 +72,8 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
   const std::int64_t total = total_bytes(s);
   Table bytes({"traffic", "bytes per iteration", "share"});
   auto row = [&](const char* name, std::int64_t b) {
-    bytes.add_row({name, to_string(Bytes(b)), fmt::format("{:.1f}%", 100.0 * share(b, total))});
+    bytes.add_row({name, traffic_bytes(static_cast<double>(b)),
+                   fmt::format("{:.1f}%", 100.0 * share(b, total))});
   };
   row("TP", s.bytes_tp);
   row("EP", s.bytes_ep);
@@ -80,9 +81,9 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
   row("PP", s.bytes_pp);
   out += bytes.render() + "\n";
   Table stages({"stage", "layers", "compute per iteration"});
+  const std::vector<std::string> compute = times_in_one_unit(s.compute_s_per_stage);
   for (std::size_t i = 0; i < s.compute_s_per_stage.size(); ++i) {
-    stages.add_row({std::to_string(i), std::to_string(s.stage_layers[i]),
-                    to_string(Time::from_seconds(s.compute_s_per_stage[i]))});
+    stages.add_row({std::to_string(i), std::to_string(s.stage_layers[i]), compute[i]});
   }
   out += stages.render();
   out += fmt::format(

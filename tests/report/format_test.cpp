@@ -78,3 +78,27 @@ TEST(Format, Ratio) {
 
 }  // namespace
 }  // namespace mfabric::report
+
+namespace mfabric::report {
+namespace {
+
+// One unit family per column: traffic decimal, memory binary, a column of times in one unit.
+TEST(UnitColumns, TrafficIsDecimalMemoryBinaryAndTimesShareAUnit) {
+  // 84 TiB = 84 x 2^40 bytes = 92.358e12 bytes.
+  EXPECT_EQ(traffic_bytes(84.0 * 1099511627776.0), "92.36TB");
+  EXPECT_EQ(traffic_bytes(712e9), "712GB");
+  EXPECT_EQ(traffic_bytes(999.96), "1KB");
+  EXPECT_EQ(traffic_bytes(0), "0B");
+  EXPECT_EQ(memory_bytes(192.0 * 1073741824.0), "192GiB");
+  EXPECT_EQ(memory_bytes(16.0 * 1099511627776.0), "16TiB");
+  EXPECT_EQ(memory_bytes(1536), "1.5KiB");
+  EXPECT_EQ(times_in_one_unit({1.023, 0.17539}), (std::vector<std::string>{"1.023s", "0.175s"}));
+  EXPECT_EQ(times_in_one_unit({0.0005, 0.0002}),
+            (std::vector<std::string>{"500.000us", "200.000us"}));
+  EXPECT_EQ(times_in_one_unit({0.25, 0.0125}), (std::vector<std::string>{"250.000ms", "12.500ms"}));
+  EXPECT_THROW(traffic_bytes(-1), Error);
+  EXPECT_THROW(times_in_one_unit({std::nan("")}), Error);
+}
+
+}  // namespace
+}  // namespace mfabric::report
