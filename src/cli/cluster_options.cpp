@@ -84,6 +84,17 @@ Bytes max_memory_option(const std::string& text, const std::string& option) {
   return with_context("", option, [&] { return parse_bytes(text); });
 }
 
+std::string wrote_line(const std::string& dir, const std::vector<std::string>& files) {
+  std::string base = dir;
+  while (base.size() > 1 && base.back() == '/')
+    base.pop_back();
+  const std::string prefix = base == "/" ? base : base + "/";
+  std::string out = "wrote ";
+  for (std::size_t i = 0; i < files.size(); ++i)
+    out += (i == 0 ? "" : ", ") + printable(prefix + files[i]);
+  return out;
+}
+
 std::vector<std::string> list_values(const std::vector<std::string>& given,
                                      const std::string& option) {
   std::vector<std::string> out;

@@ -57,6 +57,10 @@ struct ClusterOptions {
   fabric::ClusterSpec to_spec() const;
 };
 
+// "wrote DIR/a, DIR/b" for the files of an output set, DIR as typed but without trailing
+// slashes ("out/" gives "out/results.json", not "out//results.json").
+std::string wrote_line(const std::string& dir, const std::vector<std::string>& files);
+
 // The values of a list option, given repeated (--fabric a --fabric b), comma-separated
 // (--fabrics a,b) or both, in order. A key=value after a comma continues the fabric spec before
 // it ("mfabric:alpha=6,region=4,fat-tree" is two fabrics). An empty item is an mfabric::Error

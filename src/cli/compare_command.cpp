@@ -197,9 +197,9 @@ int run_compare(const CompareOptions& o) {
   } else {
     std::cout << report::compare_text(result);
     if (!o.out.empty() && any_result) {
-      std::cout << fmt::format(
-          "\nwrote {0}/results.json, {0}/results.csv, {0}/report.html, {0}/points.jsonl\n",
-          printable(o.out));
+      std::cout << "\n"
+                << wrote_line(o.out, {"results.json", "results.csv", "report.html", "points.jsonl"})
+                << "\n";
     }
   }
   if (any_result) return 0;

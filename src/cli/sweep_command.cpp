@@ -102,9 +102,10 @@ int run_sweep_command(const SweepCliOptions& o) {
     } else {
       std::cout << report::sweep_text(spec, result);
       if (!o.out.empty() && any_result) {
-        std::cout << fmt::format(
-            "\nwrote {0}/results.json, {0}/results.csv, {0}/report.html, {0}/points.jsonl\n",
-            printable(o.out));
+        std::cout << "\n"
+                  << wrote_line(o.out,
+                                {"results.json", "results.csv", "report.html", "points.jsonl"})
+                  << "\n";
       }
     }
     if (any_result) return 0;

@@ -292,4 +292,16 @@ TEST_F(CompareCli, AModelThatDoesNotFitIsSkippedWithANote) {
                "--models: deepseek-r1 (TP 1 x PP 16 x EP 64) on 128 GPUs (16 servers)");
 }
 
+// The files written are named as typed, without a doubled slash ("out//results.json").
+TEST_F(CompareCli, TheWrittenFilesAreNamedWithoutADoubledSlash) {
+  const std::string file = write("small.yaml", kSmall);
+  const std::string out = (dir_ / "out").string();
+  const Outcome o = run("compare " + file + " --fabrics fat-tree -q -o " + out + "//");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("wrote " + out + "/results.json, " + out + "/results.csv"),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(o.out.find("//"), std::string::npos) << o.out;
+}
+
 }  // namespace
