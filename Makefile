@@ -1,8 +1,10 @@
 # mfabric: the two set-up commands are `make demo` and `make test` (see README.md).
 #
 #   make demo    install deps, build the Release binary, run the main job on its built-in
-#                default: `mfabric compare`, the paper's evaluation (5 models x 4 link speeds x
-#                5 fabrics on 1024 GPUs), table on stdout, report in build/compare/report.html
+#                default: `mfabric compare`, the paper's evaluation in its quick subset
+#                (Mixtral 8x22B and 8x7B at 100G and 400G on 5 fabrics, 1024 GPUs; about half a
+#                minute on 2 cores), table on stdout, report in build/compare/report.html; the
+#                full evaluation is `mfabric compare --full` (about 21 minutes)
 #   make test    install deps, build Release with -Werror, run the whole suite; then the same
 #                suite built by clang with AddressSanitizer + UndefinedBehaviorSanitizer, in the
 #                fuzzing build, which also replays fuzz/regressions/ and smoke-runs every harness
