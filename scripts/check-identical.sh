@@ -359,6 +359,24 @@ case_validation() {
 # JSON documents on stdin (one per line, or one pretty-printed), one per line on stdout without
 # the members that measure the run: names containing "wall" (wall_time_s, planning_wall_time_s)
 # and events_per_s. Python keeps every number exact (integers as they are, floats round-trip).
+# What produced an output (the build's version and the command line, which names the output
+# directory) differs between the two sides by design: the JSON's "provenance" member, a CSV's
+# first line "# mfabric ..." and report.html's provenance line are left out of the comparison.
+strip_provenance() {  # DIR
+  local f
+  for f in "$1"/*.json; do
+    [[ -f $f && $(basename "$f") != trace.json ]] || continue
+    sed -i '/^  "provenance": {$/,/^  },\{0,1\}$/d' "$f"
+  done
+  for f in "$1"/*.csv; do
+    [[ -f $f ]] && sed -i '1{/^# mfabric /d}' "$f"
+  done
+  for f in "$1"/*.html; do
+    [[ -f $f ]] && sed -i '/<p class="provenance">/d' "$f"
+  done
+  return 0
+}
+
 strip_wall() {
   python3 -c '
 import json, sys
@@ -410,6 +428,7 @@ run_side() {  # SIDE BINARY
     t0=$(now)
     status=0
     "case_$kind" "$dir" "$bin" "${args[@]}" || status=$?
+    [[ -d $dir/out ]] && strip_provenance "$dir/out"
     t1=$(now)
     echo "$status" >"$dir/status"
     printf '[%s %d/%d] %s %s ... %d.%02ds%s\n' "$side" "$i" "$n" "$kind" "$name" \

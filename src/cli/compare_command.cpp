@@ -13,6 +13,7 @@
 #include "core/input_files.h"
 #include "core/json_text.h"
 #include "core/output_text.h"
+#include "fabric/cost.h"
 #include "report/compare_report.h"
 #include "sim/experiment.h"
 #include "study/compare.h"
@@ -35,6 +36,7 @@ struct CompareOptions {
   bool json = false;
   bool full = false;
   bool quiet = false;
+  std::string convention;
 };
 
 // What the runs depend on beside their model, link and fabric, for the journal's fingerprints:
@@ -131,6 +133,10 @@ study::CompareSpec spec_from(const CompareOptions& o) {
   }
   if (o.jobs < 0) throw Error("", "--jobs", fmt::format("must be 0 or more, got {}", o.jobs));
   spec.jobs = o.jobs;
+  if (!o.convention.empty()) {
+    spec.cost_convention =
+        with_context("", "--convention", [&] { return fabric::parse_convention(o.convention); });
+  }
   if (!o.models.empty() || !o.links.empty() || !o.fabrics.empty() || o.servers) {
     std::vector<std::string> changed;
     if (!o.models.empty()) changed.push_back(fmt::format("--models {}", fmt::join(o.models, ",")));
@@ -248,6 +254,10 @@ Command register_compare(CLI::App& root) {
                   "Write results.json, results.csv, report.html (plots: needs gnuplot) and the "
                   "journal points.jsonl here; a rerun with the same DIR skips the runs already "
                   "done");
+  app->add_option("--convention", o->convention,
+                  "How network cost is counted in every cost and perf/$ figure: paper (the "
+                  "paper's formulas, the default) or built (what the built topology holds); "
+                  "docs/cost-model.md");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_flag("-q,--quiet", o->quiet,
                 "No opening line and no progress on stderr (notes, warnings and errors stay)");

@@ -1,5 +1,6 @@
 #include "core/provenance.h"
 
+#include "core/output_text.h"
 #include "mfabric_git_describe.h"
 
 namespace mfabric {
@@ -38,6 +39,12 @@ const std::string& command_line() {
 
 nlohmann::json provenance_json() {
   return {{"mfabric", mfabric_version()}, {"command", command_line()}};
+}
+
+std::string provenance_csv_comment() {
+  std::string line = "# mfabric " + mfabric_version();
+  if (!command_line().empty()) line += "; command: " + command_line();
+  return printable(line) + "\n";
 }
 
 }  // namespace mfabric

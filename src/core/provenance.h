@@ -19,4 +19,9 @@ const std::string& command_line();
 // {"mfabric": mfabric_version(), "command": command_line()}.
 nlohmann::json provenance_json();
 
+// The first line of a CSV mfabric writes: "# mfabric 0.1.0 (git ...); command: mfabric ...",
+// with a newline; control characters escaped, so that it stays one line. Readers skip it as a
+// comment (pandas: comment='#'; gnuplot and R: '#' lines are comments).
+std::string provenance_csv_comment();
+
 }  // namespace mfabric

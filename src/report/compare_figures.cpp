@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <optional>
 #include <tuple>
@@ -32,6 +33,12 @@ constexpr std::array<const char*, 10> kFabricColours = {"#4e79a7", "#f28e2b", "#
                                                         "#9c755f", "#bab0ac"};
 // Filled point shapes first (circle, square, triangles, diamond), then open ones.
 constexpr std::array<int, 10> kFabricPoints = {7, 5, 9, 11, 13, 6, 4, 8, 10, 12};
+// The Pareto plot's point shapes, one per link speed: open (circle, square, triangle up, diamond,
+// triangle down, pentagon, then plus, cross, star), so that shapes drawn on one another all show;
+// and the sizes of its fabrics' points, the first fabric's largest.
+constexpr std::array<int, 9> kLinkPoints = {6, 4, 8, 12, 10, 14, 1, 2, 3};
+constexpr double kLargestPoint = 3.2;
+constexpr double kSmallestPoint = 1.2;
 
 int fabric_linetype(std::size_t fabric) {
   return static_cast<int>(fabric % kFabricColours.size()) + 1;
@@ -84,6 +91,56 @@ GnuplotScript compare_canvas(int width, int height) {
   return s;
 }
 
+// The tooltips of a plot's points, shown when the pointer rests on one. gnuplot draws a point
+// with a tooltip as a `hypertext` label, which its SVG shows through a script of its own that the
+// page does not have; the labels are only names here ('tip0', 'tip1': the data column of
+// name_column()), and in_svg() replaces gnuplot's handlers by an SVG <title> holding the text,
+// which browsers show as they are. The text never passes through gnuplot, so it needs no
+// gnuplot quoting.
+class Tooltips {
+ public:
+  // The number that names `text` in a data block.
+  double add(std::string text) {
+    tips_.push_back(std::move(text));
+    return static_cast<double>(tips_.size() - 1);
+  }
+  // The `using` column that makes a tooltip's name from data column `column`.
+  static std::string name_column(int column) {
+    return fmt::format("(sprintf('tip%d', ${}))", column);
+  }
+  // gnuplot's SVG with each named hypertext label's handlers replaced by its <title>; a label in
+  // a form this does not know is left as gnuplot wrote it (without its tooltip, and harmless).
+  std::string in_svg(const std::string& svg) const {
+    static const std::string kOpen = "<g onmousemove=\"gnuplot_svg.showHypertext(evt,'tip";
+    static const std::string kClose =
+        "')\" onmouseout=\"gnuplot_svg.hideHypertext()\"><title> </title>";
+    std::string out;
+    std::size_t at = 0;
+    for (std::size_t found = svg.find(kOpen); found != std::string::npos;
+         found = svg.find(kOpen, at)) {
+      std::size_t digits = found + kOpen.size();
+      std::size_t index = 0;
+      while (digits < svg.size() && std::isdigit(static_cast<unsigned char>(svg[digits])) &&
+             index < tips_.size())
+        index = index * 10 + static_cast<std::size_t>(svg[digits++] - '0');
+      if (digits == found + kOpen.size() || index >= tips_.size() ||
+          svg.compare(digits, kClose.size(), kClose) != 0) {
+        out.append(svg, at, digits - at);
+        at = digits;
+        continue;
+      }
+      out.append(svg, at, found - at);
+      out += "<g><title>" + html_text(tips_[index]) + "</title>";
+      at = digits + kClose.size();
+    }
+    out.append(svg, at, std::string::npos);
+    return out;
+  }
+
+ private:
+  std::vector<std::string> tips_;
+};
+
 // A figure of the page: drawn (script) or, without the data it needs, explained (missing).
 struct PageFigure {
   std::string id;
@@ -91,7 +148,20 @@ struct PageFigure {
   std::string caption_html;  // already escaped
   std::optional<GnuplotScript> script;
   std::string missing;
+  Tooltips tooltips;
 };
+
+// "0.45" or "0.45-0.61": the smallest and largest of `values` (non-empty) as `text` writes them.
+template <class Text>
+std::string range_text(std::vector<double> values, Text text) {
+  std::sort(values.begin(), values.end());
+  const std::string low = text(values.front()), high = text(values.back());
+  return low == high ? low : low + "-" + high;
+}
+
+std::string million_dollars(double usd) {
+  return fmt::format("${:.3g}M", usd / 1e6);
+}
 
 // Smallest and largest of `values` with `include` and a margin of `pad` of the span either side.
 std::pair<double, double> padded_range(const std::vector<double>& values, double include,
@@ -107,20 +177,26 @@ std::pair<double, double> padded_range(const std::vector<double>& values, double
 
 // (a) Iteration time / fat-tree's: one panel per link speed, models on x, a bar per fabric.
 PageFigure iteration_time_figure(const CompareResult& r, const CompareDimensions& d) {
-  PageFigure f{"plot-iteration-time", "Iteration time relative to the fat-tree",
+  PageFigure f{"plot-iteration-time",
+               "Iteration time relative to the fat-tree",
                "One panel per link speed; for each model a bar per fabric: its iteration time "
-               "divided by the fat-tree&#39;s (same model, same link speed). Below 1 (the dashed "
-               "line) is faster than the fat-tree.",
-               std::nullopt, ""};
-  // bars[link][fabric] = rows {model position, ratio}
+               "divided by the fat-tree&#39;s (same model, same link speed), labelled with the "
+               "iteration time itself in seconds. Below 1 (the dashed line) is faster than the "
+               "fat-tree.",
+               std::nullopt,
+               "",
+               {}};
+  // bars[link][fabric] = rows {model position, ratio, iteration time (s)}
   std::vector<std::vector<std::vector<std::vector<double>>>> bars(
       d.links.size(), std::vector<std::vector<std::vector<double>>>(d.fabrics.size()));
   std::vector<bool> fabric_used(d.fabrics.size(), false), model_used(d.models.size(), false);
   double top = 1;
   for (const CompareRun& run : r.runs) {
     const std::optional<double> ratio_value = plottable(run.relative_iteration_time);
-    if (!in_plots(run) || !ratio_value) continue;
-    bars[d.link(run)][d.fabric(run)].push_back({static_cast<double>(d.model(run)), *ratio_value});
+    const std::optional<double> seconds = plottable(run.iteration_time_s);
+    if (!in_plots(run) || !ratio_value || !seconds) continue;
+    bars[d.link(run)][d.fabric(run)].push_back(
+        {static_cast<double>(d.model(run)), *ratio_value, *seconds});
     fabric_used[d.fabric(run)] = true;
     model_used[d.model(run)] = true;
     top = std::max(top, *ratio_value);
@@ -149,7 +225,16 @@ PageFigure iteration_time_figure(const CompareResult& r, const CompareDimensions
     return f;
   }
 
-  const double key_px = 50, panel_px = 290, width = 1100;
+  const double panel_px = 290, width = 1100;
+  // The key strip's height: gnuplot gives every entry the width of the longest title (about 8
+  // pixels a character, and the sample), as many to a row as fit; 20 pixels a row. Eight fabrics
+  // with "+hierarchical" names take three rows.
+  std::size_t longest = 0;
+  for (std::size_t k : fabrics)
+    longest = std::max(longest, display_width(valid_utf8(d.fabrics[k])));
+  const std::size_t per_row = std::max<std::size_t>(
+      1, static_cast<std::size_t>((width - 20) / (8 * static_cast<double>(longest) + 80)));
+  const double key_px = 30 + 20 * static_cast<double>((fabrics.size() + per_row - 1) / per_row);
   const double bar = 0.8 / static_cast<double>(fabrics.size());
   GnuplotScript s =
       compare_canvas(static_cast<int>(width),
@@ -164,7 +249,8 @@ PageFigure iteration_time_figure(const CompareResult& r, const CompareDimensions
   s.line(fmt::format("set boxwidth {} absolute", gnuplot_number(bar)));
   s.line(fmt::format("set xrange [-0.5:{}]",
                      gnuplot_number(static_cast<double>(models.size()) - 0.5)));
-  s.line(fmt::format("set yrange [0:{}]", gnuplot_number(top * 1.12)));
+  // Room above the highest bar for its label, written upwards.
+  s.line(fmt::format("set yrange [0:{}]", gnuplot_number(top * 1.4)));
   s.line(xtics_command(models, models.size() > 6 ? "rotate by 20 right" : ""));
   s.line("set ylabel " + gnuplot_string("iteration time / fat-tree's"));
   s.line(
@@ -187,6 +273,10 @@ PageFigure iteration_time_figure(const CompareResult& r, const CompareDimensions
       s.block(name, rows);
       series.push_back(
           fmt::format("${} using 1:2 with boxes lt {}", name, fabric_linetype(fabrics[j])));
+      series.push_back(fmt::format(
+          "${} using 1:2:(sprintf('%.3g s', $3)) with labels rotate by 90 left offset 0,0.4 "
+          "font 'sans,11' tc rgb '#333333'",
+          name));
     }
     s.line("plot " + join_strings(series, ", \\\n  "));
   }
@@ -195,31 +285,76 @@ PageFigure iteration_time_figure(const CompareResult& r, const CompareDimensions
   return f;
 }
 
-// (b) Performance per dollar / fat-tree's vs link speed: per fabric the geometric mean over
-// models, error bars from the smallest to the largest model.
+// Hover text of a point of plot (b): the absolute figures behind one fabric's ratio at one link
+// speed (its runs, one per model).
+std::string perf_per_dollar_tip(const CompareResult& r, const std::vector<const CompareRun*>& runs,
+                                const std::vector<double>& ratios, const RatioSpread& spread,
+                                fabric::CostConvention convention) {
+  const CompareRun& first = *runs.front();
+  std::string tip =
+      fmt::format("{} at {}: perf/$ {:.2f}x the fat-tree's, the geometric mean of {} model{}",
+                  first.fabric, link_label(first.link_gbps), spread.geometric_mean, ratios.size(),
+                  ratios.size() == 1 ? "" : "s");
+  if (fmt::format("{:.2f}", spread.lowest) != fmt::format("{:.2f}", spread.highest))
+    tip += fmt::format(" ({:.2f}x to {:.2f}x)", spread.lowest, spread.highest);
+  std::vector<double> cost, fat_tree_cost, time, fat_tree_time;
+  for (const CompareRun* run : runs) {
+    const CompareRun* fat_tree = study::fat_tree_of(r.runs, *run);
+    if (!fat_tree) continue;
+    cost.push_back(run->cost(convention).total());
+    fat_tree_cost.push_back(fat_tree->cost(convention).total());
+    time.push_back(run->iteration_time_s);
+    fat_tree_time.push_back(fat_tree->iteration_time_s);
+  }
+  if (!cost.empty()) {
+    const auto seconds = [](double x) { return fmt::format("{:.3g}", x); };
+    tip += fmt::format(
+        ". Network cost {} against the fat-tree's {} ({}); iteration time {} s against {} s.",
+        range_text(cost, million_dollars), range_text(fat_tree_cost, million_dollars),
+        study::cost_convention_label(convention), range_text(time, seconds),
+        range_text(fat_tree_time, seconds));
+  }
+  return tip;
+}
+
+// (b) perf/$ / fat-tree's vs link speed: per fabric the geometric mean over models, error bars
+// from the smallest to the largest model.
 PageFigure perf_per_dollar_figure(const CompareResult& r, const CompareDimensions& d) {
-  PageFigure f{"plot-perf-per-dollar", "Performance per dollar relative to the fat-tree",
-               "For each fabric and link speed: (1 / iteration time / network cost, paper "
-               "convention) divided by the fat-tree&#39;s, the geometric mean over the models "
-               "(points and lines); the error bars run from the lowest to the highest model. Above "
-               "1 (the dashed line) is more performance per dollar than the fat-tree.",
-               std::nullopt, ""};
-  // values[fabric][link] = the models' ratios
+  const fabric::CostConvention convention = study::counted_convention(r.cost_convention);
+  PageFigure f{"plot-perf-per-dollar",
+               "perf/$ relative to the fat-tree",
+               fmt::format("For each fabric and link speed: perf/$ (1 / iteration time / network "
+                           "cost, {}) divided by the fat-tree&#39;s, the geometric mean over the "
+                           "models (points and lines); the error bars run from the lowest to the "
+                           "highest model. Above 1 (the dashed line) is more perf/$ than the "
+                           "fat-tree. Hover over a point for its costs and iteration times.",
+                           study::cost_convention_label(convention)),
+               std::nullopt,
+               "",
+               {}};
+  // values[fabric][link] = the models' ratios, of runs[fabric][link]
   std::vector<std::vector<std::vector<double>>> values(
       d.fabrics.size(), std::vector<std::vector<double>>(d.links.size()));
+  std::vector<std::vector<std::vector<const CompareRun*>>> runs(
+      d.fabrics.size(), std::vector<std::vector<const CompareRun*>>(d.links.size()));
   for (const CompareRun& run : r.runs) {
     const std::optional<double> v = plottable(run.perf_per_dollar_vs_fat_tree);
-    if (in_plots(run) && v) values[d.fabric(run)][d.link(run)].push_back(*v);
+    if (!in_plots(run) || !v) continue;
+    values[d.fabric(run)][d.link(run)].push_back(*v);
+    runs[d.fabric(run)][d.link(run)].push_back(&run);
   }
   GnuplotScript s = compare_canvas(1100, 460);
   std::vector<std::string> series;
   std::vector<double> all, links_used;
   for (std::size_t k = 0; k < d.fabrics.size(); ++k) {
-    std::vector<std::vector<double>> rows;
+    std::vector<std::vector<double>> rows, tips;
     for (std::size_t l = 0; l < d.links.size(); ++l) {
       if (values[k][l].empty()) continue;
       const RatioSpread spread = ratio_spread(values[k][l]);
       rows.push_back({d.links[l], spread.geometric_mean, spread.lowest, spread.highest});
+      tips.push_back(
+          {d.links[l], spread.geometric_mean,
+           f.tooltips.add(perf_per_dollar_tip(r, runs[k][l], values[k][l], spread, convention))});
       all.push_back(spread.highest);
       links_used.push_back(d.links[l]);
     }
@@ -228,8 +363,13 @@ PageFigure perf_per_dollar_figure(const CompareResult& r, const CompareDimension
     std::sort(rows.begin(), rows.end());
     const std::string name = fmt::format("b_{}", k);
     s.block(name, rows);
+    s.block(name + "_tips", tips);
     series.push_back(fmt::format("${} using 1:2:3:4 with yerrorlines lt {} title {}", name,
                                  fabric_linetype(k), gnuplot_string(d.fabrics[k])));
+    // The same points again, as hover targets.
+    series.push_back(fmt::format("${}_tips using 1:2:{} with labels hypertext point lt {} pt {}",
+                                 name, Tooltips::name_column(3), fabric_linetype(k),
+                                 kFabricPoints[k % kFabricPoints.size()]));
   }
   if (series.empty()) {
     f.missing =
@@ -250,7 +390,8 @@ PageFigure perf_per_dollar_figure(const CompareResult& r, const CompareDimension
   s.line(fmt::format("set yrange [0:{}]",
                      gnuplot_number(*std::max_element(all.begin(), all.end()) * 1.12 + 0.05)));
   s.line("set xlabel " + gnuplot_string("link speed (Gb/s, log scale)"));
-  s.line("set ylabel " + gnuplot_string("performance per dollar / fat-tree's"));
+  s.line("set ylabel " + gnuplot_string(fmt::format("perf/$ / fat-tree's ({})",
+                                                    study::cost_convention_label(convention))));
   s.line("set key at screen " + s.x(s.width() - 185) + "," + s.y(20) +
          " left top vertical samplen 2 spacing 1.3");
   s.line(
@@ -262,23 +403,30 @@ PageFigure perf_per_dollar_figure(const CompareResult& r, const CompareDimension
   return f;
 }
 
-// (c) Network cost (paper convention) by component: one panel per link speed, a stacked bar per
-// fabric. The paper convention depends on the fabric, the servers and the link speed, not on
+// (c) Network cost by component, in the comparison's convention: one panel per link speed, a
+// stacked bar per fabric. The cost depends on the fabric, the servers and the link speed, not on
 // the model: each bar is the first finished run of that fabric and link speed.
 PageFigure cost_figure(const CompareResult& r, const CompareDimensions& d) {
+  const fabric::CostConvention convention = study::counted_convention(r.cost_convention);
+  const std::string convention_name = study::cost_convention_label(convention);
   PageFigure f{
-      "plot-cost-components", "Network cost by component",
-      "One panel per link speed; a bar per fabric, its network cost in the paper&#39;s "
-      "convention split into the paper&#39;s components (the total, in million USD, is written "
-      "above the bar). The cost does not depend on the model: each bar is the fabric&#39;s first "
-      "finished run at that link speed.",
-      std::nullopt, ""};
+      "plot-cost-components",
+      "Network cost by component (" + convention_name + ")",
+      fmt::format("One panel per link speed; a bar per fabric, its network cost counted by {} "
+                  "and split into the paper&#39;s components (the total, in million USD, is "
+                  "written above the bar). The cost does not depend on the model: each bar is "
+                  "the fabric&#39;s first finished run at that link speed.",
+                  convention_name),
+      std::nullopt,
+      "",
+      {}};
   // cost[link][fabric]
   std::vector<std::vector<const fabric::CostBreakdown*>> cost(
       d.links.size(), std::vector<const fabric::CostBreakdown*>(d.fabrics.size(), nullptr));
   for (const CompareRun& run : r.runs)
-    if (in_plots(run) && plottable(run.cost_paper.total()) && !cost[d.link(run)][d.fabric(run)])
-      cost[d.link(run)][d.fabric(run)] = &run.cost_paper;
+    if (in_plots(run) && plottable(run.cost(convention).total()) &&
+        !cost[d.link(run)][d.fabric(run)])
+      cost[d.link(run)][d.fabric(run)] = &run.cost(convention);
   std::vector<std::size_t> links;
   std::vector<bool> component_used(kComponents.size(), false);
   for (std::size_t l = 0; l < d.links.size(); ++l) {
@@ -312,7 +460,7 @@ PageFigure cost_figure(const CompareResult& r, const CompareDimensions& d) {
       key.push_back(fmt::format("keyentry with boxxyerror lc rgb '{}' title {}",
                                 kComponents[i].colour, gnuplot_string(kComponents[i].name)));
   s.key_strip(5, key_px - 5, key);
-  s.line("set ylabel " + gnuplot_string("network cost (million USD)"));
+  s.line("set ylabel " + gnuplot_string("network cost (million USD, " + convention_name + ")"));
   for (std::size_t p = 0; p < links.size(); ++p) {
     const std::size_t l = links[p];
     std::vector<std::size_t> fabrics;
@@ -369,29 +517,53 @@ PageFigure cost_figure(const CompareResult& r, const CompareDimensions& d) {
   return f;
 }
 
-// (d) Cost vs iteration time, both relative to the fat-tree: a point per run.
+// (d) Cost vs iteration time, both relative to the fat-tree: a point per run, its colour the
+// fabric's, its shape the link speed's. Points coincide: the fat-tree's of every link speed at
+// (1, 1), and rail-optimized costs what the fat-tree does and may be as fast. So the shapes are
+// open, and each fabric's points have a size of their own, the largest drawn first: points at
+// one place show as outlines around each other.
 PageFigure pareto_figure(const CompareResult& r, const CompareDimensions& d) {
+  const fabric::CostConvention convention = study::counted_convention(r.cost_convention);
+  const char* convention_name = study::cost_convention_label(convention);
   PageFigure f{
-      "plot-cost-vs-time", "Network cost vs iteration time (Pareto view)",
-      "A point per run (model and link speed), coloured by fabric: x its iteration time "
-      "divided by the fat-tree&#39;s, y its network cost (paper convention) divided by the "
-      "fat-tree&#39;s, both for the same model and link speed. The fat-tree is at (1, 1); "
-      "lower left is faster and cheaper.",
-      std::nullopt, ""};
+      "plot-cost-vs-time",
+      "Network cost vs iteration time (Pareto view)",
+      fmt::format(
+          "A point per run: x its iteration time divided by the fat-tree&#39;s, y its network "
+          "cost ({}) divided by the fat-tree&#39;s, both for the same model and link speed. The "
+          "colour is the fabric, the shape the link speed. The fat-tree is at (1, 1); lower left "
+          "is faster and cheaper. The shapes are open and each fabric has a size of its own, the "
+          "largest drawn first, so that points at the same place (the fat-tree&#39;s of every "
+          "link speed, or rail-optimized on the fat-tree) show as outlines around each other. "
+          "Hover over a point&#39;s outline for its iteration times and costs.",
+          convention_name),
+      std::nullopt,
+      "",
+      {}};
+  // points[fabric] = rows {x, y, tooltip, point shape}
   std::vector<std::vector<std::vector<double>>> points(d.fabrics.size());
+  std::vector<bool> link_used(d.links.size(), false);
   std::vector<double> xs, ys;
   for (const CompareRun& run : r.runs) {
-    const std::optional<double> time = plottable(run.relative_iteration_time);
-    const std::optional<double> per_dollar = plottable(run.perf_per_dollar_vs_fat_tree);
-    if (!in_plots(run) || !time || !per_dollar) continue;
-    // perf per dollar / fat-tree's = (T_ft * C_ft) / (T * C), so C / C_ft = 1 / (ppd * T / T_ft):
-    // the cost ratio follows from the run's two relative figures, with the fat-tree run that the
-    // comparison chose.
-    const double cost_ratio = 1 / (*per_dollar * *time);
-    if (!plottable(cost_ratio)) continue;
-    points[d.fabric(run)].push_back({*time, cost_ratio});
+    const CompareRun* fat_tree = in_plots(run) ? study::fat_tree_of(r.runs, run) : nullptr;
+    if (!fat_tree) continue;
+    const double cost = run.cost(convention).total();
+    const double fat_tree_cost = fat_tree->cost(convention).total();
+    const std::optional<double> time = plottable(run.iteration_time_s / fat_tree->iteration_time_s);
+    const std::optional<double> cost_ratio = plottable(cost / fat_tree_cost);
+    if (!time || !cost_ratio) continue;
+    const std::string tip = fmt::format(
+        "{}, {} at {}: {:.4g} s per iteration against the fat-tree's {:.4g} s ({:.2f}x); network "
+        "cost {} against {} ({:.2f}x, {}); perf/$ {:.2f}x the fat-tree's.",
+        run.model, run.fabric, link_label(run.link_gbps), run.iteration_time_s,
+        fat_tree->iteration_time_s, *time, dollars(cost), dollars(fat_tree_cost), *cost_ratio,
+        convention_name, 1 / (*time * *cost_ratio));
+    const std::size_t link = d.link(run);
+    points[d.fabric(run)].push_back({*time, *cost_ratio, f.tooltips.add(tip),
+                                     static_cast<double>(kLinkPoints[link % kLinkPoints.size()])});
+    link_used[link] = true;
     xs.push_back(*time);
-    ys.push_back(cost_ratio);
+    ys.push_back(*cost_ratio);
   }
   if (xs.empty()) {
     f.missing =
@@ -399,15 +571,33 @@ PageFigure pareto_figure(const CompareResult& r, const CompareDimensions& d) {
         "to relate to.";
     return f;
   }
-  GnuplotScript s = compare_canvas(1100, 480);
+  std::vector<std::size_t> fabrics;
+  for (std::size_t k = 0; k < d.fabrics.size(); ++k)
+    if (!points[k].empty()) fabrics.push_back(k);
+  GnuplotScript s = compare_canvas(1100, 500);
   std::vector<std::string> series;
-  for (std::size_t k = 0; k < d.fabrics.size(); ++k) {
-    if (points[k].empty()) continue;
+  for (std::size_t j = 0; j < fabrics.size(); ++j) {
+    const std::size_t k = fabrics[j];
+    const double size = fabrics.size() == 1
+                            ? kLargestPoint
+                            : kLargestPoint - (kLargestPoint - kSmallestPoint) *
+                                                  static_cast<double>(j) /
+                                                  static_cast<double>(fabrics.size() - 1);
+    // A fabric's points in one series, each with its link speed's shape (column 4).
     const std::string name = fmt::format("d_{}", k);
     s.block(name, points[k]);
-    series.push_back(fmt::format("${} using 1:2 with points lt {} title {}", name,
-                                 fabric_linetype(k), gnuplot_string(d.fabrics[k])));
+    series.push_back(
+        fmt::format("${} using 1:2:{}:4 with labels hypertext point lt {} pt variable ps {}", name,
+                    Tooltips::name_column(3), fabric_linetype(k), gnuplot_number(size)));
   }
+  for (std::size_t k : fabrics)
+    series.push_back(fmt::format("keyentry with points lt {} pt 6 ps 1.3 title {}",
+                                 fabric_linetype(k), gnuplot_string(d.fabrics[k])));
+  for (std::size_t l = 0; l < d.links.size(); ++l)
+    if (link_used[l])
+      series.push_back(
+          fmt::format("keyentry with points pt {} ps 1.3 lw 2 lc rgb '#555555' title {}",
+                      kLinkPoints[l % kLinkPoints.size()], gnuplot_string(link_label(d.links[l]))));
   const auto [x_lo, x_hi] = padded_range(xs, 1, 0.08);
   const auto [y_lo, y_hi] = padded_range(ys, 1, 0.08);
   s.area(90, 20, s.width() - 200, s.height() - 80);
@@ -417,7 +607,8 @@ PageFigure pareto_figure(const CompareResult& r, const CompareDimensions& d) {
       fmt::format("set yrange [{}:{}]", gnuplot_number(std::max(0.0, y_lo)), gnuplot_number(y_hi)));
   s.line("set grid xtics ytics back lc rgb '#dddddd' lw 1 dt 1");
   s.line("set xlabel " + gnuplot_string("iteration time / fat-tree's"));
-  s.line("set ylabel " + gnuplot_string("network cost / fat-tree's (paper convention)"));
+  s.line("set ylabel " +
+         gnuplot_string(fmt::format("network cost / fat-tree's ({})", convention_name)));
   s.line("set key at screen " + s.x(s.width() - 185) + "," + s.y(20) +
          " left top vertical spacing 1.3");
   s.line(
@@ -442,8 +633,12 @@ std::string count_text(std::size_t n, const char* noun) {
 }
 
 PageFigure timeline_figure(const CompareResult& r) {
-  PageFigure f{"plot-timeline", "Reconfigurations against all-to-alls (one mFabric run)", "",
-               std::nullopt, ""};
+  PageFigure f{"plot-timeline",
+               "Reconfigurations against all-to-alls (one mFabric run)",
+               "",
+               std::nullopt,
+               "",
+               {}};
   std::vector<study::TimelineSpan> spans;
   for (const study::TimelineSpan& span : r.timeline)
     if (std::isfinite(span.start_s) && std::isfinite(span.end_s) && span.end_s >= span.start_s)
@@ -552,7 +747,8 @@ std::string figure_html(const PageFigure& f) {
       fmt::format("<figure id=\"{}\">\n<figcaption><strong>{}.</strong> {}</figcaption>\n", f.id,
                   html_text(f.title), f.caption_html);
   if (f.script) {
-    const std::string svg = inline_svg(run_gnuplot(f.script->text(), kFiguresField), f.id + "-");
+    const std::string svg =
+        inline_svg(f.tooltips.in_svg(run_gnuplot(f.script->text(), kFiguresField)), f.id + "-");
     out += svg;
     if (!svg.empty() && svg.back() != '\n') out += '\n';
   } else {

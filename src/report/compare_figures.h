@@ -1,6 +1,8 @@
 // The figures of report.html of `mfabric compare` (compare_html.h, docs/compare-report.md), drawn
-// by gnuplot: iteration time and performance per dollar relative to the fat-tree, the network
-// cost by component, cost against time, and one mFabric run's timeline.
+// by gnuplot: iteration time and perf/$ relative to the fat-tree, the network cost by component,
+// cost against time, and one mFabric run's timeline. Costs are counted in the comparison's
+// convention (CompareResult::cost_convention), named in the figures; points of the perf/$ and
+// Pareto plots carry the absolute figures behind them as tooltips (SVG <title>).
 #pragma once
 
 #include <algorithm>

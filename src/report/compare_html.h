@@ -1,6 +1,7 @@
 // report.html of `mfabric compare --out DIR` (docs/compare-report.md): one self-contained page
-// (inline CSS, inline SVG plots drawn by gnuplot, no scripts, no external files) with the
-// comparison's plots and its results table.
+// (inline CSS, inline SVG plots drawn by gnuplot, no scripts, no external files) that opens with
+// the verdict (compare_report.h's headline) and holds the comparison's plots, where mFabric's
+// time goes, and its results table.
 #pragma once
 
 #include <string>
@@ -14,8 +15,8 @@ namespace mfabric::report {
 // The ids of the page's figures (<figure id="...">), in page order.
 inline constexpr const char* kCompareFigureIds[] = {
     "plot-iteration-time",   // iteration time / fat-tree's, per model, one panel per link speed
-    "plot-perf-per-dollar",  // performance per dollar / fat-tree's vs link speed
-    "plot-cost-components",  // paper-convention network cost by component, per link speed
+    "plot-perf-per-dollar",  // perf/$ / fat-tree's vs link speed
+    "plot-cost-components",  // network cost by component (the comparison's convention), per link
     "plot-cost-vs-time",     // network cost vs iteration time, both relative to the fat-tree
     "plot-timeline",         // r.timeline: reconfigurations and all-to-alls of one mFabric run
 };

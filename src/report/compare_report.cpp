@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include "core/json_text.h"
 #include "core/output_files.h"
 #include "core/output_text.h"
+#include "core/provenance.h"
 #include "report/compare_html.h"
 #include "report/compare_paper.h"
 #include "report/format.h"
@@ -20,12 +22,25 @@
 namespace mfabric::report {
 namespace {
 
+using study::CompareResult;
+using study::CompareRun;
+
 nlohmann::json optional_number(const std::optional<double>& x) {
   return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
 }
 
+// "400G"; {:g}, so that a link speed that is not a number still prints.
 std::string link_text(double gbps) {
-  return fmt::format("{}G", whole_number(gbps));
+  return fmt::format("{:g}G", gbps);
+}
+
+bool finite_positive(double x) {
+  return std::isfinite(x) && x > 0;
+}
+
+// A run whose figures can be quoted: it finished, with a finite, positive iteration time.
+bool finished(const CompareRun& run) {
+  return run.error.empty() && finite_positive(run.iteration_time_s);
 }
 
 // min-max of a list, "1.23x" or "1.10-1.45x".
@@ -43,28 +58,232 @@ double mean(const std::vector<double>& v) {
   return s / static_cast<double>(v.size());
 }
 
+std::string noun_count(std::int64_t n, const char* noun) {
+  return fmt::format("{} {}{}", with_commas(n), noun, n == 1 ? "" : "s");
+}
+
+// The values of `field` over the runs, each once, in the order of the runs (a NaN once).
+template <class Field>
+std::vector<std::string> distinct(const std::vector<CompareRun>& runs, Field field) {
+  std::vector<std::string> out;
+  for (const CompareRun& run : runs) {
+    std::string v = field(run);
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::string milliseconds_text(double s) {
+  return fmt::format("{:.3g} ms", s * 1e3);
+}
+
+// `text` cut at spaces into lines of at most `width` characters (a longer word has a line of
+// its own), the first line after `first`, the others after `rest`.
+std::string wrapped(const std::string& text, std::size_t width, const std::string& first,
+                    const std::string& rest) {
+  std::string out = first;
+  std::size_t column = display_width(first);
+  bool line_empty = true;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(at, end - at);
+    at = end + 1;
+    if (word.empty()) continue;
+    const std::size_t w = display_width(word);
+    if (!line_empty && column + 1 + w > width) {
+      out += "\n" + rest;
+      column = display_width(rest);
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += w;
+    line_empty = false;
+  }
+  return out + "\n";
+}
+
 }  // namespace
 
-nlohmann::json compare_json(const study::CompareResult& r, bool timing) {
+std::string seconds_text(double s) {
+  if (!std::isfinite(s)) return "n/a";
+  if (std::abs(s) >= 100) return fmt::format("{:.1f} s", s);
+  if (std::abs(s) >= 1 || s == 0) return fmt::format("{:.2f} s", s);
+  return fmt::format("{:.3g} s", s);
+}
+
+std::string compare_set_text(const CompareResult& r) {
+  std::size_t failed = 0;
+  for (const CompareRun& run : r.runs)
+    failed += run.error.empty() ? 0 : 1;
+  const std::vector<std::string> models =
+      distinct(r.runs, [](const CompareRun& run) { return run.model; });
+  const std::vector<std::string> links =
+      distinct(r.runs, [](const CompareRun& run) { return link_text(run.link_gbps); });
+  const std::vector<std::string> fabrics =
+      distinct(r.runs, [](const CompareRun& run) { return run.fabric; });
+  const auto listed = [](const std::vector<std::string>& names, const char* noun) {
+    const std::string head = noun_count(static_cast<std::int64_t>(names.size()), noun);
+    return names.empty() ? head : fmt::format("{} ({})", head, join_strings(names, ", "));
+  };
+  return fmt::format(
+      "{}{} ({} failed): {} at {} on {}; seed {}, calibration {}, assumptions {}, {} backend; "
+      "network cost by {}.",
+      r.description.empty() ? std::string() : r.description + ": ",
+      noun_count(static_cast<std::int64_t>(r.runs.size()), "run"), failed, listed(models, "model"),
+      listed(links, "link speed"), listed(fabrics, "fabric"), r.seed, r.calibration,
+      study::to_string(r.assumptions), r.backend, study::cost_convention_label(r.cost_convention));
+}
+
+std::vector<std::string> compare_headline(const CompareResult& r) {
+  std::vector<std::string> out;
+  const fabric::CostConvention convention = study::counted_convention(r.cost_convention);
+  const char* convention_name = study::cost_convention_label(convention);
+  std::vector<std::string> variants;
+  for (const CompareRun& run : r.runs)
+    if (study::is_mfabric_run(run) &&
+        std::find(variants.begin(), variants.end(), run.fabric) == variants.end())
+      variants.push_back(run.fabric);
+  if (variants.empty() && !r.runs.empty()) {
+    out.push_back(
+        "No mFabric run in this comparison, so there is no verdict on mFabric: the fabrics are "
+        "related to the fat-tree in the plots and the table.");
+  }
+  for (const CompareRun& m : r.runs) {
+    if (!study::is_mfabric_run(m)) continue;
+    const std::string who =
+        variants.size() > 1 ? fmt::format("mFabric ({})", m.fabric) : std::string("mFabric");
+    const std::string where = fmt::format("{} at {}", m.model, link_text(m.link_gbps));
+    if (!finished(m)) {
+      out.push_back(fmt::format("{}: the {} run {}, so there is no verdict.", where, m.fabric,
+                                m.error.empty() ? "has no iteration time" : "failed"));
+      continue;
+    }
+    const double cost = m.cost(convention).total();
+    const CompareRun* fat_tree = study::fat_tree_of(r.runs, m);
+    if (!fat_tree) {
+      bool fat_tree_failed = false;
+      for (const CompareRun& other : r.runs)
+        fat_tree_failed |= other.fabric == "fat-tree" && other.model == m.model &&
+                           other.link_gbps == m.link_gbps && !finished(other);
+      std::string own = fmt::format("{}: {} takes {} per iteration", where, who,
+                                    seconds_text(m.iteration_time_s));
+      if (finite_positive(cost))
+        own += fmt::format(" and its network costs {} ({})", dollars(cost), convention_name);
+      own += fat_tree_failed ? "; the fat-tree run failed, so there is nothing to compare it with."
+                             : "; there is no fat-tree run to compare it with.";
+      out.push_back(own);
+      continue;
+    }
+    const double speed = fat_tree->iteration_time_s / m.iteration_time_s;
+    std::string verdict = fmt::format(
+        "{}: {} trains at {} the fat-tree's speed ({} vs {} per iteration)", where, who,
+        ratio(speed), seconds_text(m.iteration_time_s), seconds_text(fat_tree->iteration_time_s));
+    const double fat_tree_cost = fat_tree->cost(convention).total();
+    if (finite_positive(cost) && finite_positive(fat_tree_cost)) {
+      const double cost_ratio = cost / fat_tree_cost;
+      verdict += fmt::format(" for {} its network cost ({} vs {}, {}), {} its perf/$.",
+                             ratio(cost_ratio), dollars(cost), dollars(fat_tree_cost),
+                             convention_name, ratio(speed / cost_ratio));
+    } else {
+      verdict += "; there is no network cost to set against it.";
+    }
+    out.push_back(verdict);
+  }
+  std::vector<std::string> failed;
+  for (const CompareRun& run : r.runs)
+    if (!run.error.empty())
+      failed.push_back(
+          fmt::format("{} at {} on {}", run.model, link_text(run.link_gbps), run.fabric));
+  if (!failed.empty()) {
+    out.push_back(fmt::format("{} failed: {} (the errors are with the results).",
+                              noun_count(static_cast<std::int64_t>(failed.size()), "run"),
+                              join_strings(failed, "; ")));
+  }
+  return out;
+}
+
+std::vector<std::string> time_breakdown_text(const CompareRun& run) {
+  if (!run.reconfiguration || !finished(run)) return {};
+  const study::ReconfigurationSummary& c = *run.reconfiguration;
+  const double t = run.iteration_time_s;
+  const double iterations = std::max(1, run.iterations);
+  const std::string over =
+      run.iterations > 1 ? fmt::format(" over its {} iterations", run.iterations) : "";
+  const std::string regions =
+      c.regions > 0 ? noun_count(c.regions, "region") : std::string("regions");
+  std::vector<std::string> out;
+  if (finite_positive(run.compute_s) && std::isfinite(run.exposed_communication_s)) {
+    const double idle = std::max(0.0, t - run.compute_s - run.exposed_communication_s);
+    out.push_back(fmt::format(
+        "{} at {} on {}: of the {} iteration, a GPU computes for {}, waits for communication "
+        "for {} (holds for circuits included) and is otherwise idle for {} (pipeline bubbles: "
+        "waiting for other GPUs' work); "
+        "means over the job's {} GPUs.",
+        run.model, link_text(run.link_gbps), run.fabric, seconds_text(t),
+        seconds_text(run.compute_s), seconds_text(run.exposed_communication_s), seconds_text(idle),
+        with_commas(run.gpus)));
+  } else {
+    out.push_back(fmt::format("{} at {} on {}, {} per iteration:", run.model,
+                              link_text(run.link_gbps), run.fabric, seconds_text(t)));
+  }
+  out.push_back(fmt::format("{}{}: circuits down for {} summed over the {}.",
+                            noun_count(c.count, "reconfiguration"), over, seconds_text(c.time_s),
+                            regions));
+  if (c.holds == 0) {
+    out.push_back(fmt::format("No all-to-all waited for circuits{}.", over));
+    return out;
+  }
+  const std::string of_all =
+      c.all_to_alls > 0 ? fmt::format(" of {}", with_commas(c.all_to_alls)) : "";
+  std::string holds = fmt::format(
+      "All-to-alls held for circuits: {}{}{}, {} summed over those holds ({} each on average); "
+      "the {}, and the EP groups within one, wait at the same time, so the sum is not part of "
+      "the iteration. On the critical path: {}",
+      with_commas(c.holds), of_all, over, seconds_text(c.held_time_s),
+      milliseconds_text(c.held_time_s / static_cast<double>(c.holds)), regions,
+      noun_count(c.critical_holds, "hold"));
+  const double critical = c.critical_held_s / iterations;
+  holds +=
+      fmt::format(", {}{} of the {} iteration ({:.1f}%).", seconds_text(critical),
+                  run.iterations > 1 ? " per iteration" : "", seconds_text(t), 100 * critical / t);
+  out.push_back(holds);
+  return out;
+}
+
+nlohmann::json compare_json(const CompareResult& r, bool timing) {
   nlohmann::json runs = nlohmann::json::array();
-  for (const study::CompareRun& run : r.runs) {
+  for (const CompareRun& run : r.runs) {
     nlohmann::json j = {
         {"model", run.model},
         {"link_gbps", run.link_gbps},
         {"fabric", run.fabric},
         {"fabric_spec", run.fabric_spec},
         {"gpus", run.gpus},
+        {"iterations", run.iterations},
         {"iteration_time_s", run.iteration_time_s},
         {"relative_iteration_time", optional_number(run.relative_iteration_time)},
+        {"compute_s", run.compute_s},
+        {"exposed_communication_s", run.exposed_communication_s},
         {"tokens_per_s", run.tokens_per_s},
         {"cost_usd", {{"built", run.cost_built.total()}, {"paper", run.cost_paper.total()}}},
         {"cost_paper_usd_by_component", study::cost_components_json(run.cost_paper)},
+        {"cost_built_usd_by_component", study::cost_components_json(run.cost_built)},
         {"perf_per_dollar_vs_fat_tree", optional_number(run.perf_per_dollar_vs_fat_tree)},
     };
     if (run.reconfiguration) {
-      j["reconfiguration"] = study::reconfiguration_json(*run.reconfiguration);
-      j["reconfiguration"]["critical_holds"] = run.reconfiguration->critical_holds;
-      j["reconfiguration"]["critical_held_s"] = run.reconfiguration->critical_held_s;
+      const study::ReconfigurationSummary& c = *run.reconfiguration;
+      nlohmann::json& k = j["reconfiguration"] = study::reconfiguration_json(c);
+      k["holds"] = c.holds;
+      k["all_to_alls"] = c.all_to_alls;
+      k["regions"] = c.regions;
+      k["critical_holds"] = c.critical_holds;
+      k["critical_held_s"] = c.critical_held_s;
     }
     if (!run.error.empty()) j["error"] = run.error;
     if (timing) j["wall_time_s"] = run.wall_time_s;
@@ -77,9 +296,12 @@ nlohmann::json compare_json(const study::CompareResult& r, bool timing) {
                      {"kind", s.reconfiguration ? "reconfiguration" : "all-to-all"}});
   }
   return {{"schema_version", kCompareSchema},
+          {"provenance", provenance_json()},
+          {"description", r.description},
           {"seed", r.seed},
           {"calibration", r.calibration},
           {"assumptions", study::to_string(r.assumptions)},
+          {"cost_convention", fabric::to_string(study::counted_convention(r.cost_convention))},
           {"paper_checks", r.assumptions == study::Assumptions::Paper
                                ? paper_checks_json(paper_checks(r))
                                : nlohmann::json::array()},
@@ -89,52 +311,72 @@ nlohmann::json compare_json(const study::CompareResult& r, bool timing) {
           {"timeline", {{"run", r.timeline_run}, {"spans", std::move(spans)}}}};
 }
 
-void write_compare_csv(const study::CompareResult& r, std::ostream& out) {
+void write_compare_csv(const CompareResult& r, std::ostream& out) {
+  out << provenance_csv_comment();
   out << "model,link_gbps,fabric,gpus,iteration_time_s,relative_iteration_time,tokens_per_s,"
-         "cost_built_usd,cost_paper_usd,perf_per_dollar_vs_fat_tree,reconfigurations,"
-         "reconfiguration_held_s,error\n";
+         "cost_built_usd,cost_paper_usd,perf_per_dollar_vs_fat_tree,cost_convention,compute_s,"
+         "exposed_communication_s,reconfigurations,reconfiguration_held_s,held_all_to_alls,"
+         "critical_held_s,error\n";
   const auto number = [](double x) { return fmt::format("{}", x); };
   const auto optional = [&](const std::optional<double>& x) { return x ? number(*x) : ""; };
-  for (const study::CompareRun& run : r.runs) {
+  const char* convention = fabric::to_string(study::counted_convention(r.cost_convention));
+  for (const CompareRun& run : r.runs) {
+    const auto& c = run.reconfiguration;
     out << csv_field(run.model) << ',' << number(run.link_gbps) << ',' << csv_field(run.fabric)
         << ',' << run.gpus << ',' << number(run.iteration_time_s) << ','
         << optional(run.relative_iteration_time) << ',' << number(run.tokens_per_s) << ','
         << number(run.cost_built.total()) << ',' << number(run.cost_paper.total()) << ','
-        << optional(run.perf_per_dollar_vs_fat_tree) << ','
-        << (run.reconfiguration ? std::to_string(run.reconfiguration->count) : "") << ','
-        << (run.reconfiguration ? number(run.reconfiguration->held_time_s) : "") << ','
-        << csv_field(run.error) << '\n';
+        << optional(run.perf_per_dollar_vs_fat_tree) << ',' << convention << ','
+        << number(run.compute_s) << ',' << number(run.exposed_communication_s) << ','
+        << (c ? std::to_string(c->count) : "") << ',' << (c ? number(c->held_time_s) : "") << ','
+        << (c ? std::to_string(c->holds) : "") << ',' << (c ? number(c->critical_held_s) : "")
+        << ',' << csv_field(run.error) << '\n';
   }
 }
 
-std::string compare_text(const study::CompareResult& r) {
-  Table t({"model", "link", "fabric", "iteration", "vs fat-tree", "tokens/s", "cost (paper)",
-           "perf/$ vs fat-tree", "reconfigurations"},
+std::string compare_text(const CompareResult& r) {
+  const fabric::CostConvention convention = study::counted_convention(r.cost_convention);
+  const char* convention_name = study::cost_convention_label(convention);
+  std::string out = wrapped(printable(compare_set_text(r)), 100, "", "  ") + "\n";
+
+  Table t({"model", "link", "fabric", "iteration", "vs fat-tree", "tokens/s",
+           fmt::format("cost ({})", convention_name), "perf/$ vs fat-tree", "reconfigurations"},
           {Table::Align::Left, Table::Align::Right, Table::Align::Left, Table::Align::Right,
            Table::Align::Right, Table::Align::Right, Table::Align::Right, Table::Align::Right,
            Table::Align::Right});
-  for (const study::CompareRun& run : r.runs) {
+  const auto optional_ratio = [](const std::optional<double>& x) {
+    return x && std::isfinite(*x) ? ratio(*x) : std::string("-");
+  };
+  const auto finite_or = [](double x, auto format) {
+    return std::isfinite(x) ? format(x) : std::string("n/a");
+  };
+  for (const CompareRun& run : r.runs) {
     if (!run.error.empty()) {
       t.add_row(
           {run.model, link_text(run.link_gbps), run.fabric, "failed", "-", "-", "-", "-", "-"});
       continue;
     }
     t.add_row({run.model, link_text(run.link_gbps), run.fabric,
-               fmt::format("{:.3f}s", run.iteration_time_s),
-               run.relative_iteration_time ? ratio(*run.relative_iteration_time) : "-",
-               whole_number(run.tokens_per_s), dollars(run.cost_paper.total()),
-               run.perf_per_dollar_vs_fat_tree ? ratio(*run.perf_per_dollar_vs_fat_tree) : "-",
+               finite_or(run.iteration_time_s, [](double x) { return fmt::format("{:.3f}s", x); }),
+               optional_ratio(run.relative_iteration_time),
+               finite_or(run.tokens_per_s, [](double x) { return whole_number(x); }),
+               finite_or(run.cost(convention).total(), [](double x) { return dollars(x); }),
+               optional_ratio(run.perf_per_dollar_vs_fat_tree),
                run.reconfiguration ? with_commas(run.reconfiguration->count) : "-"});
   }
-  std::string out = t.render();
+  out += t.render();
 
-  // Headline: mFabric against each other fabric, per link speed, over the models.
-  std::map<double, std::map<std::string, std::map<std::string, const study::CompareRun*>>> by;
-  for (const study::CompareRun& run : r.runs) {
-    if (run.error.empty() && run.iteration_time_s > 0)
-      by[run.link_gbps][run.fabric][run.model] = &run;
+  std::string verdict;
+  for (const std::string& sentence : compare_headline(r))
+    verdict += wrapped(printable(sentence), 100, "", "  ");
+  if (!verdict.empty()) out += "\n" + verdict;
+
+  // mFabric against each other fabric, per link speed, over the models.
+  std::map<double, std::map<std::string, std::map<std::string, const CompareRun*>>> by;
+  for (const CompareRun& run : r.runs) {
+    if (finished(run)) by[run.link_gbps][run.fabric][run.model] = &run;
   }
-  std::string headline;
+  std::string per_link;
   for (const auto& [link, fabrics] : by) {
     const auto m = fabrics.find("mfabric");
     if (m == fabrics.end()) continue;
@@ -145,11 +387,11 @@ std::string compare_text(const study::CompareResult& r) {
       for (const auto& [model, other] : models) {
         const auto mine = m->second.find(model);
         if (mine == m->second.end()) continue;
-        const study::CompareRun& a = *mine->second;
+        const CompareRun& a = *mine->second;
         speed.push_back(other->iteration_time_s / a.iteration_time_s);
-        const double cost_a = a.cost_paper.total();
-        const double cost_o = other->cost_paper.total();
-        if (cost_a > 0 && cost_o > 0) {
+        const double cost_a = a.cost(convention).total();
+        const double cost_o = other->cost(convention).total();
+        if (finite_positive(cost_a) && finite_positive(cost_o)) {
           per_dollar.push_back((other->iteration_time_s * cost_o) / (a.iteration_time_s * cost_a));
           cheaper.push_back(cost_o / cost_a);
         }
@@ -158,29 +400,40 @@ std::string compare_text(const study::CompareResult& r) {
       std::string line = fmt::format("  vs {}: speed {} (mean {})", printable(fabric),
                                      span_text(speed), ratio(mean(speed)));
       if (!per_dollar.empty()) {
-        line += fmt::format(", perf/$ {}, network cost {} of mfabric's", span_text(per_dollar),
-                            ratio(mean(cheaper)));
+        line += fmt::format(", perf/$ {}, network cost {} of mfabric's ({})", span_text(per_dollar),
+                            ratio(mean(cheaper)), convention_name);
       }
       parts.push_back(line);
     }
     if (parts.empty()) continue;
-    headline += fmt::format("\nmfabric at {} ({} model{}; ratios > 1x favour mfabric):\n",
+    per_link += fmt::format("\nmfabric at {} ({} model{}; ratios > 1x favour mfabric):\n",
                             link_text(link), m->second.size(), m->second.size() == 1 ? "" : "s");
     for (const std::string& p : parts)
-      headline += p + "\n";
+      per_link += p + "\n";
   }
-  for (const study::CompareRun& run : r.runs) {
+  out += per_link;
+
+  std::string breakdown;
+  for (const CompareRun& run : r.runs) {
+    const std::vector<std::string> sentences = time_breakdown_text(run);
+    for (std::size_t i = 0; i < sentences.size(); ++i)
+      breakdown += wrapped(printable(sentences[i]), 100, i == 0 ? "  " : "    ", "    ");
+  }
+  if (!breakdown.empty()) out += "\nwhere mFabric's time goes:\n" + breakdown;
+
+  std::string failures;
+  for (const CompareRun& run : r.runs) {
     if (!run.error.empty()) {
       // Names and messages hold user text (file names, --fabrics specs): printable() keeps
       // control characters off the terminal.
-      headline +=
-          fmt::format("\nfailed: {} {} {}: {}", printable(run.model), link_text(run.link_gbps),
+      failures +=
+          fmt::format("failed: {} {} {}: {}\n", printable(run.model), link_text(run.link_gbps),
                       printable(run.fabric), printable(run.error));
     }
   }
-  if (!headline.empty() && headline.back() != '\n') headline += "\n";
-  if (r.assumptions == study::Assumptions::Paper) headline += paper_checks_text(paper_checks(r));
-  return out + headline;
+  if (!failures.empty()) out += "\n" + failures;
+  if (r.assumptions == study::Assumptions::Paper) out += paper_checks_text(paper_checks(r));
+  return out;
 }
 
 void check_compare_outputs(const std::string& dir) {

@@ -6,6 +6,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "study/compare.h"
 
@@ -13,22 +14,50 @@ namespace mfabric::report {
 
 inline constexpr const char* kCompareSchema = "mfabric.compare/1";
 
-// {"schema_version": "mfabric.compare/1", "seed", "backend", "completion_batching",
-//  "runs": [{"model", "link_gbps", "fabric",
-//  "fabric_spec", "gpus", "iteration_time_s", "relative_iteration_time", "tokens_per_s",
-//  "cost_usd": {"built", "paper"}, "cost_paper_usd_by_component": {"nics", "transceivers",
+// {"schema_version": "mfabric.compare/1", "seed", "calibration", "assumptions",
+//  "cost_convention" ("built" or "paper": the cost that perf/$ counts), "paper_checks",
+//  "backend", "completion_batching", "runs": [{"model", "link_gbps", "fabric", "fabric_spec",
+//  "gpus", "iterations", "iteration_time_s", "relative_iteration_time", "compute_s",
+//  "exposed_communication_s", "tokens_per_s", "cost_usd": {"built", "paper"},
+//  "cost_paper_usd_by_component" and "cost_built_usd_by_component": {"nics", "transceivers",
 //  "switch_ports", "ocs_ports", "patch_panel_ports", "fibres"}, "perf_per_dollar_vs_fat_tree",
-//  "reconfiguration": {...} (mFabric), "error" (a failed run), "wall_time_s" (with timing)}],
+//  "reconfiguration": {..., "holds", "all_to_alls", "regions", "critical_holds",
+//  "critical_held_s"} (mFabric), "error" (a failed run), "wall_time_s" (with timing)}],
 //  "timeline": {"run", "spans": [{"start_s", "end_s", "kind"}]}}. Relative figures are null
 //  without a fat-tree run to relate to. Without `timing`, wall times are left out, so that the
 //  same comparison gives a byte-identical file.
 nlohmann::json compare_json(const study::CompareResult& r, bool timing = true);
 // One row per run: model,link_gbps,fabric,gpus,iteration_time_s,relative_iteration_time,
-// tokens_per_s,cost_built_usd,cost_paper_usd,perf_per_dollar_vs_fat_tree,reconfigurations,
-// reconfiguration_held_s,error (RFC 4180).
+// tokens_per_s,cost_built_usd,cost_paper_usd,perf_per_dollar_vs_fat_tree,cost_convention,
+// compute_s,exposed_communication_s,reconfigurations,reconfiguration_held_s,held_all_to_alls,
+// critical_held_s,error (RFC 4180).
 void write_compare_csv(const study::CompareResult& r, std::ostream& out);
-// The table, then the headline ratios per link speed (mFabric against each other fabric).
+// The set line, the table, the headline sentences, the ratios per link speed (mFabric against
+// each other fabric), where mFabric's time goes, and the failed runs.
 std::string compare_text(const study::CompareResult& r);
+
+// What the comparison is, in one line: its runs (and how many failed), models, link speeds and
+// fabrics, seed, calibration, assumptions, backend and cost convention. Plain text holding user
+// names as they are: escape it for where it goes (printable, html_text).
+std::string compare_set_text(const study::CompareResult& r);
+
+// The verdict, a sentence per model, link speed and mFabric run (every mFabric variant gets its
+// own, named by its label when there are several): its speed, network cost and perf/$ against
+// the fat-tree run of the same model and link, with both runs' iteration times and costs (in the
+// comparison's cost convention, named). Without a fat-tree to compare with, the sentence gives
+// mFabric's own figures and says why; without any mFabric run, one sentence says so; a last
+// sentence names the failed runs. Plain text, as compare_set_text.
+std::vector<std::string> compare_headline(const study::CompareResult& r);
+
+// Where one mFabric run's time goes, in sentences: per iteration and GPU its compute, its wait
+// for communication and the rest (pipeline bubbles); its reconfigurations; the all-to-alls held
+// for circuits, whose summed wait is over all-to-alls that wait side by side in the regions (not
+// iteration time), and the holds on the critical path, which are. Empty for a run without a
+// reconfiguration summary or finite figures. Plain text, as compare_set_text.
+std::vector<std::string> time_breakdown_text(const study::CompareRun& run);
+
+// Seconds for a sentence: "15.32 s", "0.0123 s".
+std::string seconds_text(double s);
 
 // The files of `compare --out DIR`, written as a set (core/output_files.h); report.html is
 // compare_html.h's page.

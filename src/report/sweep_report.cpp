@@ -157,6 +157,7 @@ nlohmann::json sweep_json(const study::SweepSpec& spec, const study::SweepResult
 }
 
 void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, std::ostream& out) {
+  out << provenance_csv_comment();
   static constexpr std::array<std::string_view, 11> kFigures{"model",
                                                              "link_gbps",
                                                              "fabric",

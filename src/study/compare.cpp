@@ -76,6 +76,19 @@ void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_p
   const fabric::PriceBook prices = fabric::PriceBook::paper_defaults();
   run.cost_built = fabric::network_cost(s.topology, fabric::CostConvention::Built, prices);
   run.cost_paper = fabric::network_cost(s.topology, fabric::CostConvention::Paper, prices);
+  // Per iteration and GPU, as RunResult::exposed_comm is: the compute durations are the graph's
+  // own (a comparison injects no failures that would slow a GPU down).
+  run.iterations = static_cast<int>(s.result.iteration_times.size());
+  const double iterations = std::max(1, run.iterations);
+  const double gpus = std::max(1, run.gpus);
+  double compute_s = 0;
+  std::int64_t all_to_alls = 0;
+  for (const workload::Task& t : s.graph.tasks()) {
+    if (t.kind == workload::TaskKind::Compute) compute_s += t.duration.seconds();
+    if (is_ep_all_to_all(t)) ++all_to_alls;
+  }
+  run.compute_s = compute_s / gpus / iterations;
+  run.exposed_communication_s = s.result.exposed_comm.seconds();
   if (s.control) {
     const sim::ControlStats& c = *s.control;
     ReconfigurationSummary r;
@@ -84,6 +97,9 @@ void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_p
     r.count = c.reconfigurations;
     r.time_s = c.reconfiguration_time.seconds();
     r.held_time_s = c.held_time.seconds();
+    r.holds = c.held;
+    r.all_to_alls = all_to_alls;
+    r.regions = static_cast<int>(s.topology.regions().size());
     r.critical_holds = s.result.critical_holds;
     r.critical_held_s = s.result.critical_held_time.seconds();
     // Bytes over circuits (the backend's circuit slots follow the topology's links) and over
@@ -112,30 +128,54 @@ double tokens_per_iteration(const sim::Experiment& e) {
   return static_cast<double>(e.model->global_batch) * e.model->ep * e.model->seq;
 }
 
-namespace {
+fabric::CostConvention counted_convention(fabric::CostConvention c) {
+  return c == fabric::CostConvention::Built ? fabric::CostConvention::Built
+                                            : fabric::CostConvention::Paper;
+}
 
-// Relative figures against the fat-tree run of the same model and link.
-void relate_to_fat_tree(std::vector<CompareRun>& runs) {
-  std::map<std::pair<std::string, double>, const CompareRun*> fat_tree;
+const char* cost_convention_label(fabric::CostConvention c) {
+  return counted_convention(c) == fabric::CostConvention::Built ? "built topology"
+                                                                : "paper formulas";
+}
+
+const CompareRun* fat_tree_of(const std::vector<CompareRun>& runs, const CompareRun& run) {
   for (const CompareRun& r : runs) {
+    if (r.fabric == "fat-tree" && r.error.empty() && r.iteration_time_s > 0 &&
+        r.model == run.model && r.link_gbps == run.link_gbps)
+      return &r;
+  }
+  return nullptr;
+}
+
+bool is_mfabric_run(const CompareRun& run) {
+  if (run.reconfiguration) return true;
+  return run.fabric.substr(0, run.fabric.find_first_of(":+")) == "mfabric";
+}
+
+void relate_to_fat_tree(std::vector<CompareRun>& runs, fabric::CostConvention convention) {
+  // The fat-tree runs by (model, link), the first of each as fat_tree_of finds it: one pass, as
+  // a paper-sized comparison has a hundred runs.
+  std::map<std::pair<std::string, double>, std::size_t> fat_tree;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const CompareRun& r = runs[k];
     if (r.fabric == "fat-tree" && r.error.empty() && r.iteration_time_s > 0)
-      fat_tree[{r.model, r.link_gbps}] = &r;
+      fat_tree.emplace(std::pair{r.model, r.link_gbps}, k);
   }
   for (CompareRun& r : runs) {
+    r.relative_iteration_time.reset();
+    r.perf_per_dollar_vs_fat_tree.reset();
     const auto it = fat_tree.find({r.model, r.link_gbps});
     if (it == fat_tree.end() || !r.error.empty() || r.iteration_time_s <= 0) continue;
-    const CompareRun& base = *it->second;
-    r.relative_iteration_time = r.iteration_time_s / base.iteration_time_s;
-    const double cost = r.cost_paper.total();
-    const double base_cost = base.cost_paper.total();
+    // A copy of the two figures used: `r` may be the fat-tree run itself.
+    const double base_time = runs[it->second].iteration_time_s;
+    const double base_cost = runs[it->second].cost(convention).total();
+    r.relative_iteration_time = r.iteration_time_s / base_time;
+    const double cost = r.cost(convention).total();
     if (cost > 0 && base_cost > 0) {
-      r.perf_per_dollar_vs_fat_tree =
-          (base.iteration_time_s * base_cost) / (r.iteration_time_s * cost);
+      r.perf_per_dollar_vs_fat_tree = (base_time * base_cost) / (r.iteration_time_s * cost);
     }
   }
 }
-
-}  // namespace
 
 std::vector<ModelSetup> paper_models() {
   // Reference section 5: TP, PP, EP, micro-batch 8, global batch 128, seq 4096; DP = 1024 GPUs /
@@ -295,6 +335,11 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   if (spec.models.empty()) throw Error("", "--models", "no model to compare");
   if (spec.links.empty()) throw Error("", "--links", "no link speed to compare");
   if (spec.fabrics.empty()) throw Error("", "--fabrics", "no fabric to compare");
+  if (spec.cost_convention == fabric::CostConvention::Calculator) {
+    throw Error("", "--convention",
+                "a comparison counts network cost as built or paper; the calculator convention is "
+                "not computed for its runs (docs/cost-model.md)");
+  }
   // The backend is the experiment file's (checked when it was read) or --backend's.
   const std::vector<std::string> backends = net::backend_names();
   if (std::find(backends.begin(), backends.end(), spec.base.backend) == backends.end()) {
@@ -314,6 +359,7 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   result.seed = spec.base.seed;
   result.calibration = spec.base.calibration.name;
   result.assumptions = spec.assumptions;
+  result.cost_convention = spec.cost_convention;
   result.backend = spec.base.backend;
   result.completion_batching = spec.base.completion_batching;
   result.description = spec.description;
@@ -516,7 +562,7 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
         fmt::format("could not start more than {} of {} threads ({}): the runs ran on {}",
                     parallel.threads, parallel.planned, parallel.failure, parallel.threads));
   }
-  relate_to_fat_tree(result.runs);
+  relate_to_fat_tree(result.runs, result.cost_convention);
   for (const std::string& line : records)
     result.journal_records += line;
   return result;

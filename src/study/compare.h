@@ -80,6 +80,9 @@ struct CompareSpec {
   // calibration, the options), hashed into each run's fingerprint: a journal record is used
   // only by a run with the same fingerprint.
   std::string fingerprint_basis;
+  // How network cost is counted for the perf/$ figures (CompareResult::cost_convention): built
+  // or paper; the calculator convention is not computed in a comparison (run_compare refuses it).
+  fabric::CostConvention cost_convention = fabric::CostConvention::Paper;
 };
 
 // The paper's evaluation: 128 servers of 8 H800, the five models, 100/200/400/800G, the five
@@ -96,13 +99,20 @@ struct ReconfigurationSummary {
   std::string planner;
   std::int64_t count = 0;
   double time_s = 0;       // summed over regions
-  double held_time_s = 0;  // all-to-alls waiting for circuits, summed
+  double held_time_s = 0;  // all-to-alls waiting for circuits, summed over those all-to-alls
   double circuit_bytes = 0;
   double eps_bytes = 0;
   // Of those, the ones on the run's critical path (sim::RunResult::critical_holds) and their
-  // waits: what the holds cost the iteration. In compare's JSON, not in a sweep's journal.
+  // waits: what the holds cost the iteration.
   std::int64_t critical_holds = 0;
   double critical_held_s = 0;
+  // All-to-alls that waited for circuits (sim::ControlStats::held), the EP all-to-alls of the
+  // run, and the OCS regions: held_time_s is a sum over all-to-alls that wait side by side (the
+  // regions, and the EP groups of a region, at once), so it is read against these, not against
+  // the iteration time.
+  std::int64_t holds = 0;
+  std::int64_t all_to_alls = 0;
+  int regions = 0;
 };
 
 struct CompareRun {
@@ -122,9 +132,17 @@ struct CompareRun {
   const fabric::CostBreakdown& cost(fabric::CostConvention c) const {
     return c == fabric::CostConvention::Built ? cost_built : cost_paper;
   }
+  // Where an iteration's time goes, per iteration and averaged over the job's GPUs: the compute
+  // a GPU was given (its compute tasks' durations), and the time its compute stream sat idle
+  // waiting for communication (sim::RunResult::exposed_comm, holds for circuits included). The
+  // rest of the iteration is idle otherwise (pipeline bubbles). Counts and sums of
+  // `reconfiguration` are over all `iterations`.
+  int iterations = 0;
+  double compute_s = 0;
+  double exposed_communication_s = 0;
   // Relative to the fat-tree run of the same model and link (absent without one, or when it
-  // failed): iteration time / the fat-tree's, and (1 / iteration time / paper cost) / the
-  // fat-tree's.
+  // failed): iteration time / the fat-tree's, and (1 / iteration time / network cost) / the
+  // fat-tree's, the cost counted in the comparison's convention (relate_to_fat_tree).
   std::optional<double> relative_iteration_time;
   std::optional<double> perf_per_dollar_vs_fat_tree;
   std::optional<ReconfigurationSummary> reconfiguration;  // mFabric
@@ -139,6 +157,13 @@ struct TimelineSpan {
   double end_s = 0;
   bool reconfiguration = false;  // else an all-to-all
 };
+
+// The convention CompareRun::cost counts in: built, or paper (for paper and calculator, which a
+// comparison does not compute).
+fabric::CostConvention counted_convention(fabric::CostConvention c);
+// How a cost convention is named beside every cost and perf/$ figure of a comparison's outputs:
+// "built topology" or "paper formulas" (that of counted_convention).
+const char* cost_convention_label(fabric::CostConvention c);
 
 struct CompareResult {
   std::uint64_t seed = 1;
@@ -193,13 +218,25 @@ CompareResult run_compare(const CompareSpec& spec,
 inline constexpr double kSecondsPerCostUnit = 4.2e-5;
 
 // A run's figures from its simulation (shared with sweeps): the fabric as built, GPUs, mean
-// iteration time, tokens/s, network cost in both conventions (paper prices) and, for mFabric,
-// the reconfiguration summary. Labels, relative figures and wall time are left to the caller.
+// iteration time, tokens/s, network cost in both conventions (paper prices), where the time goes
+// (iterations, compute, exposed communication) and, for mFabric, the reconfiguration summary.
+// Labels, relative figures and wall time are left to the caller.
 void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_per_iteration);
 // Tokens one iteration of the experiment's training job trains: global batch x EP x sequence
 // (each EP rank of a DP replica runs its own micro-batches, docs/workload.md); 0 for other
 // workloads.
 double tokens_per_iteration(const sim::Experiment& e);
+
+// Sets every run's relative figures against the finished fat-tree run (label "fat-tree") of the
+// same model and link (fat_tree_of), perf/$ counting network cost in `convention`; runs without
+// one get none. run_compare calls it with the comparison's convention.
+void relate_to_fat_tree(std::vector<CompareRun>& runs, fabric::CostConvention convention);
+// The run that relate_to_fat_tree relates `run` to: the first finished fat-tree run (positive
+// iteration time) of its model and link, or null.
+const CompareRun* fat_tree_of(const std::vector<CompareRun>& runs, const CompareRun& run);
+// Whether the run is of an mFabric fabric: it has a reconfiguration summary, or its label names
+// the mfabric kind ("mfabric", "mfabric:...", "mfabric+...") as a failed run's does.
+bool is_mfabric_run(const CompareRun& run);
 
 // The experiment of one run (exposed for tests).
 sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& model, Rate link,

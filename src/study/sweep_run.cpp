@@ -51,9 +51,16 @@ nlohmann::json run_record_json(const std::vector<FieldValue>& point_fields, cons
   };
   if (r.reconfiguration) {
     j["reconfiguration"] = reconfiguration_json(*r.reconfiguration);
-    j["reconfiguration"]["critical_holds"] = r.reconfiguration->critical_holds;
-    j["reconfiguration"]["critical_held_s"] = r.reconfiguration->critical_held_s;
+    nlohmann::json& c = j["reconfiguration"];
+    c["critical_holds"] = r.reconfiguration->critical_holds;
+    c["critical_held_s"] = r.reconfiguration->critical_held_s;
+    c["holds"] = r.reconfiguration->holds;
+    c["all_to_alls"] = r.reconfiguration->all_to_alls;
+    c["regions"] = r.reconfiguration->regions;
   }
+  j["iterations"] = r.iterations;
+  j["compute_s"] = r.compute_s;
+  j["exposed_communication_s"] = r.exposed_communication_s;
   if (!run.timeline.empty()) {
     nlohmann::json spans = nlohmann::json::array();
     for (const TimelineSpan& t : run.timeline)
@@ -222,10 +229,27 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
                              const std::string& where) {
   try {
     const RecordReader in(j, "");
-    in.only({"index", "fingerprint", "fields", "model", "link_gbps", "fabric", "fabric_spec",
-             "gpus", "iteration_time_s", "tokens_per_s", "tokens_per_s_per_musd", "cost_usd",
-             "cost_built_usd_by_component", "cost_paper_usd_by_component", "reconfiguration",
-             "timeline", "error", "wall_time_s"});
+    in.only({"index",
+             "fingerprint",
+             "fields",
+             "model",
+             "link_gbps",
+             "fabric",
+             "fabric_spec",
+             "gpus",
+             "iteration_time_s",
+             "tokens_per_s",
+             "tokens_per_s_per_musd",
+             "cost_usd",
+             "cost_built_usd_by_component",
+             "cost_paper_usd_by_component",
+             "reconfiguration",
+             "timeline",
+             "iterations",
+             "compute_s",
+             "exposed_communication_s",
+             "error",
+             "wall_time_s"});
     SweepRun run;
     run.index = static_cast<std::size_t>(in.count("index", kMaxSweepPoints - 1));
     run.fingerprint = in.string("fingerprint");
@@ -263,7 +287,7 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
     if (in.has("reconfiguration")) {
       const RecordReader c = in.object("reconfiguration");
       c.only({"policy", "planner", "count", "time_s", "held_time_s", "circuit_bytes", "eps_bytes",
-              "critical_holds", "critical_held_s"});
+              "critical_holds", "critical_held_s", "holds", "all_to_alls", "regions"});
       ReconfigurationSummary s;
       s.policy = c.string("policy");
       s.planner = c.string("planner");
@@ -278,9 +302,26 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
         s.critical_holds = static_cast<std::int64_t>(c.count("critical_holds", s.count));
       }
       if (c.has("critical_held_s")) s.critical_held_s = c.seconds("critical_held_s");
+      constexpr auto kMaxCount =
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+      if (c.has("holds")) s.holds = static_cast<std::int64_t>(c.count("holds", kMaxCount));
+      if (c.has("all_to_alls")) {
+        s.all_to_alls = static_cast<std::int64_t>(c.count("all_to_alls", kMaxCount));
+      }
+      if (c.has("regions")) {
+        s.regions = static_cast<int>(c.count("regions", std::numeric_limits<int>::max()));
+      }
       r.reconfiguration = s;
     }
     if (in.has("timeline")) run.timeline = timeline_spans(in.at("timeline"), in);
+    // Absent from the records of mfabric before a run's time breakdown was recorded.
+    if (in.has("iterations")) {
+      r.iterations = static_cast<int>(in.count("iterations", std::numeric_limits<int>::max()));
+    }
+    if (in.has("compute_s")) r.compute_s = in.amount("compute_s");
+    if (in.has("exposed_communication_s")) {
+      r.exposed_communication_s = in.amount("exposed_communication_s");
+    }
     if (in.has("error")) {
       r.error = in.string("error");
       if (r.error.empty()) in.fail("error", "expected why the point failed, got an empty string");

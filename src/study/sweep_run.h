@@ -40,8 +40,10 @@ struct SweepRun {
 // dollars of paper-convention network cost (null without cost or tokens).
 nlohmann::json sweep_run_json(const SweepSpec& spec, const SweepRun& run, bool timing = true);
 // The same record with the run's fields given (a comparison's: model, link, fabric), which is
-// what a comparison's journal holds. The reconfiguration carries critical_holds and
-// critical_held_s, and a timeline run its "timeline": [[start_s, end_s, reconfiguration], ...].
+// what a comparison's journal holds. Beside the members above: "iterations", "compute_s",
+// "exposed_communication_s"; the reconfiguration carries critical_holds, critical_held_s,
+// holds, all_to_alls and regions; a timeline run its "timeline": [[start_s, end_s,
+// reconfiguration], ...].
 nlohmann::json run_record_json(const std::vector<FieldValue>& fields, const SweepRun& run,
                                bool timing = true);
 // The inverse of sweep_run_json, read strictly: every member known, of its type and in its

@@ -95,12 +95,26 @@ TEST_F(CompareCli, TableAndOutputSet) {
     EXPECT_NE(html.substr(figure, end - figure).find("<svg"), std::string::npos) << id;
   }
   EXPECT_NE(html.find("3 runs (0 failed)"), std::string::npos);
+  // Provenance: the version and command line in the CSV's first line, the JSON and the page.
   std::ifstream csv(out / "results.csv");
   std::string line;
   int lines = 0;
-  while (std::getline(csv, line))
+  std::string first_line;
+  while (std::getline(csv, line)) {
+    if (lines == 0) first_line = line;
     ++lines;
-  EXPECT_EQ(lines, 1 + 3);
+  }
+  EXPECT_EQ(lines, 1 + 1 + 3);
+  EXPECT_EQ(first_line.rfind("# mfabric ", 0), 0u) << first_line;
+  EXPECT_NE(first_line.find(" (git "), std::string::npos) << first_line;
+  EXPECT_NE(first_line.find("; command: mfabric compare " + file), std::string::npos)
+      << first_line;
+  EXPECT_NE(html.find("<p class=\"provenance\">Made by mfabric "), std::string::npos);
+  const nlohmann::json results = nlohmann::json::parse(mfabric::testing::slurp(out / "results.json"));
+  EXPECT_EQ(results["provenance"]["command"].get<std::string>().rfind("mfabric compare " + file, 0),
+            0u);
+  EXPECT_EQ(results["description"], "the job of " + file + ", with --fabrics "
+                                    "fat-tree,fat-tree-3to1,mfabric");
   // results.json has no wall times: the same comparison gives the same file.
   std::ifstream json(out / "results.json");
   std::stringstream first;

@@ -83,9 +83,13 @@ TEST_F(SweepCli, WritesTheSetAndResumes) {
   EXPECT_LE(j["points"][3]["iteration_time_s"].get<double>(),
             j["points"][5]["iteration_time_s"].get<double>());
   // One column per name: the swept `fabric` is `fields.fabric`, next to the figure `fabric`.
+  // The first line is the provenance comment, the second the header.
   const std::string csv = slurp(fs::path(out) / "results.csv");
+  ASSERT_EQ(csv.rfind("# mfabric ", 0), 0u) << csv;
+  EXPECT_NE(csv.find("; command: mfabric sweep "), std::string::npos) << csv;
+  const std::size_t header_start = csv.find('\n') + 1;
   std::set<std::string> columns;
-  std::stringstream header(csv.substr(0, csv.find('\n')));
+  std::stringstream header(csv.substr(header_start, csv.find('\n', header_start) - header_start));
   for (std::string name; std::getline(header, name, ',');)
     EXPECT_TRUE(columns.insert(name).second) << "column " << name << " twice in " << csv;
   EXPECT_TRUE(columns.count("fields.fabric") == 1 && columns.count("fabric") == 1 &&

@@ -4,11 +4,13 @@
 #include "report/compare_html.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -263,9 +265,9 @@ TEST(CompareHtml, FailedRunIsInTheTableAndInNoPlot) {
   for (const char* id : kCompareFigureIds)
     EXPECT_EQ(figure(html, id).find(kFailedFabric), std::string::npos) << id;
   EXPECT_NE(html.find("13 runs (1 failed)"), std::string::npos);
-  EXPECT_NE(html.find("Seed 7"), std::string::npos);
+  EXPECT_NE(html.find("seed 7"), std::string::npos);
   // The 12 finished runs and the failed one are rows of the table.
-  EXPECT_EQ(count(html.substr(html.find("<tbody>")), "<tr"), 13u);
+  EXPECT_EQ(count(html.substr(html.find("<section id=\"results\">")), "<tr"), 1u + 13u);
 }
 
 TEST(CompareHtml, CostBarsAreLabelledWithTheirTotals) {
@@ -394,6 +396,215 @@ TEST(CompareOutputs, ReportHtmlIsPartOfTheSet) {
   ::setenv("PATH", saved.c_str(), 1);
   EXPECT_FALSE(fs::exists(fresh));
   fs::remove_all(dir);
+}
+
+// One model at one link speed, costed in both conventions: the fat-tree (10 s; $4M by the paper's
+// formulas, $3M built) and mFabric (12.5 s; $1M paper, $2M built).
+CompareResult one_model() {
+  CompareResult r;
+  CompareRun ft = run("m", 400, "fat-tree", 10, cost(4e6, 0, 0, 0, 0, 0), 10, 4e6);
+  ft.cost_built = cost(3e6, 0, 0, 0, 0, 0);
+  CompareRun mf = run("m", 400, "mfabric", 12.5, cost(1e6, 0, 0, 0, 0, 0), 10, 4e6);
+  mf.cost_built = cost(2e6, 0, 0, 0, 0, 0);
+  r.runs = {ft, mf};
+  return r;
+}
+
+TEST(CompareHeadline, ASentencePerModelAndLinkWithTheFiguresBehindIt) {
+  CompareResult r = one_model();
+  // Speed 10 / 12.5 = 0.80x; cost 1 / 4 = 0.25x; perf/$ 0.80 / 0.25 = 3.20x.
+  EXPECT_EQ(compare_headline(r),
+            std::vector<std::string>{
+                "m at 400G: mFabric trains at 0.80x the fat-tree's speed (12.50 s vs 10.00 s per "
+                "iteration) for 0.25x its network cost ($1,000,000 vs $4,000,000, paper "
+                "formulas), 3.20x its perf/$."});
+  // Built: cost 2 / 3 = 0.67x, perf/$ 0.80 / (2 / 3) = 1.20x.
+  r.cost_convention = fabric::CostConvention::Built;
+  EXPECT_EQ(compare_headline(r),
+            std::vector<std::string>{
+                "m at 400G: mFabric trains at 0.80x the fat-tree's speed (12.50 s vs 10.00 s per "
+                "iteration) for 0.67x its network cost ($2,000,000 vs $3,000,000, built "
+                "topology), 1.20x its perf/$."});
+}
+
+TEST(CompareHeadline, SaysWhatItCannotCompareAndNamesTheFailedRuns) {
+  CompareResult r = one_model();
+  r.runs[0].error = "stalled";
+  EXPECT_EQ(
+      compare_headline(r),
+      (std::vector<std::string>{
+          "m at 400G: mFabric takes 12.50 s per iteration and its network costs $1,000,000 "
+          "(paper formulas); the fat-tree run failed, so there is nothing to compare it with.",
+          "1 run failed: m at 400G on fat-tree (the errors are with the results)."}));
+  r.runs.erase(r.runs.begin());
+  EXPECT_EQ(compare_headline(r).at(0),
+            "m at 400G: mFabric takes 12.50 s per iteration and its network costs $1,000,000 "
+            "(paper formulas); there is no fat-tree run to compare it with.");
+  r.runs[0].error = "no route";
+  EXPECT_EQ(compare_headline(r).at(0),
+            "m at 400G: the mfabric run failed, so there is no verdict.");
+  r = one_model();
+  r.runs[1].fabric = "topoopt";
+  r.runs[1].reconfiguration.reset();
+  EXPECT_EQ(compare_headline(r).at(0).rfind("No mFabric run in this comparison", 0), 0u);
+  EXPECT_TRUE(compare_headline(CompareResult{}).empty());
+}
+
+TEST(CompareHeadline, EveryMfabricVariantHasItsSentenceNamedByItsLabel) {
+  CompareResult r = one_model();
+  CompareRun variant = r.runs[1];
+  variant.fabric = "mfabric:alpha=4";
+  variant.iteration_time_s = 20;  // speed 0.50x, perf/$ 0.50 / 0.25 = 2.00x
+  r.runs.push_back(variant);
+  const std::vector<std::string> h = compare_headline(r);
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].rfind("m at 400G: mFabric (mfabric) trains at 0.80x", 0), 0u) << h[0];
+  EXPECT_EQ(h[1].rfind("m at 400G: mFabric (mfabric:alpha=4) trains at 0.50x", 0), 0u) << h[1];
+  EXPECT_NE(h[1].find("2.00x its perf/$"), std::string::npos) << h[1];
+}
+
+// The paper-sized numbers of the issue: Mixtral 8x22B at 400G on 1024 GPUs.
+CompareRun breakdown_run() {
+  CompareRun r = run("mixtral-8x22b", 400, "mfabric", 15.3, cost(1e6, 0, 0, 0, 0, 0), 0, 0);
+  r.gpus = 1024;
+  r.iterations = 1;
+  r.compute_s = 5;
+  r.exposed_communication_s = 3.3;
+  study::ReconfigurationSummary c;
+  c.count = 120;
+  c.time_s = 3;
+  c.holds = 13736;
+  c.all_to_alls = 20480;
+  c.held_time_s = 301.6;
+  c.regions = 16;
+  c.critical_holds = 107;
+  c.critical_held_s = 4.6;
+  r.reconfiguration = c;
+  return r;
+}
+
+TEST(CompareBreakdown, SaysWhereTheTimeGoesAndWhatTheSummedHoldsAre) {
+  CompareRun r = breakdown_run();
+  // Idle otherwise: 15.3 - 5 - 3.3 = 7; mean hold 301.6 / 13,736 = 21.96 ms; critical path
+  // 4.6 / 15.3 = 30.07%.
+  EXPECT_EQ(time_breakdown_text(r),
+            (std::vector<std::string>{
+                "mixtral-8x22b at 400G on mfabric: of the 15.30 s iteration, a GPU computes for "
+                "5.00 s, waits for communication for 3.30 s (holds for circuits included) and is "
+                "otherwise idle for 7.00 s (pipeline bubbles: waiting for other GPUs' work); "
+                "means over the job's 1,024 GPUs.",
+                "120 reconfigurations: circuits down for 3.00 s summed over the 16 regions.",
+                "All-to-alls held for circuits: 13,736 of 20,480, 301.6 s summed over those holds "
+                "(22 ms each on average); the 16 regions, and the EP groups within one, wait at "
+                "the same time, so the sum is not part of the iteration. On the critical path: "
+                "107 holds, 4.60 s of the 15.30 s iteration (30.1%)."}));
+  // Over two iterations the critical path's wait is shared out per iteration: 9.2 / 2 = 4.6.
+  r.iterations = 2;
+  r.reconfiguration->critical_held_s = 9.2;
+  const std::vector<std::string> two = time_breakdown_text(r);
+  ASSERT_EQ(two.size(), 3u);
+  EXPECT_NE(two[1].find("120 reconfigurations over its 2 iterations"), std::string::npos);
+  EXPECT_NE(two[2].find("13,736 of 20,480 over its 2 iterations"), std::string::npos);
+  EXPECT_NE(two[2].find("4.60 s per iteration of the 15.30 s iteration (30.1%)"), std::string::npos)
+      << two[2];
+  // No holds; no reconfiguration summary (not mFabric); a failed run.
+  r = breakdown_run();
+  r.reconfiguration->holds = 0;
+  r.reconfiguration->held_time_s = 0;
+  EXPECT_EQ(time_breakdown_text(r).back(), "No all-to-all waited for circuits.");
+  r.reconfiguration.reset();
+  EXPECT_TRUE(time_breakdown_text(r).empty());
+  r = breakdown_run();
+  r.error = "stalled";
+  EXPECT_TRUE(time_breakdown_text(r).empty());
+}
+
+// The result with the breakdown run and its fat-tree, in both text and page.
+TEST(CompareBreakdown, IsInTheTextOutputAndThePage) {
+  CompareResult r;
+  CompareRun ft = run("mixtral-8x22b", 400, "fat-tree", 10, cost(2e6, 0, 0, 0, 0, 0), 10, 2e6);
+  ft.compute_s = 5;
+  ft.exposed_communication_s = 1.25;
+  r.runs = {ft, breakdown_run()};
+  r.runs[1].relative_iteration_time = 15.3 / 10;
+  r.runs[1].perf_per_dollar_vs_fat_tree = (10 * 2e6) / (15.3 * 1e6);
+  const std::string text = compare_text(r);
+  EXPECT_NE(text.find("where mFabric's time goes:"), std::string::npos) << text;
+  EXPECT_NE(text.find("13,736 of 20,480"), std::string::npos) << text;
+  const std::string html = compare_html(r);
+  const std::size_t section = html.find("<section id=\"time-breakdown\">");
+  ASSERT_NE(section, std::string::npos);
+  const std::string breakdown = html.substr(section, html.find("</section>", section) - section);
+  // compute, waiting, idle otherwise, the fat-tree's wait; holds of all, their sum, mean; the
+  // critical path.
+  for (const char* cell : {">5<", ">3.3<", ">7<", ">1.25<", ">13,736 of 20,480<", ">301.6<", ">22<",
+                           ">107, 4.60 s (30.1%)<"})
+    EXPECT_NE(breakdown.find(cell), std::string::npos) << cell;
+  EXPECT_NE(breakdown.find("so the sum is not part of the iteration"), std::string::npos);
+}
+
+TEST(CompareConvention, EveryCostAndPerfPerDollarFigureNamesTheConvention) {
+  CompareResult r = one_model();
+  for (const auto convention : {fabric::CostConvention::Paper, fabric::CostConvention::Built}) {
+    r.cost_convention = convention;
+    study::relate_to_fat_tree(r.runs, convention);
+    const bool built = convention == fabric::CostConvention::Built;
+    const std::string name = built ? "built topology" : "paper formulas";
+    SCOPED_TRACE(name);
+    // perf/$ of mFabric: (10 x 4) / (12.5 x 1) = 3.2 on paper, (10 x 3) / (12.5 x 2) = 1.2 built.
+    const double per_dollar = built ? 1.2 : 3.2;
+    EXPECT_NEAR(*r.runs[1].perf_per_dollar_vs_fat_tree, per_dollar, 1e-12);
+    const std::string text = compare_text(r);
+    EXPECT_NE(text.find("cost (" + name + ")"), std::string::npos) << text;
+    EXPECT_NE(text.find(fmt::format("{:.2f}x", per_dollar)), std::string::npos) << text;
+    EXPECT_NE(text.find("network cost by " + name), std::string::npos) << text;
+    const nlohmann::json j = compare_json(r, false);
+    EXPECT_EQ(j.at("cost_convention"), built ? "built" : "paper");
+    EXPECT_NEAR(j.at("runs").at(1).at("perf_per_dollar_vs_fat_tree").get<double>(), per_dollar,
+                1e-12);
+    std::ostringstream csv;
+    write_compare_csv(r, csv);
+    EXPECT_NE(csv.str().find(fmt::format(",{},", built ? "built" : "paper")), std::string::npos);
+    const std::string html = compare_html(r);
+    EXPECT_NE(html.find("<th>perf/$ vs fat-tree (" + name + ")</th>"), std::string::npos);
+    EXPECT_NE(html.find("<th>network cost, " + name + " (USD)</th>"), std::string::npos);
+    EXPECT_NE(figure(html, "plot-cost-components").find("(" + name + ")"), std::string::npos);
+    // The axes (gnuplot's SVG text keeps the quote as it is).
+    EXPECT_NE(figure(html, "plot-perf-per-dollar").find("fat-tree's (" + name + ")"),
+              std::string::npos);
+    EXPECT_NE(figure(html, "plot-cost-vs-time").find("fat-tree's (" + name + ")"),
+              std::string::npos);
+    // The cost bars are the convention's: mFabric's total in million USD.
+    EXPECT_NE(figure(html, "plot-cost-components").find(built ? ">2<" : ">1<"), std::string::npos);
+    // The other names are not used for the figure.
+    for (const char* old : {"perf. per dollar", "performance per dollar", "tokens/s per $M"}) {
+      EXPECT_EQ(html.find(old), std::string::npos) << old;
+      EXPECT_EQ(text.find(old), std::string::npos) << old;
+    }
+  }
+}
+
+TEST(CompareHtml, PlotPointsCarryTheirAbsoluteFiguresAsTooltips) {
+  const std::string html = compare_html(sample());
+  // gnuplot's own hover script is not on the page: its calls are replaced by SVG titles.
+  EXPECT_EQ(html.find("gnuplot_svg"), std::string::npos);
+  EXPECT_EQ(html.find("onmousemove"), std::string::npos);
+  // qwen'moe at 400G: fat-tree 5 / 2 = 2.5 s and $9.4M; mfabric 2.625 s and $5.2M.
+  const std::string pareto = figure(html, "plot-cost-vs-time");
+  EXPECT_NE(pareto.find("<title>qwen&#39;moe, mfabric at 400 Gb/s: 2.625 s per iteration against "
+                        "the fat-tree&#39;s 2.5 s (1.05x); network cost $5,200,000 against "
+                        "$9,400,000 (0.55x, paper formulas); perf/$ 1.72x the fat-tree&#39;s."
+                        "</title>"),
+            std::string::npos);
+  // mfabric at 100G over both models: perf/$ (10 x 4.7) / (10.5 x 2.6) = 1.72x for each.
+  EXPECT_NE(figure(html, "plot-perf-per-dollar")
+                .find("<title>mfabric at 100 Gb/s: perf/$ 1.72x the fat-tree&#39;s, the "
+                      "geometric mean of 2 models. Network cost $2.6M against the "
+                      "fat-tree&#39;s $4.7M (paper formulas); iteration time 5.25-10.5 s against "
+                      "5-10 s.</title>"),
+            std::string::npos);
+  // The bars of iteration time are labelled with it: 10.5 s for the first model's mfabric.
+  EXPECT_NE(figure(html, "plot-iteration-time").find(">10.5 s<"), std::string::npos);
 }
 
 TEST(CompareHtml, RatioSpreadIsTheGeometricMeanAndRange) {
@@ -576,6 +787,98 @@ int finish(const Child& c, std::chrono::seconds timeout) {
   }
 }
 
+// sample() and a rail-optimized run for each fat-tree run with its time and cost: the two
+// coincide at (1, 1) of the Pareto plot, as they nearly do in real comparisons.
+CompareResult with_rail_on_the_fat_tree(CompareResult r) {
+  std::vector<CompareRun> rail;
+  for (const CompareRun& run : r.runs)
+    if (run.fabric == "fat-tree") {
+      CompareRun copy = run;
+      copy.fabric = "rail-optimized";
+      rail.push_back(copy);
+    }
+  r.runs.insert(r.runs.end(), rail.begin(), rail.end());
+  return r;
+}
+
+// "$4,700,000": whole dollars with thousands separators.
+std::string usd(double x) {
+  std::string digits = std::to_string(std::llround(x));
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3)
+    digits.insert(static_cast<std::size_t>(at), ",");
+  return "$" + digits;
+}
+
+// Text as Chromium serialises a text node: & < > escaped, quotes as they are.
+std::string dom_text(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+// The verdict the page should open with, a sentence per mfabric run, computed here from the
+// runs' own figures (compare.h's definitions, the paper's cost convention).
+std::vector<std::string> expected_verdict(const CompareResult& r) {
+  std::vector<std::string> out;
+  for (const CompareRun& m : r.runs) {
+    if (m.fabric != "mfabric") continue;
+    for (const CompareRun& f : r.runs) {
+      if (f.fabric != "fat-tree" || f.model != m.model || f.link_gbps != m.link_gbps) continue;
+      const double speed = f.iteration_time_s / m.iteration_time_s;
+      const double cost_ratio = m.cost_paper.total() / f.cost_paper.total();
+      out.push_back(fmt::format(
+          "{} at {:g}G: mFabric trains at {:.2f}x the fat-tree's speed ({:.2f} s vs {:.2f} s per "
+          "iteration) for {:.2f}x its network cost ({} vs {}, paper formulas), {:.2f}x its "
+          "perf/$.",
+          m.model, m.link_gbps, speed, m.iteration_time_s, f.iteration_time_s, cost_ratio,
+          usd(m.cost_paper.total()), usd(f.cost_paper.total()), speed / cost_ratio));
+      break;
+    }
+  }
+  return out;
+}
+
+// The value of attribute `name` in the tag `tag` ("" when absent), quoted either way.
+std::string attribute(const std::string& tag, const std::string& name) {
+  const std::vector<std::string> values = attribute_values(tag, name, true);
+  return values.empty() ? "" : values.front();
+}
+
+// A point gnuplot drew: where (its translate), how large (its scale), its colour and shape.
+struct Marker {
+  std::string at;
+  double scale = 0;
+  std::string colour;  // "rgb(78,121,167)"
+  std::string shape;   // the symbol it uses
+};
+
+std::vector<Marker> markers(const std::string& svg) {
+  std::vector<Marker> out;
+  for (std::size_t at = svg.find("<use"); at != std::string::npos; at = svg.find("<use", at + 1)) {
+    const std::string tag = svg.substr(at, svg.find('>', at) - at);
+    const std::string transform = attribute(tag, "transform");
+    const std::size_t scale = transform.find(" scale(");
+    if (transform.rfind("translate(", 0) != 0 || scale == std::string::npos) continue;
+    Marker m;
+    m.at = transform.substr(0, scale);
+    m.scale = std::stod(transform.substr(scale + 7));
+    for (char c : attribute(tag, "color"))
+      if (c != ' ') m.colour += c;
+    m.shape = attribute(tag, "xlink:href");
+    out.push_back(m);
+  }
+  return out;
+}
+
 TEST(CompareHtmlChromium, RendersEveryPlot) {
   const std::optional<std::string> chromium = find_on_path("chromium");
   if (!chromium) GTEST_SKIP() << "chromium not installed (scripts/install-deps.sh installs it)";
@@ -593,9 +896,10 @@ TEST(CompareHtmlChromium, RendersEveryPlot) {
     }
   } remove_at_end{dir};
   const fs::path page = dir / "report.html";
+  const CompareResult result = with_rail_on_the_fat_tree(sample());
   {
     std::ofstream out(page, std::ios::binary);
-    out << compare_html(sample());
+    out << compare_html(result);
   }
   const fs::path shot = dir / "report.png";
   const std::string url = "file://" + page.string();
@@ -628,6 +932,55 @@ TEST(CompareHtmlChromium, RendersEveryPlot) {
     EXPECT_GE(most_drawn_in_a_plot(f), 3u);
   }
   EXPECT_NE(dom.find("<tr class=\"failed\">"), std::string::npos);
+
+  // The page opens with the verdict, before any figure: a sentence per model and link speed.
+  const std::vector<std::string> verdict = expected_verdict(result);
+  ASSERT_EQ(verdict.size(), 4u);
+  for (const std::string& sentence : verdict) {
+    const std::size_t at = dom.find("<p class=\"verdict\">" + dom_text(sentence) + "</p>");
+    EXPECT_NE(at, std::string::npos) << sentence;
+    EXPECT_LT(at, dom.find("<figure"));
+  }
+  EXPECT_NE(dom.find("runs (1 failed)"), std::string::npos);
+
+  // The Pareto plot: a key entry per link speed, and every fabric's points drawn, one per run
+  // and one in the key (gnuplot's colours of the page's fabric palette).
+  const std::string pareto = figure(dom, "plot-cost-vs-time");
+  for (const char* link : {">100 Gb/s<", ">400 Gb/s<"})
+    EXPECT_NE(pareto.find(link), std::string::npos) << link;
+  const std::vector<Marker> drawn = markers(pareto);
+  const auto count_colour = [&](const std::string& colour) {
+    return std::count_if(drawn.begin(), drawn.end(),
+                         [&](const Marker& m) { return m.colour == colour; });
+  };
+  EXPECT_EQ(count_colour("rgb(78,121,167)"), 5) << "fat-tree";
+  EXPECT_EQ(count_colour("rgb(242,142,43)"), 5) << "topo";
+  EXPECT_EQ(count_colour("rgb(225,87,89)"), 5) << "mfabric";
+  EXPECT_EQ(count_colour("rgb(118,183,178)"), 0) << "the failed run's fabric";
+  EXPECT_EQ(count_colour("rgb(89,161,79)"), 5) << "rail-optimized";
+  EXPECT_EQ(count_colour("rgb(85,85,85)"), 2) << "the link speeds' key entries";
+  // Points at one place: those of different fabrics are drawn largest first, so that each shows
+  // around the next; the fat-tree's and rail-optimized's do coincide, with both link speeds'
+  // shapes.
+  bool coincide = false;
+  for (std::size_t i = 0; i < drawn.size(); ++i) {
+    std::set<std::string> colours = {drawn[i].colour}, shapes = {drawn[i].shape};
+    for (std::size_t j = i + 1; j < drawn.size(); ++j) {
+      if (drawn[j].at != drawn[i].at) continue;
+      colours.insert(drawn[j].colour);
+      shapes.insert(drawn[j].shape);
+      if (drawn[j].colour != drawn[i].colour) {
+        EXPECT_GT(drawn[i].scale, drawn[j].scale) << drawn[i].at << " " << drawn[j].colour;
+      }
+    }
+    coincide |= colours.size() >= 2 && shapes.size() >= 2;
+  }
+  EXPECT_TRUE(coincide);
+  // Each point carries its figures as a tooltip (16 runs in the plot).
+  EXPECT_GE(count(pareto, "<title>"), 16u);
+  EXPECT_NE(pareto.find("<title>qwen'moe, rail-optimized at 100 Gb/s: 5 s per iteration against "
+                        "the fat-tree's 5 s (1.00x)"),
+            std::string::npos);
 
   // The screenshot: a PNG of the window's size with something on it (a blank page of this
   // size compresses to a few KB).

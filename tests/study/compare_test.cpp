@@ -189,5 +189,103 @@ TEST(CompareAssumptions, APlusNamesTheAllToAllOfAFabricsRuns) {
   EXPECT_NE(r.runs[0].iteration_time_s, r.runs[2].iteration_time_s);
 }
 
+// Hand-made runs of one model and link: the fat-tree (10 s; $4M paper, $3M built), mFabric
+// (12 s; $2M paper, $2.5M built) and a failed run.
+std::vector<CompareRun> costed_runs() {
+  const auto run = [](const std::string& fabric, double seconds, double paper, double built) {
+    CompareRun r;
+    r.model = "m";
+    r.link_gbps = 400;
+    r.fabric = fabric;
+    r.iteration_time_s = seconds;
+    r.cost_paper.switch_ports = paper;
+    r.cost_built.switch_ports = built;
+    return r;
+  };
+  std::vector<CompareRun> runs = {run("fat-tree", 10, 4e6, 3e6), run("mfabric", 12, 2e6, 2.5e6),
+                                  run("topoopt", 0, 0, 0)};
+  runs[2].error = "failed";
+  return runs;
+}
+
+TEST(CompareConvention, PerfPerDollarCountsCostInTheComparisonsConvention) {
+  std::vector<CompareRun> runs = costed_runs();
+  relate_to_fat_tree(runs, fabric::CostConvention::Paper);
+  // (10 s x $4M) / (12 s x $2M) = 5/3; built: (10 x 3) / (12 x 2.5) = 1.
+  ASSERT_TRUE(runs[1].perf_per_dollar_vs_fat_tree.has_value());
+  EXPECT_NEAR(*runs[1].perf_per_dollar_vs_fat_tree, 5.0 / 3.0, 1e-12);
+  EXPECT_NEAR(*runs[1].relative_iteration_time, 1.2, 1e-12);
+  EXPECT_DOUBLE_EQ(*runs[0].perf_per_dollar_vs_fat_tree, 1.0);
+  EXPECT_FALSE(runs[2].perf_per_dollar_vs_fat_tree.has_value());
+  relate_to_fat_tree(runs, fabric::CostConvention::Built);
+  EXPECT_NEAR(*runs[1].perf_per_dollar_vs_fat_tree, 1.0, 1e-12);
+  EXPECT_NEAR(*runs[1].relative_iteration_time, 1.2, 1e-12);
+  // Without a fat-tree run the relative figures are cleared, not left from before.
+  runs[0].fabric = "fat-tree-3to1";
+  relate_to_fat_tree(runs, fabric::CostConvention::Built);
+  EXPECT_FALSE(runs[1].perf_per_dollar_vs_fat_tree.has_value());
+  EXPECT_FALSE(runs[1].relative_iteration_time.has_value());
+  EXPECT_EQ(fat_tree_of(runs, runs[1]), nullptr);
+  EXPECT_STREQ(cost_convention_label(fabric::CostConvention::Built), "built topology");
+  EXPECT_STREQ(cost_convention_label(fabric::CostConvention::Paper), "paper formulas");
+}
+
+TEST(CompareConvention, MfabricRunsAreKnownByTheirLabelOrSummary) {
+  CompareRun r;
+  for (const char* label : {"mfabric", "mfabric:alpha=4", "mfabric+direct"}) {
+    r.fabric = label;
+    EXPECT_TRUE(is_mfabric_run(r)) << label;
+  }
+  for (const char* label : {"fat-tree", "mfabricated", "topoopt", ""}) {
+    r.fabric = label;
+    EXPECT_FALSE(is_mfabric_run(r)) << label;
+  }
+  r.reconfiguration = ReconfigurationSummary{};
+  EXPECT_TRUE(is_mfabric_run(r));
+}
+
+TEST(CompareConvention, RunCompareUsesTheSpecsConventionAndRecordsWhereTimeGoes) {
+  CompareSpec s = small(1);
+  s.links = {Rate::gbps(400)};
+  s.fabrics = {parse_fabric_choice("fat-tree", ""), parse_fabric_choice("mfabric", "")};
+  s.cost_convention = fabric::CostConvention::Built;
+  const CompareResult r = run_compare(s);
+  EXPECT_EQ(r.cost_convention, fabric::CostConvention::Built);
+  ASSERT_EQ(r.runs.size(), 2u);
+  const CompareRun& ft = r.runs[0];
+  const CompareRun& mf = r.runs[1];
+  ASSERT_TRUE(mf.perf_per_dollar_vs_fat_tree.has_value());
+  EXPECT_NEAR(
+      *mf.perf_per_dollar_vs_fat_tree,
+      (ft.iteration_time_s * ft.cost_built.total()) / (mf.iteration_time_s * mf.cost_built.total()),
+      1e-12);
+  // The two conventions price mFabric's fabric differently (docs/cost-model.md), so the figure
+  // is not the paper convention's.
+  EXPECT_GT(
+      std::abs(*mf.perf_per_dollar_vs_fat_tree - (ft.iteration_time_s * ft.cost_paper.total()) /
+                                                     (mf.iteration_time_s * mf.cost_paper.total())),
+      1e-6);
+  for (const CompareRun& run : r.runs) {
+    EXPECT_EQ(run.iterations, 1) << run.fabric;
+    EXPECT_GT(run.compute_s, 0) << run.fabric;
+    EXPECT_GE(run.exposed_communication_s, 0) << run.fabric;
+    EXPECT_LE(run.compute_s + run.exposed_communication_s, run.iteration_time_s * (1 + 1e-9))
+        << run.fabric;
+  }
+  // The same compute on both fabrics: the GPUs are given the same work.
+  EXPECT_DOUBLE_EQ(ft.compute_s, mf.compute_s);
+  ASSERT_TRUE(mf.reconfiguration.has_value());
+  const ReconfigurationSummary& c = *mf.reconfiguration;
+  // 8 servers, one EP group of EP 8 x TP 4 = 4 servers a region.
+  EXPECT_EQ(c.regions, 2);
+  EXPECT_GT(c.all_to_alls, 0);
+  EXPECT_LE(c.holds, c.all_to_alls);
+  EXPECT_LE(c.critical_holds, c.holds);
+  EXPECT_LE(c.critical_held_s, c.held_time_s + 1e-12);
+
+  s.cost_convention = fabric::CostConvention::Calculator;
+  EXPECT_EQ(error_field([&] { run_compare(s); }), "--convention");
+}
+
 }  // namespace
 }  // namespace mfabric::study
