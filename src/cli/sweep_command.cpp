@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/json_text.h"
 #include "core/output_text.h"
+#include "fabric/cost.h"
 #include "report/sweep_report.h"
 #include "study/compare.h"
 #include "study/mpi_world.h"
@@ -31,6 +32,7 @@ struct SweepCliOptions {
   int jobs = 0;
   bool json = false;
   bool quiet = false;
+  std::string convention;
 };
 
 // Warnings and notes carry paths and messages with user text: printable() keeps control
@@ -49,6 +51,15 @@ int run_sweep_command(const SweepCliOptions& o) {
     if (!o.assumptions.empty() &&
         study::parse_assumptions(o.assumptions, "--assumptions") == study::Assumptions::Paper) {
       study::apply_paper_assumptions(spec);
+    }
+    if (!o.convention.empty()) {
+      spec.cost_convention =
+          with_context("", "--convention", [&] { return fabric::parse_convention(o.convention); });
+      if (spec.cost_convention == fabric::CostConvention::Calculator) {
+        throw Error("", "--convention",
+                    "a sweep counts network cost as paper or built; the calculator convention is "
+                    "not computed for its points (docs/cost-model.md)");
+      }
     }
     // Every rank checks that DIR can take the set (each appends to its journal); rank 0, which
     // draws the report, that gnuplot is there.
@@ -139,6 +150,9 @@ Command register_sweep(CLI::App& root) {
   app->add_option("--assumptions", o->assumptions,
                   "default, or paper: the experiment takes the paper-measurement calibration as "
                   "its base and mFabric the paper's simulator's controller (paper-sim)");
+  app->add_option("--convention", o->convention,
+                  "How network cost is counted in the cost and perf/$ figures: paper (the "
+                  "paper's formulas, the default) or built (what the built topology holds)");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_flag("-q,--quiet", o->quiet, "No progress on stderr (notes, warnings and errors stay)");
   return Command{app, [o] { return run_sweep_command(*o); }};

@@ -24,7 +24,7 @@ struct MetricText {
   const char* unit;  // of its tics (tic_label)
 };
 
-MetricText text_of(SweepMetric metric) {
+MetricText text_of(SweepMetric metric, fabric::CostConvention convention) {
   switch (metric) {
     case SweepMetric::IterationTime:
       return {"plot-iteration-time", "Iteration time", "iteration time", "s"};
@@ -33,12 +33,19 @@ MetricText text_of(SweepMetric metric) {
     case SweepMetric::TokensPerSecondPerMusd:
       break;
   }
+  static const std::string paper =
+      std::string("perf/$: tokens/s per million dollars of network cost (") +
+      study::cost_convention_label(fabric::CostConvention::Paper) + ")";
+  static const std::string built =
+      std::string("perf/$: tokens/s per million dollars of network cost (") +
+      study::cost_convention_label(fabric::CostConvention::Built) + ")";
   return {"plot-perf-per-dollar",
-          "Performance per dollar (tokens/s per million dollars of network, paper convention)",
-          "tokens/s per $M", "count"};
+          convention == fabric::CostConvention::Built ? built.c_str() : paper.c_str(),
+          "perf/$ (tokens/s per $M)", "count"};
 }
 
-std::optional<double> metric_of(const study::CompareRun& f, SweepMetric metric) {
+std::optional<double> metric_of(const study::CompareRun& f, SweepMetric metric,
+                                fabric::CostConvention convention) {
   std::optional<double> v;
   switch (metric) {
     case SweepMetric::IterationTime:
@@ -48,7 +55,7 @@ std::optional<double> metric_of(const study::CompareRun& f, SweepMetric metric) 
       v = f.tokens_per_s;
       break;
     case SweepMetric::TokensPerSecondPerMusd:
-      v = tokens_per_musd(f);
+      v = tokens_per_musd(f, convention);
       break;
   }
   // Zero is "not measured" (a run without tokens, a fabric without a price).
@@ -134,8 +141,9 @@ struct Series {
 
 }  // namespace
 
-std::optional<double> tokens_per_musd(const study::CompareRun& r) {
-  const double cost = r.cost_paper.total();
+std::optional<double> tokens_per_musd(const study::CompareRun& r,
+                                      fabric::CostConvention convention) {
+  const double cost = r.cost(convention).total();
   if (cost > 0 && r.tokens_per_s > 0) return r.tokens_per_s / cost * 1e6;
   return std::nullopt;
 }
@@ -150,7 +158,7 @@ std::vector<SweepLine> sweep_lines(const study::SweepSpec& spec, const study::Sw
   }
   const auto value_at = [&](std::size_t k) -> std::optional<double> {
     if (run_of[k] == nullptr || !run_of[k]->error.empty()) return std::nullopt;
-    return metric_of(*run_of[k], metric);
+    return metric_of(*run_of[k], metric, spec.cost_convention);
   };
   const auto fabric_of = [&](const std::vector<std::size_t>& points) {
     for (std::size_t k : points) {
@@ -328,7 +336,7 @@ std::string sweep_figure_script(const study::SweepSpec& spec, const study::Sweep
                                 const SweepAxis& axis, SweepMetric metric) {
   const std::vector<SweepLine> lines = sweep_lines(spec, r, axis, metric);
   if (lines.empty()) return "";
-  const MetricText text = text_of(metric);
+  const MetricText text = text_of(metric, spec.cost_convention);
   std::vector<double> ys;
   for (const SweepLine& line : lines) {
     for (const auto& [x, y] : line.points)
@@ -387,7 +395,7 @@ std::string sweep_figure_script(const study::SweepSpec& spec, const study::Sweep
 
 std::string sweep_figure_html(const study::SweepSpec& spec, const study::SweepResult& r,
                               const SweepAxis& axis, SweepMetric metric) {
-  const MetricText text = text_of(metric);
+  const MetricText text = text_of(metric, spec.cost_convention);
   std::string out = fmt::format(
       "<figure id=\"{}\">\n<figcaption><strong>{}.</strong> A line per combination of the other "
       "fields (fields that change with the x field, one value per value of x, stay on its "

@@ -18,9 +18,10 @@ namespace mfabric::report {
 // What a figure plots, per point (docs/sweep.md).
 enum class SweepMetric { IterationTime, TokensPerSecond, TokensPerSecondPerMusd };
 
-// tokens/s per million dollars of network (the paper's cost convention); nullopt without tokens
-// or a cost.
-std::optional<double> tokens_per_musd(const study::CompareRun& r);
+// perf/$: tokens/s per million dollars of network cost counted by `convention`; nullopt without
+// tokens or a cost.
+std::optional<double> tokens_per_musd(const study::CompareRun& r,
+                                      fabric::CostConvention convention);
 
 // One line of a figure.
 struct SweepLine {

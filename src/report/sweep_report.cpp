@@ -151,6 +151,7 @@ nlohmann::json sweep_json(const study::SweepSpec& spec, const study::SweepResult
                         {"fields", spec.fields},           {"points", std::move(points)}};
   if (spec.heatmap) out["heatmap"] = heatmap_json(spec, heatmap_cells(spec, r));
   if (spec.paper_assumptions) out["assumptions"] = "paper";
+  out["cost_convention"] = fabric::to_string(spec.cost_convention);
   out["provenance"] = provenance_json();
   out["provenance"]["sweep"] = spec.source;
   return out;
@@ -192,7 +193,7 @@ void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, 
       }
       out << ',' << csv_field(value);
     }
-    const std::optional<double> per = tokens_per_musd(f);
+    const std::optional<double> per = tokens_per_musd(f, spec.cost_convention);
     out << ',' << csv_field(f.model) << ',' << number(f.link_gbps) << ',' << csv_field(f.fabric)
         << ',' << f.gpus << ',' << number(f.iteration_time_s) << ',' << number(f.tokens_per_s)
         << ',' << (per ? number(*per) : "") << ',' << number(f.cost_built.total()) << ','
@@ -203,14 +204,16 @@ void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, 
 }
 
 std::string sweep_text(const study::SweepSpec& spec, const study::SweepResult& r) {
+  const std::string network_header =
+      fmt::format("network ({})", study::cost_convention_label(spec.cost_convention));
   std::vector<std::string> header = {"#"};
   std::vector<Table::Align> align = {Table::Align::Right};
   for (const std::string& f : spec.fields) {
     header.push_back(f);
     align.push_back(Table::Align::Left);
   }
-  for (const char* h :
-       {"iteration (s)", "tokens/s", "network (paper)", "tokens/s per $M", "reconfigurations"}) {
+  for (const char* h : {"iteration (s)", "tokens/s", network_header.c_str(),
+                        "perf/$ (tokens/s per $M)", "reconfigurations"}) {
     header.push_back(h);
     align.push_back(Table::Align::Right);
   }
@@ -234,10 +237,11 @@ std::string sweep_text(const study::SweepSpec& spec, const study::SweepResult& r
         row.emplace_back("");
       row.push_back(f.error);
     } else {
-      const std::optional<double> per = tokens_per_musd(f);
+      const std::optional<double> per = tokens_per_musd(f, spec.cost_convention);
       row.push_back(cell(f.iteration_time_s, "{:.4f}"));
       row.push_back(f.tokens_per_s > 0 ? whole_number(f.tokens_per_s) : "");
-      row.push_back(f.cost_paper.total() > 0 ? dollars(f.cost_paper.total()) : "");
+      const double cost = f.cost(spec.cost_convention).total();
+      row.push_back(cost > 0 ? dollars(cost) : "");
       row.push_back(per ? whole_number(*per) : "");
       row.push_back(f.reconfiguration ? std::to_string(f.reconfiguration->count) : "");
       row.emplace_back("");
@@ -273,10 +277,11 @@ std::string sweep_html(const study::SweepSpec& spec, const study::SweepResult& r
       "<thead><tr><th>#</th>";
   for (const std::string& f : spec.fields)
     out += "<th>" + html_text(f) + "</th>";
-  out +=
+  out += fmt::format(
       "<th>fabric</th><th>GPUs</th><th>iteration time (s)</th><th>tokens/s</th>"
-      "<th>network cost, paper (USD)</th><th>tokens/s per $M</th><th>reconfigurations</th>"
-      "</tr></thead>\n<tbody>\n";
+      "<th>network cost, {} (USD)</th><th>perf/$ (tokens/s per $M)</th><th>reconfigurations</th>"
+      "</tr></thead>\n<tbody>\n",
+      study::cost_convention_label(spec.cost_convention));
   for (const study::SweepRun& run : r.runs) {
     const study::CompareRun& f = run.figures;
     out += fmt::format("<tr{}><td class=\"num\">{}</td>",
@@ -293,14 +298,15 @@ std::string sweep_html(const study::SweepSpec& spec, const study::SweepResult& r
                          html_text(f.error));
       continue;
     }
-    const std::optional<double> per = tokens_per_musd(f);
+    const std::optional<double> per = tokens_per_musd(f, spec.cost_convention);
     out += fmt::format(
         "<td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td></tr>\n",
         html_text(f.fabric_spec), html_text(f.fabric), f.gpus, cell(f.iteration_time_s, "{:.4g}"),
         f.tokens_per_s > 0 ? whole_number(f.tokens_per_s) : "",
-        f.cost_paper.total() > 0 ? dollars(f.cost_paper.total()) : "",
+        f.cost(spec.cost_convention).total() > 0 ? dollars(f.cost(spec.cost_convention).total())
+                                                 : "",
         per ? whole_number(*per) : "",
         f.reconfiguration ? std::to_string(f.reconfiguration->count) : "");
   }

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/cost.h"
 #include "sim/experiment.h"
 
 namespace mfabric::study {
@@ -63,6 +64,9 @@ struct SweepSpec {
   std::vector<SweepPoint> points;
   std::optional<SweepHeatmap> heatmap;
   bool paper_assumptions = false;  // apply_paper_assumptions() was applied
+  // How network cost is counted in the results' cost and perf/$ figures (`sweep --convention`;
+  // the records keep both costs).
+  fabric::CostConvention cost_convention = fabric::CostConvention::Paper;
 };
 
 // `mfabric sweep --assumptions paper` (docs/sweep.md): the experiment every point starts from

@@ -246,4 +246,39 @@ TEST_F(SweepCli, ControlCharactersInTheSweepFileNeverReachTheTerminal) {
   EXPECT_NE(o.out.find("sweep red\\x1B[31mtext\\x07\\nmore: 2 points"), std::string::npos) << o.out;
 }
 
+// One cost answer: the sweep's cost and perf/$ figures count the paper's formulas unless
+// --convention built says otherwise, and the output names the convention.
+TEST_F(SweepCli, TheCostConventionIsNamedAndAFlagAway) {
+  const std::string sweep = write("q.yaml", kQuickSweep);
+  const Outcome paper = run("sweep " + sweep + " --json -q");
+  const Outcome built = run("sweep " + sweep + " --json -q --convention built");
+  ASSERT_EQ(paper.exit_code, 0) << paper.err;
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  EXPECT_EQ(nlohmann::json::parse(paper.out)["cost_convention"], "paper");
+  EXPECT_EQ(nlohmann::json::parse(built.out)["cost_convention"], "built");
+  const Outcome text = run("sweep " + sweep + " -q --convention built");
+  EXPECT_NE(text.out.find("network (built topology)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("perf/$ (tokens/s per $M)"), std::string::npos) << text.out;
+  EXPECT_NE(run("sweep " + sweep + " -q").out.find("network (paper formulas)"), std::string::npos);
+  // perf/$ under built = tokens/s / built cost x 1e6, from the record's own figures.
+  const fs::path out = dir_ / "built";
+  ASSERT_EQ(run("sweep " + sweep + " -q --convention built -o " + out.string()).exit_code, 0);
+  const nlohmann::json j = nlohmann::json::parse(slurp(out / "results.json"));
+  const double tokens = j["points"][0]["tokens_per_s"].get<double>();
+  const double cost = j["points"][0]["cost_usd"]["built"].get<double>();
+  const std::vector<std::string> csv = lines_of(slurp(out / "results.csv"));
+  ASSERT_GE(csv.size(), 3u);
+  std::vector<std::string> header, row;
+  for (auto [line, cells] : {std::pair{csv[1], &header}, std::pair{csv[2], &row}}) {
+    std::stringstream in(line);
+    for (std::string cell; std::getline(in, cell, ',');)
+      cells->push_back(cell);
+  }
+  const auto column = std::find(header.begin(), header.end(), "tokens_per_s_per_musd");
+  ASSERT_NE(column, header.end());
+  EXPECT_NEAR(std::stod(row[static_cast<std::size_t>(column - header.begin())]),
+              tokens / cost * 1e6, 1e-6 * tokens / cost * 1e6);
+  expect_error("sweep " + sweep + " --convention calculator", "--convention");
+}
+
 }  // namespace
