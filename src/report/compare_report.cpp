@@ -295,9 +295,26 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
                      {"end_s", s.end_s},
                      {"kind", s.reconfiguration ? "reconfiguration" : "all-to-all"}});
   }
+  nlohmann::json models = nlohmann::json::array();
+  for (const study::ModelSetup& m : r.models) {
+    models.push_back({{"model", m.model},
+                      {"tp", m.tp},
+                      {"pp", m.pp},
+                      {"ep", m.ep},
+                      {"dp", m.dp ? nlohmann::json(*m.dp) : nlohmann::json(nullptr)},
+                      {"micro_batch", m.micro_batch},
+                      {"global_batch", m.global_batch},
+                      {"seq", m.seq}});
+  }
   return {{"schema_version", kCompareSchema},
           {"provenance", provenance_json()},
           {"description", r.description},
+          {"cluster",
+           {{"servers", r.servers},
+            {"gpus_per_server", r.gpus_per_server},
+            {"nics_per_server", r.nics_per_server},
+            {"gpu", r.gpu}}},
+          {"models", std::move(models)},
           {"seed", r.seed},
           {"calibration", r.calibration},
           {"assumptions", study::to_string(r.assumptions)},

@@ -363,6 +363,11 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   result.backend = spec.base.backend;
   result.completion_batching = spec.base.completion_batching;
   result.description = spec.description;
+  result.servers = spec.base.cluster.servers;
+  result.gpus_per_server = spec.base.cluster.gpus_per_server;
+  result.nics_per_server = spec.base.cluster.nics_per_server;
+  result.gpu = spec.base.gpu;
+  result.models = spec.models;
 
   // The job must fit the cluster: DP = GPUs / (TP x PP x EP), or the job's own DP. A model that
   // does not is left out with a note (a smaller cluster still answers for the others); an

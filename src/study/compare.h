@@ -180,7 +180,14 @@ struct CompareResult {
   int threads = 1;                 // threads that ran the runs
   std::vector<std::string> notes;  // for the user: fewer threads started than planned
   std::string description;         // CompareSpec::description
-  std::size_t resumed = 0;         // runs taken from the journal
+  // What ran, for the outputs' record: the cluster (servers, GPUs and NICs per server, GPU
+  // type) and each model's setup (the ones skipped included: `skipped` says why).
+  int servers = 0;
+  int gpus_per_server = 0;
+  int nics_per_server = 0;
+  std::string gpu;
+  std::vector<ModelSetup> models;
+  std::size_t resumed = 0;  // runs taken from the journal
   // The journal's records of every run that finished, in the runs' order (JSON lines): what
   // `compare --out DIR` leaves in DIR/points.jsonl with the results, so that the two agree.
   std::string journal_records;

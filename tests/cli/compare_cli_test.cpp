@@ -115,6 +115,14 @@ TEST_F(CompareCli, TableAndOutputSet) {
             0u);
   EXPECT_EQ(results["description"], "the job of " + file + ", with --fabrics "
                                     "fat-tree,fat-tree-3to1,mfabric");
+  // What ran: the experiment's cluster and job (kSmall).
+  EXPECT_EQ(results["cluster"]["servers"], 8);
+  EXPECT_EQ(results["cluster"]["gpu"], "h800");
+  EXPECT_EQ(results["models"][0]["model"], "mixtral-8x7b");
+  EXPECT_EQ(results["models"][0]["tp"], 4);
+  EXPECT_EQ(results["models"][0]["pp"], 2);
+  EXPECT_EQ(results["models"][0]["ep"], 8);
+  EXPECT_EQ(results["models"][0]["seq"], 256);
   // results.json has no wall times: the same comparison gives the same file.
   std::ifstream json(out / "results.json");
   std::stringstream first;
