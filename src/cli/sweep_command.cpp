@@ -85,6 +85,20 @@ int run_sweep_command(const SweepCliOptions& o) {
     study::SweepOptions options;
     options.jobs = o.jobs;
     if (!o.out.empty()) options.journal = (std::filesystem::path(o.out) / "points.jsonl").string();
+    // The opening line, rank 0's (its share of the points under MPI).
+    options.start = [&](const study::CompareStart& s) {
+      if (world.rank() != 0 || o.quiet) return;
+      std::string line = fmt::format("sweep: {} point{}", s.runs, s.runs == 1 ? "" : "s");
+      if (s.resumed > 0) line += fmt::format(", {} already in {}", s.resumed, options.journal);
+      const int left = s.runs - s.resumed;
+      if (left > 0) {
+        line +=
+            fmt::format("; {} to run{} on {} thread{}, roughly {} (from the job sizes)", left,
+                        world.size() > 1 ? fmt::format(" over {} ranks", world.size()) : "",
+                        s.threads, s.threads == 1 ? "" : "s", ProgressLine::seconds(s.estimated_s));
+      }
+      std::cerr << printable(line) << "\n";
+    };
     ProgressLine progress(world.size() > 1
                               ? fmt::format("sweep (rank {} of {})", world.rank(), world.size())
                               : std::string("sweep"),

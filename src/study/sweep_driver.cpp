@@ -64,6 +64,22 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWor
   if (!options.journal.empty()) journal = std::make_unique<SweepJournal>(options.journal);
 
   const int jobs = options.jobs > 0 ? options.jobs : std::max(1, machine_threads() / local_ranks());
+  if (options.start) {
+    CompareStart start;
+    start.runs = static_cast<int>(spec.points.size());
+    start.resumed = static_cast<int>(result.resumed);
+    start.threads =
+        std::max(1, std::min({jobs, machine_threads(),
+                              static_cast<int>(std::max<std::size_t>(1, mine.size()))}));
+    double cost = 0;
+    double largest = 0;
+    for (const double c : my_costs) {
+      cost += c;
+      largest = std::max(largest, c);
+    }
+    start.estimated_s = std::max(cost / start.threads, largest) * kSecondsPerCostUnit;
+    options.start(start);
+  }
   int done = 0;
   const int total = static_cast<int>(mine.size());
   if (progress) progress(0, total);

@@ -18,6 +18,10 @@ namespace mfabric::study {
 struct SweepOptions {
   int jobs = 0;         // threads per rank; 0: this machine's cores shared among its ranks
   std::string journal;  // the resume journal (points.jsonl), or empty for none
+  // Called once per rank, after the journal is read and before the first point runs: the
+  // sweep's points, those the journal holds, and this rank's threads and rough estimate
+  // (CompareStart's, with this rank's points).
+  std::function<void(const CompareStart&)> start;
 };
 
 struct SweepResult {

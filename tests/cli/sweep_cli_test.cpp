@@ -281,4 +281,18 @@ TEST_F(SweepCli, TheCostConventionIsNamedAndAFlagAway) {
   expect_error("sweep " + sweep + " --convention calculator", "--convention");
 }
 
+// A sweep says what it starts (its points, those resumed, threads and a rough estimate) and
+// its progress on stderr, also when stderr is not a terminal.
+TEST_F(SweepCli, OpensWithItsPointsAndShowsProgressOnAPipe) {
+  const std::string sweep = write("q.yaml", kQuickSweep);
+  const fs::path out = dir_ / "out";
+  Outcome o = run("sweep " + sweep + " -j 1 -o " + out.string());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err.rfind("sweep: 2 points; 2 to run on 1 thread, roughly ", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find("\nsweep: 2/2 points, "), std::string::npos) << o.err;
+  o = run("sweep " + sweep + " -o " + out.string());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err, "sweep: 2 points, 2 already in " + (out / "points.jsonl").string() + "\n");
+}
+
 }  // namespace
