@@ -11,6 +11,7 @@
 #include "cli/progress.h"
 #include "core/error.h"
 #include "core/input_files.h"
+#include "core/provenance.h"
 #include "core/json_text.h"
 #include "core/output_text.h"
 #include "fabric/cost.h"
@@ -42,7 +43,9 @@ struct CompareOptions {
 // What the runs depend on beside their model, link and fabric, for the journal's fingerprints:
 // the experiment file's text and every option that changes the base experiment.
 std::string fingerprint_basis(const CompareOptions& o, const study::CompareSpec& spec) {
-  std::string basis = "experiment: ";
+  // The build too: another mfabric may compute another result (a sweep's journal, long and
+  // costly, is kept across builds; a comparison is quick to run again).
+  std::string basis = "mfabric " + mfabric_version() + "\nexperiment: ";
   basis += o.experiment.empty() ? std::string("the paper's")
                                 : read_text_file(o.experiment, "experiment file", "");
   basis += fmt::format("\nservers: {}\nbackend: {}\nassumptions: {}\ncalibration: {}",
