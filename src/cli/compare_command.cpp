@@ -11,9 +11,9 @@
 #include "cli/progress.h"
 #include "core/error.h"
 #include "core/input_files.h"
-#include "core/provenance.h"
 #include "core/json_text.h"
 #include "core/output_text.h"
+#include "core/provenance.h"
 #include "fabric/cost.h"
 #include "report/compare_report.h"
 #include "sim/experiment.h"
@@ -243,16 +243,16 @@ Command register_compare(CLI::App& root) {
                   "Fabrics: fat-tree, fat-tree-3to1, rail-optimized, topoopt, mfabric, or any "
                   "fabric spec NAME[:key=value,...] (default: the first five)");
   app->add_option("--servers", o->servers, "Servers in the cluster (default: 128)");
-  app->add_option("--backend", o->backend, "Network backend: flow (default) or packet");
+  app->add_option("--backend", o->backend, "Network backend: flow or packet (default: flow)");
   app->add_option("--assumptions", o->assumptions,
                   "default, or paper: the paper's evaluation as its authors computed it "
                   "(paper-measurement calibration, mFabric under paper-sim, direct all-to-alls "
                   "on the baselines and each again with the hierarchical all-to-all)");
   app->add_option("--calibration", o->calibration,
-                  "Compute and collective calibration: roofline (default), paper-measurement, "
-                  "or a calibration YAML file (docs/calibration.md)");
+                  "Compute and collective calibration: roofline, paper-measurement, or a "
+                  "calibration YAML file (docs/calibration.md) (default: roofline)");
   app->add_option("-j,--jobs", o->jobs,
-                  "Runs in parallel (default: 0: one per core; at most the cores)");
+                  "Runs in parallel, at most the cores; 0: one per core (default: 0)");
   app->add_option("-o,--out", o->out,
                   "Write results.json, results.csv, report.html (plots: needs gnuplot) and the "
                   "journal points.jsonl here; a rerun with the same DIR skips the runs already "

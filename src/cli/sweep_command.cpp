@@ -159,8 +159,8 @@ Command register_sweep(CLI::App& root) {
                   "Write results.json, results.csv, report.html (plots: needs gnuplot) and "
                   "points.jsonl here; a rerun with the same DIR skips the points already done");
   app->add_option("-j,--jobs", o->jobs,
-                  "Points in parallel per process (default: 0: the cores, shared among the MPI "
-                  "ranks of this machine; at most the cores)");
+                  "Points in parallel per process, at most the cores; 0: the cores, shared among "
+                  "the MPI ranks of this machine (default: 0)");
   app->add_option("--assumptions", o->assumptions,
                   "default, or paper: the experiment takes the paper-measurement calibration as "
                   "its base and mFabric the paper's simulator's controller (paper-sim)");

@@ -184,9 +184,10 @@ Command register_workload(CLI::App& root) {
   app->add_option("--replay", o->replay,
                   "CSV of measured compute durations (op,layer,phase,duration) replacing the "
                   "compute model's");
-  app->add_option("--calibration", o->calibration,
-                  "Compute calibration: roofline (default), paper-measurement, or a calibration "
-                  "YAML file (docs/calibration.md); --replay wins over its measured durations")
+  app->add_option(
+         "--calibration", o->calibration,
+         "Compute calibration: roofline (the default), paper-measurement, or a calibration "
+         "YAML file (docs/calibration.md); --replay wins over its measured durations")
       ->excludes("--chakra");
   app->add_option("--max-memory", o->max_memory,
                   "Refuse jobs whose estimated memory is above this (default: 8GiB)");

@@ -112,26 +112,30 @@ void require_size(double x, const char* what) {
 
 }  // namespace
 
-std::string traffic_bytes(double bytes) {
-  require_size(bytes, "a traffic volume");
-  static constexpr std::array<const char*, 6> kUnits{"B", "KB", "MB", "GB", "TB", "PB"};
+namespace {
+
+// `bytes` in the largest of `units` (each `step` times the one before) that keeps it below
+// `step`, to four significant digits.
+std::string in_units(double bytes, double step, const std::array<const char*, 6>& units) {
   std::size_t unit = 0;
-  while (unit + 1 < kUnits.size() && bytes >= 999.95) {
-    bytes /= 1000;
+  // 999.95 (or 1023.95) rounds to the next unit's 1, not to "1000KB".
+  while (unit + 1 < units.size() && bytes >= step - 0.05) {
+    bytes /= step;
     ++unit;
   }
-  return four_digits(bytes) + kUnits[unit];
+  return four_digits(bytes) + units[unit];
+}
+
+}  // namespace
+
+std::string traffic_bytes(double bytes) {
+  require_size(bytes, "a traffic volume");
+  return in_units(bytes, 1000, {"B", "KB", "MB", "GB", "TB", "PB"});
 }
 
 std::string memory_bytes(double bytes) {
   require_size(bytes, "a memory size");
-  static constexpr std::array<const char*, 6> kUnits{"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  std::size_t unit = 0;
-  while (unit + 1 < kUnits.size() && bytes >= 1023.95) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return four_digits(bytes) + kUnits[unit];
+  return in_units(bytes, 1024, {"B", "KiB", "MiB", "GiB", "TiB", "PiB"});
 }
 
 std::vector<std::string> times_in_one_unit(const std::vector<double>& seconds) {
