@@ -175,7 +175,8 @@ TEST(CliConventions, EveryCommandHasExamplesAndOneDefaultStyle) {
     EXPECT_NE(o.out.find("Examples:\n  mfabric " + std::string(cmd)), std::string::npos)
         << cmd << "\n"
         << o.out;
-    for (const char* other : {"INT=", "TEXT=", "FLOAT=", "UINT=", "(default ", "[default"}) {
+    for (const char* other :
+         {"INT=", "TEXT=", "FLOAT=", "UINT=", "(default ", "(default)", "[default"}) {
       EXPECT_EQ(o.out.find(other), std::string::npos) << cmd << ": " << other << "\n" << o.out;
     }
   }
