@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -73,6 +74,11 @@ class LinkTimeline {
   std::int64_t bins() const;
   // Bytes channel c carried in bin b; 0 outside its recorded bins.
   double bytes(ChannelId c, std::int64_t b) const;
+  // Channel c's recorded bins: bytes per bin from bin first_bin(c) on (empty: none).
+  std::int64_t first_bin(ChannelId c) const { return rows_[static_cast<std::size_t>(c)].first; }
+  std::span<const double> row(ChannelId c) const {
+    return rows_[static_cast<std::size_t>(c)].bytes;
+  }
   // Bytes channel c carried over the whole run.
   double total_bytes(ChannelId c) const;
   // Cells held now (at most max_cells).
