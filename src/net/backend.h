@@ -131,7 +131,8 @@ class Backend {
   // Starts counting every channel's bytes per time bin (net/link_timeline.h) from now on.
   // mfabric::Error for a backend that cannot (the default).
   virtual void record_timeline(const TimelineOptions& options);
-  // The bins counted up to now(), handed over (counting stops); nullopt when not counting.
+  // The bins counted up to now(), handed over closed (counting stops); nullopt when not
+  // counting.
   virtual std::optional<LinkTimeline> take_timeline() { return std::nullopt; }
 
   // The backend's optical circuits (net/circuits.h), or null if it does not model them.

@@ -590,6 +590,7 @@ std::optional<LinkTimeline> FlowBackend::take_timeline() {
     if (cable >= 0) s.timeline->copy(cable, static_cast<ChannelId>(c));
   }
   s.channels.count_into(nullptr, s.now);
+  s.timeline->close();
   std::optional<LinkTimeline> out(std::move(*s.timeline));
   s.timeline.reset();
   return out;

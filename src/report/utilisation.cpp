@@ -6,6 +6,7 @@
 #include <ostream>
 #include <span>
 #include <stdexcept>
+#include <string>
 
 #include "core/output_text.h"
 
@@ -31,6 +32,16 @@ Time end_of(const net::LinkTimeline& tl, Time makespan) {
   return Time::picoseconds(tl.bins() * width);
 }
 
+// Seconds to the picosecond without trailing zeros: "0.032", "1.5", "0" (the long per-link file
+// is a fifth shorter than with twelve decimals).
+std::string seconds_text(std::int64_t ps) {
+  std::string text = fmt::format("{:.12f}", static_cast<double>(ps) / 1e12);
+  while (text.back() == '0')
+    text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return text;
+}
+
 // Bin b's length in picoseconds: the bin, or what is left of the run in the last one.
 std::int64_t length_ps(Time bin, Time end, std::int64_t b) {
   return std::min(bin.ps(), end.ps() - b * bin.ps());
@@ -45,12 +56,12 @@ UtilisationSeries::UtilisationSeries(const fabric::Topology& topology, const sim
   end_ = end_of(tl, result.makespan);
   count_ = bin_count(tl, end_);
   bytes_.assign(classes_.classes.size(), std::vector<double>(static_cast<std::size_t>(count_), 0));
-  for (std::size_t c = 0; c < tl.channels(); ++c) {
-    std::vector<double>& sum = bytes_[static_cast<std::size_t>(classes_.of_link[c / 2])];
-    const auto channel = static_cast<net::ChannelId>(c);
-    const std::span<const double> row = tl.row(channel);
-    for (std::size_t i = 0; i < row.size(); ++i)
-      sum[static_cast<std::size_t>(tl.first_bin(channel)) + i] += row[i];
+  for (std::int64_t b = 0; b < count_; ++b) {
+    const std::span<const double> cells = tl.bin_bytes(b);
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      bytes_[static_cast<std::size_t>(classes_.of_link[c / 2])][static_cast<std::size_t>(b)] +=
+          cells[c];
+    }
   }
 }
 
@@ -86,7 +97,8 @@ void write_utilisation_csv(const UtilisationSeries& s, std::ostream& out) {
   out << "time_s,bin_s,class,bytes,utilisation\n";
   for (std::int64_t b = 0; b < s.bins(); ++b) {
     for (std::size_t k = 0; k < s.classes().classes.size(); ++k) {
-      out << fmt::format("{:.12f},{:.12f},{},{:.0f},{:.6f}\n", s.start_s(b), s.length_s(b),
+      out << fmt::format("{},{},{},{:.0f},{:.6f}\n", seconds_text(s.start(b).ps()),
+                         seconds_text(length_ps(s.bin(), s.end(), b)),
                          csv_field(s.classes().classes[k].id), s.bytes(k, b), s.utilisation(k, b));
     }
   }
@@ -97,6 +109,7 @@ void write_link_utilisation_csv(const fabric::Topology& topology, const sim::Run
   const net::LinkTimeline& tl = timeline_of(result);
   const LinkClasses classes = classify_links(topology);
   const Time end = end_of(tl, result.makespan);
+  const std::int64_t count = bin_count(tl, end);
   out << "time_s,bin_s,link,direction,from,to,class,bytes,utilisation\n";
   for (std::size_t c = 0; c < tl.channels(); ++c) {
     const auto channel = static_cast<net::ChannelId>(c);
@@ -108,16 +121,13 @@ void write_link_utilisation_csv(const fabric::Topology& topology, const sim::Run
         "{},{},{},{},{}", l, ab ? "ab" : "ba", csv_field(topology.name(ab ? link.a : link.b)),
         csv_field(topology.name(ab ? link.b : link.a)),
         csv_field(classes.classes[static_cast<std::size_t>(classes.of_link[l])].id));
-    const std::span<const double> row = tl.row(channel);
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const double bytes = row[i];
+    for (std::int64_t b = 0; b < count; ++b) {
+      const double bytes = tl.bytes(channel, b);
       if (!(bytes > 0)) continue;
-      const std::int64_t b = tl.first_bin(channel) + static_cast<std::int64_t>(i);
-      const double length = Time::picoseconds(length_ps(tl.bin(), end, b)).seconds();
-      const double capacity = link.rate.bps() / 8.0 * length;
-      out << fmt::format("{:.12f},{:.12f},{},{:.0f},{:.6f}\n",
-                         Time::picoseconds(b * tl.bin().ps()).seconds(), length, head, bytes,
-                         capacity > 0 ? bytes / capacity : 0.0);
+      const std::int64_t length = length_ps(tl.bin(), end, b);
+      const double capacity = link.rate.bps() / 8.0 * Time::picoseconds(length).seconds();
+      out << fmt::format("{},{},{},{:.0f},{:.6f}\n", seconds_text(b * tl.bin().ps()),
+                         seconds_text(length), head, bytes, capacity > 0 ? bytes / capacity : 0.0);
     }
   }
 }

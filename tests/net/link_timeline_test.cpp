@@ -2,6 +2,7 @@
 // on the timeline alone and as the flow and packet backends fill it.
 #include "net/link_timeline.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -54,8 +55,17 @@ TEST(LinkTimeline, ARateAddsItsOverlapWithEachBin) {
   EXPECT_EQ(tl.bytes(0, 4), 0.0);
   EXPECT_EQ(tl.bytes(1, 1), 0.0);  // the other direction carried nothing
   EXPECT_DOUBLE_EQ(tl.total_bytes(0), bytes_at(k100G, 30 * kUs));
-  // Cells from the first bin with bytes to the last, for the one channel that has any.
-  EXPECT_EQ(tl.cells(), 4);
+  // A cell per channel in each bin any channel carried bytes in; the last bin is open (a load
+  // changing later in it costs no cell) until closed.
+  const auto channels = static_cast<std::int64_t>(tl.channels());
+  EXPECT_EQ(channels, 2 * static_cast<std::int64_t>(t.links().size()));
+  EXPECT_EQ(tl.cells(), 3 * channels);
+  EXPECT_THROW(tl.bin_bytes(0), std::logic_error);
+  tl.close();
+  EXPECT_EQ(tl.cells(), 4 * channels);
+  EXPECT_EQ(tl.bin_bytes(3).size(), tl.channels());
+  EXPECT_DOUBLE_EQ(tl.bin_bytes(3)[0], bytes_at(k100G, 5 * kUs));
+  EXPECT_TRUE(tl.bin_bytes(4).empty());
   // Bytes of a packet: spread over its time on the wire, or in one bin at an instant.
   tl.add_bytes(2, 8 * kUs, 12 * kUs, 4000);
   tl.add_bytes(2, 25 * kUs, 25 * kUs, 1000);
@@ -88,27 +98,35 @@ TEST(LinkTimeline, AutomaticBinsDoubleAsTheRunOutgrowsThem) {
 TEST(LinkTimeline, AutomaticBinsWidenToStayWithinTheCells) {
   const Topology t = two_hosts();
   const LinkTable links(t);
-  LinkTimeline tl(links, {Time::zero(), 20});
-  // Two channels over 100 ms: 200 cells of 1 ms; 10 ms would give 20, 8 ms 26, 16 ms 14.
+  const auto channels = static_cast<std::int64_t>(2 * t.links().size());
+  LinkTimeline tl(links, {Time::zero(), 4 * channels});  // four bins' cells
+  // Two channels over 100 ms: the bins before the open one must fit in four, so 32 ms (bins
+  // 0-2 closed, 3 open), not 16 ms (0-5 closed).
   tl.add_rate(0, 0, Time::milliseconds(100).ps(), k100G);
   tl.add_rate(1, 0, Time::milliseconds(100).ps(), k100G);
-  EXPECT_LE(tl.cells(), 20);
-  EXPECT_EQ(tl.bin(), Time::milliseconds(16));
+  EXPECT_EQ(tl.bin(), Time::milliseconds(32));
+  EXPECT_EQ(tl.cells(), 3 * channels);
+  tl.close();
+  EXPECT_EQ(tl.cells(), 4 * channels);
   EXPECT_DOUBLE_EQ(tl.total_bytes(1), bytes_at(k100G, Time::milliseconds(100).ps()));
+  EXPECT_DOUBLE_EQ(utilisation(tl, 1, 3, k100G), 4.0 / 32.0);  // 96 to 100 ms
 }
 
 TEST(LinkTimeline, FixedBinsBeyondTheCellsAreRefused) {
   const Topology t = two_hosts();
   const LinkTable links(t);
-  LinkTimeline tl(links, {Time::microseconds(1), 1000});
-  tl.add_rate(0, 0, 1000 * kUs, k100G);  // exactly 1000 cells
-  EXPECT_EQ(tl.cells(), 1000);
+  const auto channels = static_cast<std::int64_t>(2 * t.links().size());
+  LinkTimeline tl(links, {Time::microseconds(1), 10 * channels});
+  tl.add_rate(0, 0, 11 * kUs, k100G);  // bins 0-9 and the open bin 10
+  EXPECT_EQ(tl.cells(), 10 * channels);
   try {
-    tl.add_rate(1, 0, 1 * kUs, k100G);
-    FAIL() << "1001 cells accepted";
+    tl.add_rate(1, 0, 12 * kUs, k100G);  // bin 10 closes: one bin more
+    FAIL() << "11 bins of cells accepted";
   } catch (const TimelineTooFine& e) {
-    EXPECT_NE(std::string(e.what()).find("1us"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("1000 cells"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bins of 1us"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fmt::format("more than {} cells", 10 * channels)),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -144,6 +162,8 @@ TEST(LinkTimeline, AddingCoarsensTheFinerTimeline) {
   LinkTimeline coarse(links, {});
   fine.add_rate(0, 0, Time::milliseconds(10).ps(), k100G);           // 1 ms bins
   coarse.add_rate(0, 0, Time::milliseconds(1000).ps(), k100G / 10);  // 4 ms bins
+  EXPECT_THROW(fine.add(coarse), std::logic_error);                  // bins still open
+  coarse.close();
   fine.add(coarse);
   EXPECT_EQ(fine.bin(), Time::milliseconds(4));
   // Bin 0: 4 ms at 100G plus 4 ms at 10G.

@@ -99,6 +99,7 @@ TEST(UtilisationSeries, ClassUtilisationIsBytesOverCapacityTimesBin) {
   // Server 0's uplink at 100G from 5 us to 35 us; the run ends at 35 us (last bin: 5 us).
   result.timeline->add_rate(h.uplink(0), 5 * kUs, 35 * kUs, 100e9);
   result.makespan = Time::microseconds(35);
+  result.timeline->close();
   const UtilisationSeries s(h.t, result);
   ASSERT_EQ(s.bins(), 4);
   EXPECT_DOUBLE_EQ(s.length_s(0), 10e-6);
@@ -133,7 +134,7 @@ TEST(UtilisationSeries, ClassUtilisationIsBytesOverCapacityTimesBin) {
   bool found = false;
   while (std::getline(in, line)) {
     ++rows;
-    if (line == "0.000010000000,0.000010000000,nic-leaf,125000,0.250000") found = true;
+    if (line == "0.00001,0.00001,nic-leaf,125000,0.250000") found = true;
   }
   EXPECT_EQ(rows, 4 * static_cast<int>(s.classes().classes.size()));
   EXPECT_TRUE(found) << csv.str();
@@ -148,6 +149,7 @@ TEST(UtilisationSeries, TwoChannelsOfAClassAddUp) {
   result.timeline->add_rate(h.uplink(1), 0, 20 * kUs, 50e9);
   result.timeline->add_rate(h.uplink(1), 10 * kUs, 20 * kUs, 50e9);
   result.makespan = Time::microseconds(20);
+  result.timeline->close();
   const UtilisationSeries s(h.t, result);
   std::size_t nic = 0;
   while (s.classes().classes[nic].id != "nic-leaf")
@@ -162,18 +164,18 @@ TEST(LinkUtilisationCsv, RowsOnlyForBinsInWhichALinkCarriedBytes) {
   result.timeline.emplace(h.links, net::TimelineOptions{Time::microseconds(10)});
   result.timeline->add_rate(h.uplink(0), 5 * kUs, 20 * kUs, 100e9);
   result.makespan = Time::microseconds(40);
+  result.timeline->close();
   std::ostringstream csv;
   write_link_utilisation_csv(h.t, result, csv);
   const fabric::LinkId link = net::link_of_channel(h.uplink(0));
   const std::string dir = h.uplink(0) % 2 == 0 ? "ab" : "ba";
-  EXPECT_EQ(csv.str(),
-            "time_s,bin_s,link,direction,from,to,class,bytes,utilisation\n" +
-                fmt::format("0.000000000000,0.000010000000,{},{},s0.nic0,leaf0,nic-leaf,62500,"
-                            "0.500000\n",
-                            link, dir) +
-                fmt::format("0.000010000000,0.000010000000,{},{},s0.nic0,leaf0,nic-leaf,125000,"
-                            "1.000000\n",
-                            link, dir));
+  EXPECT_EQ(csv.str(), "time_s,bin_s,link,direction,from,to,class,bytes,utilisation\n" +
+                           fmt::format("0,0.00001,{},{},s0.nic0,leaf0,nic-leaf,62500,"
+                                       "0.500000\n",
+                                       link, dir) +
+                           fmt::format("0.00001,0.00001,{},{},s0.nic0,leaf0,nic-leaf,125000,"
+                                       "1.000000\n",
+                                       link, dir));
 }
 
 TEST(UtilisationFigure, ALinePerClassFromZeroToOne) {
@@ -182,6 +184,7 @@ TEST(UtilisationFigure, ALinePerClassFromZeroToOne) {
   result.timeline.emplace(h.links, net::TimelineOptions{Time::microseconds(10)});
   result.timeline->add_rate(h.uplink(0), 5 * kUs, 35 * kUs, 100e9);
   result.makespan = Time::microseconds(35);
+  result.timeline->close();
   const UtilisationSeries s(h.t, result);
   const std::string script = utilisation_script(s).text();
   std::size_t lines = 0;

@@ -532,6 +532,7 @@ std::optional<LinkTimeline> PacketNetwork::take_timeline() {
   State& s = *s_;
   if (!s.timeline) return std::nullopt;
   s.ports.count_into(nullptr);
+  s.timeline->close();
   std::optional<LinkTimeline> out(std::move(*s.timeline));
   s.timeline.reset();
   return out;
