@@ -284,11 +284,12 @@ YAML
 # ---------------------------------------------------------------------------------------------
 inner_jobs=$((jobs >= 2 ? jobs / 2 : 1))
 
-# simulate FILE [OPTIONS]: results.json, links.csv, collectives.csv, flows.csv, trace.json
+# simulate FILE [OPTIONS]: results.json, links.csv, collectives.csv, utilisation.csv,
+# report.html, trace.json (--trace), flows.csv (with --flows)
 case_simulate() {
   local dir=$1 bin=$2
   shift 2
-  "$bin" simulate "$@" --out "$dir/out" >"$dir/run.log" 2>&1
+  "$bin" simulate "$@" --out "$dir/out" --trace >"$dir/run.log" 2>&1
 }
 
 # simulate FILE [OPTIONS] that must fail: its exit status (compared as for every case) and its

@@ -4,7 +4,7 @@
 # at 100G..800G and an effectively free network (100T), with the roofline compute model and
 # with routed-expert compute scaled up to the paper's "over 100 ms per layer" (model-file copies
 # with ffn_expert x k) or all compute slowed by an A100. Each run is `mfabric simulate FILE
-# --json --out DIR`; critical_path.py (next to this script) splits the iteration's critical
+# --json --out DIR --trace`; critical_path.py (next to this script) splits the iteration's critical
 # path into compute and communication by class (TP, EP, PP, DP).
 #
 # Usage (from the repo root): scripts/validation/link-speed.sh [MFABRIC_BINARY] [WORK_DIR]
@@ -44,7 +44,7 @@ run() {
     "$servers" "$link" "$gpu" >"$f"
   printf 'workload: {model: %s, tp: %s, pp: %s, ep: 8, micro_batch: 8, global_batch: 128}\n' \
     "$model" "$tp" "$pp" >>"$f"
-  "$bin" simulate "$f" --json --out "$work/$name" >"$work/$name.json"
+  "$bin" simulate "$f" --json --out "$work/$name" --trace >"$work/$name.json"
   python3 "$here/critical_path.py" "$work/$name" >"$work/$name.cp.json"
   rm -f "$work/$name/trace.json"
   python3 - "$work/$name.json" "$work/$name.cp.json" "$model" "$servers" "$link" "$gpu" <<'PY'

@@ -19,7 +19,8 @@ const std::map<std::string, std::string>& command_examples() {
       {"simulate",
        "  mfabric simulate examples/mixtral-8x7b.yaml\n"
        "  mfabric simulate examples/mixtral-8x7b.yaml --fabric mfabric --vs fat-tree\n"
-       "  mfabric simulate examples/mixtral-8x7b.yaml -o build/sim --trace\n"},
+       "  mfabric simulate examples/mixtral-8x7b.yaml -o build/sim --trace\n"
+       "  mfabric simulate examples/mixtral-8x22b.yaml -o build/sim --bin 5ms --trace-stage 0\n"},
       {"sweep",
        "  mfabric sweep examples/sweeps/reconfiguration-delay.yaml -o build/sweeps/delay\n"
        "  mpirun -n 2 mfabric sweep examples/sweeps/crossover.yaml -o build/sweeps/crossover\n"},

@@ -1,6 +1,8 @@
 // mfabric simulate: run an experiment (docs/experiment.md) and report iteration time and
-// communication; optionally write results.json, links.csv, collectives.csv and trace.json.
+// communication; with --out, write results.json, the CSVs, link utilisation over time
+// (utilisation.csv, report.html) and, when asked, trace.json and flows.csv (docs/cli.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <iostream>
@@ -10,7 +12,9 @@
 #include "core/error.h"
 #include "core/output_text.h"
 #include "fabric/builders.h"
+#include "report/gnuplot.h"
 #include "report/simulation_report.h"
+#include "report/trace_filter.h"
 #include "sim/experiment.h"
 #include "sim/simulation.h"
 
@@ -27,7 +31,41 @@ struct SimulateOptions {
   bool flows = false;
   bool quiet = false;
   std::string vs;
+  std::string bin;
+  bool links_over_time = false;
+  bool trace = false;
+  std::string trace_gpus;
+  std::optional<int> trace_stage;
 };
+
+// --bin: a positive time.
+Time time_bin(const std::string& text) {
+  return with_context("", "--bin", [&] {
+    const Time bin = parse_time(text);
+    if (bin.ps() <= 0) {
+      throw Error(
+          fmt::format("expected a time bin above zero, such as 5ms, got {}", quote_input(text)));
+    }
+    return bin;
+  });
+}
+
+// --trace-gpus and --trace-stage, checked against the experiment before the run.
+report::TraceFilter trace_filter(const SimulateOptions& o, const sim::Experiment& e) {
+  report::TraceFilter filter;
+  if (!o.trace_gpus.empty()) {
+    filter.gpus = with_context("", "--trace-gpus", [&] {
+      std::vector<report::GpuRange> gpus = report::parse_gpu_list(o.trace_gpus);
+      report::check_traced_gpus(gpus, e);
+      return gpus;
+    });
+  }
+  if (o.trace_stage) {
+    with_context("", "--trace-stage", [&] { report::check_traced_stage(*o.trace_stage, e); });
+    filter.stage = o.trace_stage;
+  }
+  return filter;
+}
 
 // The iteration time and network cost (paper formulas) of a run, for --vs.
 struct Verdict {
@@ -59,8 +97,17 @@ int run_simulate(const SimulateOptions& o) {
     });
   }
   const std::optional<std::string> mismatch = sim::region_mismatch(e);
-  // A --out DIR that cannot take the outputs fails now, not after a long run.
+  // A --out DIR that cannot take the outputs, or a bad option for them, fails now, not after a
+  // long run.
   if (!o.out.empty()) report::check_simulation_outputs(o.out);
+  net::TimelineOptions timeline;
+  if (!o.bin.empty()) timeline.bin = time_bin(o.bin);
+  report::SimulationOutputs outputs;
+  outputs.trace = o.trace || !o.trace_gpus.empty() || o.trace_stage;
+  outputs.trace_filter = trace_filter(o, e);
+  outputs.flows = o.flows;
+  outputs.link_utilisation = o.links_over_time;
+  outputs.report = report::find_on_path("gnuplot").has_value();
   if (o.iterations) sim::set_iterations(e, *o.iterations, "--iterations");
   // Progress for runs longer than a couple of seconds, every half second at most.
   ProgressLine progress("simulate", o.quiet);
@@ -68,6 +115,7 @@ int run_simulate(const SimulateOptions& o) {
   sim::SimulationOptions options;
   options.record_spans = !o.out.empty();
   options.record_flows = o.flows;
+  if (!o.out.empty()) options.timeline = timeline;
   options.progress = [&](std::size_t done, std::size_t total) {
     const auto now = std::chrono::steady_clock::now();
     if (progress.elapsed_s() < 2.0 || now - last_shown < std::chrono::milliseconds(500)) return;
@@ -76,7 +124,16 @@ int run_simulate(const SimulateOptions& o) {
                               100.0 * static_cast<double>(done) / static_cast<double>(total), total,
                               ProgressLine::seconds(progress.elapsed_s())));
   };
-  const sim::Simulation run = sim::simulate(std::move(e), options);
+  const sim::Simulation run = [&] {
+    try {
+      return sim::simulate(std::move(e), options);
+    } catch (const net::TimelineTooFine& too_fine) {
+      throw Error("", "--bin",
+                  fmt::format("{}; give a coarser --bin, or leave it out for bins that widen to "
+                              "fit",
+                              too_fine.what()));
+    }
+  }();
   std::optional<Verdict> against;
   if (reference) {
     sim::SimulationOptions plain;
@@ -89,7 +146,14 @@ int run_simulate(const SimulateOptions& o) {
                              run.control->conflicts);
   }
   const report::SimulationReport rep = report::report_of(run);
-  if (!o.out.empty()) report::write_simulation_outputs(rep, o.out);
+  std::vector<std::string> written;
+  if (!o.out.empty()) {
+    if (!outputs.report) {
+      std::cerr << "mfabric: note: gnuplot not found: no report.html (install gnuplot, "
+                   "scripts/install-deps.sh; utilisation.csv has its figures)\n";
+    }
+    written = report::write_simulation_outputs(rep, o.out, outputs);
+  }
   if (o.json) {
     std::cout << json_text(report::results_json(rep)) << "\n";
   } else {
@@ -109,10 +173,10 @@ int run_simulate(const SimulateOptions& o) {
       std::cout << line << "\n";
     }
     if (!o.out.empty()) {
-      std::cout << fmt::format(
-          "\nwrote {0}/results.json, {0}/links.csv, {0}/collectives.csv, {0}/trace.json, "
-          "{0}/flows.csv\n",
-          printable(o.out));
+      std::vector<std::string> paths;
+      for (const std::string& name : written)
+        paths.push_back(printable(o.out) + "/" + name);
+      std::cout << fmt::format("\nwrote {}\n", fmt::join(paths, ", "));
     }
   }
   return 0;
@@ -132,13 +196,35 @@ Command register_simulate(CLI::App& root) {
   app->add_option("--max-memory", o->max_memory,
                   "Refuse jobs whose estimated memory is above this (default: 8GiB; overrides "
                   "simulation.max_memory)");
-  app->add_option(
+  CLI::Option* out = app->add_option(
       "-o,--out", o->out,
-      "Write results.json, links.csv, collectives.csv, trace.json (Perfetto) and flows.csv here");
+      "Write results.json, links.csv, collectives.csv, utilisation.csv (link utilisation per "
+      "time bin and link class) and report.html (its plot; needs gnuplot) here");
   app->add_flag("--json", o->json, "Print the results as JSON");
+  app->add_option("--bin", o->bin,
+                  "With --out: the time bin of utilisation.csv, e.g. 5ms (default: 1ms, doubled "
+                  "until the run fits in 400 bins)")
+      ->needs(out);
+  app->add_flag("--links-over-time", o->links_over_time,
+                "With --out: also write utilisation_links.csv, each link's utilisation per time "
+                "bin (links that carried bytes, bins in which they did)")
+      ->needs(out);
+  app->add_flag("--trace", o->trace,
+                "With --out: also write trace.json, every GPU's compute and communication for "
+                "https://ui.perfetto.dev (about 90 MB at 1,024 GPUs)")
+      ->needs(out);
+  app->add_option("--trace-gpus", o->trace_gpus,
+                  "With --out: trace.json with these GPUs only, numbers and ranges such as "
+                  "0-7,64 (implies --trace)")
+      ->needs(out);
+  app->add_option("--trace-stage", o->trace_stage,
+                  "With --out: trace.json with the GPUs of this pipeline stage only, 0 to "
+                  "workload.pp - 1 (implies --trace; with --trace-gpus, the GPUs in both)")
+      ->needs(out);
   app->add_flag("--flows", o->flows,
                 "With --out: also write flows.csv, every network transfer's start and end "
-                "(per-flow completion times; one row per transfer)");
+                "(per-flow completion times; one row per transfer)")
+      ->needs(out);
   app->add_option("--vs", o->vs,
                   "Run the same job on this fabric too (NAME[:key=value,...], e.g. fat-tree) and "
                   "print the ratios: iteration time, network cost, perf/$");

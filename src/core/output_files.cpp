@@ -191,16 +191,26 @@ std::string list_names(const std::vector<std::string>& names) {
   return out;
 }
 
-void check_set_names(const std::vector<OutputFile>& files) {
+// Programming errors: a set's names must be plain, distinct file names, and the files written
+// must be among them.
+void check_set_names(const std::vector<OutputFile>& files, const std::vector<std::string>& names) {
   if (files.empty()) throw std::invalid_argument("write_output_set: no files");
   std::vector<std::string> seen;
-  for (const OutputFile& f : files) {
-    if (f.name.empty() || f.name == "." || f.name == ".." ||
-        f.name.find('/') != std::string::npos || f.name.starts_with('.') ||
-        std::find(seen.begin(), seen.end(), f.name) != seen.end()) {
-      throw std::invalid_argument("write_output_set: bad or repeated file name '" + f.name + "'");
+  for (const std::string& name : names) {
+    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+        name.starts_with('.') || std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      throw std::invalid_argument("write_output_set: bad or repeated file name '" + name + "'");
     }
-    seen.push_back(f.name);
+    seen.push_back(name);
+  }
+  std::vector<std::string> written;
+  for (const OutputFile& f : files) {
+    if (std::find(names.begin(), names.end(), f.name) == names.end() ||
+        std::find(written.begin(), written.end(), f.name) != written.end()) {
+      throw std::invalid_argument("write_output_set: file '" + f.name +
+                                  "' repeated or not a name of the set");
+    }
+    written.push_back(f.name);
   }
 }
 
@@ -338,12 +348,17 @@ namespace detail {
 
 void write_output_set(const std::string& dir, const std::vector<OutputFile>& files,
                       bool use_exchange) {
-  check_set_names(files);
-  const fs::path target = set_target(dir);
-  const fs::path parent = target.parent_path();
   std::vector<std::string> names;
   for (const OutputFile& f : files)
     names.push_back(f.name);
+  write_output_set(dir, files, names, use_exchange);
+}
+
+void write_output_set(const std::string& dir, const std::vector<OutputFile>& files,
+                      const std::vector<std::string>& names, bool use_exchange) {
+  check_set_names(files, names);
+  const fs::path target = set_target(dir);
+  const fs::path parent = target.parent_path();
 
   std::error_code ec;
   fs::create_directories(parent, ec);
@@ -423,6 +438,11 @@ void write_output_set(const std::string& dir, const std::vector<OutputFile>& fil
 
 void write_output_set(const std::string& dir, const std::vector<OutputFile>& files) {
   detail::write_output_set(dir, files, /*use_exchange=*/true);
+}
+
+void write_output_set(const std::string& dir, const std::vector<OutputFile>& files,
+                      const std::vector<std::string>& names) {
+  detail::write_output_set(dir, files, names, /*use_exchange=*/true);
 }
 
 void check_output_set(const std::string& dir, const std::vector<std::string>& names) {

@@ -51,6 +51,13 @@ struct OutputFile {
 // On a file system without RENAME_EXCHANGE the swap is two renames (`dir` to ".NAME.old.PID",
 // staging to `dir`); a signal between them puts the previous set back.
 void write_output_set(const std::string& dir, const std::vector<OutputFile>& files);
+// The same for a set whose files are optional: `names` lists every file the set may hold (a
+// fixed list, the files' names among them), `files` those written this time. `dir` may hold
+// any of `names` (a previous run's files, written with other options), and afterwards holds
+// exactly `files`: a previous run's optional file that this run does not write is gone with
+// the rest of the previous set.
+void write_output_set(const std::string& dir, const std::vector<OutputFile>& files,
+                      const std::vector<std::string>& names);
 
 // The checks write_output_set makes before writing anything, without writing: for a command to
 // refuse a bad DIR before a long run rather than after it. `names` are the set's file names.
@@ -61,6 +68,8 @@ namespace detail {
 // the fallback on file systems that have RENAME_EXCHANGE).
 void write_output_set(const std::string& dir, const std::vector<OutputFile>& files,
                       bool use_exchange);
+void write_output_set(const std::string& dir, const std::vector<OutputFile>& files,
+                      const std::vector<std::string>& names, bool use_exchange);
 }  // namespace detail
 
 }  // namespace mfabric

@@ -32,6 +32,11 @@ void check_link_rate(const LinkTable& links, fabric::LinkId link, Rate rate) {
   }
 }
 
+void Backend::record_timeline(const TimelineOptions& /*options*/) {
+  throw Error("", "simulation.backend",
+              "this network backend does not count link utilisation over time");
+}
+
 Circuits& require_circuits(Backend& backend) {
   Circuits* circuits = backend.circuits();
   if (circuits == nullptr) {

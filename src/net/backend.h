@@ -11,6 +11,7 @@
 #include "core/units.h"
 #include "fabric/topology.h"
 #include "net/circuits.h"
+#include "net/link_timeline.h"
 #include "net/transfer.h"
 
 namespace mfabric::net {
@@ -127,6 +128,12 @@ class Backend {
   virtual TransferTotals totals() const = 0;
   // Packet-level backends: ports and packet counters up to now; nullopt for fluid ones.
   virtual std::optional<PacketReport> packet_report() const { return std::nullopt; }
+  // Starts counting every channel's bytes per time bin (net/link_timeline.h) from now on.
+  // mfabric::Error for a backend that cannot (the default).
+  virtual void record_timeline(const TimelineOptions& options);
+  // The bins counted up to now(), handed over closed (counting stops); nullopt when not
+  // counting.
+  virtual std::optional<LinkTimeline> take_timeline() { return std::nullopt; }
 
   // The backend's optical circuits (net/circuits.h), or null if it does not model them.
   virtual Circuits* circuits() { return nullptr; }

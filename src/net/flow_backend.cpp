@@ -87,6 +87,8 @@ struct FlowBackend::State {
 
   DrainQueue drains;
   std::vector<Delivery> deliveries;
+  // Bytes per channel per time bin, when record_timeline() asked for them.
+  std::unique_ptr<LinkTimeline> timeline;
 
   State(const Topology& t, const FlowBackendOptions& o)
       : topo(t), links(t), router(links), batching(o.completion_batching) {
@@ -569,6 +571,29 @@ std::int64_t FlowBackend::events_processed() const {
 
 const std::vector<ChannelStats>& FlowBackend::channel_stats() const {
   return s_->channels.settle_all(s_->now, s_->mirrors);
+}
+
+void FlowBackend::record_timeline(const TimelineOptions& options) {
+  State& s = *s_;
+  s.sync();
+  s.timeline = std::make_unique<LinkTimeline>(s.links, options);
+  s.channels.count_into(s.timeline.get(), s.now);
+}
+
+std::optional<LinkTimeline> FlowBackend::take_timeline() {
+  State& s = *s_;
+  if (!s.timeline) return std::nullopt;
+  s.channels.settle_all(s.now, s.mirrors);
+  // A PCIe channel mirroring its NIC's cable was never in a route: it carried what the cable did.
+  for (std::size_t c = 0; c < s.timeline->channels(); ++c) {
+    const ChannelId cable = s.mirrors.cable_of(static_cast<ChannelId>(c));
+    if (cable >= 0) s.timeline->copy(cable, static_cast<ChannelId>(c));
+  }
+  s.channels.count_into(nullptr, s.now);
+  s.timeline->close();
+  std::optional<LinkTimeline> out(std::move(*s.timeline));
+  s.timeline.reset();
+  return out;
 }
 
 std::optional<Rate> FlowBackend::rate_of(TransferId id) const {

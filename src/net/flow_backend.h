@@ -98,6 +98,10 @@ class FlowBackend final : public Backend, public Circuits {
 
   std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
   TransferTotals totals() const override;
+  // Bins filled as channels settle (channel_ledger.h): a load held from t0 to t1 adds its bytes
+  // to each bin of [t0, t1) in proportion to the overlap.
+  void record_timeline(const TimelineOptions& options) override;
+  std::optional<LinkTimeline> take_timeline() override;
 
   Circuits* circuits() override { return this; }
 

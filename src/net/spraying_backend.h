@@ -39,6 +39,10 @@ class SprayingBackend final : public Backend {
   std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
   TransferTotals totals() const override;
   std::optional<PacketReport> packet_report() const override { return inner_->packet_report(); }
+  void record_timeline(const TimelineOptions& options) override {
+    inner_->record_timeline(options);
+  }
+  std::optional<LinkTimeline> take_timeline() override { return inner_->take_timeline(); }
   // The inner backend's circuits: they pause, resume and reroute its parts.
   Circuits* circuits() override { return inner_->circuits(); }
 

@@ -2,6 +2,8 @@
 // pixel positions for multiplot panels, data blocks, and a shared key strip.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
 

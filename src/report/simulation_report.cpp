@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -15,7 +17,9 @@
 #include "core/output_text.h"
 #include "core/provenance.h"
 #include "report/format.h"
+#include "report/simulation_html.h"
 #include "report/table.h"
+#include "report/utilisation.h"
 #include "study/compare.h"
 
 namespace mfabric::report {
@@ -396,13 +400,21 @@ std::string collectives_csv(const SimulationReport& r) {
   return out.str();
 }
 
-void write_trace_json(const SimulationReport& r, std::ostream& out) {
+void write_trace_json(const SimulationReport& r, std::ostream& out, const TraceFilter& filter) {
+  static const std::vector<sim::SpareMove> kNoSpares;
+  const std::vector<bool> traced =
+      traced_gpus(r.experiment, r.graph, r.spares != nullptr ? *r.spares : kNoSpares, filter);
+  const auto is_traced = [&](std::int32_t g) {
+    return g >= 0 && static_cast<std::size_t>(g) < traced.size() &&
+           traced[static_cast<std::size_t>(g)];
+  };
   JsonArrayStream events(out, {{"displayTimeUnit", "ms"}}, "traceEvents", -1);
   // Metadata: one process per GPU with two named tracks.
   nlohmann::json process = {{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {}}};
   nlohmann::json thread = {
       {"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0}, {"args", {}}};
   for (int g = 0; g < r.graph.gpus(); ++g) {
+    if (!is_traced(g)) continue;
     process["pid"] = g;
     process["args"]["name"] = fmt::format("GPU {}", g);
     events.add(process);
@@ -414,13 +426,33 @@ void write_trace_json(const SimulationReport& r, std::ostream& out) {
     thread["args"]["name"] = "communication";
     events.add(thread);
   }
-  // Fabrics that reconfigure: one more process, "OCS regions", with a track per region.
+  // Fabrics that reconfigure: one more process, "OCS regions", with a track per region that
+  // holds a traced GPU's server.
   const int ocs_pid = r.graph.gpus();
-  if (r.control != nullptr) {
+  const int per_server = r.topology.cluster().gpus_per_server;
+  std::vector<bool> region_traced;
+  for (const fabric::Region& region : r.topology.regions()) {
+    bool any = false;
+    for (int g = region.first_server * per_server;
+         g < (region.first_server + region.servers) * per_server && !any; ++g)
+      any = is_traced(g);
+    if (static_cast<std::size_t>(region.id) >= region_traced.size())
+      region_traced.resize(static_cast<std::size_t>(region.id) + 1, false);
+    region_traced[static_cast<std::size_t>(region.id)] = any;
+  }
+  const auto is_traced_region = [&](int id) {
+    return id >= 0 && static_cast<std::size_t>(id) < region_traced.size() &&
+           region_traced[static_cast<std::size_t>(id)];
+  };
+  const bool ocs_process =
+      r.control != nullptr &&
+      std::find(region_traced.begin(), region_traced.end(), true) != region_traced.end();
+  if (ocs_process) {
     process["pid"] = ocs_pid;
     process["args"]["name"] = "OCS regions";
     events.add(process);
     for (const fabric::Region& region : r.topology.regions()) {
+      if (!is_traced_region(region.id)) continue;
       thread["pid"] = ocs_pid;
       thread["tid"] = region.id;
       thread["args"]["name"] =
@@ -451,30 +483,31 @@ void write_trace_json(const SimulationReport& r, std::ostream& out) {
     name += std::string(" ") + workload::to_string(t.phase);
     switch (t.kind) {
       case TaskKind::Compute:
-        emit(t.gpu, 0, name, "compute", span);
+        if (is_traced(t.gpu)) emit(t.gpu, 0, name, "compute", span);
         break;
       case TaskKind::P2P:
-        emit(t.gpu, 1, name, workload::to_string(t.traffic), span);
-        emit(t.peer, 1, name, workload::to_string(t.traffic), span);
+        if (is_traced(t.gpu)) emit(t.gpu, 1, name, workload::to_string(t.traffic), span);
+        if (is_traced(t.peer)) emit(t.peer, 1, name, workload::to_string(t.traffic), span);
         break;
       case TaskKind::Collective:
         for (std::int32_t g : r.graph.group(t.group)) {
-          emit(g, 1, name, workload::to_string(t.traffic), span);
+          if (is_traced(g)) emit(g, 1, name, workload::to_string(t.traffic), span);
         }
         break;
     }
   }
-  if (r.control != nullptr) {
+  if (ocs_process) {
     for (const sim::ReconfigurationSpan& span : r.control->spans) {
-      emit(ocs_pid, span.region, "reconfiguration", "ocs", {-1, span.start, span.end});
+      if (is_traced_region(span.region))
+        emit(ocs_pid, span.region, "reconfiguration", "ocs", {-1, span.start, span.end});
     }
   }
   events.finish();
 }
 
-std::string trace_json(const SimulationReport& r) {
+std::string trace_json(const SimulationReport& r, const TraceFilter& filter) {
   std::ostringstream out;
-  write_trace_json(r, out);
+  write_trace_json(r, out, filter);
   return out.str();
 }
 
@@ -493,18 +526,50 @@ void write_flows_csv(const SimulationReport& r, std::ostream& out) {
   }
 }
 
-void write_simulation_outputs(const SimulationReport& r, const std::string& dir) {
-  // Each file is produced while it is written (the trace is streamed); an error in any of them
-  // leaves `dir` as it was.
-  std::vector<OutputFile> files = {
-      {kSimulationOutputFiles[0],
-       [&](std::ostream& out) { out << json_text(results_json(r, false)) << "\n"; }},
-      {kSimulationOutputFiles[1], [&](std::ostream& out) { write_links_csv(r, out); }},
-      {kSimulationOutputFiles[2], [&](std::ostream& out) { write_collectives_csv(r, out); }},
-      {kSimulationOutputFiles[3], [&](std::ostream& out) { write_trace_json(r, out); }},
-      {kSimulationOutputFiles[4], [&](std::ostream& out) { write_flows_csv(r, out); }},
+std::vector<std::string> write_simulation_outputs(const SimulationReport& r, const std::string& dir,
+                                                  const SimulationOutputs& outputs) {
+  const bool has_collectives = std::any_of(
+      r.result.spans.begin(), r.result.spans.end(),
+      [&](const sim::TaskSpan& span) { return r.graph.task(span.task).kind != TaskKind::Compute; });
+  std::optional<UtilisationSeries> series;
+  if (r.result.timeline) series.emplace(r.topology, r.result);
+  const bool utilisation = series && series->bins() > 0;
+  // Each file is produced while it is written (the trace is streamed), the page before: an error
+  // in any of them leaves `dir` as it was.
+  const std::map<std::string, std::pair<bool, ContentWriter>> candidates = {
+      {"results.json",
+       {true, [&](std::ostream& out) { out << json_text(results_json(r, false)) << "\n"; }}},
+      {"links.csv", {true, [&](std::ostream& out) { write_links_csv(r, out); }}},
+      {"collectives.csv",
+       {has_collectives, [&](std::ostream& out) { write_collectives_csv(r, out); }}},
+      {"utilisation.csv",
+       {utilisation, [&](std::ostream& out) { write_utilisation_csv(*series, out); }}},
+      {"report.html", {utilisation && outputs.report, nullptr}},
+      {"trace.json",
+       {outputs.trace, [&](std::ostream& out) { write_trace_json(r, out, outputs.trace_filter); }}},
+      {"utilisation_links.csv",
+       {outputs.link_utilisation && r.result.timeline,
+        [&](std::ostream& out) { write_link_utilisation_csv(r.topology, r.result, out); }}},
+      {"flows.csv", {outputs.flows, [&](std::ostream& out) { write_flows_csv(r, out); }}},
   };
-  write_output_set(dir, files);
+  std::vector<std::string> written;
+  for (const char* name : kSimulationOutputFiles) {
+    if (candidates.at(name).first) written.push_back(name);
+  }
+  std::string html;
+  if (candidates.at("report.html").first) html = simulation_html(r, *series, written);
+  std::vector<OutputFile> files;
+  for (const std::string& name : written) {
+    if (name == "report.html") {
+      files.push_back({name, [&](std::ostream& out) { out << html; }});
+    } else {
+      files.push_back({name, candidates.at(name).second});
+    }
+  }
+  write_output_set(dir, files,
+                   std::vector<std::string>(std::begin(kSimulationOutputFiles),
+                                            std::end(kSimulationOutputFiles)));
+  return written;
 }
 
 }  // namespace mfabric::report

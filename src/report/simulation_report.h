@@ -1,6 +1,7 @@
 // Outputs of `mfabric simulate` (docs/cli.md): the summary (text and results.json), per-link
-// and per-collective CSVs, and a Chrome/Perfetto trace. The files of --out are written as one
-// set (core/output_files.h): the directory holds the previous complete set or the new one.
+// and per-collective CSVs, link utilisation over time (CSVs and report.html), and on request a
+// Chrome/Perfetto trace and per-flow times. The files of --out are written as one set
+// (core/output_files.h): the directory holds the previous complete set or the new one.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 
 #include "core/json_text.h"  // the JSON these functions return is printed with json_text()
 #include "fabric/topology.h"
+#include "report/trace_filter.h"
 #include "sim/engine.h"
 #include "sim/experiment.h"
 #include "sim/simulation.h"
@@ -77,21 +79,38 @@ std::string collectives_csv(const SimulationReport& r);
 // Chrome trace event format: {"displayTimeUnit": "ms", "traceEvents": [...]}, a process per GPU
 // with a compute and a communication track, and for fabrics that reconfigure a process "OCS
 // regions" with each region's reconfigurations on its own track; times in microseconds, rounded
-// to the nanosecond.
+// to the nanosecond. With a filter, only the GPUs it selects (report/trace_filter.h) and the
+// OCS regions of their servers.
 // Streamed event by event: a 1024-GPU trace is about 90 MB.
-void write_trace_json(const SimulationReport& r, std::ostream& out);
-std::string trace_json(const SimulationReport& r);
+void write_trace_json(const SimulationReport& r, std::ostream& out, const TraceFilter& filter = {});
+std::string trace_json(const SimulationReport& r, const TraceFilter& filter = {});
 
-// The names of the files write_simulation_outputs writes, in order.
+// Every file a simulate --out DIR may hold, in the order they are listed; which ones a run
+// writes depends on its options (SimulationOutputs). The list is fixed: DIR may hold any of them
+// from an earlier run, and they are replaced as one set.
 inline constexpr const char* kSimulationOutputFiles[] = {
-    "results.json", "links.csv", "collectives.csv", "trace.json", "flows.csv"};
-// flows.csv: one row per network transfer when the run recorded them
-// (SimulationOptions::record_flows, `simulate --flows`), else the header alone.
+    "results.json", "links.csv",  "collectives.csv",       "utilisation.csv",
+    "report.html",  "trace.json", "utilisation_links.csv", "flows.csv"};
+// flows.csv: one row per network transfer the run recorded (SimulationOptions::record_flows,
+// `simulate --flows`).
 void write_flows_csv(const SimulationReport& r, std::ostream& out);
-// results.json, links.csv, collectives.csv and trace.json as one set in `dir`
-// (write_output_set in core/output_files.h: the directory ends with the previous complete set
-// or the new one, whatever happens).
-void write_simulation_outputs(const SimulationReport& r, const std::string& dir);
+
+// What simulate --out writes besides results.json and links.csv. A file is written when it was
+// asked for or, for those written by default, when it has rows: never a header alone unasked.
+struct SimulationOutputs {
+  bool trace = false;  // trace.json (--trace)
+  TraceFilter trace_filter;
+  bool flows = false;             // flows.csv (--flows; the run must have recorded them)
+  bool link_utilisation = false;  // utilisation_links.csv (--links-over-time)
+  bool report = true;             // report.html (needs gnuplot, and a run that counted a timeline)
+};
+// collectives.csv when the run had a collective or p2p task; utilisation.csv when the run
+// counted a timeline (SimulationOptions::timeline); the rest as `outputs` asks.
+// Written as one set in `dir` (write_output_set in core/output_files.h: the directory ends with
+// the previous complete set or the new one, whatever happens). Returns the names written, in
+// kSimulationOutputFiles order.
+std::vector<std::string> write_simulation_outputs(const SimulationReport& r, const std::string& dir,
+                                                  const SimulationOutputs& outputs = {});
 // The checks write_simulation_outputs makes on `dir` (core/output_files.h), without writing:
 // call it before the run so that a bad --out DIR fails at once.
 void check_simulation_outputs(const std::string& dir);

@@ -110,6 +110,7 @@ class Executor final : public EngineContext {
 
   RunResult run() {
     const auto wall_start = std::chrono::steady_clock::now();
+    if (options_.timeline) backend_.record_timeline(*options_.timeline);
     if (options_.controller != nullptr) options_.controller->attach(*this);
     for (TaskId t = 0; t < static_cast<TaskId>(n_); ++t) {
       if (state(t).waiting == 0) make_ready(t, -1);
@@ -577,6 +578,7 @@ class Executor final : public EngineContext {
     r.exposed_comm = Time::from_seconds(exposed / gpus / its);
     critical_path_holds(r);
     r.channels = backend_.channel_stats();
+    if (options_.timeline) r.timeline = backend_.take_timeline();
     r.flows = std::move(flows_);
     r.transfers = backend_.totals();
     if (std::optional<net::PacketReport> packet = backend_.packet_report()) {

@@ -80,6 +80,8 @@ struct EngineOptions {
   bool record_spans = true;
   // Keep every transfer's start and end (flows.csv): one record per transfer, so opt-in.
   bool record_flows = false;
+  // Count every channel's bytes per time bin (net/link_timeline.h; utilisation.csv).
+  std::optional<net::TimelineOptions> timeline;
   // Called now and then with (tasks finished, tasks in total), for progress displays.
   std::function<void(std::size_t, std::size_t)> progress;
   // Optional; not owned: per topology node, nonzero once the GPU or NIC has failed (the
@@ -129,6 +131,8 @@ struct RunResult {
   std::vector<TaskSpan> spans;    // when record_spans
   std::vector<FlowRecord> flows;  // when record_flows, in start order
   std::vector<net::ChannelStats> channels;
+  // Bytes per topology channel per time bin, when EngineOptions::timeline asked for them.
+  std::optional<net::LinkTimeline> timeline;
   // Transfers and bytes the network started and delivered (equal in a run that completes).
   net::TransferTotals transfers;
   // Packet backend only: per directed channel (as `channels`) and over the run.

@@ -41,6 +41,7 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
   });
   engine.record_spans = options.record_spans;
   engine.record_flows = options.record_flows;
+  engine.timeline = options.timeline;
   engine.progress = options.progress;
   engine.flow_salt = flow_salt_of_seed(e.seed);
   engine.collective_costs = e.calibration.collectives;

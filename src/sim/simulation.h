@@ -22,6 +22,9 @@ struct SimulationOptions {
   bool record_spans = false;
   // Keep every network transfer's start and end (flows.csv).
   bool record_flows = false;
+  // Count every link's bytes per time bin (utilisation.csv; net/link_timeline.h). With fixed
+  // bins that would take more than their max_cells, the run throws net::TimelineTooFine.
+  std::optional<net::TimelineOptions> timeline;
   // Called now and then with (tasks finished, tasks in total).
   std::function<void(std::size_t, std::size_t)> progress;
 };

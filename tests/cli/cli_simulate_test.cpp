@@ -1,14 +1,19 @@
-// `mfabric simulate`: golden output of a microbenchmark, the --out files, and bad input.
+// `mfabric simulate`: golden output of a microbenchmark, the --out files (those written by
+// default, the trace and its filters, utilisation over time checked against links.csv), and bad
+// input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_harness.h"
 
@@ -17,6 +22,7 @@ namespace {
 using mfabric::testing::data;
 using mfabric::testing::expect_error;
 using mfabric::testing::run;
+using mfabric::testing::slurp;
 namespace fs = std::filesystem;
 
 std::string example(const std::string& name) {
@@ -55,35 +61,55 @@ TEST(CliSimulate, RingAllReduceMicrobenchmark) {
   EXPECT_NE(o.out.find("40.325ms"), std::string::npos) << o.out;
 }
 
+std::set<std::string> entries(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir))
+    names.insert(entry.path().filename().string());
+  return names;
+}
+
+// A fresh directory for a test's --out directories, removed with it.
+struct ScratchDir {
+  fs::path path =
+      fs::temp_directory_path() / ("mfabric_sim_out_" + std::to_string(::getpid()) + "_" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  ScratchDir() { fs::remove_all(path); }
+  ~ScratchDir() { fs::remove_all(path); }
+};
+
 TEST(CliSimulate, WritesEveryOutputAndTheyAreDeterministic) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("mfabric_sim_out_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  const ScratchDir dir;
   const std::string cmd = "simulate " + example("micro/all-to-all-per-rail.yaml") + " --out ";
-  ASSERT_EQ(run(cmd + (dir / "a").string()).exit_code, 0);
-  ASSERT_EQ(run(cmd + (dir / "b").string()).exit_code, 0);
-  for (const char* f : {"results.json", "links.csv", "collectives.csv", "trace.json"}) {
-    ASSERT_TRUE(fs::exists(dir / "a" / f)) << f;
-    EXPECT_GT(fs::file_size(dir / "a" / f), 0u) << f;
+  const mfabric::testing::Outcome a = run(cmd + (dir.path / "a").string());
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(run(cmd + (dir.path / "b").string()).exit_code, 0);
+  // By default: no trace, no flows, no per-link series; the page and the class series.
+  const std::set<std::string> written = {"results.json", "links.csv", "collectives.csv",
+                                         "utilisation.csv", "report.html"};
+  EXPECT_EQ(entries(dir.path / "a"), written);
+  for (const std::string& f : written) {
+    EXPECT_NE(a.out.find((dir.path / "a" / f).string()), std::string::npos) << f << a.out;
+    // Every CSV has rows, never a header alone.
+    if (f.ends_with(".csv")) {
+      const std::string text = slurp(dir.path / "a" / f);
+      EXPECT_GE(std::count(text.begin(), text.end(), '\n'), 2) << f;
+    }
   }
-  auto slurp = [](const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  EXPECT_EQ(mfabric::testing::without_provenance(slurp(dir / "a" / "results.json")),
-            mfabric::testing::without_provenance(slurp(dir / "b" / "results.json")));
-  EXPECT_NE(slurp(dir / "a" / "trace.json").find("\"traceEvents\""), std::string::npos);
-  EXPECT_EQ(slurp(dir / "a" / "links.csv").rfind("link,direction,from,to,kind", 0), 0u);
-  // flows.csv: the header alone, or with --flows a row per transfer whose end follows its start.
-  const std::string header = "task,src,dst,bytes,start_s,end_s,duration_s\n";
-  EXPECT_EQ(slurp(dir / "a" / "flows.csv"), header);
-  ASSERT_EQ(run(cmd + (dir / "c").string() + " --flows").exit_code, 0);
-  std::ifstream flows(dir / "c" / "flows.csv");
+  EXPECT_EQ(a.out.find("trace.json"), std::string::npos) << a.out;
+  EXPECT_EQ(mfabric::testing::without_provenance(slurp(dir.path / "a" / "results.json")),
+            mfabric::testing::without_provenance(slurp(dir.path / "b" / "results.json")));
+  for (const char* f : {"utilisation.csv", "report.html", "links.csv"})
+    EXPECT_EQ(slurp(dir.path / "a" / f), slurp(dir.path / "b" / f)) << f;
+  EXPECT_EQ(slurp(dir.path / "a" / "links.csv").rfind("link,direction,from,to,kind", 0), 0u);
+  EXPECT_EQ(
+      slurp(dir.path / "a" / "utilisation.csv").rfind("time_s,bin_s,class,bytes,utilisation\n", 0),
+      0u);
+  // With --flows, a row per transfer whose end follows its start.
+  ASSERT_EQ(run(cmd + (dir.path / "c").string() + " --flows").exit_code, 0);
+  std::ifstream flows(dir.path / "c" / "flows.csv");
   std::string line;
   std::getline(flows, line);
-  EXPECT_EQ(line + "\n", header);
+  EXPECT_EQ(line, "task,src,dst,bytes,start_s,end_s,duration_s");
   int rows = 0;
   while (std::getline(flows, line)) {
     ++rows;
@@ -91,7 +117,101 @@ TEST(CliSimulate, WritesEveryOutputAndTheyAreDeterministic) {
     EXPECT_GT(duration, 0.0) << line;
   }
   EXPECT_GT(rows, 1);
-  fs::remove_all(dir);
+  // Writing the default set over that one leaves no flows.csv behind.
+  ASSERT_EQ(run(cmd + (dir.path / "c").string()).exit_code, 0);
+  EXPECT_EQ(entries(dir.path / "c"), written);
+}
+
+// The ring all-reduce of 8 GPUs, one per server: every transfer crosses the NIC cables, whose
+// class utilisation over the run is their bytes (links.csv) over their capacity x run time.
+TEST(CliSimulate, ClassUtilisationIsTheLinksBytesOverCapacity) {
+  const ScratchDir dir;
+  const fs::path out = dir.path / "ring";
+  ASSERT_EQ(
+      run("simulate " + example("micro/all-reduce-ring.yaml") + " --bin 1ms --out " + out.string())
+          .exit_code,
+      0);
+  const nlohmann::json results = nlohmann::json::parse(slurp(out / "results.json"));
+  // links.csv: link,direction,from,to,kind,rate_gbps,bytes,...; NIC - leaf cables both ways.
+  double nic_bytes = 0, nic_capacity = 0;
+  std::istringstream links(slurp(out / "links.csv"));
+  std::string line;
+  std::getline(links, line);
+  while (std::getline(links, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');)
+      f.push_back(x);
+    const bool nic_leaf = (f[2].find(".nic") != std::string::npos && f[3].starts_with("leaf")) ||
+                          (f[3].find(".nic") != std::string::npos && f[2].starts_with("leaf"));
+    if (!nic_leaf) continue;
+    nic_bytes += std::stod(f[6]);
+    nic_capacity += std::stod(f[5]) * 1e9 / 8;
+  }
+  ASSERT_GT(nic_bytes, 0);
+  // utilisation.csv: time_s,bin_s,class,bytes,utilisation; 1 ms bins.
+  double class_bytes = 0, weighted = 0, run_s = 0;
+  std::istringstream csv(slurp(out / "utilisation.csv"));
+  std::getline(csv, line);
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');)
+      f.push_back(x);
+    if (f[2] != "nic-leaf") continue;
+    EXPECT_LE(std::stod(f[1]), 0.001 + 1e-12) << line;
+    class_bytes += std::stod(f[3]);
+    weighted += std::stod(f[4]) * std::stod(f[1]);
+    run_s += std::stod(f[1]);
+  }
+  const double makespan = results.at("iteration_time_s").get<double>();
+  EXPECT_NEAR(run_s, makespan, 1e-9);
+  EXPECT_NEAR(class_bytes, nic_bytes, 1e-6 * nic_bytes + 8);
+  EXPECT_NEAR(weighted / run_s, nic_bytes / (nic_capacity * makespan), 1e-5);
+}
+
+TEST(CliSimulate, TraceOnlyWhenAskedAndCutToTheGpusAsked) {
+  const ScratchDir dir;
+  const std::string cmd = "simulate " + example("mixtral-8x7b.yaml") + " --iterations 1 --out ";
+  ASSERT_EQ(run(cmd + (dir.path / "all").string() + " --trace").exit_code, 0);
+  ASSERT_EQ(run(cmd + (dir.path / "some").string() + " --trace-gpus 0-7,64").exit_code, 0);
+  ASSERT_EQ(
+      run(cmd + (dir.path / "stage").string() + " --trace-stage 3 --trace-gpus 90-100").exit_code,
+      0);
+  const auto pids = [&](const char* name) {
+    std::set<int> out;
+    const nlohmann::json doc = nlohmann::json::parse(slurp(dir.path / name / "trace.json"));
+    for (const nlohmann::json& e : doc.at("traceEvents"))
+      out.insert(e.at("pid").get<int>());
+    return out;
+  };
+  EXPECT_EQ(pids("all").size(), 128u);  // TP 4 x PP 4 x EP 8
+  EXPECT_EQ(pids("some"), (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7, 64}));
+  // Stage 3 is GPUs 96-127 (the pipeline stage is the outermost rank dimension).
+  EXPECT_EQ(pids("stage"), (std::set<int>{96, 97, 98, 99, 100}));
+  EXPECT_LT(fs::file_size(dir.path / "some" / "trace.json"),
+            fs::file_size(dir.path / "all" / "trace.json") / 10);
+}
+
+TEST(CliSimulate, LinksOverTimeListsOnlyLinksThatCarriedBytes) {
+  const ScratchDir dir;
+  const fs::path out = dir.path / "links";
+  ASSERT_EQ(run("simulate " + example("micro/all-reduce-ring.yaml") + " --links-over-time --out " +
+                out.string())
+                .exit_code,
+            0);
+  std::istringstream csv(slurp(out / "utilisation_links.csv"));
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "time_s,bin_s,link,direction,from,to,class,bytes,utilisation");
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    ++rows;
+    const double utilisation = std::stod(line.substr(line.rfind(',') + 1));
+    EXPECT_GT(utilisation, 0.0) << line;
+    EXPECT_LE(utilisation, 1.0 + 1e-6) << line;
+  }
+  EXPECT_GT(rows, 0);
 }
 
 TEST(CliSimulate, JsonHasTheDocumentedFields) {
@@ -194,6 +314,30 @@ TEST(CliSimulateErrors, NoPartialOutputOnError) {
 }
 TEST(CliSimulateErrors, ExperimentIsRequired) {
   expect_error("simulate", "experiment", 2);
+}
+TEST(CliSimulateErrors, BinsBeyondTheBoundAreRefusedWithNoOutput) {
+  const ScratchDir dir;
+  // 1 ns bins over a run of milliseconds: more than 50,000,000 cells.
+  expect_error("simulate " + example("micro/all-reduce-ring.yaml") + " --bin 1ns --out " +
+                   (dir.path / "out").string(),
+               "--bin: time bins of 1ns need more than 50000000 cells");
+  EXPECT_FALSE(fs::exists(dir.path / "out"));
+}
+TEST(CliSimulateErrors, BadOutputOptions) {
+  const std::string cmd =
+      "simulate " + example("micro/all-reduce-ring.yaml") + " --out /tmp/mfabric_never_written ";
+  expect_error(cmd + "--bin 0ms", "--bin: expected a time bin above zero");
+  expect_error(cmd + "--bin 5", "--bin");
+  expect_error(cmd + "--trace-gpus 0-x", "--trace-gpus: expected GPU numbers and ranges");
+  expect_error(cmd + "--trace-gpus 4096", "--trace-gpus: GPU 4096 is not in the cluster");
+  expect_error(cmd + "--trace-stage 0", "--trace-stage: only a training job");
+  expect_error("simulate " + example("mixtral-8x7b.yaml") +
+                   " --out /tmp/mfabric_never_written --trace-stage 4",
+               "--trace-stage: the job has 4 pipeline stages");
+  EXPECT_FALSE(fs::exists("/tmp/mfabric_never_written"));
+  // Options of --out files without --out are usage errors.
+  for (const char* option : {"--trace", "--flows", "--links-over-time", "--bin 5ms"})
+    expect_error("simulate " + example("micro/all-reduce-ring.yaml") + " " + option, "--out", 2);
 }
 
 }  // namespace

@@ -101,6 +101,27 @@ TEST_F(OutputFiles, ASetWithOtherNamesDoesNotReplaceIt) {
   EXPECT_EQ(contents(out()), kNew);
 }
 
+TEST_F(OutputFiles, ASetWithOptionalFilesReplacesAPreviousSetWithOthersOfThem) {
+  // The set may hold a.json, b.csv and c.svg; each run writes some of them.
+  const std::vector<std::string> names = {"a.json", "b.csv", "c.svg"};
+  write_output_set(out().string(), set_of(kOld), names);
+  EXPECT_EQ(contents(out()), kOld);
+  const Files only_a = {{"a.json", "{}"}};
+  write_output_set(out().string(), set_of(only_a), names);
+  EXPECT_EQ(contents(out()), only_a);  // b.csv went with the previous set
+  const Files a_and_c = {{"a.json", "{}"}, {"c.svg", "<svg/>"}};
+  write_output_set(out().string(), set_of(a_and_c), names);
+  EXPECT_EQ(contents(out()), a_and_c);
+  EXPECT_EQ(root_entries(), std::set<std::string>{"out"});
+  // A name outside the set is still someone else's file.
+  std::ofstream(out() / "notes.txt") << "mine";
+  EXPECT_THROW(write_output_set(out().string(), set_of(only_a), names), Error);
+  EXPECT_EQ(contents(out()).size(), 3u);
+  // A file written must be one of the names.
+  EXPECT_THROW(write_output_set((root_ / "other").string(), set_of({{"d.txt", ""}}), names),
+               std::invalid_argument);
+}
+
 TEST_F(OutputFiles, TrailingSlashAndDotComponents) {
   write_output_set(out().string() + "/", set_of(kOld));
   write_output_set((root_ / "." / "out" / "").string(), set_of(kNew));

@@ -90,13 +90,16 @@ class OutputCli : public ::testing::Test {
   fs::path root_;
 };
 
-const std::set<std::string> kSet = {"results.json", "links.csv", "collectives.csv", "trace.json",
+// What simulate --out writes with --trace --flows (gnuplot is installed where tests run).
+const std::set<std::string> kSet = {"results.json",    "links.csv",   "collectives.csv",
+                                    "utilisation.csv", "report.html", "trace.json",
                                     "flows.csv"};
 
 TEST_F(OutputCli, ExperimentFileNamedWithByteFFGivesValidJson) {
   const fs::path exp = work() / "exp\xFF.yaml";
   fs::copy_file(kProject / "examples" / "micro" / "all-reduce-ring.yaml", exp);
-  const Outcome o = run({"simulate", exp.string(), "--json", "--out", (work() / "out").string()});
+  const Outcome o = run({"simulate", exp.string(), "--json", "--out", (work() / "out").string(),
+                         "--trace", "--flows"});
   ASSERT_EQ(o.exit_code(), 0) << o.err;
   EXPECT_TRUE(is_valid_utf8(o.out));
   const json j = json::parse(o.out);
@@ -186,13 +189,13 @@ class Interrupted : public OutputCli {
   std::string write_previous_set() {
     const Outcome o =
         run({"simulate", (kProject / "examples" / "micro" / "all-reduce-ring.yaml").string(),
-             "--out", (work() / "out").string()});
+             "--out", (work() / "out").string(), "--trace", "--flows"});
     EXPECT_EQ(o.exit_code(), 0) << o.err;
     return slurp(work() / "out" / "results.json");
   }
   pid_t start_large() {
     return start({"simulate", (kProject / "examples" / "mixtral-8x22b.yaml").string(), "--out",
-                  (work() / "out").string()},
+                  (work() / "out").string(), "--trace", "--flows"},
                  root_ / "io");
   }
   // 128 GPUs: a fraction of a second to simulate (seconds under the sanitizers) and a 12 MB
@@ -202,7 +205,9 @@ class Interrupted : public OutputCli {
     std::ofstream(yaml) << "cluster: {servers: 16, link: 400G}\nfabric: fat-tree\n"
                         << "workload: {model: mixtral-8x7b, tp: 4, pp: 4, ep: 8, "
                         << "global_batch: 64, micro_batch: 8}\n";
-    return start({"simulate", yaml.string(), "--out", (work() / "out").string()}, root_ / "io");
+    return start(
+        {"simulate", yaml.string(), "--out", (work() / "out").string(), "--trace", "--flows"},
+        root_ / "io");
   }
   // `out` holds the previous set or a complete new one, and nothing else is in work().
   void expect_old_or_complete_new(const std::string& previous_results) {

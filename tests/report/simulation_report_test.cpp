@@ -1,6 +1,7 @@
 // Outputs of `mfabric simulate` (report/simulation_report.h): every JSON output parses back with
 // valid UTF-8 whatever the names hold, the streamed Perfetto trace carries one event per task and
-// member GPU with the span's times, the CSVs have their columns, and --out is written as a set.
+// member GPU with the span's times (only the filter's GPUs when filtered), the CSVs have their
+// columns, and --out is written as a set of the files asked for.
 #include "report/simulation_report.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
@@ -36,9 +38,12 @@ workload: {model: mixtral-8x7b, tp: 2, pp: 2, ep: 2, global_batch: 4, micro_batc
 
 using SimRun = sim::Simulation;
 
+// As simulate --out runs it: spans, flows and the links' bytes per time bin.
 SimRun simulate_with_spans(sim::Experiment e) {
   sim::SimulationOptions options;
   options.record_spans = true;
+  options.record_flows = true;
+  options.timeline = net::TimelineOptions{};
   return sim::simulate(std::move(e), options);
 }
 
@@ -180,6 +185,41 @@ TEST(TraceJson, ParsesBackToOneEventPerTaskAndMember) {
   EXPECT_TRUE(categories.count("tp") && categories.count("pp")) << json(categories);
 }
 
+// The trace of the training run (TP 2 x EP 2 x PP 2 on 8 GPUs) cut to some GPUs: only their
+// processes and events; a stage is the GPUs of its ranks (stage 1: GPUs 4-7).
+std::set<int> traced_pids(const json& doc) {
+  std::set<int> pids;
+  for (const json& e : doc.at("traceEvents"))
+    pids.insert(e.at("pid").get<int>());
+  return pids;
+}
+
+TEST(TraceJson, AFilterKeepsOnlyItsGpusTracks) {
+  const SimRun& run = training_run();
+  ASSERT_EQ(run.graph.gpus(), 8);
+  const SimulationReport r = report_of(run);
+  const json all = json::parse(trace_json(r));
+  EXPECT_EQ(traced_pids(all), (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+
+  TraceFilter gpus;
+  gpus.gpus = parse_gpu_list("1,5-6");
+  const json some = json::parse(trace_json(r, gpus));
+  EXPECT_EQ(traced_pids(some), (std::set<int>{1, 5, 6}));
+  // Every event of those GPUs is kept: the same events as the whole trace's with those pids.
+  std::size_t kept = 0;
+  for (const json& e : all.at("traceEvents")) {
+    const int pid = e.at("pid").get<int>();
+    kept += pid == 1 || pid == 5 || pid == 6 ? 1 : 0;
+  }
+  EXPECT_EQ(some.at("traceEvents").size(), kept);
+
+  TraceFilter stage;
+  stage.stage = 1;
+  EXPECT_EQ(traced_pids(json::parse(trace_json(r, stage))), (std::set<int>{4, 5, 6, 7}));
+  stage.gpus = parse_gpu_list("0-4");  // both conditions: GPU 4 alone
+  EXPECT_EQ(traced_pids(json::parse(trace_json(r, stage))), std::set<int>{4});
+}
+
 TEST(Csv, EveryRowHasTheHeadersColumns) {
   const SimulationReport r = report_of(training_run());
   for (const std::string& text : {links_csv(r), collectives_csv(r)}) {
@@ -192,7 +232,7 @@ TEST(Csv, EveryRowHasTheHeadersColumns) {
   }
 }
 
-class SimulationOutputs : public ::testing::Test {
+class SimulationOutputSet : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = fs::temp_directory_path() /
@@ -211,25 +251,56 @@ class SimulationOutputs : public ::testing::Test {
   fs::path root_;
 };
 
-TEST_F(SimulationOutputs, WritesTheFourFilesAsASet) {
+TEST_F(SimulationOutputSet, WritesWhatWasAskedForAsASet) {
   const SimulationReport r = report_of(training_run());
   const fs::path dir = root_ / "out";
   check_simulation_outputs(dir.string());
-  write_simulation_outputs(r, dir.string());
+  SimulationOutputs everything;
+  everything.trace = true;
+  everything.flows = true;
+  everything.link_utilisation = true;
+  const std::vector<std::string> all = write_simulation_outputs(r, dir.string(), everything);
+  EXPECT_EQ(all, std::vector<std::string>(std::begin(kSimulationOutputFiles),
+                                          std::end(kSimulationOutputFiles)));
+  EXPECT_EQ(entries(dir), std::set<std::string>(all.begin(), all.end()));
+  std::ifstream trace(dir / "trace.json");
+  EXPECT_EQ(json::parse(trace), json::parse(trace_json(r)));
+  // Replacing that set with the default one: no trace, flows or per-link file is left behind.
   check_simulation_outputs(dir.string());
-  write_simulation_outputs(r, dir.string());  // replacing the previous set
-  EXPECT_EQ(entries(dir), (std::set<std::string>{"results.json", "links.csv", "collectives.csv",
-                                                 "trace.json", "flows.csv"}));
+  const std::vector<std::string> written = write_simulation_outputs(r, dir.string());
+  EXPECT_EQ(written, (std::vector<std::string>{"results.json", "links.csv", "collectives.csv",
+                                               "utilisation.csv", "report.html"}));
+  EXPECT_EQ(entries(dir), std::set<std::string>(written.begin(), written.end()));
   EXPECT_EQ(entries(root_), std::set<std::string>{"out"});
   std::ifstream results(dir / "results.json");
   const json j = json::parse(results);
   EXPECT_EQ(j.at("experiment"), "exp" + kFffd + ".yaml");
   EXPECT_FALSE(j.contains("wall_time_s"));
-  std::ifstream trace(dir / "trace.json");
-  EXPECT_EQ(json::parse(trace), json::parse(trace_json(r)));
+  // Every CSV written has rows, not a header alone.
+  for (const std::string& name : written) {
+    if (!name.ends_with(".csv")) continue;
+    std::ifstream in(dir / name);
+    std::string header, row;
+    EXPECT_TRUE(std::getline(in, header) && std::getline(in, row)) << name;
+  }
+  // The page embeds the figure, with a line per link class named in its key.
+  std::ifstream page(dir / "report.html");
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("NVLink (GPU-NVSwitch)"), std::string::npos);
+  EXPECT_NE(html.find("utilisation.csv"), std::string::npos);
 }
 
-TEST_F(SimulationOutputs, ADirectoryWithOtherFilesIsLeftAlone) {
+TEST_F(SimulationOutputSet, WithoutATimelineThereIsNoUtilisationFileOrPage) {
+  SimRun run = training_run();
+  run.result.timeline.reset();
+  const fs::path dir = root_ / "out";
+  EXPECT_EQ(write_simulation_outputs(report_of(run), dir.string()),
+            (std::vector<std::string>{"results.json", "links.csv", "collectives.csv"}));
+  EXPECT_EQ(entries(dir), (std::set<std::string>{"results.json", "links.csv", "collectives.csv"}));
+}
+
+TEST_F(SimulationOutputSet, ADirectoryWithOtherFilesIsLeftAlone) {
   const fs::path dir = root_ / "out";
   fs::create_directories(dir);
   std::ofstream(dir / "notes.txt") << "mine";

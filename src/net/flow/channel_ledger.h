@@ -12,6 +12,7 @@
 #include "net/flow/flow_records.h"
 #include "net/flow/pcie_mirror.h"
 #include "net/link_table.h"
+#include "net/link_timeline.h"
 
 namespace mfabric::net::flow {
 
@@ -43,6 +44,7 @@ class ChannelLedger {
     if (load > kIdleBps) {
       stats_[i].bytes += load * static_cast<double>(dt) * kBytesPerBitPs;
       stats_[i].busy += Time::picoseconds(dt);
+      if (timeline_ != nullptr) timeline_->add_rate(c, chans_[i].settled, now, load);
     }
     chans_[i].settled = now;
   }
@@ -65,8 +67,17 @@ class ChannelLedger {
     settle(cable, now);
     const auto p = static_cast<std::size_t>(pcie);
     stats_[p] = stats_[static_cast<std::size_t>(cable)];
+    if (timeline_ != nullptr) timeline_->copy(cable, pcie);
     chans_[p].settled = now;
     chans_[p].load = chan(cable).load;
+  }
+
+  // Settlements from now on also go to `timeline` (null: none); it must outlive the ledger's
+  // use of it. Every channel is settled first, so that it gets nothing from before.
+  void count_into(LinkTimeline* timeline, std::int64_t now) {
+    for (std::size_t c = 0; c < chans_.size(); ++c)
+      settle(static_cast<ChannelId>(c), now);
+    timeline_ = timeline;
   }
 
   const ChannelStats& stats(ChannelId c) const { return stats_[static_cast<std::size_t>(c)]; }
@@ -76,6 +87,7 @@ class ChannelLedger {
  private:
   std::vector<Chan> chans_;
   std::vector<ChannelStats> stats_;
+  LinkTimeline* timeline_ = nullptr;
 };
 
 }  // namespace mfabric::net::flow

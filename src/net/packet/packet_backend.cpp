@@ -19,7 +19,10 @@ TransferId PacketBackend::start(const net::Transfer& t, DoneCallback on_done) {
     if (done) done(id, at);
   };
   if (!route_.channels.empty() && route_.cost.network_links == 0 && route_.cost.proxies == 0) {
-    if (!inside_) inside_ = std::make_unique<FlowBackend>(topology_);
+    if (!inside_) {
+      inside_ = std::make_unique<FlowBackend>(topology_);
+      if (timeline_) inside_->record_timeline(*timeline_);
+    }
     if (inside_->now() < now()) inside_->advance(now());
     ++next_id_;
     inside_->start(t, std::move(done));
@@ -100,6 +103,22 @@ std::vector<StalledTransfer> PacketBackend::stalled_transfers(std::size_t limit)
       out.push_back(st);
     }
   }
+  return out;
+}
+
+void PacketBackend::record_timeline(const TimelineOptions& options) {
+  network_.record_timeline(options);
+  if (inside_) inside_->record_timeline(options);
+  timeline_ = options;
+}
+
+std::optional<LinkTimeline> PacketBackend::take_timeline() {
+  std::optional<LinkTimeline> out = network_.take_timeline();
+  if (inside_) {
+    std::optional<LinkTimeline> fluid = inside_->take_timeline();
+    if (out && fluid) out->add(*fluid);
+  }
+  timeline_.reset();
   return out;
 }
 

@@ -43,6 +43,9 @@ class PacketBackend final : public Backend {
   std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
   TransferTotals totals() const override;
   std::optional<PacketReport> packet_report() const override { return network_.packet_report(); }
+  // Both parts count; their bins are added together.
+  void record_timeline(const TimelineOptions& options) override;
+  std::optional<LinkTimeline> take_timeline() override;
   Circuits* circuits() override { return &network_; }
 
   const PacketBackendOptions& options() const { return network_.options(); }
@@ -57,7 +60,8 @@ class PacketBackend final : public Backend {
 
   const fabric::Topology& topology_;
   PacketNetwork network_;
-  std::unique_ptr<FlowBackend> inside_;  // created at the first transfer inside a server
+  std::unique_ptr<FlowBackend> inside_;      // created at the first transfer inside a server
+  std::optional<TimelineOptions> timeline_;  // record_timeline(): the fluid part counts too
   TransferId next_id_ = 0;
   std::vector<TransferId> network_ids_;  // ours, by the packet part's id
   std::vector<TransferId> inside_ids_;   // ours, by the fluid part's id

@@ -65,6 +65,9 @@ struct PacketNetwork::State final : packet::TransportHost {
   packet::PacketPool packets;
   packet::EventQueue events;
 
+  // Bytes per channel per time bin, when record_timeline() asked for them.
+  std::unique_ptr<LinkTimeline> timeline;
+
   std::int64_t now_ps = 0;
   std::int64_t processed = 0;
   std::size_t active = 0;
@@ -226,7 +229,9 @@ struct PacketNetwork::State final : packet::TransportHost {
       drop_queued(pkt, p);
       return;
     }
-    ports.channel_stats(p).bytes += k.wire;
+    // Queued ports start a packet when the previous one is done: it has been on the wire since
+    // its serialisation ago.
+    ports.sent(p, k.wire, now_ps - p.serialisation(k.wire), now_ps);
     ++ports.stats_of(p).packets;
     if (pfc && p.is_switch && k.hop > 0) {
       release_ingress(routes.port_at(k.path + k.hop - 1), k.wire);
@@ -514,6 +519,23 @@ std::int64_t PacketNetwork::events_processed() const {
 
 const std::vector<ChannelStats>& PacketNetwork::channel_stats() const {
   return s_->ports.channel_stats();
+}
+
+void PacketNetwork::record_timeline(const TimelineOptions& options) {
+  State& s = *s_;
+  s.sync();
+  s.timeline = std::make_unique<LinkTimeline>(s.links, options);
+  s.ports.count_into(s.timeline.get());
+}
+
+std::optional<LinkTimeline> PacketNetwork::take_timeline() {
+  State& s = *s_;
+  if (!s.timeline) return std::nullopt;
+  s.ports.count_into(nullptr);
+  s.timeline->close();
+  std::optional<LinkTimeline> out(std::move(*s.timeline));
+  s.timeline.reset();
+  return out;
 }
 
 const std::vector<PortStats>& PacketNetwork::port_stats() const {

@@ -68,6 +68,10 @@ class PacketNetwork final : public Backend, public Circuits {
   const std::vector<ChannelStats>& channel_stats() const override;
   std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
   TransferTotals totals() const override;
+  // A packet's bytes are counted over its time on the wire at each port it leaves (without PFC,
+  // when it is put on the port's schedule, which may end after now()).
+  void record_timeline(const TimelineOptions& options) override;
+  std::optional<LinkTimeline> take_timeline() override;
 
   std::optional<PacketReport> packet_report() const override;
   Circuits* circuits() override { return this; }

@@ -89,9 +89,8 @@ class PortScheduler {
     p.busy_until = done;
     p.add_bytes(ports_.stats_of(p), k.wire, now);
     p.scheduled.push(Scheduled{done, k.wire, pkt});
-    ChannelStats& cs = ports_.channel_stats(p);
-    cs.bytes += k.wire;
-    cs.busy += Time::picoseconds(ser);
+    ports_.sent(p, k.wire, done - ser, done);
+    ports_.channel_stats(p).busy += Time::picoseconds(ser);
     ++ports_.stats_of(p).packets;
     forward(k, pkt, done + p.prop_ps);
     return done;

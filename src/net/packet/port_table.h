@@ -13,6 +13,7 @@
 #include "fabric/topology.h"
 #include "net/backend.h"
 #include "net/link_table.h"
+#include "net/link_timeline.h"
 #include "net/packet/packet_options.h"
 #include "net/packet/port.h"
 #include "net/router.h"
@@ -48,6 +49,14 @@ class PortTable {
     return channels_[static_cast<std::size_t>(p.channel)];
   }
   PortStats& stats_of(const Port& p) { return port_stats_[static_cast<std::size_t>(p.channel)]; }
+  // The port put a packet of `wire` bytes on its link from t0 to t1: its channel's bytes, and
+  // the timeline's when one counts (count_into).
+  void sent(const Port& p, std::int64_t wire, std::int64_t t0, std::int64_t t1) {
+    channels_[static_cast<std::size_t>(p.channel)].bytes += static_cast<double>(wire);
+    if (timeline_ != nullptr) timeline_->add_bytes(p.channel, t0, t1, static_cast<double>(wire));
+  }
+  // Packets sent from now on also go to `timeline` (null: none), which must outlive its use.
+  void count_into(LinkTimeline* timeline) { timeline_ = timeline; }
   // Port::account and Port::drain into the port's channel statistics.
   void account(Port& p, std::int64_t now) { p.account(stats_of(p), now); }
   void drain(Port& p, std::int64_t now) { p.drain(stats_of(p), now); }
@@ -69,6 +78,7 @@ class PortTable {
   std::vector<std::int32_t> retired_;       // retired ports not reused yet
   std::vector<ChannelStats> channels_;
   std::vector<PortStats> port_stats_;
+  LinkTimeline* timeline_ = nullptr;
 };
 
 }  // namespace mfabric::net::packet
