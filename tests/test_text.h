@@ -30,6 +30,14 @@ inline std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
+// A CSV mfabric wrote without its first line when that is the provenance comment ("# mfabric
+// VERSION; command: ...", core/provenance.h), checked to be one: the header and the rows.
+inline std::string csv_body(const std::string& csv) {
+  if (csv.rfind("# mfabric ", 0) != 0) return csv;
+  const std::size_t end = csv.find('\n');
+  return end == std::string::npos ? std::string() : csv.substr(end + 1);
+}
+
 // The text of the mfabric::Error that fn throws ("file: field: message"), or "" when it throws
 // none. Any other exception propagates and fails the test.
 template <typename Fn>

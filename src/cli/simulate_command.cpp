@@ -172,12 +172,7 @@ int run_simulate(const SimulateOptions& o) {
       }
       std::cout << line << "\n";
     }
-    if (!o.out.empty()) {
-      std::vector<std::string> paths;
-      for (const std::string& name : written)
-        paths.push_back(printable(o.out) + "/" + name);
-      std::cout << fmt::format("\nwrote {}\n", fmt::join(paths, ", "));
-    }
+    if (!o.out.empty()) std::cout << "\n" << wrote_line(o.out, written) << "\n";
   }
   return 0;
 }

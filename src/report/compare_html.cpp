@@ -215,11 +215,7 @@ std::string compare_html(const CompareResult& r) {
   for (const std::string& sentence : compare_headline(r))
     out += "<p class=\"verdict\">" + html_text(sentence) + "</p>\n";
   out += "<p class=\"set\">This set: " + html_text(compare_set_text(r)) + "</p>\n";
-  // One line, so that tools comparing two pages of the same results can leave it out.
-  out += "<p class=\"provenance\">Made by mfabric " + html_text(mfabric_version()) +
-         (command_line().empty() ? std::string()
-                                 : "; command: <code>" + html_text(command_line()) + "</code>") +
-         "</p>\n</section>\n";
+  out += provenance_html() + "</section>\n";
   out += fmt::format(
       "<section id=\"how-to-read\">\n<h2>How to read this report</h2>\n<ul class=\"how\">\n"
       "<li>Every training job (model) runs on every fabric at every link speed; a run is one "

@@ -1,5 +1,7 @@
 #include "report/html_page.h"
 
+#include "core/provenance.h"
+
 #include "core/output_text.h"
 
 namespace mfabric::report {
@@ -67,6 +69,13 @@ std::string html_text(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string provenance_html() {
+  return "<p class=\"provenance\">Made by mfabric " + html_text(mfabric_version()) +
+         (command_line().empty() ? std::string()
+                                 : "; command: <code>" + html_text(command_line()) + "</code>") +
+         "</p>\n";
 }
 
 }  // namespace mfabric::report

@@ -63,6 +63,7 @@ std::string simulation_html(const SimulationReport& r, const UtilisationSeries& 
       html_text(r.topology.spec()), r.graph.job_gpus(), html_text(r.experiment.backend),
       r.experiment.seed, html_text(to_string(r.result.mean_iteration_time())),
       html_text(to_string(r.result.makespan)));
+  out += provenance_html();
   out += figure;
   out += "<section id=\"classes\">\n<h2>Link classes</h2>\n";
   out += classes_table(series);

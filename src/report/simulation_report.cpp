@@ -334,6 +334,7 @@ std::string results_text(const SimulationReport& r) {
 }
 
 void write_links_csv(const SimulationReport& r, std::ostream& out) {
+  out << provenance_csv_comment();
   // The packet backend adds its queues: packets sent, drops, ECN marks, the most bytes queued,
   // the mean bytes queued over the run, and PFC pause time.
   const bool packet = !r.result.ports.empty();
@@ -375,6 +376,7 @@ std::string links_csv(const SimulationReport& r) {
 }
 
 void write_collectives_csv(const SimulationReport& r, std::ostream& out) {
+  out << provenance_csv_comment();
   out << "task,iteration,layer,micro_batch,phase,op,traffic,collective,members,bytes,start_s,"
          "end_s,duration_s,source_id\n";
   for (const sim::TaskSpan& span : r.result.spans) {
@@ -517,6 +519,7 @@ void check_simulation_outputs(const std::string& dir) {
 }
 
 void write_flows_csv(const SimulationReport& r, std::ostream& out) {
+  out << provenance_csv_comment();
   out << "task,src,dst,bytes,start_s,end_s,duration_s\n";
   for (const sim::FlowRecord& f : r.result.flows) {
     out << fmt::format("{},{},{},{},{:.12f},{:.12f},{:.12f}\n", f.task,

@@ -268,6 +268,7 @@ std::string sweep_html(const study::SweepSpec& spec, const study::SweepResult& r
       html_text(spec.name), report_style(), html_text(spec.name),
       spec.description.empty() ? "" : html_text(spec.description) + " &middot; ", r.runs.size(),
       failed, html_text(spec.x), html_text(join(spec.fields)));
+  out += provenance_html();
   for (SweepMetric metric : {SweepMetric::IterationTime, SweepMetric::TokensPerSecond,
                              SweepMetric::TokensPerSecondPerMusd})
     out += sweep_figure_html(spec, r, axis, metric);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/output_text.h"
+#include "core/provenance.h"
 
 namespace mfabric::report {
 namespace {
@@ -94,6 +95,7 @@ double UtilisationSeries::peak_utilisation(std::size_t k) const {
 }
 
 void write_utilisation_csv(const UtilisationSeries& s, std::ostream& out) {
+  out << provenance_csv_comment();
   out << "time_s,bin_s,class,bytes,utilisation\n";
   for (std::int64_t b = 0; b < s.bins(); ++b) {
     for (std::size_t k = 0; k < s.classes().classes.size(); ++k) {
@@ -106,6 +108,7 @@ void write_utilisation_csv(const UtilisationSeries& s, std::ostream& out) {
 
 void write_link_utilisation_csv(const fabric::Topology& topology, const sim::RunResult& result,
                                 std::ostream& out) {
+  out << provenance_csv_comment();
   const net::LinkTimeline& tl = timeline_of(result);
   const LinkClasses classes = classify_links(topology);
   const Time end = end_of(tl, result.makespan);

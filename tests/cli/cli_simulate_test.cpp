@@ -91,22 +91,40 @@ TEST(CliSimulate, WritesEveryOutputAndTheyAreDeterministic) {
     EXPECT_NE(a.out.find((dir.path / "a" / f).string()), std::string::npos) << f << a.out;
     // Every CSV has rows, never a header alone.
     if (f.ends_with(".csv")) {
-      const std::string text = slurp(dir.path / "a" / f);
+      const std::string text = mfabric::testing::csv_body(slurp(dir.path / "a" / f));
       EXPECT_GE(std::count(text.begin(), text.end(), '\n'), 2) << f;
+      // Provenance: the first line names the build and the command.
+      EXPECT_NE(slurp(dir.path / "a" / f).rfind("# mfabric ", 0), std::string::npos) << f;
     }
   }
   EXPECT_EQ(a.out.find("trace.json"), std::string::npos) << a.out;
   EXPECT_EQ(mfabric::testing::without_provenance(slurp(dir.path / "a" / "results.json")),
             mfabric::testing::without_provenance(slurp(dir.path / "b" / "results.json")));
-  for (const char* f : {"utilisation.csv", "report.html", "links.csv"})
-    EXPECT_EQ(slurp(dir.path / "a" / f), slurp(dir.path / "b" / f)) << f;
-  EXPECT_EQ(slurp(dir.path / "a" / "links.csv").rfind("link,direction,from,to,kind", 0), 0u);
-  EXPECT_EQ(
-      slurp(dir.path / "a" / "utilisation.csv").rfind("time_s,bin_s,class,bytes,utilisation\n", 0),
-      0u);
+  // The same but for the provenance (the two command lines name other directories).
+  const auto without_provenance_line = [](const std::string& text) {
+    std::string out;
+    std::stringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("# mfabric ", 0) != 0 &&
+          line.find("class=\"provenance\"") == std::string::npos)
+        out += line + "\n";
+    }
+    return out;
+  };
+  for (const char* f : {"utilisation.csv", "report.html", "links.csv"}) {
+    EXPECT_EQ(without_provenance_line(slurp(dir.path / "a" / f)),
+              without_provenance_line(slurp(dir.path / "b" / f)))
+        << f;
+  }
+  EXPECT_EQ(mfabric::testing::csv_body(slurp(dir.path / "a" / "links.csv"))
+                .rfind("link,direction,from,to,kind", 0),
+            0u);
+  EXPECT_EQ(mfabric::testing::csv_body(slurp(dir.path / "a" / "utilisation.csv"))
+                .rfind("time_s,bin_s,class,bytes,utilisation\n", 0),
+            0u);
   // With --flows, a row per transfer whose end follows its start.
   ASSERT_EQ(run(cmd + (dir.path / "c").string() + " --flows").exit_code, 0);
-  std::ifstream flows(dir.path / "c" / "flows.csv");
+  std::istringstream flows(mfabric::testing::csv_body(slurp(dir.path / "c" / "flows.csv")));
   std::string line;
   std::getline(flows, line);
   EXPECT_EQ(line, "task,src,dst,bytes,start_s,end_s,duration_s");
@@ -200,7 +218,7 @@ TEST(CliSimulate, LinksOverTimeListsOnlyLinksThatCarriedBytes) {
                 out.string())
                 .exit_code,
             0);
-  std::istringstream csv(slurp(out / "utilisation_links.csv"));
+  std::istringstream csv(mfabric::testing::csv_body(slurp(out / "utilisation_links.csv")));
   std::string line;
   std::getline(csv, line);
   EXPECT_EQ(line, "time_s,bin_s,link,direction,from,to,class,bytes,utilisation");

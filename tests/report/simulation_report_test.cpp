@@ -3,6 +3,7 @@
 // member GPU with the span's times (only the filter's GPUs when filtered), the CSVs have their
 // columns, and --out is written as a set of the files asked for.
 #include "report/simulation_report.h"
+#include "test_text.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -223,7 +224,9 @@ TEST(TraceJson, AFilterKeepsOnlyItsGpusTracks) {
 TEST(Csv, EveryRowHasTheHeadersColumns) {
   const SimulationReport r = report_of(training_run());
   for (const std::string& text : {links_csv(r), collectives_csv(r)}) {
-    const auto lines = lines_of(text);
+    // The first line is the provenance comment.
+    EXPECT_EQ(text.rfind("# mfabric ", 0), 0u) << text.substr(0, 80);
+    const auto lines = lines_of(mfabric::testing::csv_body(text));
     ASSERT_GT(lines.size(), 1u);
     const std::size_t columns = csv_fields(lines.front()).size();
     EXPECT_TRUE(columns == 9 || columns == 14) << lines.front();  // links, collectives

@@ -13,6 +13,7 @@
 #include "sim/engine.h"
 #include "sim/experiment.h"
 #include "sim/simulation.h"
+#include "test_text.h"
 
 namespace mfabric::sim {
 namespace {
@@ -71,7 +72,7 @@ TEST_F(ConnectionMatrixSim, StartTimesAndTriggersFollowTheFluidFormula) {
   EXPECT_EQ(s.result.transfers.bytes_delivered, 4 * 12'500'000);
   // collectives.csv: each flow's row ends with its htsim id, after its completion time. Flow 2
   // (1->2, task 3) ran from 2002 us to 3004 us.
-  const std::string csv = report::collectives_csv(report::report_of(s));
+  const std::string csv = testing::csv_body(report::collectives_csv(report::report_of(s)));
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "task,iteration,layer,micro_batch,phase,op,traffic,collective,members,bytes,start_s,"
             "end_s,duration_s,source_id");
@@ -205,7 +206,7 @@ TEST_F(ConnectionMatrixSim, ReleasesTheWaitingFlowsWhenTheLastFiringFlowIsDone) 
   EXPECT_NEAR(s.result.comm_time[4].seconds(), 5.008e-3 / 2, 1e-12);
   // collectives.csv: the barrier is a row of its own, of one member and no bytes, without a
   // source id.
-  const std::string csv = report::collectives_csv(report::report_of(s));
+  const std::string csv = testing::csv_body(report::collectives_csv(report::report_of(s)));
   EXPECT_NE(csv.find("\n2,0,-1,-1,other,generic,none,barrier,1,0,0.002002000,0.002002000,"
                      "0.000000000,\n"),
             std::string::npos)
