@@ -138,27 +138,38 @@ std::string memory_bytes(double bytes) {
   return in_units(bytes, 1024, {"B", "KiB", "MiB", "GiB", "TiB", "PiB"});
 }
 
+std::string time_in_unit_of(double seconds, double largest_seconds) {
+  require_size(seconds, "a time");
+  struct Unit {
+    const char* name;
+    double scale;
+  };
+  Unit unit{"s", 1};
+  if (largest_seconds < 1e-6) {
+    unit = {"ns", 1e9};
+  } else if (largest_seconds < 1e-3) {
+    unit = {"us", 1e6};
+  } else if (largest_seconds < 1) {
+    unit = {"ms", 1e3};
+  }
+  // Three decimals, or three significant digits below 1 (0.00436s, not 0.004s): the unit is the
+  // column's, the precision each value's.
+  const double x = seconds * unit.scale;
+  if (x == 0) return fmt::format("0{}", unit.name);
+  if (x >= 1) return fmt::format("{:.3f}{}", x, unit.name);
+  const int decimals = std::min(9, 2 - static_cast<int>(std::floor(std::log10(x))));
+  return fmt::format("{:.{}f}{}", x, decimals, unit.name);
+}
+
 std::vector<std::string> times_in_one_unit(const std::vector<double>& seconds) {
   double largest = 0;
   for (const double s : seconds) {
     require_size(s, "a time");
     largest = std::max(largest, s);
   }
-  struct Unit {
-    const char* name;
-    double scale;
-  };
-  Unit unit{"s", 1};
-  if (largest < 1e-6) {
-    unit = {"ns", 1e9};
-  } else if (largest < 1e-3) {
-    unit = {"us", 1e6};
-  } else if (largest < 1) {
-    unit = {"ms", 1e3};
-  }
   std::vector<std::string> out;
   for (const double s : seconds)
-    out.push_back(fmt::format("{:.3f}{}", s * unit.scale, unit.name));
+    out.push_back(time_in_unit_of(s, largest));
   return out;
 }
 

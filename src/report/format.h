@@ -29,6 +29,8 @@ std::string ratio(double r);
 std::string traffic_bytes(double bytes);
 std::string memory_bytes(double bytes);
 std::vector<std::string> times_in_one_unit(const std::vector<double>& seconds);
+// One time of such a column, in the unit of a column whose largest value is `largest_seconds`.
+std::string time_in_unit_of(double seconds, double largest_seconds);
 
 // The parts with `separator` between them.
 std::string join_strings(const std::vector<std::string>& parts, const char* separator);

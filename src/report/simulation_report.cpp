@@ -253,21 +253,30 @@ std::string results_text(const SimulationReport& r) {
                   printable(workload_label(r.experiment)), printable(r.topology.spec()),
                   r.graph.gpus(), with_commas(static_cast<std::int64_t>(r.graph.size())));
   Table t({"metric", "value"});
-  t.add_row({"iteration time", to_string(res.mean_iteration_time())});
+  // Every time in the value column in one unit, the one that fits the largest (docs/cli.md,
+  // "Units in tables"): 0.229s under 31.102s, not 229.387ms.
+  double largest_s = std::max(res.mean_iteration_time().seconds(), res.exposed_comm.seconds());
+  for (std::size_t k = 0; k < sim::kTrafficClasses.size(); ++k) {
+    largest_s =
+        std::max({largest_s, res.comm_time[k].seconds(), res.comm_time_profiled[k].seconds()});
+  }
+  if (r.control != nullptr) largest_s = std::max(largest_s, r.control->held_time.seconds());
+  const auto time_text = [&](Time time) { return time_in_unit_of(time.seconds(), largest_s); };
+  t.add_row({"iteration time", time_text(res.mean_iteration_time())});
   const double iteration_s = res.mean_iteration_time().seconds();
   const double tokens = study::tokens_per_iteration(r.experiment);
   if (tokens > 0 && iteration_s > 0) t.add_row({"tokens/s", whole_number(tokens / iteration_s)});
   if (const std::optional<double> cost = paper_network_cost(r.topology)) {
     t.add_row({"network cost (paper formulas)", dollars(*cost)});
   }
-  t.add_row({"exposed communication (per GPU)", to_string(res.exposed_comm)});
+  t.add_row({"exposed communication (per GPU)", time_text(res.exposed_comm)});
   for (std::size_t k = 0; k < sim::kTrafficClasses.size(); ++k) {
     t.add_row(
-        {fmt::format("{} communication (per GPU)", traffic_label(k)), to_string(res.comm_time[k])});
+        {fmt::format("{} communication (per GPU)", traffic_label(k)), time_text(res.comm_time[k])});
     // The all-to-alls wait for the busiest expert GPU: a profiler counts that wait as time in
     // the all-to-all (the paper's measured shares are of this kind).
     if (sim::kTrafficClasses[k] == workload::Traffic::EP && res.comm_time[k] > Time::zero()) {
-      t.add_row({"EP as profiled, with waits (per GPU)", to_string(res.comm_time_profiled[k])});
+      t.add_row({"EP as profiled, with waits (per GPU)", time_text(res.comm_time_profiled[k])});
     }
   }
   if (r.control != nullptr) {
@@ -283,10 +292,10 @@ std::string results_text(const SimulationReport& r) {
     const std::size_t regions = r.topology.regions().size();
     t.add_row({fmt::format("all-to-alls held for circuits (summed over {} region{})", regions,
                            regions == 1 ? "" : "s"),
-               fmt::format("{}, {}", with_commas(c.held), to_string(c.held_time))});
+               fmt::format("{}, {}", with_commas(c.held), time_text(c.held_time))});
     t.add_row({"  of them on the critical path",
                fmt::format("{}, {}", with_commas(r.result.critical_holds),
-                           to_string(r.result.critical_held_time))});
+                           time_text(r.result.critical_held_time))});
     if (c.predictions > 0) {
       t.add_row(
           {"predicted plans", fmt::format("{}, mean demand error {:.1f}%",

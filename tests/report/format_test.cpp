@@ -96,6 +96,9 @@ TEST(UnitColumns, TrafficIsDecimalMemoryBinaryAndTimesShareAUnit) {
   EXPECT_EQ(times_in_one_unit({0.0005, 0.0002}),
             (std::vector<std::string>{"500.000us", "200.000us"}));
   EXPECT_EQ(times_in_one_unit({0.25, 0.0125}), (std::vector<std::string>{"250.000ms", "12.500ms"}));
+  // Below 1 in the column's unit: three significant digits; zero is plain.
+  EXPECT_EQ(times_in_one_unit({16.416, 0.004363, 0}),
+            (std::vector<std::string>{"16.416s", "0.00436s", "0s"}));
   EXPECT_THROW(traffic_bytes(-1), Error);
   EXPECT_THROW(times_in_one_unit({std::nan("")}), Error);
 }
