@@ -93,14 +93,20 @@ struct TwoHosts {
   }
 };
 
-TEST(UtilisationSeries, ClassUtilisationIsBytesOverCapacityTimesBin) {
-  TwoHosts h;
+// Server 0's uplink at 100G from 5 us to 35 us in 10 us bins; the run ends at 35 us.
+sim::RunResult one_busy_uplink(const TwoHosts& h) {
   sim::RunResult result;
   result.timeline.emplace(h.links, net::TimelineOptions{Time::microseconds(10)});
-  // Server 0's uplink at 100G from 5 us to 35 us; the run ends at 35 us (last bin: 5 us).
   result.timeline->add_rate(h.uplink(0), 5 * kUs, 35 * kUs, 100e9);
   result.makespan = Time::microseconds(35);
   result.timeline->close();
+  return result;
+}
+
+TEST(UtilisationSeries, ClassUtilisationIsBytesOverCapacityTimesBin) {
+  TwoHosts h;
+  // Server 0's uplink at 100G from 5 us to 35 us; the run ends at 35 us (last bin: 5 us).
+  const sim::RunResult result = one_busy_uplink(h);
   const UtilisationSeries s(h.t, result);
   ASSERT_EQ(s.bins(), 4);
   EXPECT_DOUBLE_EQ(s.length_s(0), 10e-6);
@@ -182,11 +188,7 @@ TEST(LinkUtilisationCsv, RowsOnlyForBinsInWhichALinkCarriedBytes) {
 
 TEST(UtilisationFigure, ALinePerClassFromZeroToOne) {
   TwoHosts h;
-  sim::RunResult result;
-  result.timeline.emplace(h.links, net::TimelineOptions{Time::microseconds(10)});
-  result.timeline->add_rate(h.uplink(0), 5 * kUs, 35 * kUs, 100e9);
-  result.makespan = Time::microseconds(35);
-  result.timeline->close();
+  const sim::RunResult result = one_busy_uplink(h);
   const UtilisationSeries s(h.t, result);
   const std::string script = utilisation_script(s).text();
   std::size_t lines = 0;
