@@ -7,20 +7,12 @@
 #include <vector>
 
 #include "core/error.h"
+#include "test_text.h"
 
 namespace mfabric::service {
 namespace {
 
-// The field and message of the mfabric::Error that fn throws ("" when it throws none).
-template <class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using mfabric::testing::error_text;
 
 // --- commands ---
 
@@ -85,10 +77,10 @@ TEST(Tl1Command, RefusesEachMalformedPartByName) {
       {"ACT-USER::admin:7::a,b\"c\";", "parameter 2: expected printable text"},
   };
   for (const auto& c : cases) {
-    const std::string message = error_of([&] { parse_tl1_command(c.text); });
+    const std::string message = error_text([&] { parse_tl1_command(c.text); });
     EXPECT_EQ(message.rfind(c.field, 0), 0u) << c.text << " -> " << message;
   }
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_text([&] {
               parse_tl1_command(std::string(kMaxTl1CommandBytes + 1, 'A'));
             }).find("command: expected at most 4096 bytes"),
             std::string::npos);
@@ -98,16 +90,16 @@ TEST(Tl1Command, FormatRefusesWhatWouldNotReadBack) {
   Tl1Command command{"ENT-PATCH", "", "1,2", "7", "", {}};
   EXPECT_EQ(format_tl1_command(command), "ENT-PATCH::1,2:7:;");
   command.verb = "ent-patch";
-  EXPECT_EQ(error_of([&] { format_tl1_command(command); }).rfind("verb: expected upper case", 0),
+  EXPECT_EQ(error_text([&] { format_tl1_command(command); }).rfind("verb: expected upper case", 0),
             0u);
   command.verb = "ENT-PATCH";
   command.ctag = "";
-  EXPECT_EQ(error_of([&] { format_tl1_command(command); }).rfind("ctag:", 0), 0u);
+  EXPECT_EQ(error_text([&] { format_tl1_command(command); }).rfind("ctag:", 0), 0u);
   command.ctag = "7";
   command.parameters = {""};
-  EXPECT_EQ(error_of([&] { format_tl1_command(command); }).rfind("parameter 1:", 0), 0u);
+  EXPECT_EQ(error_text([&] { format_tl1_command(command); }).rfind("parameter 1:", 0), 0u);
   command.parameters = {"a;b"};
-  EXPECT_EQ(error_of([&] { format_tl1_command(command); }).rfind("parameter 1:", 0), 0u);
+  EXPECT_EQ(error_text([&] { format_tl1_command(command); }).rfind("parameter 1:", 0), 0u);
 }
 
 TEST(Tl1CommandReader, FramesCommandsAcrossChunksAndQuotes) {
@@ -126,7 +118,7 @@ TEST(Tl1CommandReader, FramesCommandsAcrossChunksAndQuotes) {
 TEST(Tl1CommandReader, RefusesACommandTooLongAndGoesOnAfterItsSemicolon) {
   Tl1CommandReader reader;
   reader.feed("RTRV-PATCH:::1:;");
-  const std::string message = error_of(
+  const std::string message = error_text(
       [&] { reader.feed(std::string(kMaxTl1CommandBytes + 10, 'A') + "x;RTRV-PATCH:::2:;"); });
   EXPECT_EQ(message.rfind("command: expected ';' within 4096 bytes", 0), 0u) << message;
   EXPECT_EQ(reader.next()->ctag, "1");
@@ -134,7 +126,7 @@ TEST(Tl1CommandReader, RefusesACommandTooLongAndGoesOnAfterItsSemicolon) {
   EXPECT_FALSE(reader.next().has_value());
   // A malformed command is taken off the queue: the next one still reads.
   reader.feed("BAD VERB:::3:;RTRV-PATCH:::4:;");
-  EXPECT_EQ(error_of([&] { reader.next(); }).rfind("verb:", 0), 0u);
+  EXPECT_EQ(error_text([&] { reader.next(); }).rfind("verb:", 0), 0u);
   EXPECT_EQ(reader.next()->ctag, "4");
 }
 
@@ -237,7 +229,7 @@ TEST(Tl1Response, RefusesEachMalformedPartByName) {
       {"IP 1234567\r\n<", "ctag: expected 1 to 6"},
   };
   for (const auto& c : cases) {
-    const std::string message = error_of([&] { parse_tl1_message(c.text); });
+    const std::string message = error_text([&] { parse_tl1_message(c.text); });
     EXPECT_EQ(message.rfind(c.field, 0), 0u) << c.text << " -> " << message;
   }
 }
@@ -245,21 +237,21 @@ TEST(Tl1Response, RefusesEachMalformedPartByName) {
 TEST(Tl1Response, FormatRefusesWhatWouldNotReadBack) {
   Tl1Response r = patches_response();
   r.error_code = "IIAC";
-  EXPECT_EQ(error_of([&] { format_tl1_response(r); }).rfind("error code: expected no error", 0),
+  EXPECT_EQ(error_text([&] { format_tl1_response(r); }).rfind("error code: expected no error", 0),
             0u);
   r = patches_response();
   r.lines = {"a\nb"};
-  EXPECT_EQ(error_of([&] { format_tl1_response(r); }).rfind("line 1: expected printable", 0), 0u);
+  EXPECT_EQ(error_text([&] { format_tl1_response(r); }).rfind("line 1: expected printable", 0), 0u);
   r = patches_response();
   r.comment = " padded";
-  EXPECT_EQ(error_of([&] { format_tl1_response(r); }).rfind("comment:", 0), 0u);
+  EXPECT_EQ(error_text([&] { format_tl1_response(r); }).rfind("comment:", 0), 0u);
   r = patches_response();
   r.sid = "";
-  EXPECT_EQ(error_of([&] { format_tl1_response(r); }).rfind("header:", 0), 0u);
+  EXPECT_EQ(error_text([&] { format_tl1_response(r); }).rfind("header:", 0), 0u);
   r = patches_response();
   r.date = "2026-11-26";
-  EXPECT_EQ(error_of([&] { format_tl1_response(r); }).rfind("header: expected the date", 0), 0u);
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(error_text([&] { format_tl1_response(r); }).rfind("header: expected the date", 0), 0u);
+  EXPECT_EQ(error_text([&] {
               format_tl1_acknowledgment({"XX", "1"});
             }).rfind("acknowledgment:", 0),
             0u);
@@ -343,7 +335,8 @@ TEST(Tl1ResponseReader, RefusesOversizeAndGarbageWithoutHoldingIt) {
   {
     Tl1ResponseReader reader;
     reader.feed("\r\n\n   OCS 26-11-26 13:44:05\r\nM  1 COMPLD\r\n   \"");
-    const std::string message = error_of([&] { reader.feed(std::string(kMaxTl1LineBytes, 'x')); });
+    const std::string message =
+        error_text([&] { reader.feed(std::string(kMaxTl1LineBytes, 'x')); });
     EXPECT_EQ(message, "message: expected lines of at most 65536 bytes");
     EXPECT_EQ(reader.pending_bytes(), 0u);
   }
@@ -353,14 +346,14 @@ TEST(Tl1ResponseReader, RefusesOversizeAndGarbageWithoutHoldingIt) {
     std::string message;
     for (int k = 0; k < 2000 && message.empty(); ++k) {
       message =
-          error_of([&] { reader.feed(k == 0 ? "\r\n\n   OCS 26-11-26 13:44:05\r\n" : line); });
+          error_text([&] { reader.feed(k == 0 ? "\r\n\n   OCS 26-11-26 13:44:05\r\n" : line); });
     }
     EXPECT_EQ(message, "message: expected messages of at most 1048576 bytes");
     EXPECT_EQ(reader.pending_bytes(), 0u);
   }
   {
     Tl1ResponseReader reader;
-    EXPECT_EQ(error_of([&] {
+    EXPECT_EQ(error_text([&] {
                 reader.feed("IP " + std::string(100, '1'));
               }).rfind("message: expected an acknowledgment 'CODE CTAG' and '<' within 64", 0),
               0u);
@@ -368,7 +361,7 @@ TEST(Tl1ResponseReader, RefusesOversizeAndGarbageWithoutHoldingIt) {
   {
     // A complete message stays queued; the garbage after it is refused.
     Tl1ResponseReader reader;
-    const std::string message = error_of(
+    const std::string message = error_text(
         [&] { reader.feed(format_tl1_response(patches_response()) + "\r\n\x01\x02 binary"); });
     EXPECT_EQ(message.rfind("message: expected a response, an acknowledgment or an autonomous "
                             "message, got '\\x01\\x02 binary'",
@@ -383,7 +376,7 @@ TEST(Tl1ResponseReader, RefusesOversizeAndGarbageWithoutHoldingIt) {
     Tl1ResponseReader reader;
     reader.feed("\r\n\n   OCS 26-11-26 13:44:05\r\nM  1 MAYBE\r\n;" +
                 format_tl1_acknowledgment({"IP", "2"}));
-    EXPECT_EQ(error_of([&] { reader.next(); }).rfind("identification:", 0), 0u);
+    EXPECT_EQ(error_text([&] { reader.next(); }).rfind("identification:", 0), 0u);
     EXPECT_EQ(reader.next(), Tl1Message(Tl1Acknowledgment{"IP", "2"}));
   }
 }
@@ -398,7 +391,7 @@ TEST(Tl1Polatis, ReadsPatchesIntoAnOcsConfiguration) {
   EXPECT_EQ(config.peer(16), 2);
   EXPECT_EQ(config.connections(), (std::vector<std::pair<int, int>>{{0, 1}, {2, 16}}));
   EXPECT_EQ(format_patch_line(3, 17), "3,17");
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(error_text([&] {
               configuration_of_patches(patches, 16);
             }).rfind("patches: patch 3,17 is outside the OCS's ports 1 to 16", 0),
             0u);
@@ -408,11 +401,12 @@ TEST(Tl1Polatis, RefusesABadPatchLineByNumber) {
   for (const char* line : {"1", "1,", ",2", "1,1", "0,2", "1,2,3", "a,2", "1, 2", "1,99999999"}) {
     Tl1Response r = patches_response();
     r.lines = {"5,6", line};
-    EXPECT_EQ(error_of([&] { parse_patches(r); }).rfind("patch 2: expected 'A,B'", 0), 0u) << line;
+    EXPECT_EQ(error_text([&] { parse_patches(r); }).rfind("patch 2: expected 'A,B'", 0), 0u)
+        << line;
   }
   Tl1Response r = patches_response();
   r.lines = {"5,6", "7,5"};
-  EXPECT_EQ(error_of([&] { parse_patches(r); }),
+  EXPECT_EQ(error_text([&] { parse_patches(r); }),
             "patch 2: port 5 is already in an earlier patch ('7,5')");
 }
 
@@ -427,7 +421,7 @@ TEST(Tl1Polatis, ReadsPortStatus) {
   for (const char* line : {"1", "1:", "x:STATUS=IS", "1:STATUS=UP", "1:POWER=1",
                            "1:STATUS=IS,STATUS=IS", "1:=IS", "1:STATUS=IS,"}) {
     r.lines = {line};
-    EXPECT_EQ(error_of([&] { parse_port_status(r); }).rfind("port status 1: expected", 0), 0u)
+    EXPECT_EQ(error_text([&] { parse_port_status(r); }).rfind("port status 1: expected", 0), 0u)
         << line;
   }
 }
