@@ -271,7 +271,7 @@ TEST(Tl1Client, GarbageOrAnOversizedAnswerIsAClearErrorAndDropsTheConnection) {
     EXPECT_EQ(error_text([&] { client.patches(); }),
               "OCS " + server.address() +
                   ": 'RTRV-PATCH:::2:;': a malformed answer (message: expected a response, an "
-                  "acknowledgment or an autonomous message, got '\\x01\\x02garbage\\r\\n')");
+                  "acknowledgment or an autonomous message, got '\\x01' between messages)");
     EXPECT_FALSE(client.connected());
   }
   {
@@ -296,6 +296,21 @@ TEST(Tl1Client, GarbageOrAnOversizedAnswerIsAClearErrorAndDropsTheConnection) {
                   ": RTRV-PATCH answered an unreadable line: patch 2: expected 'A,B': two "
                   "different ports of 1 to 1048576, got 'banana'");
   }
+}
+
+TEST(Tl1Client, APartialCompletionOfACrossConnectIsAnError) {
+  ScriptedTl1Server server({after_login([](ScriptedConnection& c) {
+    if (auto command = c.read_command()) {
+      Tl1Response partial = ScriptedConnection::response(command->ctag, {}, Tl1Completion::Prtl);
+      partial.comment = "one side failed";
+      c.send(format_tl1_response(partial));
+    }
+    c.wait_for_close();
+  })});
+  Tl1Client client(server.address(), admin(), quick_options());
+  EXPECT_EQ(
+      error_text([&] { client.connect_ports(1, 2); }),
+      "OCS " + server.address() + ": ENT-PATCH answered PRTL (expected COMPLD): 'one side failed'");
 }
 
 TEST(Tl1Client, GathersAContinuedResponseAndReadsPortStatus) {
