@@ -167,10 +167,10 @@ class Tl1ResponseReader {
  public:
   // Appends bytes received and finds the messages they complete. mfabric::Error (field "message")
   // when a line grows past kMaxTl1LineBytes (CRs not counted), a message past kMaxTl1ResponseBytes
-  // (an acknowledgment past 64 bytes), or a byte between messages starts none; the reader is then
-  // empty (messages completed before stay queued) and the caller should drop the connection,
-  // since the stream's framing is lost. Memory is bounded by the largest message plus the
-  // complete messages not taken yet.
+  // (an acknowledgment past 64 bytes), or a byte between messages starts none; the reader then
+  // holds nothing of the message and drops the rest of `bytes` (messages completed before stay
+  // queued), and the caller should drop the connection, since the stream's framing is lost. Memory
+  // is bounded by the largest message plus the complete messages not taken yet.
   void feed(std::string_view bytes);
   // The next complete message; nullopt when none is complete yet. A message that does not parse
   // is taken off the queue, then mfabric::Error as parse_tl1_message.
