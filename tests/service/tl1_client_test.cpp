@@ -238,6 +238,39 @@ TEST(Tl1Client, ANobodyListeningAddressFailsAfterItsAttempts) {
                 ": could not connect and log in (2 attempts): connect: Connection refused");
 }
 
+TEST(Tl1Client, AConnectionThatDoesNotOpenTimesOut) {
+  // A listener that never accepts, its queue filled: Linux drops further SYNs, so a connect
+  // stays in progress.
+  FileDescriptor listener(::socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof a;
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(listener.get(), 0), 0);
+  ASSERT_EQ(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &length), 0);
+  std::vector<FileDescriptor> queued;
+  for (int k = 0; k < 3; ++k) {
+    queued.emplace_back(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+    ::connect(queued.back().get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
+  }
+  const std::string address = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  Tl1ClientOptions options = quick_options();
+  options.connect_timeout = Time::milliseconds(200);
+  options.max_attempts = 1;
+  Tl1Client client(address, admin(), options);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = error_text([&] { client.connect(); });
+  if (message.find("Connection refused") != std::string::npos) {
+    GTEST_SKIP() << "this kernel refuses instead of dropping: " << message;
+  }
+  EXPECT_EQ(message, "OCS " + address +
+                         ": could not connect and log in (1 attempt): connect: no connection "
+                         "within 0.2 s");
+  EXPECT_GE(seconds_since(start), 0.15);
+  EXPECT_LT(seconds_since(start), 1.0);
+}
+
 TEST(Tl1Client, ADenyNamesTheCommandAndItsCode) {
   ScriptedTl1Server server({after_login([](ScriptedConnection& c) {
     if (auto command = c.read_command()) {
