@@ -65,7 +65,7 @@ Tl1Client::~Tl1Client() {
   try {
     if (logged_in_ && connection_.is_open()) {
       Tl1Command logout{"CANC-USER", options_.tid, credentials_.user, next_ctag(), "", {}};
-      connection_.send(format_tl1_command(logout),
+      connection_.send(format_tl1_command(logout) + "\r\n",
                        std::chrono::steady_clock::now() + std::chrono::milliseconds(200));
     }
   } catch (...) {
