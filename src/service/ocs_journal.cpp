@@ -105,7 +105,7 @@ OcsJournal::OcsJournal(std::string path, int ports, OcsState* state, std::size_t
 }
 
 void OcsJournal::open_for_append() {
-  fd_ = FileDescriptor(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
+  fd_ = FileDescriptor(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK));
   if (fd_.get() < 0) {
     throw Error(path_, "", fmt::format("cannot open the state file: {}", std::strerror(errno)));
   }
