@@ -1,0 +1,324 @@
+#include "service/tl1_client.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "core/output_text.h"
+
+namespace mfabric::service {
+namespace {
+
+// Largest read from the socket at once.
+constexpr std::size_t kReceiveBytes = 64 << 10;
+// A response continued over several messages ('>') is gathered up to this many bytes.
+constexpr std::size_t kMaxGatheredBytes = 16 * kMaxTl1ResponseBytes;
+// CTAGs count 1 to 999999 (6 digits), then start again.
+constexpr std::int64_t kMaxCtag = 999'999;
+
+std::chrono::steady_clock::duration as_duration(Time t) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::nanoseconds(t.ps() / 1000));
+}
+
+std::string seconds_text(Time t) {
+  return fmt::format("{:g} s", t.seconds());
+}
+
+bool is_bare_password_char(char c) {
+  return c > 0x20 && c <= 0x7e && c != ',' && c != ':' && c != ';' && c != '"';
+}
+
+}  // namespace
+
+Tl1Client::Tl1Client(std::string address, Tl1Credentials credentials, Tl1ClientOptions options)
+    : address_(std::move(address)),
+      credentials_(std::move(credentials)),
+      options_(std::move(options)) {
+  const std::string source = "OCS " + printable(address_);
+  with_context(source, "", [&] { parse_host_port(address_); });
+  if (credentials_.user.empty()) throw Error(source, "user", "expected a user name, got none");
+  // The login command must be writable: check it once with a placeholder CTAG.
+  try {
+    format_tl1_command({"ACT-USER", options_.tid, credentials_.user, "1", "", {"x"}});
+  } catch (const Error& e) {
+    throw Error(source, e.field() == "aid" ? "user" : e.field(), e.message());
+  }
+  for (const char c : credentials_.password) {
+    if (c < 0x20 || c > 0x7e || c == '"') {
+      throw Error(source, "password", "expected printable ASCII without '\"'");
+    }
+  }
+  if (options_.max_attempts < 1 || options_.connect_timeout <= Time::zero() ||
+      options_.command_timeout <= Time::zero() || options_.max_command_time <= Time::zero() ||
+      options_.retry_delay < Time::zero()) {
+    throw Error(source, "options",
+                "expected positive timeouts, a non-negative retry delay and at least 1 attempt");
+  }
+}
+
+Tl1Client::~Tl1Client() {
+  // Best effort: a session the OCS does not see end stays until its own idle timeout. Nothing
+  // here may throw, and the destructor does not wait for the answer.
+  try {
+    if (logged_in_ && connection_.is_open()) {
+      Tl1Command logout{"CANC-USER", options_.tid, credentials_.user, next_ctag(), "", {}};
+      connection_.send(format_tl1_command(logout),
+                       std::chrono::steady_clock::now() + std::chrono::milliseconds(200));
+    }
+  } catch (...) {
+  }
+}
+
+void Tl1Client::fail(const std::string& message) const {
+  throw Error("OCS " + printable(address_), "", message);
+}
+
+std::string Tl1Client::next_ctag() {
+  ctag_counter_ = ctag_counter_ >= kMaxCtag ? 1 : ctag_counter_ + 1;
+  return std::to_string(ctag_counter_);
+}
+
+std::string Tl1Client::describe(const Tl1Command& command) {
+  if (command.verb == "ACT-USER") return fmt::format("login as {}", quote_input(command.aid));
+  return fmt::format("'{}:{}:{}'", command.verb, command.tid, command.aid);
+}
+
+void Tl1Client::open_and_login() {
+  connection_.close();
+  reader_.reset();
+  logged_in_ = false;
+  const auto deadline = std::chrono::steady_clock::now() + as_duration(options_.connect_timeout);
+  try {
+    connection_ = TcpConnection::connect(address_, deadline);
+  } catch (const ConnectionTimeout&) {
+    throw ConnectionTimeout(
+        fmt::format("connect: no connection within {}", seconds_text(options_.connect_timeout)));
+  }
+  const bool bare = std::all_of(credentials_.password.begin(), credentials_.password.end(),
+                                is_bare_password_char) &&
+                    !credentials_.password.empty();
+  Tl1Command login{"ACT-USER",
+                   options_.tid,
+                   credentials_.user,
+                   "",
+                   "",
+                   {bare ? credentials_.password : "\"" + credentials_.password + "\""}};
+  exchange(login, describe(login));
+  logged_in_ = true;
+}
+
+void Tl1Client::connect() {
+  if (connection_.is_open() && logged_in_) return;
+  std::string last;
+  for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
+    if (attempt > 1) std::this_thread::sleep_for(as_duration(options_.retry_delay));
+    try {
+      open_and_login();
+      return;
+    } catch (const ConnectionBroken& e) {
+      last = e.message();
+    } catch (const ConnectionTimeout& e) {
+      last = e.message();
+    }
+  }
+  connection_.close();
+  fail(fmt::format("could not connect and log in ({} attempt{}): {}", options_.max_attempts,
+                   options_.max_attempts == 1 ? "" : "s", last));
+}
+
+void Tl1Client::logout() {
+  const auto end_session = [&] {
+    connection_.close();
+    reader_.reset();
+    logged_in_ = false;
+  };
+  if (connection_.is_open() && logged_in_) {
+    Tl1Command command{"CANC-USER", options_.tid, credentials_.user, "", "", {}};
+    try {
+      exchange(command, describe(command));
+    } catch (const ConnectionBroken&) {
+      // Closed before answering: the session has ended either way.
+    } catch (...) {
+      end_session();
+      throw;
+    }
+  }
+  end_session();
+}
+
+Tl1Response Tl1Client::exchange(Tl1Command& command, const std::string& description) {
+  const std::string source = "OCS " + printable(address_);
+  command.ctag = next_ctag();
+  const std::string what =
+      command.verb == "ACT-USER" ? description : fmt::format("'{}'", format_tl1_command(command));
+  const auto start = std::chrono::steady_clock::now();
+  const auto bound = start + as_duration(options_.max_command_time);
+  auto deadline = std::min(bound, start + as_duration(options_.command_timeout));
+  connection_.send(format_tl1_command(command) + "\r\n", deadline);
+
+  Tl1Response gathered;  // the lines of continued responses ('>') so far
+  bool gathering = false;
+  std::size_t gathered_bytes = 0;
+  while (true) {
+    std::optional<Tl1Message> message;
+    try {
+      message = reader_.next();
+    } catch (const Error& e) {
+      connection_.close();
+      reader_.reset();
+      throw Error(source, "", fmt::format("{}: a malformed answer ({})", what, e.what()));
+    }
+    if (!message) {
+      std::string bytes;
+      try {
+        bytes = connection_.receive(kReceiveBytes, deadline);
+      } catch (const ConnectionTimeout&) {
+        throw Error(
+            source, "",
+            fmt::format("{}: no response within {}{}", what, seconds_text(options_.command_timeout),
+                        deadline == bound ? " (in progress too long)" : ""));
+      }
+      try {
+        reader_.feed(bytes);
+      } catch (const Error& e) {
+        // The stream's framing is lost: nothing after this point can be matched to a command.
+        connection_.close();
+        reader_.reset();
+        throw Error(source, "", fmt::format("{}: a malformed answer ({})", what, e.what()));
+      }
+      continue;
+    }
+    if (const auto* ack = std::get_if<Tl1Acknowledgment>(&*message)) {
+      if (ack->ctag == command.ctag && ack->code == "IP") {
+        deadline = std::min(
+            bound, std::chrono::steady_clock::now() + as_duration(options_.command_timeout));
+      } else if (ack->ctag == command.ctag && ack->code != "PF" && ack->code != "OK") {
+        // NA, NG, RL: the OCS will not carry the command out now.
+        throw Tl1Denied(source, fmt::format("{} not accepted (acknowledgment {})", what, ack->code),
+                        ack->code, command.verb);
+      }
+      continue;
+    }
+    if (std::holds_alternative<Tl1AutonomousMessage>(*message)) {
+      ++autonomous_messages_;
+      continue;
+    }
+    Tl1Response& response = std::get<Tl1Response>(*message);
+    if (response.ctag != command.ctag) continue;  // a late answer to an earlier command
+    if (gathering) {
+      gathered.lines.insert(gathered.lines.end(), response.lines.begin(), response.lines.end());
+      if (!response.comment.empty()) {
+        gathered.comment += (gathered.comment.empty() ? "" : " ") + response.comment;
+      }
+      gathered.completion = response.completion;
+      gathered.error_code = response.error_code;
+      gathered.continued = response.continued;
+    } else {
+      gathered = std::move(response);
+      gathering = true;
+    }
+    if (gathered.continued) {
+      deadline =
+          std::min(bound, std::chrono::steady_clock::now() + as_duration(options_.command_timeout));
+      gathered_bytes += kMaxTl1LineBytes;  // counted high: a message's lines are at most this
+      if (gathered_bytes > kMaxGatheredBytes) {
+        connection_.close();
+        reader_.reset();
+        throw Error(source, "",
+                    fmt::format("{}: an answer continued over more than {} bytes", what,
+                                kMaxGatheredBytes));
+      }
+      continue;
+    }
+    if (gathered.completion == Tl1Completion::Deny) {
+      const std::string code = gathered.error_code.empty() ? "no code" : gathered.error_code;
+      throw Tl1Denied(
+          source,
+          fmt::format("{}: denied ({}{})", what, code,
+                      gathered.comment.empty() ? "" : ": " + quote_input(gathered.comment, 200)),
+          gathered.error_code, command.verb);
+    }
+    return gathered;
+  }
+}
+
+Tl1Response Tl1Client::execute_counting(Tl1Command command, bool& reconnected) {
+  reconnected = false;
+  command.tid = command.tid.empty() ? options_.tid : command.tid;
+  std::string last;
+  for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
+    try {
+      if (attempt > 1) {
+        std::this_thread::sleep_for(as_duration(options_.retry_delay));
+        reconnected = true;
+      }
+      if (!connection_.is_open() || !logged_in_) open_and_login();
+      return exchange(command, describe(command));
+    } catch (const ConnectionBroken& e) {
+      connection_.close();
+      logged_in_ = false;
+      last = e.message();
+    } catch (const ConnectionTimeout& e) {
+      connection_.close();
+      logged_in_ = false;
+      last = e.message();
+    }
+  }
+  fail(fmt::format("{}: the connection broke {} time{} (last: {})", describe(command),
+                   options_.max_attempts, options_.max_attempts == 1 ? "" : "s", last));
+}
+
+Tl1Response Tl1Client::execute(Tl1Command command) {
+  bool reconnected = false;
+  return execute_counting(std::move(command), reconnected);
+}
+
+void Tl1Client::connect_ports(int a, int b) {
+  bool reconnected = false;
+  try {
+    execute_counting({"ENT-PATCH", "", format_patch_line(a, b), "", "", {}}, reconnected);
+  } catch (const Tl1Denied&) {
+    if (!reconnected) throw;
+    const auto in_force = patches();
+    const bool done = std::find_if(in_force.begin(), in_force.end(), [&](const auto& p) {
+                        return (p.first == a && p.second == b) || (p.first == b && p.second == a);
+                      }) != in_force.end();
+    if (!done) throw;
+  }
+}
+
+void Tl1Client::disconnect_port(int a) {
+  bool reconnected = false;
+  try {
+    execute_counting({"DLT-PATCH", "", std::to_string(a), "", "", {}}, reconnected);
+  } catch (const Tl1Denied&) {
+    if (!reconnected) throw;
+    const auto in_force = patches();
+    const bool free = std::none_of(in_force.begin(), in_force.end(),
+                                   [&](const auto& p) { return p.first == a || p.second == a; });
+    if (!free) throw;
+  }
+}
+
+std::vector<std::pair<int, int>> Tl1Client::patches() {
+  const Tl1Response response = execute({"RTRV-PATCH", "", "", "", "", {}});
+  try {
+    return parse_patches(response);
+  } catch (const Error& e) {
+    fail(fmt::format("RTRV-PATCH answered an unreadable line: {}", e.what()));
+  }
+}
+
+std::vector<PortStatus> Tl1Client::port_status() {
+  const Tl1Response response = execute({"RTRV-PORT-STATUS", "", "ALL", "", "", {}});
+  try {
+    return parse_port_status(response);
+  } catch (const Error& e) {
+    fail(fmt::format("RTRV-PORT-STATUS answered an unreadable line: {}", e.what()));
+  }
+}
+
+}  // namespace mfabric::service

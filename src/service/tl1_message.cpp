@@ -1,0 +1,877 @@
+#include "service/tl1_message.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <unordered_set>
+
+#include "core/error.h"
+#include "core/output_text.h"
+
+namespace mfabric::service {
+namespace {
+
+// ASCII classes, independent of the locale.
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_upper(char c) {
+  return c >= 'A' && c <= 'Z';
+}
+bool is_letter(char c) {
+  return is_upper(c) || (c >= 'a' && c <= 'z');
+}
+bool is_alnum(char c) {
+  return is_letter(c) || is_digit(c);
+}
+bool is_printable(char c) {
+  return c >= 0x20 && c <= 0x7e;
+}
+bool is_blank(char c) {
+  return c == ' ' || c == '\t';
+}
+bool is_space(char c) {
+  return is_blank(c) || c == '\r' || c == '\n';
+}
+char to_upper(char c) {
+  return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+}
+
+std::string_view trim(std::string_view s, bool (*drop)(char)) {
+  while (!s.empty() && drop(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && drop(s.back()))
+    s.remove_suffix(1);
+  return s;
+}
+
+bool all_of(std::string_view s, bool (*ok)(char)) {
+  return std::all_of(s.begin(), s.end(), ok);
+}
+
+// Splits at every `sep` outside double quotes. nullopt when a quote is not closed.
+std::optional<std::vector<std::string_view>> split_outside_quotes(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  bool quoted = false;
+  std::size_t start = 0;
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    if (s[k] == '"') {
+      quoted = !quoted;
+    } else if (s[k] == sep && !quoted) {
+      parts.push_back(s.substr(start, k - start));
+      start = k + 1;
+    }
+  }
+  if (quoted) return std::nullopt;
+  parts.push_back(s.substr(start));
+  return parts;
+}
+
+std::vector<std::string_view> split_words(std::string_view s) {
+  std::vector<std::string_view> words;
+  std::size_t k = 0;
+  while (k < s.size()) {
+    while (k < s.size() && is_blank(s[k]))
+      ++k;
+    const std::size_t start = k;
+    while (k < s.size() && !is_blank(s[k]))
+      ++k;
+    if (k > start) words.push_back(s.substr(start, k - start));
+  }
+  return words;
+}
+
+// A port number of 1 to control::kMaxOcsPorts written in decimal digits, or -1.
+int port_number(std::string_view s) {
+  if (s.empty() || s.size() > 7 || !all_of(s, is_digit)) return -1;
+  int value = 0;
+  std::from_chars(s.data(), s.data() + s.size(), value);
+  return value >= 1 && value <= control::kMaxOcsPorts ? value : -1;
+}
+
+[[noreturn]] void fail(std::string field, std::string message) {
+  throw Error("", std::move(field), std::move(message));
+}
+
+// --- command parts ---
+
+bool is_tid_char(char c) {
+  return is_alnum(c) || c == '-' || c == '_' || c == '.';
+}
+bool is_aid_char(char c) {
+  return is_tid_char(c) || c == ',' || c == '&';
+}
+bool is_general_block_char(char c) {
+  return is_aid_char(c) || c == '=';
+}
+bool is_bare_parameter_char(char c) {
+  return c > 0x20 && c <= 0x7e && c != ',' && c != ':' && c != ';' && c != '"';
+}
+bool is_quoted_char(char c) {
+  return is_printable(c) && c != '"';
+}
+
+constexpr std::size_t kMaxTidBytes = 20;
+constexpr std::size_t kMaxCtagBytes = 6;
+constexpr std::size_t kMaxVerbWords = 3;
+
+// The verb: either case, or upper case only (what format writes must read back equal).
+void check_verb(std::string_view verb, bool upper_only) {
+  const auto expected = [&] {
+    return fmt::format(
+        "expected 1 to {} words of letters and digits joined by '-', starting with "
+        "a letter (e.g. ENT-PATCH), got {}",
+        kMaxVerbWords, quote_input(verb));
+  };
+  if (verb.empty() || !is_letter(verb.front())) fail("verb", expected());
+  std::size_t words = 1;
+  char previous = '-';
+  for (const char c : verb) {
+    if (c == '-') {
+      if (previous == '-') fail("verb", expected());
+      ++words;
+    } else if (!is_alnum(c)) {
+      fail("verb", expected());
+    } else if (upper_only && !is_upper(c) && !is_digit(c)) {
+      fail("verb", fmt::format("expected upper case, got {}", quote_input(verb)));
+    }
+    previous = c;
+  }
+  if (previous == '-' || words > kMaxVerbWords) fail("verb", expected());
+}
+
+void check_tid(std::string_view tid) {
+  if (tid.size() > kMaxTidBytes || !all_of(tid, is_tid_char)) {
+    fail("tid", fmt::format("expected at most {} letters, digits, '-', '_' or '.', got {}",
+                            kMaxTidBytes, quote_input(tid)));
+  }
+}
+
+void check_aid(std::string_view aid) {
+  if (!all_of(aid, is_aid_char)) {
+    fail("aid", fmt::format("expected letters, digits, '-', '_', '.', ',' or '&' (e.g. 1,2), "
+                            "got {}",
+                            quote_input(aid)));
+  }
+}
+
+void check_ctag(std::string_view ctag) {
+  if (ctag.empty() || ctag.size() > kMaxCtagBytes || !all_of(ctag, is_alnum)) {
+    fail("ctag", fmt::format("expected 1 to {} letters or digits, got {}", kMaxCtagBytes,
+                             quote_input(ctag)));
+  }
+}
+
+void check_general_block(std::string_view block) {
+  if (!all_of(block, is_general_block_char)) {
+    fail("general block", fmt::format("expected letters, digits, '-', '_', '.', ',', '&' or '=', "
+                                      "got {}",
+                                      quote_input(block)));
+  }
+}
+
+void check_parameter(std::string_view p, std::size_t index) {
+  const bool quoted = p.size() >= 2 && p.front() == '"' && p.back() == '"' &&
+                      all_of(p.substr(1, p.size() - 2), is_quoted_char);
+  if (!quoted && !all_of(p, is_bare_parameter_char)) {
+    fail(fmt::format("parameter {}", index + 1),
+         fmt::format("expected printable text without spaces, ',', ':', ';' or '\"', or a "
+                     "double-quoted string without '\"' inside, got {}",
+                     quote_input(p)));
+  }
+}
+
+}  // namespace
+
+Tl1Command parse_tl1_command(std::string_view text) {
+  if (text.size() > kMaxTl1CommandBytes) {
+    fail("command",
+         fmt::format("expected at most {} bytes, got {}", kMaxTl1CommandBytes, text.size()));
+  }
+  text = trim(text, is_space);
+  if (text.empty()) fail("command", "expected a TL1 command (VERB:TID:AID:CTAG:...;), got nothing");
+  if (text.back() != ';') {
+    fail("command", fmt::format("expected the command to end with ';', got {}", quote_input(text)));
+  }
+  text.remove_suffix(1);
+  for (std::size_t k = 0; k < text.size(); ++k) {
+    if (!is_printable(text[k])) {
+      fail("command", fmt::format("expected printable ASCII, got byte 0x{:02X} at offset {} of {}",
+                                  static_cast<unsigned char>(text[k]), k, quote_input(text)));
+    }
+  }
+  const auto blocks = split_outside_quotes(text, ':');
+  if (!blocks)
+    fail("command", fmt::format("a double quote is not closed in {}", quote_input(text)));
+  if (blocks->size() < 4) {
+    fail("ctag", fmt::format("expected VERB:TID:AID:CTAG, got {} block(s) in {}", blocks->size(),
+                             quote_input(text)));
+  }
+  if (blocks->size() > 6) {
+    fail("command", fmt::format("expected at most one payload block (VERB:TID:AID:CTAG:GENERAL:"
+                                "PAYLOAD), got {} blocks in {}",
+                                blocks->size(), quote_input(text)));
+  }
+  const std::vector<std::string_view>& b = *blocks;
+  check_verb(b[0], false);
+  check_tid(b[1]);
+  check_aid(b[2]);
+  check_ctag(b[3]);
+  Tl1Command command;
+  command.verb.reserve(b[0].size());
+  for (const char c : b[0])
+    command.verb += to_upper(c);
+  command.tid = b[1];
+  command.aid = b[2];
+  command.ctag = b[3];
+  if (b.size() >= 5) {
+    check_general_block(b[4]);
+    command.general_block = b[4];
+  }
+  if (b.size() == 6 && !b[5].empty()) {
+    const auto parameters = split_outside_quotes(b[5], ',');  // quotes balanced: checked above
+    for (std::size_t k = 0; k < parameters->size(); ++k) {
+      check_parameter((*parameters)[k], k);
+      command.parameters.emplace_back((*parameters)[k]);
+    }
+  }
+  return command;
+}
+
+std::string format_tl1_command(const Tl1Command& command) {
+  check_verb(command.verb, true);
+  check_tid(command.tid);
+  check_aid(command.aid);
+  check_ctag(command.ctag);
+  check_general_block(command.general_block);
+  for (std::size_t k = 0; k < command.parameters.size(); ++k) {
+    check_parameter(command.parameters[k], k);
+  }
+  if (command.parameters.size() == 1 && command.parameters[0].empty()) {
+    fail("parameter 1", "a lone empty parameter cannot be written (it reads back as none)");
+  }
+  std::string out = fmt::format("{}:{}:{}:{}:{}", command.verb, command.tid, command.aid,
+                                command.ctag, command.general_block);
+  if (!command.parameters.empty()) {
+    out += ':';
+    out += fmt::format("{}", fmt::join(command.parameters, ","));
+  }
+  out += ';';
+  if (out.size() > kMaxTl1CommandBytes) {
+    fail("command",
+         fmt::format("expected at most {} bytes, got {}", kMaxTl1CommandBytes, out.size()));
+  }
+  return out;
+}
+
+void Tl1CommandReader::feed(std::string_view bytes) {
+  bool overflowed = false;
+  for (const char c : bytes) {
+    if (discarding_) {
+      if (c == ';') discarding_ = false;
+      continue;
+    }
+    if (partial_.empty() && is_space(c)) continue;
+    partial_ += c;
+    if (c == '"') in_quotes_ = !in_quotes_;
+    if (c == ';' && !in_quotes_) {
+      complete_.push_back(std::move(partial_));
+      partial_.clear();
+    } else if (partial_.size() >= kMaxTl1CommandBytes) {
+      // Not even the ';' fits: refuse the command, and find the next one after its ';'.
+      partial_.clear();
+      in_quotes_ = false;
+      discarding_ = true;
+      overflowed = true;
+    }
+  }
+  if (overflowed) {
+    fail("command", fmt::format("expected ';' within {} bytes; the command was refused (the "
+                                "reader skips to the next ';')",
+                                kMaxTl1CommandBytes));
+  }
+}
+
+std::optional<std::string> Tl1CommandReader::next_text() {
+  if (complete_.empty()) return std::nullopt;
+  std::string text = std::move(complete_.front());
+  complete_.pop_front();
+  return text;
+}
+
+std::optional<Tl1Command> Tl1CommandReader::next() {
+  std::optional<std::string> text = next_text();
+  if (!text) return std::nullopt;
+  return parse_tl1_command(*text);
+}
+
+// --- output messages ---
+
+namespace {
+
+constexpr std::size_t kMaxAcknowledgmentBytes = 64;
+constexpr std::size_t kMaxAtagBytes = 10;
+
+constexpr std::string_view kCompletionNames[] = {"COMPLD", "DENY", "PRTL", "DELAY", "RTRV"};
+constexpr std::string_view kAcknowledgmentCodes[] = {"IP", "PF", "OK", "NA", "NG", "RL"};
+constexpr std::string_view kAlarmCodes[] = {"*C", "**", "*", "A"};
+
+template <std::size_t N>
+bool is_one_of(std::string_view s, const std::string_view (&names)[N]) {
+  return std::find(std::begin(names), std::end(names), s) != std::end(names);
+}
+
+bool is_sid_char(char c) {
+  return is_tid_char(c);
+}
+bool is_atag_char(char c) {
+  return is_alnum(c) || c == '.';
+}
+bool is_verb_word_char(char c) {
+  return is_upper(c) || is_digit(c) || c == '-';
+}
+
+// Two digits each in [lo, hi] at s[at], s[at + 1].
+bool two_digits_in(std::string_view s, std::size_t at, int lo, int hi) {
+  if (!is_digit(s[at]) || !is_digit(s[at + 1])) return false;
+  const int v = (s[at] - '0') * 10 + (s[at + 1] - '0');
+  return v >= lo && v <= hi;
+}
+
+void check_date(std::string_view date) {
+  if (date.size() != 8 || date[2] != '-' || date[5] != '-' || !two_digits_in(date, 0, 0, 99) ||
+      !two_digits_in(date, 3, 1, 12) || !two_digits_in(date, 6, 1, 31)) {
+    fail("header", fmt::format("expected the date as YY-MM-DD, got {}", quote_input(date)));
+  }
+}
+
+void check_time(std::string_view time) {
+  if (time.size() != 8 || time[2] != ':' || time[5] != ':' || !two_digits_in(time, 0, 0, 23) ||
+      !two_digits_in(time, 3, 0, 59) || !two_digits_in(time, 6, 0, 60)) {
+    fail("header", fmt::format("expected the time as HH:MM:SS, got {}", quote_input(time)));
+  }
+}
+
+void check_sid(std::string_view sid) {
+  if (sid.empty() || !all_of(sid, is_quoted_char)) {
+    fail("header", fmt::format("expected a source identifier of printable ASCII without '\"', "
+                               "got {}",
+                               quote_input(sid)));
+  }
+}
+
+void check_text_line(std::string_view text, std::size_t index) {
+  if (!all_of(text, is_printable) || text.size() > kMaxTl1LineBytes - 8) {
+    fail(fmt::format("line {}", index + 1),
+         fmt::format("expected printable ASCII of at most {} bytes, got {}", kMaxTl1LineBytes - 8,
+                     quote_input(text)));
+  }
+}
+
+void check_comment(std::string_view comment) {
+  if (comment != trim(comment, is_blank) || !all_of(comment, is_printable) ||
+      comment.size() > kMaxTl1LineBytes - 8) {
+    fail("comment", fmt::format("expected printable ASCII without leading or trailing spaces, "
+                                "got {}",
+                                quote_input(comment)));
+  }
+}
+
+void check_atag(std::string_view atag) {
+  if (atag.empty() || atag.size() > kMaxAtagBytes || !all_of(atag, is_atag_char)) {
+    fail("identification", fmt::format("expected an ATAG of 1 to {} letters, digits or '.', got {}",
+                                       kMaxAtagBytes, quote_input(atag)));
+  }
+}
+
+void check_autonomous_verb(std::string_view verb) {
+  const std::vector<std::string_view> words = split_words(verb);
+  bool ok = !words.empty() && fmt::format("{}", fmt::join(words, " ")) == verb;
+  for (const std::string_view w : words)
+    ok = ok && all_of(w, is_verb_word_char);
+  if (!ok) {
+    fail("identification",
+         fmt::format("expected a verb of upper-case words (e.g. REPT ALM EQPT), got {}",
+                     quote_input(verb)));
+  }
+}
+
+std::string header_text(std::string_view sid, std::string_view date, std::string_view time) {
+  check_sid(sid);
+  check_date(date);
+  check_time(time);
+  const bool bare = all_of(sid, is_sid_char);
+  return fmt::format("\r\n\n   {}{}{} {} {}\r\n", bare ? "" : "\"", sid, bare ? "" : "\"", date,
+                     time);
+}
+
+std::string body_text(const std::vector<std::string>& lines, std::string_view comment) {
+  std::string out;
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    check_text_line(lines[k], k);
+    out += "   \"";
+    for (const char c : lines[k]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += "\"\r\n";
+  }
+  check_comment(comment);
+  if (!comment.empty()) out += fmt::format("   /* {} */\r\n", comment);
+  return out;
+}
+
+// What every message with a header and a body shares while it is read.
+struct Body {
+  std::vector<std::string> lines;
+  std::string comment;
+  std::string error_code;
+};
+
+// The header line: SID (bare or quoted), date, time.
+void parse_header(std::string_view line, std::string& sid, std::string& date, std::string& time) {
+  if (line.empty() || !is_blank(line.front())) {
+    fail("header", fmt::format("expected '   SID YY-MM-DD HH:MM:SS' starting with spaces, got {}",
+                               quote_input(line)));
+  }
+  std::string_view rest = trim(line, is_blank);
+  if (!rest.empty() && rest.front() == '"') {
+    const std::size_t close = rest.find('"', 1);
+    if (close == std::string_view::npos) {
+      fail("header",
+           fmt::format("the quoted source identifier is not closed in {}", quote_input(line)));
+    }
+    sid = rest.substr(1, close - 1);
+    rest.remove_prefix(close + 1);
+    if (!rest.empty() && !is_blank(rest.front())) {
+      fail("header",
+           fmt::format("expected a space after the source identifier in {}", quote_input(line)));
+    }
+  } else {
+    const std::size_t end = std::min(rest.size(), rest.find_first_of(" \t"));
+    sid = rest.substr(0, end);
+    rest.remove_prefix(end);
+    if (!all_of(sid, is_sid_char)) {
+      fail("header", fmt::format("expected a source identifier of letters, digits, '-', '_' or "
+                                 "'.' (or quoted), got {}",
+                                 quote_input(sid)));
+    }
+  }
+  check_sid(sid);
+  const std::vector<std::string_view> words = split_words(rest);
+  if (words.size() != 2) {
+    fail("header", fmt::format("expected '   SID YY-MM-DD HH:MM:SS', got {}", quote_input(line)));
+  }
+  check_date(words[0]);
+  check_time(words[1]);
+  date = words[0];
+  time = words[1];
+}
+
+// One body line into `body`. `deny`: a 4-letter error code is allowed (once).
+void parse_body_line(std::string_view raw, std::size_t number, bool deny, Body& body) {
+  const std::string field = fmt::format("body line {}", number);
+  const std::string_view line = trim(raw, is_blank);
+  if (line.empty()) return;
+  if (line.front() == '"') {
+    if (line.size() < 2 || line.back() != '"') {
+      fail(field, fmt::format("expected a quoted line to end with '\"', got {}", quote_input(raw)));
+    }
+    std::string text;
+    const std::string_view inner = line.substr(1, line.size() - 2);
+    for (std::size_t k = 0; k < inner.size(); ++k) {
+      char c = inner[k];
+      if (c == '\\') {
+        if (k + 1 == inner.size() || (inner[k + 1] != '"' && inner[k + 1] != '\\')) {
+          fail(field,
+               fmt::format("expected \\\" or \\\\ after a backslash, got {}", quote_input(raw)));
+        }
+        c = inner[++k];
+      } else if (c == '"') {
+        fail(field, fmt::format("expected a quote inside a quoted line as \\\", got {}",
+                                quote_input(raw)));
+      } else if (!is_printable(c)) {
+        fail(field, fmt::format("expected printable ASCII, got {}", quote_input(raw)));
+      }
+      text += c;
+    }
+    body.lines.push_back(std::move(text));
+    return;
+  }
+  if (line.starts_with("/*")) {
+    if (line.size() < 4 || !line.ends_with("*/") || !all_of(line, is_printable)) {
+      fail(field, fmt::format("expected a comment /* ... */ of printable ASCII, got {}",
+                              quote_input(raw)));
+    }
+    const std::string_view text = trim(line.substr(2, line.size() - 4), is_blank);
+    if (!text.empty()) {
+      if (!body.comment.empty()) body.comment += ' ';
+      body.comment += text;
+    }
+    return;
+  }
+  if (deny && body.error_code.empty() && line.size() == 4 && all_of(line, is_upper)) {
+    body.error_code = line;
+    return;
+  }
+  fail(field,
+       fmt::format("expected a quoted line \"...\", a comment /* ... */{}, got {}",
+                   deny ? " or an error code of 4 upper-case letters" : "", quote_input(raw)));
+}
+
+Tl1Acknowledgment parse_acknowledgment(std::string_view text) {
+  const std::string_view body = trim(text, is_space);
+  const auto expected = [&] {
+    return fmt::format("expected 'CODE CTAG' and '<' (CODE one of IP, PF, OK, NA, NG, RL), got {}",
+                       quote_input(text));
+  };
+  if (body.empty() || body.back() != '<') fail("acknowledgment", expected());
+  const std::string_view content = trim(body.substr(0, body.size() - 1), is_space);
+  for (const char c : content) {
+    if (!is_printable(c)) fail("acknowledgment", expected());
+  }
+  const std::vector<std::string_view> words = split_words(content);
+  if (words.size() != 2 || !is_one_of(words[0], kAcknowledgmentCodes)) {
+    fail("acknowledgment", expected());
+  }
+  check_ctag(words[1]);
+  return {std::string(words[0]), std::string(words[1])};
+}
+
+}  // namespace
+
+std::string_view completion_name(Tl1Completion completion) {
+  return kCompletionNames[static_cast<std::size_t>(completion)];
+}
+
+std::string format_tl1_response(const Tl1Response& response) {
+  std::string out = header_text(response.sid, response.date, response.time);
+  check_ctag(response.ctag);
+  out += fmt::format("M  {} {}\r\n", response.ctag, completion_name(response.completion));
+  if (!response.error_code.empty()) {
+    if (response.completion != Tl1Completion::Deny) {
+      fail("error code", "expected no error code except in a DENY response");
+    }
+    if (response.error_code.size() != 4 || !all_of(response.error_code, is_upper)) {
+      fail("error code",
+           fmt::format("expected 4 upper-case letters, got {}", quote_input(response.error_code)));
+    }
+    out += fmt::format("   {}\r\n", response.error_code);
+  }
+  out += body_text(response.lines, response.comment);
+  out += response.continued ? '>' : ';';
+  return out;
+}
+
+std::string format_tl1_acknowledgment(const Tl1Acknowledgment& acknowledgment) {
+  if (!is_one_of(acknowledgment.code, kAcknowledgmentCodes)) {
+    fail("acknowledgment", fmt::format("expected IP, PF, OK, NA, NG or RL, got {}",
+                                       quote_input(acknowledgment.code)));
+  }
+  check_ctag(acknowledgment.ctag);
+  return fmt::format("{} {}\r\n<", acknowledgment.code, acknowledgment.ctag);
+}
+
+std::string format_tl1_autonomous(const Tl1AutonomousMessage& message) {
+  std::string out = header_text(message.sid, message.date, message.time);
+  if (!is_one_of(message.alarm_code, kAlarmCodes)) {
+    fail("identification", fmt::format("expected the alarm code *C, **, * or A, got {}",
+                                       quote_input(message.alarm_code)));
+  }
+  check_atag(message.atag);
+  check_autonomous_verb(message.verb);
+  out += fmt::format("{:<2} {} {}\r\n", message.alarm_code, message.atag, message.verb);
+  out += body_text(message.lines, message.comment);
+  out += ';';
+  return out;
+}
+
+std::string format_tl1_message(const Tl1Message& message) {
+  return std::visit(
+      [](const auto& m) -> std::string {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, Tl1Response>) {
+          return format_tl1_response(m);
+        } else if constexpr (std::is_same_v<T, Tl1Acknowledgment>) {
+          return format_tl1_acknowledgment(m);
+        } else {
+          return format_tl1_autonomous(m);
+        }
+      },
+      message);
+}
+
+Tl1Message parse_tl1_message(std::string_view text) {
+  if (text.size() > kMaxTl1ResponseBytes) {
+    fail("message",
+         fmt::format("expected at most {} bytes, got {}", kMaxTl1ResponseBytes, text.size()));
+  }
+  std::size_t start = 0;
+  while (start < text.size() && (text[start] == '\r' || text[start] == '\n'))
+    ++start;
+  text.remove_prefix(start);
+  if (text.empty()) fail("message", "expected a TL1 message, got nothing");
+  // An acknowledgment starts with its code and ends with '<'; a header line starts with spaces.
+  if (is_letter(text.front()) && trim(text, is_space).ends_with('<')) {
+    return parse_acknowledgment(text);
+  }
+
+  // Lines without their CR; the message ends at the first line that is ';' or '>'.
+  std::vector<std::string_view> lines;
+  char terminator = 0;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.size(), text.find('\n', at));
+    std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    while (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    std::string_view bare = line;
+    while (!bare.empty() && bare.front() == '\r')
+      bare.remove_prefix(1);
+    if (bare == ";" || bare == ">") {
+      terminator = bare.front();
+      break;
+    }
+    if (line.size() > kMaxTl1LineBytes) {
+      fail("message", fmt::format("expected lines of at most {} bytes, got one of {}",
+                                  kMaxTl1LineBytes, line.size()));
+    }
+    lines.push_back(line);
+  }
+  if (terminator == 0) fail("message", "expected the message to end with a line ';' or '>'");
+  if (at < text.size() && !all_of(text.substr(at), is_space)) {
+    fail("message", fmt::format("expected nothing after the terminator, got {}",
+                                quote_input(text.substr(at))));
+  }
+  if (lines.size() < 2) {
+    fail("message", "expected a header line and an identification line before the terminator");
+  }
+
+  std::string sid, date, time;
+  parse_header(lines[0], sid, date, time);
+  const std::vector<std::string_view> id = split_words(lines[1]);
+  Body body;
+  if (!id.empty() && id[0] == "M") {
+    if (id.size() != 3) {
+      fail("identification", fmt::format("expected 'M  CTAG COMPLD|DENY|PRTL|DELAY|RTRV', got {}",
+                                         quote_input(lines[1])));
+    }
+    check_ctag(id[1]);
+    const auto* name = std::find(std::begin(kCompletionNames), std::end(kCompletionNames), id[2]);
+    if (name == std::end(kCompletionNames)) {
+      fail("identification",
+           fmt::format("expected COMPLD, DENY, PRTL, DELAY or RTRV, got {}", quote_input(id[2])));
+    }
+    Tl1Response response;
+    response.completion = static_cast<Tl1Completion>(name - std::begin(kCompletionNames));
+    const bool deny = response.completion == Tl1Completion::Deny;
+    for (std::size_t k = 2; k < lines.size(); ++k)
+      parse_body_line(lines[k], k + 1, deny, body);
+    response.sid = std::move(sid);
+    response.date = std::move(date);
+    response.time = std::move(time);
+    response.ctag = id[1];
+    response.error_code = std::move(body.error_code);
+    response.lines = std::move(body.lines);
+    response.comment = std::move(body.comment);
+    response.continued = terminator == '>';
+    return response;
+  }
+  if (id.size() < 3 || !is_one_of(id[0], kAlarmCodes)) {
+    fail("identification",
+         fmt::format("expected 'M  CTAG COMPLETION' or an autonomous 'ALARM ATAG VERB', got {}",
+                     quote_input(lines[1])));
+  }
+  Tl1AutonomousMessage message;
+  check_atag(id[1]);
+  std::vector<std::string_view> verb(id.begin() + 2, id.end());
+  message.verb = fmt::format("{}", fmt::join(verb, " "));
+  check_autonomous_verb(message.verb);
+  if (terminator != ';') fail("message", "expected an autonomous message to end with ';'");
+  for (std::size_t k = 2; k < lines.size(); ++k)
+    parse_body_line(lines[k], k + 1, false, body);
+  message.sid = std::move(sid);
+  message.date = std::move(date);
+  message.time = std::move(time);
+  message.alarm_code = id[0];
+  message.atag = id[1];
+  message.lines = std::move(body.lines);
+  message.comment = std::move(body.comment);
+  return message;
+}
+
+void Tl1ResponseReader::feed(std::string_view bytes) {
+  for (std::size_t k = 0; k < bytes.size(); ++k) {
+    const char c = bytes[k];
+    switch (framing_) {
+      case Framing::Between:
+        if (c == '\r' || c == '\n' || c == '<') continue;
+        if (c == ' ') {
+          framing_ = Framing::Message;
+          line_bytes_ = 1;
+        } else if (is_letter(c)) {
+          framing_ = Framing::Acknowledgment;
+        } else {
+          reset_partial();
+          fail("message", fmt::format("expected a response, an acknowledgment or an autonomous "
+                                      "message, got {}",
+                                      quote_input(bytes.substr(k), 40)));
+        }
+        partial_ += c;
+        break;
+      case Framing::Message:
+        partial_ += c;
+        if (c == '\n') {
+          line_bytes_ = 0;
+        } else if (line_bytes_ == 0 && (c == ';' || c == '>')) {
+          complete_.push_back(std::move(partial_));
+          reset_partial();
+        } else if (!(line_bytes_ == 0 && c == '\r') && ++line_bytes_ > kMaxTl1LineBytes) {
+          reset_partial();
+          fail("message", fmt::format("expected lines of at most {} bytes", kMaxTl1LineBytes));
+        }
+        if (partial_.size() > kMaxTl1ResponseBytes) {
+          reset_partial();
+          fail("message",
+               fmt::format("expected messages of at most {} bytes", kMaxTl1ResponseBytes));
+        }
+        break;
+      case Framing::Acknowledgment:
+        partial_ += c;
+        if (c == '<') {
+          complete_.push_back(std::move(partial_));
+          reset_partial();
+        } else if (partial_.size() > kMaxAcknowledgmentBytes) {
+          const std::string text = std::move(partial_);
+          reset_partial();
+          fail("message", fmt::format("expected an acknowledgment 'CODE CTAG' and '<' within {} "
+                                      "bytes, got {}",
+                                      kMaxAcknowledgmentBytes, quote_input(text, 40)));
+        }
+        break;
+    }
+  }
+}
+
+void Tl1ResponseReader::reset_partial() {
+  partial_.clear();
+  framing_ = Framing::Between;
+  line_bytes_ = 0;
+}
+
+std::optional<Tl1Message> Tl1ResponseReader::next() {
+  if (complete_.empty()) return std::nullopt;
+  const std::string text = std::move(complete_.front());
+  complete_.pop_front();
+  return parse_tl1_message(text);
+}
+
+void Tl1ResponseReader::reset() {
+  complete_.clear();
+  reset_partial();
+}
+
+// --- Polatis content ---
+
+std::vector<std::pair<int, int>> parse_patches(const Tl1Response& response) {
+  std::vector<std::pair<int, int>> patches;
+  std::unordered_set<int> used;
+  for (std::size_t k = 0; k < response.lines.size(); ++k) {
+    const std::string& line = response.lines[k];
+    const std::size_t comma = line.find(',');
+    const int a =
+        comma == std::string::npos ? -1 : port_number(std::string_view(line).substr(0, comma));
+    const int b =
+        comma == std::string::npos ? -1 : port_number(std::string_view(line).substr(comma + 1));
+    if (a < 0 || b < 0 || a == b) {
+      fail(fmt::format("patch {}", k + 1),
+           fmt::format("expected 'A,B': two different ports of 1 to {}, got {}",
+                       control::kMaxOcsPorts, quote_input(line)));
+    }
+    for (const int p : {a, b}) {
+      if (!used.insert(p).second) {
+        fail(fmt::format("patch {}", k + 1),
+             fmt::format("port {} is already in an earlier patch ({})", p, quote_input(line)));
+      }
+    }
+    patches.emplace_back(a, b);
+  }
+  return patches;
+}
+
+std::string format_patch_line(int a, int b) {
+  return fmt::format("{},{}", a, b);
+}
+
+control::OcsConfiguration configuration_of_patches(const std::vector<std::pair<int, int>>& patches,
+                                                   int ports, int port_base) {
+  control::OcsConfiguration config(ports);
+  for (const auto& [a, b] : patches) {
+    const std::int64_t pa = std::int64_t{a} - port_base;
+    const std::int64_t pb = std::int64_t{b} - port_base;
+    if (pa < 0 || pb < 0 || pa >= ports || pb >= ports) {
+      fail("patches", fmt::format("patch {},{} is outside the OCS's ports {} to {}", a, b,
+                                  port_base, std::int64_t{port_base} + ports - 1));
+    }
+    try {
+      config.connect(static_cast<int>(pa), static_cast<int>(pb));
+    } catch (const Error& e) {
+      fail("patches", e.message());
+    }
+  }
+  return config;
+}
+
+namespace {
+constexpr std::string_view kPortStateNames[] = {"IS", "OOS", "FAILED"};
+}  // namespace
+
+std::string_view port_state_name(PortState state) {
+  return kPortStateNames[static_cast<std::size_t>(state)];
+}
+
+std::vector<PortStatus> parse_port_status(const Tl1Response& response) {
+  std::vector<PortStatus> out;
+  for (std::size_t k = 0; k < response.lines.size(); ++k) {
+    const std::string_view line = response.lines[k];
+    const auto bad = [&]() {
+      fail(fmt::format("port status {}", k + 1),
+           fmt::format("expected 'PORT:STATUS=IS|OOS|FAILED[,KEY=VALUE...]' (PORT 1 to {}), got {}",
+                       control::kMaxOcsPorts, quote_input(line)));
+    };
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) bad();
+    PortStatus status;
+    status.port = port_number(line.substr(0, colon));
+    if (status.port < 0) bad();
+    bool found = false;
+    std::string_view rest = line.substr(colon + 1);
+    while (true) {
+      const std::size_t comma = std::min(rest.size(), rest.find(','));
+      const std::string_view parameter = rest.substr(0, comma);
+      const std::size_t equals = parameter.find('=');
+      if (equals == 0 || equals == std::string_view::npos) bad();
+      if (parameter.substr(0, equals) == "STATUS") {
+        const std::string_view value = parameter.substr(equals + 1);
+        const auto* name = std::find(std::begin(kPortStateNames), std::end(kPortStateNames), value);
+        if (found || name == std::end(kPortStateNames)) bad();
+        status.state = static_cast<PortState>(name - std::begin(kPortStateNames));
+        found = true;
+      }
+      if (comma == rest.size()) break;
+      rest.remove_prefix(comma + 1);
+    }
+    if (!found) bad();
+    out.push_back(status);
+  }
+  return out;
+}
+
+std::string format_port_status_line(const PortStatus& status) {
+  return fmt::format("{}:STATUS={}", status.port, port_state_name(status.state));
+}
+
+}  // namespace mfabric::service

@@ -1,0 +1,357 @@
+#include "service/tl1_client.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "service/scripted_tl1_server.h"
+#include "test_text.h"
+
+namespace mfabric::service {
+namespace {
+
+using mfabric::testing::error_text;
+
+using scripted::ScriptedConnection;
+using scripted::ScriptedTl1Server;
+
+// Short timeouts: every test ends within about a second, even when the client is wrong.
+Tl1ClientOptions quick_options() {
+  Tl1ClientOptions o;
+  o.connect_timeout = Time::milliseconds(1000);
+  o.command_timeout = Time::milliseconds(300);
+  o.max_command_time = Time::milliseconds(2000);
+  o.max_attempts = 2;
+  o.retry_delay = Time::milliseconds(10);
+  return o;
+}
+
+Tl1Credentials admin() {
+  return {"admin", "secret"};
+}
+
+// The script of a connection that logs in and then runs `rest`.
+ScriptedTl1Server::Script after_login(std::function<void(ScriptedConnection&)> rest) {
+  return [rest = std::move(rest)](ScriptedConnection& c) {
+    if (!c.complete()) return;
+    rest(c);
+  };
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+TEST(Tl1Client, LogsInAndCrossConnectsWithFreshCtags) {
+  ScriptedTl1Server server({after_login([](ScriptedConnection& c) {
+    c.complete();
+    c.complete();
+    c.wait_for_close();
+  })});
+  {
+    Tl1Client client(server.address(), admin(), quick_options());
+    EXPECT_FALSE(client.connected());
+    client.connect_ports(1, 2);
+    EXPECT_TRUE(client.connected());
+    client.disconnect_port(1);
+  }
+  server.join();
+  EXPECT_EQ(server.commands(),
+            (std::vector<std::string>{"ACT-USER::admin:1::secret;", "ENT-PATCH::1,2:2:;",
+                                      "DLT-PATCH::1:3:;", "CANC-USER::admin:4:;"}));
+  EXPECT_EQ(server.accepted(), 1);
+}
+
+TEST(Tl1Client, QuotesAPasswordThatNeedsIt) {
+  ScriptedTl1Server server({after_login([](ScriptedConnection& c) { c.wait_for_close(); })});
+  {
+    Tl1Client client(server.address(), {"admin", "pa ss;word"}, quick_options());
+    client.connect();
+  }
+  server.join();
+  ASSERT_FALSE(server.commands().empty());
+  EXPECT_EQ(server.commands()[0], "ACT-USER::admin:1::\"pa ss;word\";");
+}
+
+TEST(Tl1Client, ALoginDeniedIsOneClearErrorAndNotRetried) {
+  ScriptedTl1Server server({[](ScriptedConnection& c) {
+    if (auto login = c.read_command()) {
+      c.send(format_tl1_response(ScriptedConnection::deny(login->ctag, "PICC", "bad password")));
+    }
+    c.wait_for_close();
+  }});
+  Tl1Client client(server.address(), admin(), quick_options());
+  try {
+    client.connect();
+    FAIL() << "the login was not denied";
+  } catch (const Tl1Denied& e) {
+    EXPECT_EQ(e.code(), "PICC");
+    EXPECT_EQ(e.verb(), "ACT-USER");
+    EXPECT_EQ(std::string(e.what()),
+              "OCS " + server.address() + ": login as 'admin': denied (PICC: 'bad password')");
+    EXPECT_EQ(std::string(e.what()).find("secret"), std::string::npos);
+  }
+  EXPECT_EQ(server.accepted(), 1);
+}
+
+TEST(Tl1Client, MatchesTheResponseToItsCtagPastOtherMessages) {
+  ScriptedTl1Server server({after_login([](ScriptedConnection& c) {
+    const auto command = c.read_command();
+    if (!command) return;
+    // A late answer to another command, an autonomous alarm, someone else's acknowledgment, a
+    // prompt, then the answer.
+    c.send(format_tl1_response(ScriptedConnection::response("77", {"9,10"})));
+    c.send(format_tl1_autonomous(
+        {"OCS-TEST", "26-11-26", "13:44:06", "*C", "5", "REPT ALM EQPT", {"3:STATUS=FAILED"}, ""}));
+    c.send(format_tl1_acknowledgment({"IP", "78"}) + "\r\n<");
+    c.send(format_tl1_response(ScriptedConnection::response(command->ctag, {"1,2", "3,4"})));
+    c.wait_for_close();
+  })});
+  Tl1Client client(server.address(), admin(), quick_options());
+  EXPECT_EQ(client.patches(), (std::vector<std::pair<int, int>>{{1, 2}, {3, 4}}));
+  EXPECT_EQ(client.autonomous_messages(), 1);
+}
+
+TEST(Tl1Client, AnInProgressAcknowledgmentExtendsTheTimeout) {
+  ScriptedTl1Server server({after_login([](ScriptedConnection& c) {
+    const auto command = c.read_command();
+    if (!command) return;
+    // 2 x 200 ms: longer than the 300 ms command timeout, but each wait is shorter.
+    for (int k = 0; k < 2; ++k) {
+      c.send(format_tl1_acknowledgment({"IP", command->ctag}));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    c.send(format_tl1_response(ScriptedConnection::response(command->ctag)));
+    c.wait_for_close();
+  })});
+  Tl1Client client(server.address(), admin(), quick_options());
+  EXPECT_NO_THROW(client.connect_ports(5, 6));
+}
+
+TEST(Tl1Client, AcknowledgmentsExtendTheTimeoutOnlyUpToABound) {
+  ScriptedTl1Server server({after_login([](ScriptedConnection& c) {
+    const auto command = c.read_command();
+    if (!command) return;
+    // Up to 3 s of acknowledgments, never an answer; ends when the client has gone.
+    for (int k = 0; k < 30 && c.send(format_tl1_acknowledgment({"IP", command->ctag})); ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    c.wait_for_close();
+  })});
+  Tl1ClientOptions options = quick_options();
+  options.max_command_time = Time::milliseconds(600);
+  Tl1Client client(server.address(), admin(), options);
+  client.connect();
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = error_text([&] { client.connect_ports(5, 6); });
+  EXPECT_EQ(message, "OCS " + server.address() +
+                         ": 'ENT-PATCH::5,6:2:;': no response within 0.3 s (in progress too long)");
+  EXPECT_GE(seconds_since(start), 0.55);
+  EXPECT_LT(seconds_since(start), 1.5);
+}
+
+TEST(Tl1Client, ASilentOcsTimesOutWithinTheBound) {
+  ScriptedTl1Server server({after_login([](ScriptedConnection& c) { c.wait_for_close(); })});
+  Tl1Client client(server.address(), admin(), quick_options());
+  client.connect();
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = error_text([&] { client.patches(); });
+  EXPECT_EQ(message, "OCS " + server.address() + ": 'RTRV-PATCH:::2:;': no response within 0.3 s");
+  EXPECT_GE(seconds_since(start), 0.25);
+  EXPECT_LT(seconds_since(start), 1.0);
+  // The session is kept: a late answer would be skipped by its CTAG.
+  EXPECT_TRUE(client.connected());
+}
+
+TEST(Tl1Client, ReconnectsAndRetriesWhenTheConnectionDrops) {
+  ScriptedTl1Server server({after_login([](ScriptedConnection& c) { c.read_command(); }),
+                            after_login([](ScriptedConnection& c) {
+                              c.complete({"1,2"});
+                              c.wait_for_close();
+                            })});
+  Tl1Client client(server.address(), admin(), quick_options());
+  EXPECT_EQ(client.patches(), (std::vector<std::pair<int, int>>{{1, 2}}));
+  EXPECT_EQ(server.accepted(), 2);
+  const std::vector<std::string> commands = server.commands();
+  EXPECT_EQ(commands, (std::vector<std::string>{"ACT-USER::admin:1::secret;", "RTRV-PATCH:::2:;",
+                                                "ACT-USER::admin:3::secret;", "RTRV-PATCH:::4:;"}));
+}
+
+TEST(Tl1Client, AfterAReconnectAPatchTheFirstTryMadeIsSuccess) {
+  // The first connection takes the command and drops before answering; on the second, the OCS
+  // says the ports are in use, and lists the patch.
+  const auto drop = after_login([](ScriptedConnection& c) { c.read_command(); });
+  const auto in_use = [](std::vector<std::string> listed) {
+    return after_login([listed](ScriptedConnection& c) {
+      if (auto command = c.read_command()) {
+        c.send(format_tl1_response(ScriptedConnection::deny(command->ctag, "SNVS", "in use")));
+      }
+      c.complete(listed);
+      c.wait_for_close();
+    });
+  };
+  {
+    ScriptedTl1Server server({drop, in_use({"1,2"})});
+    Tl1Client client(server.address(), admin(), quick_options());
+    EXPECT_NO_THROW(client.connect_ports(1, 2));
+  }
+  {
+    ScriptedTl1Server server({drop, in_use({"1,3"})});
+    Tl1Client client(server.address(), admin(), quick_options());
+    EXPECT_THROW(client.connect_ports(1, 2), Tl1Denied);
+  }
+}
+
+TEST(Tl1Client, GivesUpAfterTheConnectionBrokeMaxAttemptsTimes) {
+  const auto drop = after_login([](ScriptedConnection& c) { c.read_command(); });
+  ScriptedTl1Server server({drop, drop});
+  Tl1Client client(server.address(), admin(), quick_options());
+  const std::string message = error_text([&] { client.connect_ports(1, 2); });
+  EXPECT_EQ(message, "OCS " + server.address() +
+                         ": 'ENT-PATCH::1,2': the connection broke 2 times (last: receive: the "
+                         "connection was closed by the peer)");
+}
+
+TEST(Tl1Client, ANobodyListeningAddressFailsAfterItsAttempts) {
+  // A port that was free a moment ago: connecting is refused.
+  int port = 0;
+  {
+    FileDescriptor probe(::socket(AF_INET, SOCK_STREAM, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof a;
+    ASSERT_EQ(::bind(probe.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::getsockname(probe.get(), reinterpret_cast<sockaddr*>(&a), &length), 0);
+    port = ntohs(a.sin_port);
+  }
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  Tl1Client client(address, admin(), quick_options());
+  EXPECT_EQ(error_text([&] { client.connect(); }),
+            "OCS " + address +
+                ": could not connect and log in (2 attempts): connect: Connection refused");
+}
+
+TEST(Tl1Client, ADenyNamesTheCommandAndItsCode) {
+  ScriptedTl1Server server({after_login([](ScriptedConnection& c) {
+    if (auto command = c.read_command()) {
+      c.send(format_tl1_response(ScriptedConnection::deny(command->ctag, "IIAC", "no port 99")));
+    }
+    c.wait_for_close();
+  })});
+  Tl1Client client(server.address(), admin(), quick_options());
+  try {
+    client.connect_ports(99, 2);
+    FAIL() << "not denied";
+  } catch (const Tl1Denied& e) {
+    EXPECT_EQ(e.code(), "IIAC");
+    EXPECT_EQ(std::string(e.what()),
+              "OCS " + server.address() + ": 'ENT-PATCH::99,2:2:;': denied (IIAC: 'no port 99')");
+  }
+  EXPECT_EQ(server.accepted(), 1);
+}
+
+TEST(Tl1Client, GarbageOrAnOversizedAnswerIsAClearErrorAndDropsTheConnection) {
+  const auto answer_with = [](std::string bytes) {
+    return after_login([bytes](ScriptedConnection& c) {
+      if (c.read_command()) c.send(bytes);
+      c.wait_for_close();
+    });
+  };
+  {
+    ScriptedTl1Server server({answer_with("\x01\x02garbage\r\n")});
+    Tl1Client client(server.address(), admin(), quick_options());
+    client.connect();
+    EXPECT_EQ(error_text([&] { client.patches(); }),
+              "OCS " + server.address() +
+                  ": 'RTRV-PATCH:::2:;': a malformed answer (message: expected a response, an "
+                  "acknowledgment or an autonomous message, got '\\x01\\x02garbage\\r\\n')");
+    EXPECT_FALSE(client.connected());
+  }
+  {
+    std::string huge = "\r\n\n   OCS 26-11-26 13:44:05\r\nM  2 COMPLD\r\n";
+    while (huge.size() <= kMaxTl1ResponseBytes)
+      huge += "   \"" + std::string(1000, 'x') + "\"\r\n";
+    ScriptedTl1Server server({answer_with(huge)});
+    Tl1Client client(server.address(), admin(), quick_options());
+    client.connect();
+    EXPECT_EQ(error_text([&] { client.patches(); }),
+              "OCS " + server.address() +
+                  ": 'RTRV-PATCH:::2:;': a malformed answer (message: expected messages of at "
+                  "most 1048576 bytes)");
+    EXPECT_FALSE(client.connected());
+  }
+  {
+    ScriptedTl1Server server(
+        {answer_with(format_tl1_response(ScriptedConnection::response("2", {"1,2", "banana"})))});
+    Tl1Client client(server.address(), admin(), quick_options());
+    EXPECT_EQ(error_text([&] { client.patches(); }),
+              "OCS " + server.address() +
+                  ": RTRV-PATCH answered an unreadable line: patch 2: expected 'A,B': two "
+                  "different ports of 1 to 1048576, got 'banana'");
+  }
+}
+
+TEST(Tl1Client, GathersAContinuedResponseAndReadsPortStatus) {
+  ScriptedTl1Server server({after_login([](ScriptedConnection& c) {
+    if (auto command = c.read_command()) {
+      Tl1Response first =
+          ScriptedConnection::response(command->ctag, {"1:STATUS=IS"}, Tl1Completion::Rtrv);
+      first.continued = true;
+      c.send(format_tl1_response(first));
+      c.send(format_tl1_response(
+          ScriptedConnection::response(command->ctag, {"2:STATUS=OOS", "3:STATUS=FAILED"})));
+    }
+    c.wait_for_close();
+  })});
+  Tl1Client client(server.address(), admin(), quick_options());
+  EXPECT_EQ(client.port_status(),
+            (std::vector<PortStatus>{
+                {1, PortState::InService}, {2, PortState::OutOfService}, {3, PortState::Failed}}));
+  EXPECT_EQ(server.commands().back(), "RTRV-PORT-STATUS::ALL:2:;");
+}
+
+TEST(Tl1Client, LogoutWaitsForItsAnswerAndTheNextCommandLogsInAgain) {
+  ScriptedTl1Server server({after_login([](ScriptedConnection& c) {
+                              c.complete();
+                              c.wait_for_close();
+                            }),
+                            after_login([](ScriptedConnection& c) {
+                              c.complete({"4,5"});
+                              c.wait_for_close();
+                            })});
+  Tl1Client client(server.address(), admin(), quick_options());
+  client.connect();
+  client.logout();
+  EXPECT_FALSE(client.connected());
+  EXPECT_EQ(client.patches(), (std::vector<std::pair<int, int>>{{4, 5}}));
+  EXPECT_EQ(server.commands()[1], "CANC-USER::admin:2:;");
+}
+
+TEST(Tl1Client, RefusesABadAddressOrCredentialsAtOnce) {
+  EXPECT_EQ(error_text([] { Tl1Client("ocs-1", admin()); }),
+            "OCS ocs-1: address: expected host:port (or [IPv6]:port) with a port of 1 to 65535, "
+            "got 'ocs-1'");
+  EXPECT_EQ(error_text([] { Tl1Client("ocs-1:70000", admin()); }).substr(0, 23),
+            "OCS ocs-1:70000: addres");
+  EXPECT_EQ(error_text([] {
+              Tl1Client("ocs-1:3082", {"ad min", "x"});
+            }),
+            "OCS ocs-1:3082: user: expected letters, digits, '-', '_', '.', ',' or '&' (e.g. 1,2), "
+            "got 'ad min'");
+  EXPECT_EQ(error_text([] {
+              Tl1Client("ocs-1:3082", {"admin", "a\"b"});
+            }),
+            "OCS ocs-1:3082: password: expected printable ASCII without '\"'");
+  EXPECT_EQ(parse_host_port("[::1]:3082").host, "::1");
+  EXPECT_EQ(parse_host_port("ocs.example:3082").port, 3082);
+}
+
+}  // namespace
+}  // namespace mfabric::service
