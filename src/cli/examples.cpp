@@ -43,6 +43,11 @@ const std::map<std::string, std::string>& command_examples() {
        "  mfabric plan --demand demand.json --alpha 6 --tl1   # demand.json: "
        "{\"demand_bytes\": [[...]]}\n"
        "  mfabric plan --demand demand.json --algorithm exact --json\n"},
+      {"ocs-emulator",
+       "  mfabric ocs-emulator --ports 48 --state build/ocs.state   # prints 'listening on "
+       "127.0.0.1:PORT'\n"
+       "  mfabric ocs-emulator --ports 48 --switching 25ms --state build/ocs.state --listen "
+       "127.0.0.1:3082 --max-time 60s\n"},
       {"predict",
        "  mfabric predict --model mixtral-8x7b\n"
        "  mfabric predict --model mixtral-8x7b --trace routing.json --json\n"},
