@@ -68,6 +68,12 @@ service::ControllerAuth auth_of(const ControllerCliOptions& o) {
   auth.tls_cert = pem(o.tls_cert, "TLS certificate");
   auth.tls_key = pem(o.tls_key, "TLS key");
   auth.tls_ca = pem(o.tls_ca, "TLS CA");
+  try {
+    auth.validate();
+  } catch (const Error& e) {
+    throw Error("", "--token-file",
+                e.message() + " (--token-file, or --tls-cert, --tls-key and --tls-ca)");
+  }
   return auth;
 }
 

@@ -34,6 +34,16 @@ std::string read_token_file(const std::string& path) {
   return token;
 }
 
+void ControllerAuth::validate() const {
+  const bool tls = !tls_cert.empty() || !tls_key.empty() || !tls_ca.empty();
+  if (tls && (tls_cert.empty() || tls_key.empty() || tls_ca.empty())) {
+    throw Error("", "auth", "TLS needs a certificate, its key and the clients' CA");
+  }
+  if (!tls && token.empty()) {
+    throw Error("", "auth", "expected a token file or TLS with client certificates");
+  }
+}
+
 bool same_secret(const std::string& given, const std::string& expected) {
   // Every byte of both is looked at, whatever differs first.
   unsigned difference = given.size() == expected.size() ? 0u : 1u;
@@ -158,13 +168,8 @@ class ControllerRpcServer::Impl {
  public:
   Impl(RegionControllerService& service, const std::string& listen, ControllerAuth auth)
       : handlers_(std::make_unique<Handlers>(service, auth.token)) {
-    const bool tls = !auth.tls_cert.empty() || !auth.tls_key.empty() || !auth.tls_ca.empty();
-    if (tls && (auth.tls_cert.empty() || auth.tls_key.empty() || auth.tls_ca.empty())) {
-      throw Error("", "auth", "TLS needs a certificate, its key and the clients' CA");
-    }
-    if (!tls && auth.token.empty()) {
-      throw Error("", "auth", "expected a token file or TLS with client certificates");
-    }
+    auth.validate();
+    const bool tls = !auth.tls_cert.empty();
     const std::size_t colon = listen.rfind(':');
     if (colon == std::string::npos || colon == 0) {
       throw Error("", "--listen", "expected HOST:PORT, got '" + listen + "'");

@@ -20,6 +20,9 @@ struct ControllerAuth {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_ca;
+
+  // mfabric::Error (field "auth") unless a token or the whole TLS triple is given.
+  void validate() const;
 };
 
 // Tokens are at least this long, so that guessing one is hopeless.
