@@ -10,12 +10,16 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <future>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "core/error.h"
 #include "ocs_emulator_process.h"
 #include "scratch_dir.h"
 #include "service/controller.grpc.pb.h"
+#include "tl1_test_client.h"
 
 namespace mfabric::service {
 namespace {
@@ -196,8 +200,62 @@ TEST_F(ControllerRpcTest, TheDaemonServesUntilStopped) {
   api::HealthReply health;
   EXPECT_EQ(client->Health(context().get(), {}, &health).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
+  // With a client still connected, gRPC waits out the daemon's 2 s grace.
+  const auto stopping = std::chrono::steady_clock::now();
   const int status = daemon.stop(SIGTERM);
+  EXPECT_LT(std::chrono::steady_clock::now() - stopping, std::chrono::seconds(5));
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+// The daemon killed with SIGKILL in the middle of a reconfiguration (the emulator's mirrors take
+// 1.5 s each) and started again: it reports exactly what the OCS holds, and the next submit
+// completes the plan.
+TEST_F(ControllerRpcTest, ADaemonKilledMidReconfigurationReportsOnlyWhatTheOcsHolds) {
+  service_.reset();
+  emulator_.reset();
+  const std::string state = (dir_ / "slow.state").string();
+  OcsEmulatorChild emulator(state, "1500ms", 16);
+  const std::vector<std::string> arguments{"controller",
+                                           "--ocs",
+                                           emulator.address(),
+                                           "--regions",
+                                           write("regions.yaml", kRegions),
+                                           "--token-file",
+                                           write("token", kToken),
+                                           "--max-time",
+                                           "20s",
+                                           "-q"};
+  auto daemon = std::make_unique<ListeningChild>(arguments);
+  auto submitted = std::async(std::launch::async, [&, address = daemon->address()] {
+    api::Circuits circuits;
+    return stub(address)->SubmitDemand(context(kToken).get(), two_pairs(), &circuits);
+  });
+  // Four connects of 1.5 s each: kill during the second.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  daemon->stop(SIGKILL);
+  ASSERT_EQ(submitted.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+  EXPECT_FALSE(submitted.get().ok());
+  // The patch under way when the daemon died settles by itself (the OCS accepted it).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+
+  daemon = std::make_unique<ListeningChild>(arguments);
+  auto client = stub(daemon->address());
+  api::CircuitsRequest which;
+  which.set_region("rack0");
+  api::Circuits in_force;
+  const grpc::Status read = client->GetCircuits(context(kToken).get(), which, &in_force);
+  ASSERT_TRUE(read.ok()) << read.error_message();
+  std::set<std::pair<int, int>> reported;
+  for (const api::Circuit& c : in_force.circuits())
+    reported.insert({c.port(), c.peer_port()});
+  mfabric::testing::Tl1TestClient ocs(emulator.address());
+  ocs.log_in();
+  const auto held = parse_patches(ocs.ask("RTRV-PATCH:::2;"));
+  const std::set<std::pair<int, int>> held_set(held.begin(), held.end());
+  EXPECT_EQ(reported, held_set);
+  EXPECT_GE(held.size(), 1u);
+  EXPECT_LT(held.size(), 4u);
+  EXPECT_EQ(in_force.layer(), -1);
 }
 
 }  // namespace
