@@ -42,7 +42,8 @@ void set_nonblocking(int fd) {
     throw Error("", "", "cannot make a socket non-blocking: " + socket_error_text(errno));
 }
 
-// "HOST:PORT" -> (host, port); the host may be "[v6]".
+// "HOST:PORT" -> (host, port); the host may be "[v6]". Not tcp_connection.h's parse_host_port:
+// a listening address may name port 0 (any free port), a peer's may not.
 std::pair<std::string, std::string> split_address(const std::string& text) {
   const std::size_t colon = text.rfind(':');
   const auto bad = [&] {

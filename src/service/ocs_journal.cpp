@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,6 +42,19 @@ std::string journal_header(int ports) {
 
 OcsJournal::OcsJournal(std::string path, int ports, OcsState* state, std::size_t compact_after)
     : path_(std::move(path)), ports_(ports), compact_after_(compact_after) {
+  const std::string lock_path = path_ + ".lock";
+  lock_ =
+      FileDescriptor(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666));
+  if (lock_.get() < 0) {
+    throw Error(lock_path, "",
+                fmt::format("cannot open the lock of the state file: {}", std::strerror(errno)));
+  }
+  if (::flock(lock_.get(), LOCK_EX | LOCK_NB) != 0) {
+    throw Error(path_, "",
+                errno == EWOULDBLOCK
+                    ? std::string("in use by another emulator (its lock file is held)")
+                    : fmt::format("cannot lock the state file: {}", std::strerror(errno)));
+  }
   *state = OcsState(ports);
   std::string text;
   if (exists(path_)) text = read_text_file(path_, "OCS state file", "a journal", kMaxJournalBytes);

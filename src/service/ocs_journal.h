@@ -33,8 +33,10 @@ class OcsJournal {
  public:
   // Opens (creating it when missing) the journal at `path` of a switch of `ports` ports and
   // replays it into *state (a fresh OcsState(ports)). mfabric::Error naming the file when it
-  // cannot be read or written, is not a regular file, holds another port count, or a line is
-  // corrupt (its number given).
+  // cannot be read or written, is not a regular file, holds another port count, a line is
+  // corrupt (its number given), or another journal has it open: FILE.lock beside it is locked
+  // while the journal is open (not FILE itself, which compaction replaces), so that two
+  // emulators never interleave their changes in one file.
   OcsJournal(std::string path, int ports, OcsState* state,
              std::size_t compact_after = kDefaultCompactAfter);
   OcsJournal(const OcsJournal&) = delete;
@@ -56,6 +58,7 @@ class OcsJournal {
   void open_for_append();
 
   std::string path_;
+  FileDescriptor lock_;  // FILE.lock, locked (flock) while this journal is open
   int ports_;
   std::size_t compact_after_;
   std::size_t records_ = 0;

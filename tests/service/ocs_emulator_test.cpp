@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "scratch_dir.h"
 #include "service/ocs_tl1_handler.h"
+#include "service/tl1_client.h"
 #include "tl1_test_client.h"
 
 namespace mfabric::service {
@@ -195,6 +196,28 @@ TEST_F(OcsEmulatorTest, UsersComeFromAFile) {
       EXPECT_EQ(e.source(), (dir_ / "bad-users").string()) << bad;
     }
   }
+}
+
+// The TL1 client mfabric drives real switches with (tl1_client.h) works the emulator.
+TEST_F(OcsEmulatorTest, TheTl1ClientDrivesIt) {
+  RunningEmulator emulator(options());
+  Tl1Client client(emulator.address(), {"admin", "admin"});
+  client.connect_ports(2, 11);
+  client.connect_ports(5, 1);
+  EXPECT_EQ(client.patches(), (std::vector<std::pair<int, int>>{{1, 5}, {2, 11}}));
+  client.disconnect_port(11);
+  EXPECT_EQ(client.patches(), (std::vector<std::pair<int, int>>{{1, 5}}));
+  try {
+    client.connect_ports(1, 3);
+    ADD_FAILURE() << "a busy port was connected";
+  } catch (const Tl1Denied& e) {
+    EXPECT_EQ(e.code(), "SAAL");
+  }
+  const std::vector<PortStatus> ports = client.port_status();
+  ASSERT_EQ(ports.size(), 16u);
+  EXPECT_EQ(ports[0], (PortStatus{1, PortState::InService}));
+  client.logout();
+  EXPECT_THROW(Tl1Client(emulator.address(), {"admin", "wrong"}).connect(), Tl1Denied);
 }
 
 // The real binary: killed with SIGKILL after a patch is answered, restarted on the same state

@@ -98,6 +98,17 @@ TEST_F(OcsJournalTest, CompactionKeepsTheFileBounded) {
   EXPECT_EQ(state.patches(), (std::vector<OcsPatch>{{3, 4}}));
 }
 
+TEST_F(OcsJournalTest, OneJournalPerFile) {
+  OcsState state(4);
+  OcsJournal first(path(), 4, &state);
+  try {
+    OcsJournal second(path(), 4, &state);
+    FAIL() << "a state file opened twice";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("in use by another emulator"), std::string::npos) << e.message();
+  }
+}
+
 TEST_F(OcsJournalTest, ADirectoryIsNotAStateFile) {
   std::filesystem::create_directories(path());
   OcsState state(4);
