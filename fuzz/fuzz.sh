@@ -20,7 +20,7 @@ set -uo pipefail
 FUZZ_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PROJECT_ROOT="$(dirname "$FUZZ_SRC")"
 ALL_HARNESSES=(experiment model prices routing_json routing_text replay connection_matrix chakra
-  chakra_gzip spec fabric units demand comm_groups sweep journal)
+  chakra_gzip spec fabric units demand comm_groups sweep journal tl1_response tl1_command)
 
 # Longest input each harness is given: enough for every seed, small enough to keep mutation
 # fast. The text harnesses expand repeat markers in their input (fuzz/fuzz_support.h), so that a
@@ -31,7 +31,7 @@ max_len() {
     units) echo 64 ;;
     chakra | chakra_gzip) echo 2048 ;;
     # experiment model prices routing_json routing_text replay connection_matrix demand
-    # comm_groups sweep journal, and any other
+    # comm_groups sweep journal tl1_response tl1_command, and any other
     *) echo 4096 ;;
   esac
 }
@@ -42,7 +42,7 @@ smoke_runs() {
   case "$1" in
     experiment | chakra | chakra_gzip) echo 1000 ;;
     model | prices | spec | sweep | journal) echo 2000 ;;
-    routing_text | fabric | demand | comm_groups) echo 8000 ;;
+    routing_text | fabric | demand | comm_groups | tl1_response | tl1_command) echo 8000 ;;
     routing_json | replay | connection_matrix | units) echo 15000 ;;
     *) echo 2000 ;;
   esac

@@ -271,6 +271,14 @@ Tl1Response Tl1Client::execute_counting(Tl1Command command, bool& reconnected) {
                    options_.max_attempts, options_.max_attempts == 1 ? "" : "s", last));
 }
 
+void Tl1Client::require_done(const Tl1Response& response, const char* verb) const {
+  if (response.completion != Tl1Completion::Compld && response.completion != Tl1Completion::Rtrv) {
+    fail(fmt::format("{} answered {} (expected COMPLD){}", verb,
+                     completion_name(response.completion),
+                     response.comment.empty() ? "" : ": " + quote_input(response.comment, 200)));
+  }
+}
+
 Tl1Response Tl1Client::execute(Tl1Command command) {
   bool reconnected = false;
   return execute_counting(std::move(command), reconnected);
@@ -279,7 +287,9 @@ Tl1Response Tl1Client::execute(Tl1Command command) {
 void Tl1Client::connect_ports(int a, int b) {
   bool reconnected = false;
   try {
-    execute_counting({"ENT-PATCH", "", format_patch_line(a, b), "", "", {}}, reconnected);
+    require_done(
+        execute_counting({"ENT-PATCH", "", format_patch_line(a, b), "", "", {}}, reconnected),
+        "ENT-PATCH");
   } catch (const Tl1Denied&) {
     if (!reconnected) throw;
     const auto in_force = patches();
@@ -293,7 +303,8 @@ void Tl1Client::connect_ports(int a, int b) {
 void Tl1Client::disconnect_port(int a) {
   bool reconnected = false;
   try {
-    execute_counting({"DLT-PATCH", "", std::to_string(a), "", "", {}}, reconnected);
+    require_done(execute_counting({"DLT-PATCH", "", std::to_string(a), "", "", {}}, reconnected),
+                 "DLT-PATCH");
   } catch (const Tl1Denied&) {
     if (!reconnected) throw;
     const auto in_force = patches();
@@ -305,6 +316,7 @@ void Tl1Client::disconnect_port(int a) {
 
 std::vector<std::pair<int, int>> Tl1Client::patches() {
   const Tl1Response response = execute({"RTRV-PATCH", "", "", "", "", {}});
+  require_done(response, "RTRV-PATCH");
   try {
     return parse_patches(response);
   } catch (const Error& e) {
@@ -314,6 +326,7 @@ std::vector<std::pair<int, int>> Tl1Client::patches() {
 
 std::vector<PortStatus> Tl1Client::port_status() {
   const Tl1Response response = execute({"RTRV-PORT-STATUS", "", "ALL", "", "", {}});
+  require_done(response, "RTRV-PORT-STATUS");
   try {
     return parse_port_status(response);
   } catch (const Error& e) {

@@ -80,6 +80,8 @@ class Tl1Client {
   // (the connection is dropped), or a connection that broke max_attempts times.
   Tl1Response execute(Tl1Command command);
 
+  // The typed calls below want COMPLD (or RTRV): PRTL or DELAY is an mfabric::Error.
+  //
   // ENT-PATCH::A,B: cross-connects device ports a and b (numbered from 1). After a reconnect a
   // DENY is checked against RTRV-PATCH: if the patch is in force, the first attempt made it.
   void connect_ports(int a, int b);
@@ -100,6 +102,8 @@ class Tl1Client {
   // execute(), and whether it needed a new connection (so a DENY may be an echo of the first try).
   Tl1Response execute_counting(Tl1Command command, bool& reconnected);
   void open_and_login();
+  // mfabric::Error unless the OCS answered COMPLD (or RTRV): PRTL and DELAY are not done.
+  void require_done(const Tl1Response& response, const char* verb) const;
   std::string next_ctag();
   [[noreturn]] void fail(const std::string& message) const;
   // `command` as text for messages, without the password of ACT-USER.

@@ -313,6 +313,12 @@ namespace {
 
 constexpr std::size_t kMaxAcknowledgmentBytes = 64;
 constexpr std::size_t kMaxAtagBytes = 10;
+constexpr std::size_t kMaxSidBytes = 64;
+constexpr std::size_t kMaxAutonomousVerbBytes = 64;
+// What format writes must read back, and what reads must format: a quoted line is written
+// '   "TEXT"' (TEXT escaped) and a comment '   /* TEXT */', each within kMaxTl1LineBytes.
+constexpr std::size_t kMaxQuotedLineBytes = kMaxTl1LineBytes - 3;  // '"TEXT"'
+constexpr std::size_t kMaxCommentBytes = kMaxTl1LineBytes - 9;     // TEXT, all comments joined
 
 constexpr std::string_view kCompletionNames[] = {"COMPLD", "DENY", "PRTL", "DELAY", "RTRV"};
 constexpr std::string_view kAcknowledgmentCodes[] = {"IP", "PF", "OK", "NA", "NG", "RL"};
@@ -355,27 +361,29 @@ void check_time(std::string_view time) {
 }
 
 void check_sid(std::string_view sid) {
-  if (sid.empty() || !all_of(sid, is_quoted_char)) {
-    fail("header", fmt::format("expected a source identifier of printable ASCII without '\"', "
-                               "got {}",
-                               quote_input(sid)));
+  if (sid.empty() || sid.size() > kMaxSidBytes || !all_of(sid, is_quoted_char)) {
+    fail("header", fmt::format("expected a source identifier of 1 to {} printable ASCII "
+                               "characters without '\"', got {}",
+                               kMaxSidBytes, quote_input(sid)));
   }
 }
 
 void check_text_line(std::string_view text, std::size_t index) {
-  if (!all_of(text, is_printable) || text.size() > kMaxTl1LineBytes - 8) {
+  const std::size_t escapes = static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return c == '"' || c == '\\'; }));
+  if (!all_of(text, is_printable) || 2 + text.size() + escapes > kMaxQuotedLineBytes) {
     fail(fmt::format("line {}", index + 1),
-         fmt::format("expected printable ASCII of at most {} bytes, got {}", kMaxTl1LineBytes - 8,
-                     quote_input(text)));
+         fmt::format("expected printable ASCII of at most {} bytes quoted, got {}",
+                     kMaxQuotedLineBytes, quote_input(text)));
   }
 }
 
 void check_comment(std::string_view comment) {
   if (comment != trim(comment, is_blank) || !all_of(comment, is_printable) ||
-      comment.size() > kMaxTl1LineBytes - 8) {
-    fail("comment", fmt::format("expected printable ASCII without leading or trailing spaces, "
-                                "got {}",
-                                quote_input(comment)));
+      comment.size() > kMaxCommentBytes) {
+    fail("comment", fmt::format("expected at most {} bytes of printable ASCII without leading or "
+                                "trailing spaces, got {}",
+                                kMaxCommentBytes, quote_input(comment)));
   }
 }
 
@@ -388,13 +396,15 @@ void check_atag(std::string_view atag) {
 
 void check_autonomous_verb(std::string_view verb) {
   const std::vector<std::string_view> words = split_words(verb);
-  bool ok = !words.empty() && fmt::format("{}", fmt::join(words, " ")) == verb;
+  bool ok = !words.empty() && verb.size() <= kMaxAutonomousVerbBytes &&
+            fmt::format("{}", fmt::join(words, " ")) == verb;
   for (const std::string_view w : words)
     ok = ok && all_of(w, is_verb_word_char);
   if (!ok) {
     fail("identification",
-         fmt::format("expected a verb of upper-case words (e.g. REPT ALM EQPT), got {}",
-                     quote_input(verb)));
+         fmt::format("expected a verb of upper-case words (e.g. REPT ALM EQPT) of at most {} "
+                     "bytes, got {}",
+                     kMaxAutonomousVerbBytes, quote_input(verb)));
   }
 }
 
@@ -405,6 +415,15 @@ std::string header_text(std::string_view sid, std::string_view date, std::string
   const bool bare = all_of(sid, is_sid_char);
   return fmt::format("\r\n\n   {}{}{} {} {}\r\n", bare ? "" : "\"", sid, bare ? "" : "\"", date,
                      time);
+}
+
+// `out`, a whole message, if a reader takes it.
+std::string within_message_bound(std::string out) {
+  if (out.size() > kMaxTl1ResponseBytes) {
+    fail("message",
+         fmt::format("expected at most {} bytes, got {}", kMaxTl1ResponseBytes, out.size()));
+  }
+  return out;
 }
 
 std::string body_text(const std::vector<std::string>& lines, std::string_view comment) {
@@ -476,6 +495,10 @@ void parse_body_line(std::string_view raw, std::size_t number, bool deny, Body& 
   const std::string_view line = trim(raw, is_blank);
   if (line.empty()) return;
   if (line.front() == '"') {
+    if (line.size() > kMaxQuotedLineBytes) {
+      fail(field, fmt::format("expected a quoted line of at most {} bytes, got {}",
+                              kMaxQuotedLineBytes, line.size()));
+    }
     if (line.size() < 2 || line.back() != '"') {
       fail(field, fmt::format("expected a quoted line to end with '\"', got {}", quote_input(raw)));
     }
@@ -509,6 +532,9 @@ void parse_body_line(std::string_view raw, std::size_t number, bool deny, Body& 
     if (!text.empty()) {
       if (!body.comment.empty()) body.comment += ' ';
       body.comment += text;
+      if (body.comment.size() > kMaxCommentBytes) {
+        fail(field, fmt::format("expected comments of at most {} bytes in all", kMaxCommentBytes));
+      }
     }
     return;
   }
@@ -562,7 +588,7 @@ std::string format_tl1_response(const Tl1Response& response) {
   }
   out += body_text(response.lines, response.comment);
   out += response.continued ? '>' : ';';
-  return out;
+  return within_message_bound(std::move(out));
 }
 
 std::string format_tl1_acknowledgment(const Tl1Acknowledgment& acknowledgment) {
@@ -585,7 +611,7 @@ std::string format_tl1_autonomous(const Tl1AutonomousMessage& message) {
   out += fmt::format("{:<2} {} {}\r\n", message.alarm_code, message.atag, message.verb);
   out += body_text(message.lines, message.comment);
   out += ';';
-  return out;
+  return within_message_bound(std::move(out));
 }
 
 std::string format_tl1_message(const Tl1Message& message) {
@@ -716,9 +742,10 @@ void Tl1ResponseReader::feed(std::string_view bytes) {
           framing_ = Framing::Acknowledgment;
         } else {
           reset_partial();
+          // The byte alone, so that the message does not depend on how the stream was cut.
           fail("message", fmt::format("expected a response, an acknowledgment or an autonomous "
-                                      "message, got {}",
-                                      quote_input(bytes.substr(k), 40)));
+                                      "message, got {} between messages",
+                                      quote_input(bytes.substr(k, 1))));
         }
         partial_ += c;
         break;
@@ -729,7 +756,9 @@ void Tl1ResponseReader::feed(std::string_view bytes) {
         } else if (line_bytes_ == 0 && (c == ';' || c == '>')) {
           complete_.push_back(std::move(partial_));
           reset_partial();
-        } else if (!(line_bytes_ == 0 && c == '\r') && ++line_bytes_ > kMaxTl1LineBytes) {
+        } else if (c != '\r' && ++line_bytes_ > kMaxTl1LineBytes) {
+          // CRs are not counted: a line of kMaxTl1LineBytes ends in CR LF, and "\r;" ends a
+          // message as parse_tl1_message reads it.
           reset_partial();
           fail("message", fmt::format("expected lines of at most {} bytes", kMaxTl1LineBytes));
         }

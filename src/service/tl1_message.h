@@ -102,15 +102,15 @@ std::string_view completion_name(Tl1Completion completion);
 //      /* a comment */\r\n       (optional)
 //   ;                            ('>' instead: more messages with this CTAG follow)
 struct Tl1Response {
-  std::string sid;   // source identifier: letters, digits, '-', '_', '.', or any printable
-                     // ASCII without '"' (then written quoted)
+  std::string sid;   // source identifier, 1 to 64 bytes: letters, digits, '-', '_', '.', or any
+                     // printable ASCII without '"' (then written quoted)
   std::string date;  // "YY-MM-DD"
   std::string time;  // "HH:MM:SS"
   std::string ctag;
   Tl1Completion completion = Tl1Completion::Compld;
   std::string error_code;          // DENY's code ("IIAC", "SNVS", ...); empty otherwise
-  std::vector<std::string> lines;  // the quoted lines' text, unescaped
-  std::string comment;             // the comments' text joined by spaces, trimmed
+  std::vector<std::string> lines;  // the quoted lines' text, unescaped (printable ASCII)
+  std::string comment;             // the comments' text joined by spaces, trimmed (< 64 KiB)
   bool continued = false;          // terminated by '>' instead of ';'
 
   bool operator==(const Tl1Response&) const = default;
@@ -134,7 +134,7 @@ struct Tl1AutonomousMessage {
   std::string time;
   std::string alarm_code;  // "*C", "**", "*" or "A"
   std::string atag;        // 1 to 10 letters, digits or '.'
-  std::string verb;        // e.g. "REPT ALM EQPT": words of letters, digits and '-'
+  std::string verb;  // e.g. "REPT ALM EQPT": words of upper-case letters, digits, '-' (<= 64 B)
   std::vector<std::string> lines;
   std::string comment;
 
@@ -145,7 +145,10 @@ using Tl1Message = std::variant<Tl1Response, Tl1Acknowledgment, Tl1AutonomousMes
 
 // The message as the OCS sends it, starting with "\r\n\n" (responses, autonomous messages) and
 // ending with its terminator (';', '>' or '<'). mfabric::Error (field naming the part) for a part
-// that would not read back. Promises: parsing the text gives back the message.
+// that would not read back, or (field "message") a message longer than kMaxTl1ResponseBytes.
+// Promises: parse_tl1_message and Tl1ResponseReader read the text back as the message; and a
+// message they read formats (unless it grows past the bound: formatting indents every body line
+// by three spaces) and reads back equal.
 std::string format_tl1_response(const Tl1Response& response);
 std::string format_tl1_acknowledgment(const Tl1Acknowledgment& acknowledgment);
 std::string format_tl1_autonomous(const Tl1AutonomousMessage& message);
@@ -163,11 +166,11 @@ Tl1Message parse_tl1_message(std::string_view text);
 class Tl1ResponseReader {
  public:
   // Appends bytes received and finds the messages they complete. mfabric::Error (field "message")
-  // when a line grows past kMaxTl1LineBytes, a message past kMaxTl1ResponseBytes (an
-  // acknowledgment past 64 bytes), or a byte between messages starts none; the reader is then
-  // empty (messages completed before stay queued) and the caller should drop the connection,
-  // since the stream's framing is lost. Memory is bounded by the largest message plus the
-  // complete messages not taken yet.
+  // when a line grows past kMaxTl1LineBytes (CRs not counted), a message past kMaxTl1ResponseBytes
+  // (an acknowledgment past 64 bytes), or a byte between messages starts none; the reader then
+  // holds nothing of the message and drops the rest of `bytes` (messages completed before stay
+  // queued), and the caller should drop the connection, since the stream's framing is lost. Memory
+  // is bounded by the largest message plus the complete messages not taken yet.
   void feed(std::string_view bytes);
   // The next complete message; nullopt when none is complete yet. A message that does not parse
   // is taken off the queue, then mfabric::Error as parse_tl1_message.

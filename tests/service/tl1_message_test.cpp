@@ -257,6 +257,24 @@ TEST(Tl1Response, FormatRefusesWhatWouldNotReadBack) {
             0u);
 }
 
+TEST(Tl1Response, WhatFormatsAtTheLineBoundReadsBackAndOneByteMoreIsRefused) {
+  // '   "TEXT"' is one line of at most kMaxTl1LineBytes; a quote inside is written \".
+  Tl1Response r = patches_response();
+  r.lines = {std::string(kMaxTl1LineBytes - 7, 'x') + "\""};
+  const std::string text = format_tl1_response(r);
+  EXPECT_EQ(parse_tl1_message(text), Tl1Message(r));
+  Tl1ResponseReader reader;
+  reader.feed(text);
+  EXPECT_EQ(reader.next(), Tl1Message(r));
+  r.lines[0] += "x";
+  EXPECT_EQ(error_text([&] { format_tl1_response(r); }).rfind("line 1: expected printable", 0), 0u);
+  r = patches_response();
+  r.sid = std::string(65, 'S');
+  EXPECT_EQ(error_text([&] { format_tl1_response(r); }).rfind("header: expected a source", 0), 0u);
+  r.sid = std::string(64, 'S');
+  EXPECT_EQ(parse_tl1_message(format_tl1_response(r)), Tl1Message(r));
+}
+
 // --- the incremental reader ---
 
 // A stream of every kind of message, with the prompts and blank lines an OCS puts between them.
@@ -364,7 +382,7 @@ TEST(Tl1ResponseReader, RefusesOversizeAndGarbageWithoutHoldingIt) {
     const std::string message = error_text(
         [&] { reader.feed(format_tl1_response(patches_response()) + "\r\n\x01\x02 binary"); });
     EXPECT_EQ(message.rfind("message: expected a response, an acknowledgment or an autonomous "
-                            "message, got '\\x01\\x02 binary'",
+                            "message, got '\\x01' between messages",
                             0),
               0u)
         << message;
