@@ -100,8 +100,9 @@ int run_controller(const ControllerCliOptions& o) {
   // The first line, flushed: scripts and tests read the port from it.
   std::cout << "listening on " << server.address() << std::endl;
   if (!o.quiet) {
-    std::cerr << fmt::format("controller: {} regions on the OCS at {}\n",
-                             controller.regions().size(), o.ocs);
+    std::cerr << fmt::format("controller: {} regions on the OCS at {}{}\n",
+                             controller.regions().size(), o.ocs,
+                             o.ocs_user.empty() ? " (as the emulator's admin: no --ocs-user)" : "");
   }
   const auto start = std::chrono::steady_clock::now();
   for (;;) {

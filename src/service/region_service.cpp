@@ -114,6 +114,7 @@ void RegionControllerService::reconcile() {
   stale_ = false;
   const std::lock_guard lock(health_mutex_);
   ++health_.reconciliations;
+  health_.ocs_reachable = true;
   health_.unusable_ports.assign(unusable_ports_.begin(), unusable_ports_.end());
 }
 

@@ -181,6 +181,7 @@ TEST_F(RegionServiceTest, AnOcsKilledMidReconfigurationIsReadBackAndCompleted) {
   const RegionCircuits read_back = service->circuits("rack0");
   const PortPairs held = held_by(address);
   EXPECT_EQ(reported(*service, read_back), held);
+  EXPECT_TRUE(service->health().ocs_reachable);
   EXPECT_LT(held.size(), 4u);  // part of the old plan went before the kill
   EXPECT_EQ(read_back.layer, -1);
 
