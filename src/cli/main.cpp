@@ -145,12 +145,13 @@ int main(int argc, char** argv) {
 
   // By importance: the answer first (compare, simulate, sweep), then the pieces it is made of.
   std::vector<mfabric::cli::Command> commands{
-      mfabric::cli::register_compare(app),  mfabric::cli::register_simulate(app),
-      mfabric::cli::register_sweep(app),    mfabric::cli::register_cost(app),
-      mfabric::cli::register_topology(app), mfabric::cli::register_fabrics(app),
-      mfabric::cli::register_workload(app), mfabric::cli::register_models(app),
-      mfabric::cli::register_trace(app),    mfabric::cli::register_plan(app),
-      mfabric::cli::register_predict(app),  mfabric::cli::register_ocs_emulator(app),
+      mfabric::cli::register_compare(app),    mfabric::cli::register_simulate(app),
+      mfabric::cli::register_sweep(app),      mfabric::cli::register_cost(app),
+      mfabric::cli::register_topology(app),   mfabric::cli::register_fabrics(app),
+      mfabric::cli::register_workload(app),   mfabric::cli::register_models(app),
+      mfabric::cli::register_trace(app),      mfabric::cli::register_plan(app),
+      mfabric::cli::register_predict(app),    mfabric::cli::register_ocs_emulator(app),
+      mfabric::cli::register_controller(app),
   };
   std::vector<std::string> command_names;
   for (const auto& command : commands) {

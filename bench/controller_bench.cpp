@@ -1,0 +1,94 @@
+// The region controller's round trip (docs/runtime.md, "Region controller"): a submit for a
+// 64-server region is a read-back (RTRV-PORT-STATUS, RTRV-PATCH), a plan, a diff and the TL1
+// commands of the diff, against the OCS emulator on loopback (in process, on its own thread,
+// switching in 0 ms, its journal in a temporary directory). The goal is under 1 ms when the
+// plan changes little; every changed circuit adds a command round trip and a journal write.
+//   mfabric_bench --benchmark_filter=ControllerSubmit
+#include <benchmark/benchmark.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "control/demand.h"
+#include "control/synthetic_demand.h"
+#include "core/rng.h"
+#include "service/ocs_emulator.h"
+#include "service/region_service.h"
+#include "service/regions_file.h"
+#include "service/tl1_client.h"
+
+namespace {
+
+using namespace mfabric;
+
+// An emulator of 384 ports (64 servers x 6 OCS NICs) on a thread, stopped at the end.
+class BenchEmulator {
+ public:
+  BenchEmulator()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("mfabric_controller_bench_" + std::to_string(::getpid()))),
+        emulator_(options(dir_)) {
+    thread_ = std::thread([this] { emulator_.run(); });
+  }
+  ~BenchEmulator() {
+    emulator_.request_stop();
+    thread_.join();
+    std::filesystem::remove_all(dir_);
+  }
+  const std::string& address() const { return emulator_.address(); }
+
+ private:
+  static service::OcsEmulatorOptions options(const std::filesystem::path& dir) {
+    std::filesystem::create_directories(dir);
+    service::OcsEmulatorOptions o;
+    o.ports = 384;
+    o.switching = Time::milliseconds(0);
+    o.state_file = (dir / "ocs.state").string();
+    return o;
+  }
+  std::filesystem::path dir_;
+  service::OcsEmulator emulator_;
+  std::thread thread_;
+};
+
+// Submits alternate between `demands` (one demand again and again: nothing switches).
+void submit_loop(benchmark::State& state, int demands) {
+  BenchEmulator emulator;
+  service::RegionControllerService controller(
+      service::parse_regions("regions:\n  - {name: r, servers: 64, first_port: 1}\n", "bench"),
+      std::make_unique<service::Tl1Client>(
+          emulator.address(),
+          service::Tl1Credentials{service::kDefaultUser, service::kDefaultPassword}));
+  controller.start();
+  std::vector<control::ServerDemand> inputs;
+  for (int k = 0; k < demands; ++k) {
+    Rng rng = Rng(static_cast<std::uint64_t>(k) + 1).derive("controller-bench");
+    inputs.push_back(control::synthetic_demand({.servers = 64, .density = 1.0, .skew = 1.0}, rng));
+  }
+  int layer = 0;
+  std::int64_t commands_before = controller.health().commands;
+  for (auto _ : state) {
+    const auto& demand = inputs[static_cast<std::size_t>(layer) % inputs.size()];
+    benchmark::DoNotOptimize(controller.submit("r", layer, 0, demand));
+    ++layer;
+  }
+  state.counters["tl1_commands_per_submit"] =
+      benchmark::Counter(static_cast<double>(controller.health().commands - commands_before) /
+                         static_cast<double>(std::max<std::int64_t>(state.iterations(), 1)));
+}
+
+void ControllerSubmitUnchanged(benchmark::State& state) {
+  submit_loop(state, 1);
+}
+void ControllerSubmitNewPlan(benchmark::State& state) {
+  submit_loop(state, 2);
+}
+
+BENCHMARK(ControllerSubmitUnchanged)->Unit(benchmark::kMicrosecond);
+BENCHMARK(ControllerSubmitNewPlan)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

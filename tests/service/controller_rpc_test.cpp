@@ -1,0 +1,264 @@
+// The region controller's gRPC API on loopback: in process (authentication, the calls, status
+// codes) and as the `mfabric controller` daemon.
+#ifdef MFABRIC_HAVE_GRPC
+
+#include "service/controller_rpc.h"
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/error.h"
+#include "ocs_emulator_process.h"
+#include "scratch_dir.h"
+#include "service/controller.grpc.pb.h"
+#include "tl1_test_client.h"
+
+namespace mfabric::service {
+namespace {
+
+namespace api = mfabric::controller;
+using mfabric::testing::ListeningChild;
+using mfabric::testing::OcsEmulatorChild;
+
+constexpr const char* kToken = "0123456789abcdef-test-token";
+constexpr const char* kRegions =
+    "regions:\n"
+    "  - {name: rack0, servers: 4, nics: 4, alpha: 2, first_port: 1}\n";
+
+api::DemandRequest two_pairs() {
+  api::DemandRequest request;
+  request.set_region("rack0");
+  request.set_layer(2);
+  request.set_micro_batch(1);
+  request.set_servers(4);
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      request.add_bytes((i / 2 == j / 2 && i != j) ? 1'000'000'000 : 0);
+    }
+  }
+  return request;
+}
+
+// A context with a 10 s deadline (nothing waits longer) and, when given, the token.
+std::unique_ptr<grpc::ClientContext> context(const std::string& token = "") {
+  auto c = std::make_unique<grpc::ClientContext>();
+  c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  if (!token.empty()) c->AddMetadata("authorization", "Bearer " + token);
+  return c;
+}
+
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class ControllerRpcTest : public mfabric::testing::ScratchDirTest {
+ protected:
+  ControllerRpcTest() : ScratchDirTest("controller_rpc") {}
+  void SetUp() override {
+    ScratchDirTest::SetUp();
+    emulator_ = std::make_unique<OcsEmulatorChild>((dir_ / "ocs.state").string(), "2ms", 16);
+    service_ = std::make_unique<RegionControllerService>(
+        parse_regions(kRegions, "regions"),
+        std::make_unique<Tl1Client>(emulator_->address(), Tl1Credentials{"admin", "admin"}));
+    service_->start();
+  }
+  static std::unique_ptr<api::RegionController::Stub> stub(
+      const std::string& address,
+      std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials()) {
+    return api::RegionController::NewStub(grpc::CreateChannel(address, credentials));
+  }
+
+  std::unique_ptr<OcsEmulatorChild> emulator_;
+  std::unique_ptr<RegionControllerService> service_;
+};
+
+TEST_F(ControllerRpcTest, CallsNeedTheTokenAndAnswerWithTheCircuits) {
+  ControllerRpcServer server(*service_, "127.0.0.1:0", ControllerAuth{kToken, "", "", ""});
+  auto client = stub(server.address());
+  api::Circuits circuits;
+  EXPECT_EQ(client->SubmitDemand(context().get(), two_pairs(), &circuits).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(
+      client->SubmitDemand(context("0123456789abcdef-test-tokem").get(), two_pairs(), &circuits)
+          .error_code(),
+      grpc::StatusCode::UNAUTHENTICATED);
+  api::HealthReply health;
+  EXPECT_EQ(client->Health(context().get(), {}, &health).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+
+  const grpc::Status submitted =
+      client->SubmitDemand(context(kToken).get(), two_pairs(), &circuits);
+  ASSERT_TRUE(submitted.ok()) << submitted.error_message();
+  EXPECT_EQ(circuits.generation(), 2);
+  EXPECT_EQ(circuits.layer(), 2);
+  ASSERT_EQ(circuits.circuits_size(), 4);
+  for (const api::Circuit& c : circuits.circuits()) {
+    EXPECT_EQ(c.server() / 2, c.peer_server() / 2);
+    EXPECT_EQ(c.port(), c.server() * 2 + (c.nic() - 2) + 1);
+  }
+
+  api::CircuitsRequest which;
+  which.set_region("rack0");
+  api::Circuits in_force;
+  ASSERT_TRUE(client->GetCircuits(context(kToken).get(), which, &in_force).ok());
+  EXPECT_EQ(in_force.SerializeAsString(), circuits.SerializeAsString());
+  ASSERT_TRUE(client->Health(context(kToken).get(), {}, &health).ok());
+  EXPECT_TRUE(health.ocs_reachable());
+  EXPECT_EQ(health.commands(), 4);
+  EXPECT_EQ(health.regions_size(), 1);
+
+  api::DemandRequest bad = two_pairs();
+  bad.add_bytes(1);
+  EXPECT_EQ(client->SubmitDemand(context(kToken).get(), bad, &circuits).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  which.set_region("rack7");
+  EXPECT_EQ(client->GetCircuits(context(kToken).get(), which, &in_force).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(ControllerRpcTest, TlsNeedsAClientCertificateTheCaSigned) {
+  // A CA, a server certificate for 127.0.0.1 and a client certificate, all made here.
+  const std::string d = dir_.string();
+  const std::string make_certificates =
+      "cd '" + d +
+      "' && exec >openssl.log 2>&1 && "
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key "
+      "-out ca.pem -days 1 -subj /CN=test-ca && "
+      "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > server.ext && "
+      "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key "
+      "-out server.csr -subj /CN=localhost && "
+      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 "
+      "-extfile server.ext -out server.pem && "
+      "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout client.key "
+      "-out client.csr -subj /CN=trainer && "
+      "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 "
+      "-out client.pem";
+  ASSERT_EQ(std::system(make_certificates.c_str()), 0) << file_text(dir_ / "openssl.log");
+  ControllerAuth auth;
+  auth.tls_cert = file_text(dir_ / "server.pem");
+  auth.tls_key = file_text(dir_ / "server.key");
+  auth.tls_ca = file_text(dir_ / "ca.pem");
+  ControllerRpcServer server(*service_, "127.0.0.1:0", auth);
+
+  grpc::SslCredentialsOptions with_certificate;
+  with_certificate.pem_root_certs = auth.tls_ca;
+  with_certificate.pem_private_key = file_text(dir_ / "client.key");
+  with_certificate.pem_cert_chain = file_text(dir_ / "client.pem");
+  api::HealthReply health;
+  const grpc::Status answered = stub(server.address(), grpc::SslCredentials(with_certificate))
+                                    ->Health(context().get(), {}, &health);
+  EXPECT_TRUE(answered.ok()) << answered.error_message();
+
+  grpc::SslCredentialsOptions without_certificate;
+  without_certificate.pem_root_certs = auth.tls_ca;
+  EXPECT_FALSE(stub(server.address(), grpc::SslCredentials(without_certificate))
+                   ->Health(context().get(), {}, &health)
+                   .ok());
+  EXPECT_FALSE(stub(server.address())->Health(context().get(), {}, &health).ok());
+}
+
+TEST_F(ControllerRpcTest, AServerWithoutAuthenticationIsRefused) {
+  try {
+    ControllerRpcServer server(*service_, "127.0.0.1:0", {});
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "auth");
+  }
+  EXPECT_THROW(ControllerRpcServer(*service_, "127.0.0.1:0", ControllerAuth{"", "x", "", ""}),
+               Error);
+  EXPECT_TRUE(same_secret("abc", "abc"));
+  EXPECT_FALSE(same_secret("abc", "abd"));
+  EXPECT_FALSE(same_secret("abc", "abcd"));
+  EXPECT_FALSE(same_secret("", "a"));
+}
+
+TEST_F(ControllerRpcTest, TheDaemonServesUntilStopped) {
+  const std::string token_file = write("token", std::string(kToken) + "\n");
+  const std::string regions_file = write("regions.yaml", kRegions);
+  // The in-process controller's session is not needed: the daemon has its own.
+  service_.reset();
+  ListeningChild daemon({"controller", "--ocs", emulator_->address(), "--regions", regions_file,
+                         "--listen", "127.0.0.1:0", "--token-file", token_file, "--max-time", "20s",
+                         "-q"});
+  auto client = stub(daemon.address());
+  api::Circuits circuits;
+  const grpc::Status submitted =
+      client->SubmitDemand(context(kToken).get(), two_pairs(), &circuits);
+  ASSERT_TRUE(submitted.ok()) << submitted.error_message();
+  EXPECT_EQ(circuits.circuits_size(), 4);
+  api::HealthReply health;
+  EXPECT_EQ(client->Health(context().get(), {}, &health).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  // With a client still connected, gRPC waits out the daemon's 2 s grace.
+  const auto stopping = std::chrono::steady_clock::now();
+  const int status = daemon.stop(SIGTERM);
+  EXPECT_LT(std::chrono::steady_clock::now() - stopping, std::chrono::seconds(5));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+// The daemon killed with SIGKILL in the middle of a reconfiguration (the emulator's mirrors take
+// 1.5 s each) and started again: it reports exactly what the OCS holds, and the next submit
+// completes the plan.
+TEST_F(ControllerRpcTest, ADaemonKilledMidReconfigurationReportsOnlyWhatTheOcsHolds) {
+  service_.reset();
+  emulator_.reset();
+  const std::string state = (dir_ / "slow.state").string();
+  OcsEmulatorChild emulator(state, "1500ms", 16);
+  const std::vector<std::string> arguments{"controller",
+                                           "--ocs",
+                                           emulator.address(),
+                                           "--regions",
+                                           write("regions.yaml", kRegions),
+                                           "--token-file",
+                                           write("token", kToken),
+                                           "--max-time",
+                                           "20s",
+                                           "-q"};
+  auto daemon = std::make_unique<ListeningChild>(arguments);
+  auto submitted = std::async(std::launch::async, [&, address = daemon->address()] {
+    api::Circuits circuits;
+    return stub(address)->SubmitDemand(context(kToken).get(), two_pairs(), &circuits);
+  });
+  // Four connects of 1.5 s each: kill during the second.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  daemon->stop(SIGKILL);
+  ASSERT_EQ(submitted.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+  EXPECT_FALSE(submitted.get().ok());
+  // The patch under way when the daemon died settles by itself (the OCS accepted it).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+
+  daemon = std::make_unique<ListeningChild>(arguments);
+  auto client = stub(daemon->address());
+  api::CircuitsRequest which;
+  which.set_region("rack0");
+  api::Circuits in_force;
+  const grpc::Status read = client->GetCircuits(context(kToken).get(), which, &in_force);
+  ASSERT_TRUE(read.ok()) << read.error_message();
+  std::set<std::pair<int, int>> reported;
+  for (const api::Circuit& c : in_force.circuits())
+    reported.insert({c.port(), c.peer_port()});
+  mfabric::testing::Tl1TestClient ocs(emulator.address());
+  ocs.log_in();
+  const auto held = parse_patches(ocs.ask("RTRV-PATCH:::2;"));
+  const std::set<std::pair<int, int>> held_set(held.begin(), held.end());
+  EXPECT_EQ(reported, held_set);
+  EXPECT_GE(held.size(), 1u);
+  EXPECT_LT(held.size(), 4u);
+  EXPECT_EQ(in_force.layer(), -1);
+}
+
+}  // namespace
+}  // namespace mfabric::service
+
+#endif  // MFABRIC_HAVE_GRPC

@@ -1,0 +1,243 @@
+#include "service/region_service.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "core/error.h"
+#include "ocs_emulator_process.h"
+#include "scratch_dir.h"
+#include "tl1_test_client.h"
+
+namespace mfabric::service {
+namespace {
+
+using mfabric::testing::OcsEmulatorChild;
+using mfabric::testing::Tl1TestClient;
+using PortPairs = std::set<std::pair<int, int>>;
+
+// Four servers of four NICs, two of them on the OCS: device ports 1-8 of a 16-port OCS.
+constexpr const char* kRegions =
+    "regions:\n"
+    "  - name: rack0\n"
+    "    servers: 4\n"
+    "    nics: 4\n"
+    "    alpha: 2\n"
+    "    first_port: 1\n";
+
+// Two heavy pairs and a light one: the heavy pairs get both circuits of their servers.
+control::ServerDemand two_pairs() {
+  control::ServerDemand demand(4);
+  demand.add(0, 1, 1'000'000'000);
+  demand.add(2, 3, 1'000'000'000);
+  return demand;
+}
+
+// The other pairing: every circuit of two_pairs() goes.
+control::ServerDemand crossed_pairs() {
+  control::ServerDemand demand(4);
+  demand.add(0, 2, 1'000'000'000);
+  demand.add(1, 3, 1'000'000'000);
+  return demand;
+}
+
+PortPairs held_by(const std::string& address) {
+  Tl1TestClient client(address);
+  client.log_in();
+  const auto patches = parse_patches(client.ask("RTRV-PATCH:::2;"));
+  return {patches.begin(), patches.end()};
+}
+
+void fail_port(const std::string& address, int port) {
+  Tl1TestClient client(address);
+  client.log_in();
+  EXPECT_EQ(client.ask("OPR-PORT-FAIL::" + std::to_string(port) + ":2:;").completion,
+            Tl1Completion::Compld);
+}
+
+class RegionServiceTest : public mfabric::testing::ScratchDirTest {
+ protected:
+  RegionServiceTest() : ScratchDirTest("region_service") {}
+
+  std::unique_ptr<RegionControllerService> controller(const std::string& address,
+                                                      Tl1ClientOptions options = {}) {
+    auto ocs = std::make_unique<Tl1Client>(address, Tl1Credentials{"admin", "admin"}, options);
+    return std::make_unique<RegionControllerService>(parse_regions(kRegions, "regions"),
+                                                     std::move(ocs));
+  }
+  static PortPairs reported(const RegionControllerService& service,
+                            const RegionCircuits& in_force) {
+    PortPairs pairs;
+    for (const control::PortCircuit& circuit : in_force.circuits) {
+      const auto [a, b] = service.device_ports(in_force.region, circuit);
+      pairs.insert({std::min(a, b), std::max(a, b)});
+    }
+    return pairs;
+  }
+  std::string state() const { return (dir_ / "ocs.state").string(); }
+};
+
+TEST_F(RegionServiceTest, ASubmitPutsThePlanUpAndANewControllerReadsItBack) {
+  OcsEmulatorChild emulator(state(), "5ms", 16);
+  {
+    Tl1TestClient client(emulator.address());
+    client.log_in();
+    // Not the region's: left alone, never reported.
+    client.send("ENT-PATCH::12,14:2:;");
+    client.receive();  // IP 2
+    EXPECT_EQ(client.response().completion, Tl1Completion::Compld);
+  }
+  auto service = controller(emulator.address());
+  service->start();
+  EXPECT_EQ(service->circuits("rack0").generation, 1);
+  EXPECT_TRUE(service->circuits("rack0").circuits.empty());
+
+  const RegionCircuits first = service->submit("rack0", 3, 1, two_pairs());
+  EXPECT_EQ(first.generation, 2);
+  EXPECT_EQ(first.layer, 3);
+  EXPECT_EQ(first.micro_batch, 1);
+  EXPECT_EQ(first.circuits.size(), 4u);
+  PortPairs expected = reported(*service, first);
+  expected.insert({12, 14});
+  EXPECT_EQ(held_by(emulator.address()), expected);
+
+  // The same plan again switches nothing and keeps the generation.
+  EXPECT_EQ(service->submit("rack0", 3, 2, two_pairs()).generation, 2);
+  const RegionCircuits crossed = service->submit("rack0", 4, 1, crossed_pairs());
+  EXPECT_EQ(crossed.generation, 3);
+  expected = reported(*service, crossed);
+  expected.insert({12, 14});
+  EXPECT_EQ(held_by(emulator.address()), expected);
+  EXPECT_EQ(service->health().commands, 4 + 8);
+
+  auto restarted = controller(emulator.address());
+  restarted->start();
+  const RegionCircuits read_back = restarted->circuits("rack0");
+  EXPECT_EQ(read_back.circuits, crossed.circuits);
+  EXPECT_EQ(read_back.layer, -1);
+}
+
+TEST_F(RegionServiceTest, FailedPortsArePlannedAround) {
+  OcsEmulatorChild emulator(state(), "5ms", 16);
+  auto service = controller(emulator.address());
+  service->start();
+  const RegionCircuits first = service->submit("rack0", 0, 0, two_pairs());
+  ASSERT_EQ(first.circuits.size(), 4u);
+  // Server 0's first OCS NIC (device port 1) fails under its circuit.
+  fail_port(emulator.address(), 1);
+  const RegionCircuits after = service->submit("rack0", 1, 0, two_pairs());
+  for (const control::PortCircuit& circuit : after.circuits) {
+    EXPECT_FALSE(circuit.server == 0 && circuit.nic == 2);
+  }
+  EXPECT_EQ(after.circuits.size(), 3u);
+  for (const auto& [a, b] : held_by(emulator.address())) {
+    EXPECT_NE(a, 1);
+    EXPECT_NE(b, 1);
+  }
+  EXPECT_EQ(reported(*service, after), held_by(emulator.address()));
+  EXPECT_EQ(service->health().unusable_ports, std::vector<int>{1});
+}
+
+// The OCS killed with SIGKILL while its mirrors move (a long switching time), then restarted on
+// the same state file and address: the controller never reports a circuit the OCS does not hold,
+// and the next submit completes the plan.
+TEST_F(RegionServiceTest, AnOcsKilledMidReconfigurationIsReadBackAndCompleted) {
+  auto emulator = std::make_unique<OcsEmulatorChild>(state(), "10ms", 16);
+  const std::string address = emulator->address();
+  Tl1ClientOptions options;
+  options.max_attempts = 2;
+  options.retry_delay = Time::milliseconds(50);
+  options.command_timeout = Time::milliseconds(3000);
+  auto service = controller(address, options);
+  service->start();
+  const RegionCircuits first = service->submit("rack0", 0, 0, two_pairs());
+  ASSERT_EQ(first.circuits.size(), 4u);
+  emulator->stop(SIGTERM);
+
+  emulator = std::make_unique<OcsEmulatorChild>(state(), "1500ms", 16, address);
+  auto submitted = std::async(std::launch::async, [&] {
+    try {
+      service->submit("rack0", 1, 0, crossed_pairs());
+      return std::string("completed");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  });
+  // The four disconnects take 1.5 s each: kill during the first ones.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  emulator->stop(SIGKILL);
+  ASSERT_EQ(submitted.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  const std::string outcome = submitted.get();
+  EXPECT_NE(outcome.find("reconfiguration incomplete"), std::string::npos) << outcome;
+  EXPECT_FALSE(service->health().ocs_reachable);
+  // Unreachable: nothing is vouched for.
+  EXPECT_THROW(service->circuits("rack0"), Error);
+
+  emulator = std::make_unique<OcsEmulatorChild>(state(), "10ms", 16, address);
+  const RegionCircuits read_back = service->circuits("rack0");
+  const PortPairs held = held_by(address);
+  EXPECT_EQ(reported(*service, read_back), held);
+  EXPECT_TRUE(service->health().ocs_reachable);
+  EXPECT_LT(held.size(), 4u);  // part of the old plan went before the kill
+  EXPECT_EQ(read_back.layer, -1);
+
+  const RegionCircuits completed = service->submit("rack0", 1, 0, crossed_pairs());
+  EXPECT_EQ(completed.circuits.size(), 4u);
+  EXPECT_GT(completed.generation, read_back.generation);
+  EXPECT_EQ(reported(*service, completed), held_by(address));
+  EXPECT_TRUE(service->health().ocs_reachable);
+}
+
+TEST_F(RegionServiceTest, BadInputIsOneError) {
+  OcsEmulatorChild emulator(state(), "5ms", 16);
+  auto service = controller(emulator.address());
+  service->start();
+  EXPECT_THROW(service->submit("rack9", 0, 0, two_pairs()), Error);
+  EXPECT_THROW(service->submit("rack0", 0, 0, control::ServerDemand(5)), Error);
+  // A region beyond the OCS's ports.
+  auto too_big = std::make_unique<RegionControllerService>(
+      parse_regions("regions:\n  - {name: r, servers: 4, nics: 4, alpha: 2, first_port: 10}\n",
+                    "regions"),
+      std::make_unique<Tl1Client>(emulator.address(), Tl1Credentials{"admin", "admin"}));
+  EXPECT_THROW(too_big->start(), Error);
+}
+
+TEST(RegionsFile, BadRegionsNameTheField) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"regions: []\n", "regions"},
+      {"regions:\n  - {name: a, servers: 2, first_port: 1, colour: red}\n", "regions[0]"},
+      {"regions:\n  - {name: 'a b', servers: 2, first_port: 1}\n", "regions[0].name"},
+      {"regions:\n  - {name: a, servers: 0, first_port: 1}\n", "regions[0].servers"},
+      {"regions:\n  - {name: a, servers: 2, first_port: 1, planner: magic}\n",
+       "regions[0].planner"},
+      {"regions:\n  - {name: a, servers: 2, first_port: 1}\n  - {name: a, servers: 2, "
+       "first_port: 20}\n",
+       "regions[1].name"},
+      {"regions:\n  - {name: a, servers: 2, first_port: 1}\n  - {name: b, servers: 2, "
+       "first_port: 12}\n",
+       "regions[1].first_port"},
+  };
+  for (const auto& [text, field] : cases) {
+    try {
+      parse_regions(text, "regions.yaml");
+      ADD_FAILURE() << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.source(), "regions.yaml") << text;
+      EXPECT_EQ(e.field().rfind(field, 0), 0u) << text << ": " << e.what();
+    }
+  }
+  const auto regions = parse_regions(
+      "regions:\n  - {name: a, servers: 2, first_port: 1}\n  - {name: b, servers: 2, "
+      "first_port: 13, planner: optimal, link: 200G}\n",
+      "regions.yaml");
+  ASSERT_EQ(regions.size(), 2u);
+  EXPECT_EQ(regions[1].planner, "optimal");
+  EXPECT_EQ(regions[1].ports().first_port, 12);
+}
+
+}  // namespace
+}  // namespace mfabric::service
