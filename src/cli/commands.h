@@ -33,6 +33,7 @@ Command register_plan(CLI::App& root);
 Command register_predict(CLI::App& root);
 Command register_compare(CLI::App& root);
 Command register_sweep(CLI::App& root);
+Command register_moe_bench(CLI::App& root);
 
 // The training job the options describe, validated (ranges as in experiment files); errors name
 // the options. Without gpus, DP comes from --dp.

@@ -43,6 +43,9 @@ const std::map<std::string, std::string>& command_examples() {
        "  mfabric plan --demand demand.json --alpha 6 --tl1   # demand.json: "
        "{\"demand_bytes\": [[...]]}\n"
        "  mfabric plan --demand demand.json --algorithm exact --json\n"},
+      {"moe-bench",
+       "  mpirun -n 16 mfabric moe-bench --servers 4 --layers 8 --tokens 4096 --hidden 1KiB\n"
+       "  mpirun -n 8 mfabric moe-bench --servers 2 --policy reuse-previous --json\n"},
       {"predict",
        "  mfabric predict --model mixtral-8x7b\n"
        "  mfabric predict --model mixtral-8x7b --trace routing.json --json\n"},
