@@ -158,8 +158,9 @@ int run_moe_bench(MoeBenchCommandOptions o) {
     return 0;
   } catch (const Error&) {
     // Every rank meets the same error (bad input, or the first rank's failed check, shared);
-    // rank 0 says it, once.
-    if (session.rank() != 0) return 1;
+    // rank 0 says it, once, and its exit code fails the job. The others end quietly with 0:
+    // a non-zero exit elsewhere makes mpirun abort the job, possibly before rank 0 has said it.
+    if (session.rank() != 0) return 0;
     throw;
   }
 }
