@@ -203,42 +203,48 @@ MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session
       }
     }
 
-    const LayerRun run(routing, options.seed, layer, me);
-    const std::map<int, std::vector<std::byte>> send{{me, run.send_buffer()}};
     std::string error;
     std::int64_t verified = 0;
+    // A failure here is this rank's alone, in the middle of exchanges the others wait on: it
+    // ends every rank (a wrong token is not a failure here: it is agreed on below).
+    try {
+      const LayerRun run(routing, options.seed, layer, me);
+      const std::map<int, std::vector<std::byte>> send{{me, run.send_buffer()}};
 
-    // Dispatch and combine are timed each from a barrier; the checks between them are not.
-    session.barrier();
-    auto start = std::chrono::steady_clock::now();
-    std::map<int, std::vector<std::byte>> at_expert = run_proxy(dispatch, transport, send);
-    double seconds = seconds_since(start);
-    const std::map<int, std::vector<std::byte>> processed{
-        {me,
-         run.process_at_expert(at_expert.at(me), dispatch.arrivals[static_cast<std::size_t>(me)],
-                               error, verified)}};
-    session.barrier();
-    start = std::chrono::steady_clock::now();
-    std::map<int, std::vector<std::byte>> back = run_proxy(combine, transport, processed);
-    seconds += seconds_since(start);
-    out.seconds = session.max(seconds);
-    run.check_back(back.at(me), error, verified);
+      // Dispatch and combine are timed each from a barrier; the checks between them are not.
+      session.barrier();
+      auto start = std::chrono::steady_clock::now();
+      std::map<int, std::vector<std::byte>> at_expert = run_proxy(dispatch, transport, send);
+      double seconds = seconds_since(start);
+      const std::map<int, std::vector<std::byte>> processed{
+          {me,
+           run.process_at_expert(at_expert.at(me), dispatch.arrivals[static_cast<std::size_t>(me)],
+                                 error, verified)}};
+      session.barrier();
+      start = std::chrono::steady_clock::now();
+      std::map<int, std::vector<std::byte>> back = run_proxy(combine, transport, processed);
+      seconds += seconds_since(start);
+      out.seconds = session.max(seconds);
+      run.check_back(back.at(me), error, verified);
 
-    // The reference: MPI_Alltoallv of the same routing, both ways, timed the same way.
-    session.barrier();
-    start = std::chrono::steady_clock::now();
-    const std::vector<std::byte> reference_at_expert = session.alltoallv(
-        send.at(me), block_bytes(routing, me, true), block_bytes(routing, me, false));
-    seconds = seconds_since(start);
-    session.barrier();
-    start = std::chrono::steady_clock::now();
-    const std::vector<std::byte> reference_back = session.alltoallv(
-        processed.at(me), block_bytes(routing, me, false), block_bytes(routing, me, true));
-    seconds += seconds_since(start);
-    out.alltoallv_seconds = session.max(seconds);
-    if (error.empty())
-      error = compare_with_alltoallv(at_expert.at(me), reference_at_expert, "dispatch");
-    if (error.empty()) error = compare_with_alltoallv(back.at(me), reference_back, "combine");
+      // The reference: MPI_Alltoallv of the same routing, both ways, timed the same way.
+      session.barrier();
+      start = std::chrono::steady_clock::now();
+      const std::vector<std::byte> reference_at_expert = session.alltoallv(
+          send.at(me), block_bytes(routing, me, true), block_bytes(routing, me, false));
+      seconds = seconds_since(start);
+      session.barrier();
+      start = std::chrono::steady_clock::now();
+      const std::vector<std::byte> reference_back = session.alltoallv(
+          processed.at(me), block_bytes(routing, me, false), block_bytes(routing, me, true));
+      seconds += seconds_since(start);
+      out.alltoallv_seconds = session.max(seconds);
+      if (error.empty())
+        error = compare_with_alltoallv(at_expert.at(me), reference_at_expert, "dispatch");
+      if (error.empty()) error = compare_with_alltoallv(back.at(me), reference_back, "combine");
+    } catch (const std::exception& e) {
+      session.abort(fmt::format("rank {}, layer {}: {}", me, layer, e.what()));
+    }
 
     const std::string first = session.first_error(error);
     if (!first.empty()) throw Error("", "moe-bench", fmt::format("layer {}, {}", layer, first));

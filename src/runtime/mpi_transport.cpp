@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -78,6 +79,13 @@ std::string MpiSession::first_error(const std::string& error) {
   return fmt::format("rank {}: {}", first, text);
 }
 
+void MpiSession::abort(const std::string& message) {
+  std::fputs(fmt::format("mfabric: error: {}\n", message).c_str(), stderr);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();  // MPI_Abort does not return
+}
+
 std::vector<std::byte> MpiSession::alltoallv(std::span<const std::byte> send,
                                              std::span<const std::int64_t> send_counts,
                                              std::span<const std::int64_t> recv_counts) {
@@ -148,6 +156,10 @@ std::int64_t MpiSession::sum(std::int64_t value) {
 }
 std::string MpiSession::first_error(const std::string& error) {
   return error;
+}
+void MpiSession::abort(const std::string& message) {
+  std::fputs(fmt::format("mfabric: error: {}\n", message).c_str(), stderr);
+  std::abort();
 }
 std::vector<std::byte> MpiSession::alltoallv(std::span<const std::byte>,
                                              std::span<const std::int64_t>,

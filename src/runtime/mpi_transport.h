@@ -32,6 +32,9 @@ class MpiSession {
   // The message of the lowest rank whose `error` is not empty, on every rank; empty when none
   // (a collective: every rank calls it, so that one rank's failed check stops all of them).
   std::string first_error(const std::string& error);
+  // For a failure on this rank alone in the middle of an exchange, where the others would wait
+  // for it forever: prints "mfabric: error: <message>" and ends every rank (MPI_Abort).
+  [[noreturn]] void abort(const std::string& message);
   // MPI_Alltoallv of byte blocks: send holds the blocks for ranks 0, 1, ... in order
   // (send_counts bytes each); returns the blocks received from them (recv_counts bytes each).
   std::vector<std::byte> alltoallv(std::span<const std::byte> send,

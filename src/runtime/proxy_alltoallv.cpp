@@ -199,8 +199,12 @@ class StepTransfers {
 // The tokens a rank holds between steps: a byte arena and where each token sits in it.
 class TokenStore {
  public:
-  explicit TokenStore(std::int64_t token_bytes)
-      : token_bytes_(static_cast<std::size_t>(token_bytes)) {}
+  // `capacity`: the tokens that will ever pass through, so that the arena never moves.
+  TokenStore(std::int64_t token_bytes, std::size_t capacity)
+      : token_bytes_(static_cast<std::size_t>(token_bytes)) {
+    arena_.reserve(capacity * token_bytes_);
+    slot_.reserve(capacity);
+  }
 
   void put(std::uint64_t key, const std::byte* bytes) {
     const std::size_t at = arena_.size();
@@ -293,7 +297,13 @@ std::map<int, std::vector<std::byte>> run_proxy(
       throw Error("", "runtime",
                   fmt::format("rank {}'s send buffer must hold its {} tokens", rank, keys.size()));
     }
-    TokenStore& store = stores.emplace(rank, TokenStore(plan.token_bytes)).first->second;
+    std::size_t passing = keys.size();
+    for (const std::vector<Transfer>& step : plan.steps) {
+      for (const Transfer& t : step) {
+        if (t.to == rank) passing += t.tokens.size();
+      }
+    }
+    TokenStore& store = stores.emplace(rank, TokenStore(plan.token_bytes, passing)).first->second;
     for (std::size_t t = 0; t < keys.size(); ++t)
       store.put(keys[t], it->second.data() + t * token_bytes);
   }
