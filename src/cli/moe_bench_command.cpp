@@ -23,6 +23,7 @@ struct MoeBenchCommandOptions {
   std::string hidden = "1KiB";
   std::string policy = "block";
   std::string link = "400G";
+  std::string switch_time = "0s";
   bool json = false;
 };
 
@@ -83,6 +84,7 @@ void print_json(const MoeBenchCommandOptions& o, const runtime::MoeBenchResult& 
       {"policy", runtime::policy_name(o.bench.policy)},
       {"circuits", o.bench.circuits},
       {"planner", o.bench.planner},
+      {"switch_seconds", o.bench.switch_time.seconds()},
       {"layers", layers},
       {"totals",
        {{"seconds", t.seconds},
@@ -147,6 +149,8 @@ int run_moe_bench(MoeBenchCommandOptions o) {
     o.bench.hidden = with_context("", "--hidden", [&] { return parse_bytes(o.hidden).count(); });
     o.bench.policy = with_option_names([&] { return runtime::circuit_policy_from(o.policy); });
     o.bench.link = with_context("", "--link", [&] { return parse_rate(o.link); });
+    o.bench.switch_time =
+        with_context("", "--switch-time", [&] { return parse_time(o.switch_time); });
     if (!(o.bench.link.bps() > 0)) throw Error("", "--link", "expected a positive link rate");
     with_context("", "--planner", [&] { control::make_planner(o.bench.planner); });
     const runtime::MoeBenchResult result = runtime::run_moe_bench(o.bench, session);
@@ -199,6 +203,10 @@ Command register_moe_bench(CLI::App& root) {
                   "Planner of --circuits local: greedy, greedy-paper, optimal, exact")
       ->capture_default_str();
   app->add_option("--link", o->link, "NIC link rate (the planner weighs circuits against the EPS)")
+      ->capture_default_str();
+  app->add_option("--switch-time", o->switch_time,
+                  "OCS switching time: with --circuits local, a change of circuits is in force "
+                  "only after it (block: the layer waits for it)")
       ->capture_default_str();
   app->add_flag("--json", o->json, "Print JSON");
   return Command{app, [o] { return run_moe_bench(*o); }};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "control/nic_mapping.h"
 #include "core/error.h"
@@ -9,8 +10,8 @@
 namespace mfabric::runtime {
 
 LocalCircuitSource::LocalCircuitSource(const RankLayout& layout, const std::string& planner,
-                                       Rate link)
-    : layout_(layout), planner_(control::make_planner(planner)) {
+                                       Rate link, Time switch_time)
+    : layout_(layout), planner_(control::make_planner(planner)), switch_time_(switch_time) {
   layout_.validate();
   limits_ = control::region_limits(layout.alpha, layout.gpus_per_server(), link, layout.servers);
 }
@@ -22,6 +23,7 @@ CircuitsInForce LocalCircuitSource::request(const control::ServerDemand& demand)
   if (circuits != in_force_.circuits) {
     in_force_.circuits = std::move(circuits);
     ++in_force_.generation;
+    std::this_thread::sleep_for(std::chrono::duration<double>(switch_time_.seconds()));
   }
   return in_force_;
 }

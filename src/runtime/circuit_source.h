@@ -25,14 +25,18 @@ class CircuitSource {
 class LocalCircuitSource final : public CircuitSource {
  public:
   // planner: a name of control::make_planner (mfabric::Error listing them otherwise); link: one
-  // NIC's rate (the planner weighs circuits against the EPS share with it).
-  LocalCircuitSource(const RankLayout& layout, const std::string& planner, Rate link);
+  // NIC's rate (the planner weighs circuits against the EPS share with it); switch_time: how
+  // long a request that changes the circuits takes to answer, standing in for the OCS switching
+  // before the new circuits are in force.
+  LocalCircuitSource(const RankLayout& layout, const std::string& planner, Rate link,
+                     Time switch_time = Time());
   CircuitsInForce request(const control::ServerDemand& demand) override;
 
  private:
   RankLayout layout_;
   std::unique_ptr<control::Planner> planner_;
   control::PlanLimits limits_;
+  Time switch_time_;
   CircuitsInForce in_force_;
 };
 

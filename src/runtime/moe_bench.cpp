@@ -31,6 +31,10 @@ void check_options(const MoeBenchOptions& o) {
                 fmt::format("a token needs at least {} bytes (its header and checksum), got {}",
                             kTokenHeaderBytes, o.hidden));
   }
+  if (o.switch_time.ps() < 0 || o.switch_time.seconds() > 60) {
+    throw Error("", "--switch-time",
+                fmt::format("expected 0 to 60s, got {}s", o.switch_time.seconds()));
+  }
   if (o.circuits != "local" && o.circuits != "none")
     throw Error("", "--circuits", "expected local or none, got '" + o.circuits + "'");
 }
@@ -164,7 +168,8 @@ MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session
 
   std::unique_ptr<CircuitSource> source;
   if (options.circuits == "local")
-    source = std::make_unique<LocalCircuitSource>(layout, options.planner, options.link);
+    source = std::make_unique<LocalCircuitSource>(layout, options.planner, options.link,
+                                                  options.switch_time);
   else
     source = std::make_unique<NoCircuits>();
   LayerCircuitSchedule schedule(*source, options.policy);

@@ -27,6 +27,7 @@ struct MoeBenchOptions {
   std::string circuits = "local";  // local (a planner here) or none (EPS only)
   std::string planner = "greedy";
   Rate link = Rate::gbps(400);
+  Time switch_time;  // of --circuits local: the OCS switching a change of circuits waits for
 };
 
 struct MoeLayerResult {
