@@ -152,7 +152,11 @@ int run_moe_bench(MoeBenchCommandOptions o) {
     o.bench.switch_time =
         with_context("", "--switch-time", [&] { return parse_time(o.switch_time); });
     if (!(o.bench.link.bps() > 0)) throw Error("", "--link", "expected a positive link rate");
-    with_context("", "--planner", [&] { control::make_planner(o.bench.planner); });
+    try {
+      control::make_planner(o.bench.planner);
+    } catch (const Error& e) {
+      throw Error("", "--planner", e.message());
+    }
     const runtime::MoeBenchResult result = runtime::run_moe_bench(o.bench, session);
     if (session.rank() != 0) return 0;
     if (o.json)

@@ -211,6 +211,37 @@ TEST(ProxyAllToAllV, RefusesCircuitsOnEpsNicsOrSharedNics) {
   EXPECT_THROW((RankLayout{8, 2, 4}.validate()), Error);
 }
 
+// Flips one bit of the first message of every step, as a faulty link would.
+class CorruptingTransport final : public Transport {
+ public:
+  bool hosts(int) const override { return true; }
+  void exchange(std::span<const Transfer>, std::int64_t,
+                std::vector<std::vector<std::byte>>& payloads) override {
+    if (!payloads.empty() && payloads[0].size() > 30) payloads[0][30] ^= std::byte{4};
+  }
+};
+
+TEST(ProxyAllToAllV, AFaultyLinkIsCaughtAtTheExpert) {
+  const TokenRouting r = random_routing(8, 64, 8);
+  const ProxyPlan plan = plan_proxy(dispatch_moves(r), kTwoServers, two_circuits(), 64);
+  CorruptingTransport transport;
+  const auto received = run_proxy(plan, transport, send_buffers(r));
+  int wrong = 0;
+  for (const auto& [rank, buffer] : received) {
+    const auto& keys = plan.arrivals[static_cast<std::size_t>(rank)];
+    for (std::size_t t = 0; t < keys.size(); ++t) {
+      const TokenId id{static_cast<std::uint32_t>(keys[t] >> 32),
+                       static_cast<std::uint32_t>(keys[t] & 0xFFFFFFFFu),
+                       static_cast<std::uint32_t>(rank)};
+      if (!check_token(std::span(buffer).subspan(t * 64, 64), kSeed, kLayer, id, kNotProcessed)
+               .empty())
+        ++wrong;
+    }
+  }
+  EXPECT_GE(wrong, 1);
+  EXPECT_LE(wrong, 3);  // one per step at most
+}
+
 TEST(TokenPayload, DetectsACorruptedByte) {
   std::vector<std::byte> token(64);
   fill_token(token, kSeed, kLayer, {1, 2, 3});
