@@ -175,6 +175,8 @@ MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session
   LayerCircuitSchedule schedule(*source, options.policy);
   MpiTransport transport(session);
   const int me = session.rank();
+  ProxyRunner runner;
+  std::map<int, std::vector<std::byte>> at_expert, back;  // buffers kept from layer to layer
 
   for (int layer = 0; layer < options.layers; ++layer) {
     TokenRouting routing;
@@ -219,7 +221,7 @@ MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session
       // Dispatch and combine are timed each from a barrier; the checks between them are not.
       session.barrier();
       auto start = std::chrono::steady_clock::now();
-      std::map<int, std::vector<std::byte>> at_expert = run_proxy(dispatch, transport, send);
+      runner.run(dispatch, transport, send, at_expert);
       double seconds = seconds_since(start);
       const std::map<int, std::vector<std::byte>> processed{
           {me,
@@ -227,7 +229,7 @@ MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session
                                  error, verified)}};
       session.barrier();
       start = std::chrono::steady_clock::now();
-      std::map<int, std::vector<std::byte>> back = run_proxy(combine, transport, processed);
+      runner.run(combine, transport, processed, back);
       seconds += seconds_since(start);
       out.seconds = session.max(seconds);
       run.check_back(back.at(me), error, verified);

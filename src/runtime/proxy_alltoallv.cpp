@@ -196,12 +196,17 @@ class StepTransfers {
   std::map<std::pair<int, int>, Transfer> by_pair_;
 };
 
+}  // namespace
+
 // The tokens a rank holds between steps: a byte arena and where each token sits in it.
-class TokenStore {
+class ProxyRunner::TokenStore {
  public:
-  // `capacity`: the tokens that will ever pass through, so that the arena never moves.
-  TokenStore(std::int64_t token_bytes, std::size_t capacity)
-      : token_bytes_(static_cast<std::size_t>(token_bytes)) {
+  // Empties the store for a run; `capacity`: the tokens that will pass through, so that the
+  // arena never moves during the run.
+  void reset(std::int64_t token_bytes, std::size_t capacity) {
+    token_bytes_ = static_cast<std::size_t>(token_bytes);
+    slot_.clear();
+    arena_.clear();
     arena_.reserve(capacity * token_bytes_);
     slot_.reserve(capacity);
   }
@@ -227,12 +232,10 @@ class TokenStore {
   }
 
  private:
-  std::size_t token_bytes_;
+  std::size_t token_bytes_ = 0;
   std::unordered_map<std::uint64_t, std::size_t> slot_;
   std::vector<std::byte> arena_;
 };
-
-}  // namespace
 
 ProxyPlan plan_proxy(std::span<const TokenMove> moves, const RankLayout& layout,
                      const CircuitsInForce& circuits, std::int64_t token_bytes) {
@@ -283,11 +286,13 @@ void InProcessTransport::exchange(std::span<const Transfer> transfers, std::int6
     throw Error("", "runtime", "a step's payloads do not match its transfers");
 }
 
-std::map<int, std::vector<std::byte>> run_proxy(
-    const ProxyPlan& plan, Transport& transport,
-    const std::map<int, std::vector<std::byte>>& send_buffers) {
+ProxyRunner::ProxyRunner() = default;
+ProxyRunner::~ProxyRunner() = default;
+
+void ProxyRunner::run(const ProxyPlan& plan, Transport& transport,
+                      const std::map<int, std::vector<std::byte>>& send_buffers,
+                      std::map<int, std::vector<std::byte>>& received) {
   const auto token_bytes = static_cast<std::size_t>(plan.token_bytes);
-  std::map<int, TokenStore> stores;
   for (std::size_t r = 0; r < plan.departures.size(); ++r) {
     const int rank = static_cast<int>(r);
     if (!transport.hosts(rank)) continue;
@@ -303,19 +308,23 @@ std::map<int, std::vector<std::byte>> run_proxy(
         if (t.to == rank) passing += t.tokens.size();
       }
     }
-    TokenStore& store = stores.emplace(rank, TokenStore(plan.token_bytes, passing)).first->second;
+    std::unique_ptr<TokenStore>& store = stores_[rank];
+    if (!store) store = std::make_unique<TokenStore>();
+    store->reset(plan.token_bytes, passing);
     for (std::size_t t = 0; t < keys.size(); ++t)
-      store.put(keys[t], it->second.data() + t * token_bytes);
+      store->put(keys[t], it->second.data() + t * token_bytes);
   }
-  std::vector<std::vector<std::byte>> payloads;
-  for (const std::vector<Transfer>& step : plan.steps) {
-    payloads.assign(step.size(), {});
+  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+    const std::vector<Transfer>& step = plan.steps[s];
+    std::vector<std::vector<std::byte>>& payloads = payloads_[s];
+    payloads.resize(step.size());
     for (std::size_t k = 0; k < step.size(); ++k) {
       const Transfer& t = step[k];
+      payloads[k].clear();
       if (!transport.hosts(t.from)) continue;
       payloads[k].reserve(t.tokens.size() * token_bytes);
       for (std::uint64_t key : t.tokens)
-        stores.at(t.from).take(key, t.from, payloads[k]);
+        stores_.at(t.from)->take(key, t.from, payloads[k]);
     }
     transport.exchange(step, plan.token_bytes, payloads);
     for (std::size_t k = 0; k < step.size(); ++k) {
@@ -326,19 +335,29 @@ std::map<int, std::vector<std::byte>> run_proxy(
                     fmt::format("rank {} got {} bytes from rank {}, expected {}", t.to,
                                 payloads[k].size(), t.from, t.tokens.size() * token_bytes));
       }
-      TokenStore& store = stores.at(t.to);
+      TokenStore& store = *stores_.at(t.to);
       for (std::size_t i = 0; i < t.tokens.size(); ++i)
         store.put(t.tokens[i], payloads[k].data() + i * token_bytes);
     }
   }
-  std::map<int, std::vector<std::byte>> received;
-  for (auto& [rank, store] : stores) {
+  for (std::size_t r = 0; r < plan.arrivals.size(); ++r) {
+    const int rank = static_cast<int>(r);
+    if (!transport.hosts(rank)) continue;
     std::vector<std::byte>& out = received[rank];
-    const auto& keys = plan.arrivals[static_cast<std::size_t>(rank)];
+    out.clear();
+    const auto& keys = plan.arrivals[r];
     out.reserve(keys.size() * token_bytes);
     for (std::uint64_t key : keys)
-      store.take(key, rank, out);
+      stores_.at(rank)->take(key, rank, out);
   }
+}
+
+std::map<int, std::vector<std::byte>> run_proxy(
+    const ProxyPlan& plan, Transport& transport,
+    const std::map<int, std::vector<std::byte>>& send_buffers) {
+  ProxyRunner runner;
+  std::map<int, std::vector<std::byte>> received;
+  runner.run(plan, transport, send_buffers, received);
   return received;
 }
 

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -131,6 +132,27 @@ class InProcessTransport final : public Transport {
   bool hosts(int) const override { return true; }
   void exchange(std::span<const Transfer> transfers, std::int64_t token_bytes,
                 std::vector<std::vector<std::byte>>& payloads) override;
+};
+
+// Runs plans, keeping its buffers from one run to the next, so that the layers after the first
+// touch no fresh memory: on a loaded machine, page faults of fresh buffers cost more than the
+// copies themselves.
+class ProxyRunner {
+ public:
+  ProxyRunner();
+  ~ProxyRunner();
+  ProxyRunner(const ProxyRunner&) = delete;
+  ProxyRunner& operator=(const ProxyRunner&) = delete;
+
+  // As run_proxy() below, into `received` (its buffers reused).
+  void run(const ProxyPlan& plan, Transport& transport,
+           const std::map<int, std::vector<std::byte>>& send_buffers,
+           std::map<int, std::vector<std::byte>>& received);
+
+ private:
+  class TokenStore;
+  std::map<int, std::unique_ptr<TokenStore>> stores_;            // by hosted rank
+  std::array<std::vector<std::vector<std::byte>>, 3> payloads_;  // by step
 };
 
 // Runs the plan: send_buffers[r] (for each rank r the transport hosts) holds r's departures'
