@@ -56,7 +56,7 @@ class MpiTransport final : public Transport {
 
  private:
   MpiSession& session_;
-  int step_ = 0;  // the tag of the next step's messages
+  [[maybe_unused]] int step_ = 0;  // the tag of the next step's messages (unused without MPI)
 };
 
 }  // namespace mfabric::runtime
