@@ -35,6 +35,7 @@ Command register_compare(CLI::App& root);
 Command register_sweep(CLI::App& root);
 Command register_ocs_emulator(CLI::App& root);
 Command register_controller(CLI::App& root);
+Command register_moe_bench(CLI::App& root);
 
 // The training job the options describe, validated (ranges as in experiment files); errors name
 // the options. Without gpus, DP comes from --dp.

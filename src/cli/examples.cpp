@@ -48,6 +48,9 @@ const std::map<std::string, std::string>& command_examples() {
        "127.0.0.1:PORT'\n"
        "  mfabric ocs-emulator --ports 48 --switching 25ms --state build/ocs.state --listen "
        "127.0.0.1:3082 --max-time 60s\n"},
+      {"moe-bench",
+       "  mpirun -n 16 mfabric moe-bench --servers 4 --layers 8 --tokens 4096 --hidden 1KiB\n"
+       "  mpirun -n 8 mfabric moe-bench --servers 2 --policy reuse-previous --json\n"},
       {"predict",
        "  mfabric predict --model mixtral-8x7b\n"
        "  mfabric predict --model mixtral-8x7b --trace routing.json --json\n"},

@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
       mfabric::cli::register_workload(app),   mfabric::cli::register_models(app),
       mfabric::cli::register_trace(app),      mfabric::cli::register_plan(app),
       mfabric::cli::register_predict(app),    mfabric::cli::register_ocs_emulator(app),
-      mfabric::cli::register_controller(app),
+      mfabric::cli::register_controller(app), mfabric::cli::register_moe_bench(app),
   };
   std::vector<std::string> command_names;
   for (const auto& command : commands) {
