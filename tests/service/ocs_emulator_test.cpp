@@ -1,4 +1,5 @@
 #include "service/ocs_emulator.h"
+#include "ocs_emulator_process.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -222,52 +223,11 @@ TEST_F(OcsEmulatorTest, TheTl1ClientDrivesIt) {
 
 // The real binary: killed with SIGKILL after a patch is answered, restarted on the same state
 // file, it still holds the patch.
-class OcsEmulatorProcess {
+// The real binary as a child process (ocs_emulator_process.h), on 16 ports.
+class OcsEmulatorProcess : public mfabric::testing::OcsEmulatorChild {
  public:
-  OcsEmulatorProcess(const std::string& state, const std::string& switching) {
-    int out[2];
-    if (::pipe(out) != 0) throw std::runtime_error("pipe");
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(out[1], 1);
-      ::close(out[0]);
-      ::close(out[1]);
-      ::execl(MFABRIC_BINARY, MFABRIC_BINARY, "ocs-emulator", "--ports", "16", "--switching",
-              switching.c_str(), "--state", state.c_str(), "--listen", "127.0.0.1:0", "--max-time",
-              "20s", "-q", static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    // The first line: "listening on 127.0.0.1:PORT" (read byte by byte, with a deadline).
-    std::string line;
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (Clock::now() < deadline) {
-      pollfd p{out[0], POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      char c = 0;
-      if (::read(out[0], &c, 1) != 1 || c == '\n') break;
-      line += c;
-    }
-    ::close(out[0]);
-    const std::string prefix = "listening on ";
-    if (line.rfind(prefix, 0) != 0) throw std::runtime_error("emulator said '" + line + "'");
-    address_ = line.substr(prefix.size());
-  }
-  ~OcsEmulatorProcess() { stop(SIGKILL); }
-  // Sends `signal`; returns the wait status.
-  int stop(int signal) {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, signal);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return status;
-  }
-  const std::string& address() const { return address_; }
-
- private:
-  pid_t pid_ = -1;
-  std::string address_;
+  OcsEmulatorProcess(const std::string& state, const std::string& switching)
+      : OcsEmulatorChild(state, switching, 16) {}
 };
 
 TEST_F(OcsEmulatorTest, PatchesSurviveAKill) {
