@@ -6,6 +6,7 @@
 #   emulator-kill:    kill -9 the emulator during a reconfiguration, restart it on its state file
 #   controller-kill:  kill -9 the controller, restart it on the same address
 #   port-fail:        fail an OCS port over TL1 (OPR-PORT-FAIL), repair it after the run
+#   emulator-gone:    kill -9 the emulator and leave it down: moe-bench stops with one line
 # Usage: scripts/runtime-soak.sh [MFABRIC [MPIEXEC]] (defaults: build/release/src/cli/mfabric,
 # mpirun). Every wait is bounded; every process started here stops by itself (--max-time) or is
 # stopped on exit.
@@ -63,9 +64,9 @@ tl1() {
 cat > "$dir/regions.yaml" << 'YAML'
 regions:
   - name: rack0
-    servers: 2
-    nics: 4
-    alpha: 2
+    servers: 4
+    nics: 2
+    alpha: 1
     numa: 1
     first_port: 1
 YAML
@@ -74,14 +75,30 @@ start_emulator
 start_controller
 echo "emulator on $ocs (300 ms a switch), controller on $controller"
 
-layers=12
+# 8 ranks in 4 servers of 2 GPUs, one OCS NIC each (ports 1-4): the circuits of a layer are a
+# matching of the 4 servers, which changes with the demand, so a run has reconfigurations to
+# land a fault in.
+layers=24
 expected=$((layers * 8 * 256 * 2 * 2))
+# bench SEED [TIMEOUT]: one run of moe-bench, each call to the controller bounded by TIMEOUT.
 bench() {
-  timeout 300 "$mpiexec" --oversubscribe -n 8 "$mfabric" moe-bench --servers 2 \
+  timeout 300 "$mpiexec" --oversubscribe -n 8 "$mfabric" moe-bench --servers 4 \
     --layers "$layers" --tokens 256 --top-k 2 --hidden 256B --seed "$1" --policy block \
-    --controller "$controller" --token-file "$dir/token" --controller-timeout 60s \
+    --controller "$controller" --token-file "$dir/token" --controller-timeout "${2:-60s}" \
     > "$dir/bench.out" 2> "$dir/bench.err"
 }
+# in_reconfiguration: returns once the emulator journaled a change made after this call (a
+# cross-connect accepted, its mirrors moving for 300 ms, more of the plan to come), at most 60 s.
+in_reconfiguration() {
+  local before
+  before=$(wc -l < "$dir/ocs.state")
+  for _ in $(seq 3000); do
+    [ "$(wc -l < "$dir/ocs.state")" -gt "$before" ] && return 0
+    sleep 0.02
+  done
+  echo "  (no reconfiguration within 60 s)"
+}
+running() { kill -0 "$1" 2> /dev/null && echo "moe-bench running" || echo "moe-bench already done"; }
 report() {
   local rc=$1 case=$2
   if [ "$rc" -eq 0 ] && grep -q "^tokens verified: $expected " "$dir/bench.out"; then
@@ -95,9 +112,12 @@ report() {
 # 1. kill -9 the emulator in the middle of a reconfiguration, restart it on the same state.
 bench 11 &
 bench_pid=$!
-sleep 4
+sleep 2
+in_reconfiguration
 kill -9 "$emulator_pid"
-echo "emulator-kill: killed the emulator (kill -9) during a reconfiguration; restarting it in 1 s"
+wait "$emulator_pid" 2> /dev/null
+echo "emulator-kill: killed the emulator (kill -9) during a reconfiguration ($(running $bench_pid));" \
+  "restarting it on its state in 1 s"
 sleep 1
 start_emulator
 wait "$bench_pid"
@@ -106,20 +126,40 @@ report $? emulator-kill
 # 2. kill -9 the controller mid-run; restart it on the same address.
 bench 12 &
 bench_pid=$!
-sleep 4
+sleep 2
+in_reconfiguration
 kill -9 "$controller_pid"
-echo "controller-kill: killed the controller (kill -9); restarting it in 1 s"
+wait "$controller_pid" 2> /dev/null
+echo "controller-kill: killed the controller (kill -9) during a reconfiguration" \
+  "($(running $bench_pid)); restarting it in 1 s"
 sleep 1
 start_controller
 wait "$bench_pid"
 report $? controller-kill
 
-# 3. fail OCS port 2 (server 0's second OCS NIC, local NIC 3) mid-run; repair it afterwards.
+# 3. fail OCS port 2 (server 1's OCS NIC, local NIC 1) mid-run; repair it afterwards.
 bench 13 &
 bench_pid=$!
-sleep 4
-echo "port-fail: OPR-PORT-FAIL::2 -> $(tl1 'OPR-PORT-FAIL::2:2;' | tail -1)"
+sleep 2
+in_reconfiguration
+echo "port-fail: OPR-PORT-FAIL::2 -> $(tl1 'OPR-PORT-FAIL::2:2;' | tail -1) ($(running $bench_pid))"
 wait "$bench_pid"
 report $? port-fail
-echo "  circuits on port 2 in force after the run: $(tl1 'RTRV-PATCH:::3;' | grep -c '"2,' || true)"
+echo "  patches on port 2 after the run: $(tl1 'RTRV-PATCH:::3;' | grep -cE '"2,|,2"' || true)" \
+  "(the controller removed it and planned around it)"
 tl1 'RLS-PORT-FAIL::2:4;' > /dev/null
+
+# 4. kill -9 the emulator and leave it down: the controller answers UNAVAILABLE, moe-bench retries
+# within --controller-timeout (5 s) and then stops, every rank, with one line.
+bench 14 5s &
+bench_pid=$!
+sleep 2
+in_reconfiguration
+kill -9 "$emulator_pid"
+wait "$emulator_pid" 2> /dev/null
+emulator_pid=
+echo "emulator-gone: killed the emulator (kill -9) during a reconfiguration" \
+  "($(running $bench_pid)); not restarted"
+wait "$bench_pid"
+report $? emulator-gone
+echo "  error lines: $(grep -c 'error' "$dir/bench.err")"
