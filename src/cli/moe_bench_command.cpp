@@ -3,16 +3,21 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "control/planner.h"
 #include "core/error.h"
+#include "core/input_files.h"
 #include "core/json_text.h"
 #include "core/units.h"
 #include "report/format.h"
 #include "report/table.h"
 #include "runtime/moe_bench.h"
+#ifdef MFABRIC_HAVE_GRPC
+#include "service/controller_rpc_client.h"
+#endif
 
 namespace mfabric::cli {
 
@@ -24,8 +29,78 @@ struct MoeBenchCommandOptions {
   std::string policy = "block";
   std::string link = "400G";
   std::string switch_time = "0s";
+  // --controller: the region controller's address, the region, its credentials (as the
+  // controller's own options) and how long one call may take.
+  std::string controller;
+  std::string region = "rack0";
+  std::string token_file;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;
+  std::string controller_timeout = "60s";
   bool json = false;
 };
+
+#ifdef MFABRIC_HAVE_GRPC
+
+// runtime's CircuitSource over the controller's client: each request is a SubmitDemand of the
+// next layer's demand (answered once the OCS holds the circuits), current() a GetCircuits. Only
+// rank 0 has one; runtime::BroadcastCircuitSource gives its answers to every rank.
+class ControllerCircuitSource final : public runtime::CircuitSource {
+ public:
+  ControllerCircuitSource(std::unique_ptr<service::ControllerClient> client, std::string region)
+      : client_(std::move(client)), region_(std::move(region)) {}
+
+  runtime::CircuitsInForce request(const control::ServerDemand& demand) override {
+    return in_force(client_->submit_demand(region_, next_layer_++, 0, demand));
+  }
+  runtime::CircuitsInForce current() override { return in_force(client_->circuits(region_)); }
+
+ private:
+  static runtime::CircuitsInForce in_force(service::RegionCircuits answer) {
+    runtime::CircuitsInForce out;
+    out.generation = static_cast<std::uint64_t>(answer.generation);
+    out.circuits = std::move(answer.circuits);
+    return out;
+  }
+
+  std::unique_ptr<service::ControllerClient> client_;
+  std::string region_;
+  int next_layer_ = 0;
+};
+
+std::unique_ptr<runtime::CircuitSource> controller_source(const MoeBenchCommandOptions& o) {
+  service::ControllerAuth auth;
+  if (!o.token_file.empty()) auth.token = service::read_token_file(o.token_file);
+  const auto pem = [](const std::string& path, const char* what) {
+    return path.empty() ? std::string() : read_text_file(path, what, "a PEM file", 1 << 20);
+  };
+  auth.tls_cert = pem(o.tls_cert, "TLS certificate");
+  auth.tls_key = pem(o.tls_key, "TLS key");
+  auth.tls_ca = pem(o.tls_ca, "TLS CA");
+  try {
+    auth.validate();
+  } catch (const Error& e) {
+    throw Error("", "--token-file",
+                e.message() + " (--token-file, or --tls-cert, --tls-key and --tls-ca)");
+  }
+  const Time timeout =
+      with_context("", "--controller-timeout", [&] { return parse_time(o.controller_timeout); });
+  if (timeout.ps() <= 0) throw Error("", "--controller-timeout", "expected a positive time");
+  return std::make_unique<ControllerCircuitSource>(
+      std::make_unique<service::ControllerClient>(o.controller, std::move(auth), timeout),
+      o.region);
+}
+
+#else
+
+std::unique_ptr<runtime::CircuitSource> controller_source(const MoeBenchCommandOptions&) {
+  throw Error("", "--controller",
+              "this mfabric was built without gRPC (grpc++ was not found at build time): install "
+              "libgrpc++-dev protobuf-compiler-grpc (scripts/install-deps.sh) and rebuild");
+}
+
+#endif
 
 struct Totals {
   double seconds = 0, alltoallv_seconds = 0, wait_seconds = 0;
@@ -110,7 +185,10 @@ void print_text(const MoeBenchCommandOptions& o, const runtime::MoeBenchResult& 
       "of {} B per rank, policy {}, circuits {}{}\n\n",
       r.ranks, r.layout.servers, r.layout.gpus_per_server(), r.layout.alpha, r.layers.size(),
       o.bench.tokens, o.bench.top_k, o.bench.hidden, runtime::policy_name(o.bench.policy),
-      o.bench.circuits, o.bench.circuits == "local" ? " (" + o.bench.planner + " planner)" : "");
+      o.bench.circuits,
+      o.bench.circuits == "local"        ? " (" + o.bench.planner + " planner)"
+      : o.bench.circuits == "controller" ? " (" + o.controller + ", region " + o.region + ")"
+                                         : "");
   using Align = report::Table::Align;
   report::Table table({"layer", "time", "MPI_Alltoallv", "over circuits", "over EPS",
                        "over NVSwitch", "generation", "circuits", "reconfigured", "wait"},
@@ -156,6 +234,23 @@ int run_moe_bench(MoeBenchCommandOptions o) {
       control::make_planner(o.bench.planner);
     } catch (const Error& e) {
       throw Error("", "--planner", e.message());
+    }
+    // Rank 0 alone talks to the controller; a failure to set its client up (a bad token file)
+    // is shared, so that no rank goes on to wait for rank 0 in the first layer.
+    std::unique_ptr<runtime::CircuitSource> controller;
+    if (!o.controller.empty()) {
+      o.bench.circuits = "controller";
+      std::string error;
+      if (session.rank() == 0) {
+        try {
+          controller = controller_source(o);
+        } catch (const Error& e) {
+          error = e.what();
+        }
+      }
+      error = session.first_error(error);
+      if (!error.empty()) throw Error(error.substr(error.find(": ") + 2));
+      o.bench.first_rank_source = controller.get();
     }
     const runtime::MoeBenchResult result = runtime::run_moe_bench(o.bench, session);
     if (session.rank() != 0) return 0;
@@ -211,6 +306,19 @@ Command register_moe_bench(CLI::App& root) {
   app->add_option("--switch-time", o->switch_time,
                   "OCS switching time: with --circuits local, a change of circuits is in force "
                   "only after it (block: the layer waits for it)")
+      ->capture_default_str();
+  app->add_option("--controller", o->controller,
+                  "Ask the region controller at HOST:PORT for the circuits (rank 0 asks, every "
+                  "rank uses its answer); replaces --circuits");
+  app->add_option("--region", o->region, "The controller's region of these servers")
+      ->capture_default_str();
+  app->add_option("--token-file", o->token_file,
+                  "A file whose first line is the controller's bearer token");
+  app->add_option("--tls-cert", o->tls_cert, "This client's certificate for the controller (PEM)");
+  app->add_option("--tls-key", o->tls_key, "This client's private key (PEM)");
+  app->add_option("--tls-ca", o->tls_ca, "The CA that signed the controller's certificate (PEM)");
+  app->add_option("--controller-timeout", o->controller_timeout,
+                  "How long one call to the controller may take")
       ->capture_default_str();
   app->add_flag("--json", o->json, "Print JSON");
   return Command{app, [o] { return run_moe_bench(*o); }};

@@ -52,8 +52,10 @@ LayerCircuits LayerCircuitSchedule::before_layer(const control::ServerDemand& de
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     in_force_ = std::move(next);
   } else {
+    if (first_layer_) in_force_ = source_.current();
     out.reconfigured = changed_since_last_layer_;
   }
+  first_layer_ = false;
   changed_since_last_layer_ = false;
   out.circuits = in_force_;
   return out;

@@ -1,7 +1,8 @@
 // Where the data path gets its circuits: the region controller decides them; moe-bench asks for
 // each layer's. CircuitSource is that question. LocalCircuitSource answers it with a planner of
-// control/ in this process, standing in for the controller (src/service/) until a client of it
-// takes its place; NoCircuits leaves everything on the EPS.
+// control/ in this process, standing in for the controller (src/service/); the controller's own
+// client is wired in by cli/ (moe-bench --controller), on rank 0 behind a
+// BroadcastCircuitSource (runtime/mpi_transport.h); NoCircuits leaves everything on the EPS.
 #pragma once
 
 #include <memory>
@@ -20,6 +21,9 @@ class CircuitSource {
   // The circuits put in force for a layer's server-to-server demand. The generation number
   // grows when the circuits change and stays when they do not.
   virtual CircuitsInForce request(const control::ServerDemand& demand) = 0;
+  // The circuits in force before any request of this run (a controller's may be left from an
+  // earlier job): what reuse-previous runs the first layer on.
+  virtual CircuitsInForce current() { return {}; }
 };
 
 class LocalCircuitSource final : public CircuitSource {
@@ -77,6 +81,7 @@ class LayerCircuitSchedule {
   CircuitPolicy policy_;
   CircuitsInForce in_force_;
   bool changed_since_last_layer_ = false;
+  bool first_layer_ = true;
 };
 
 // A layer's server-to-server demand from its routing (control::demand_from_tokens).

@@ -35,8 +35,8 @@ void check_options(const MoeBenchOptions& o) {
     throw Error("", "--switch-time",
                 fmt::format("expected 0 to 60s, got {}s", o.switch_time.seconds()));
   }
-  if (o.circuits != "local" && o.circuits != "none")
-    throw Error("", "--circuits", "expected local or none, got '" + o.circuits + "'");
+  if (o.circuits != "local" && o.circuits != "none" && o.circuits != "controller")
+    throw Error("", "--circuits", "expected local, none or controller, got '" + o.circuits + "'");
 }
 
 // Bytes rank `rank` sends to each rank (send_by_row) or receives from each (column) for one
@@ -167,7 +167,9 @@ MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session
   }
 
   std::unique_ptr<CircuitSource> source;
-  if (options.circuits == "local")
+  if (options.circuits == "controller")
+    source = std::make_unique<BroadcastCircuitSource>(session, options.first_rank_source);
+  else if (options.circuits == "local")
     source = std::make_unique<LocalCircuitSource>(layout, options.planner, options.link,
                                                   options.switch_time);
   else

@@ -24,7 +24,10 @@ struct MoeBenchOptions {
   std::int64_t hidden = 1024;  // bytes per token
   std::uint64_t seed = 1;
   CircuitPolicy policy = CircuitPolicy::Block;
-  std::string circuits = "local";  // local (a planner here) or none (EPS only)
+  // local (a planner here), none (EPS only), or controller (first_rank_source, asked by rank 0
+  // alone and its answers broadcast: the region controller's client, which cli/ wires in)
+  std::string circuits = "local";
+  CircuitSource* first_rank_source = nullptr;  // of circuits == controller, on rank 0
   std::string planner = "greedy";
   Rate link = Rate::gbps(400);
   Time switch_time;  // of --circuits local: the OCS switching a change of circuits waits for

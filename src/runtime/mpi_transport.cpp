@@ -79,6 +79,15 @@ std::string MpiSession::first_error(const std::string& error) {
   return fmt::format("rank {}: {}", first, text);
 }
 
+std::vector<std::int64_t> MpiSession::broadcast_from_first(std::vector<std::int64_t> values) {
+  long long count = static_cast<long long>(values.size());
+  MPI_Bcast(&count, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  values.resize(static_cast<std::size_t>(count));
+  static_assert(sizeof(long long) == sizeof(std::int64_t));
+  MPI_Bcast(values.data(), mpi_count(count), MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  return values;
+}
+
 void MpiSession::abort(const std::string& message) {
   std::fputs(fmt::format("mfabric: error: {}\n", message).c_str(), stderr);
   std::fflush(stderr);
@@ -157,6 +166,9 @@ std::int64_t MpiSession::sum(std::int64_t value) {
 std::string MpiSession::first_error(const std::string& error) {
   return error;
 }
+std::vector<std::int64_t> MpiSession::broadcast_from_first(std::vector<std::int64_t> values) {
+  return values;
+}
 void MpiSession::abort(const std::string& message) {
   std::fputs(fmt::format("mfabric: error: {}\n", message).c_str(), stderr);
   std::abort();
@@ -170,5 +182,43 @@ void MpiTransport::exchange(std::span<const Transfer>, std::int64_t,
                             std::vector<std::vector<std::byte>>&) {}
 
 #endif
+
+// The answer travels as [generation, server, nic, peer_server, peer_nic, ...]; rank 0's error,
+// if any, through first_error, which every rank calls whether or not it failed.
+template <typename Ask>
+CircuitsInForce BroadcastCircuitSource::shared(Ask ask) {
+  std::vector<std::int64_t> wire;
+  std::string error;
+  if (session_.rank() == 0) {
+    try {
+      const CircuitsInForce answer = ask(*first_);
+      wire.push_back(static_cast<std::int64_t>(answer.generation));
+      for (const control::PortCircuit& c : answer.circuits) {
+        wire.insert(wire.end(), {c.server, c.nic, c.peer_server, c.peer_nic});
+      }
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  error = session_.first_error(error);
+  if (!error.empty()) throw Error(error);
+  wire = session_.broadcast_from_first(std::move(wire));
+  CircuitsInForce out;
+  if (wire.empty()) return out;
+  out.generation = static_cast<std::uint64_t>(wire[0]);
+  for (std::size_t k = 1; k + 3 < wire.size(); k += 4) {
+    out.circuits.push_back({static_cast<int>(wire[k]), static_cast<int>(wire[k + 1]),
+                            static_cast<int>(wire[k + 2]), static_cast<int>(wire[k + 3])});
+  }
+  return out;
+}
+
+CircuitsInForce BroadcastCircuitSource::request(const control::ServerDemand& demand) {
+  return shared([&](CircuitSource& source) { return source.request(demand); });
+}
+
+CircuitsInForce BroadcastCircuitSource::current() {
+  return shared([](CircuitSource& source) { return source.current(); });
+}
 
 }  // namespace mfabric::runtime

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/circuit_source.h"
 #include "runtime/proxy_alltoallv.h"
 
 namespace mfabric::runtime {
@@ -32,6 +33,8 @@ class MpiSession {
   // The message of the lowest rank whose `error` is not empty, on every rank; empty when none
   // (a collective: every rank calls it, so that one rank's failed check stops all of them).
   std::string first_error(const std::string& error);
+  // Rank 0's values on every rank (a collective; the others' argument is ignored).
+  std::vector<std::int64_t> broadcast_from_first(std::vector<std::int64_t> values);
   // For a failure on this rank alone in the middle of an exchange, where the others would wait
   // for it forever: prints "mfabric: error: <message>" and ends every rank (MPI_Abort).
   [[noreturn]] void abort(const std::string& message);
@@ -57,6 +60,26 @@ class MpiTransport final : public Transport {
  private:
   MpiSession& session_;
   [[maybe_unused]] int step_ = 0;  // the tag of the next step's messages (unused without MPI)
+};
+
+// One source asked by rank 0 alone, its answer (or its error) given to every rank, so that all
+// ranks run a layer on the same circuits and generation even when the source is a remote
+// controller whose answers two ranks asking apart could see differ. `first` is rank 0's source;
+// the other ranks pass nullptr. A request that fails on rank 0 throws its mfabric::Error on every
+// rank, so none waits for the others.
+class BroadcastCircuitSource final : public CircuitSource {
+ public:
+  BroadcastCircuitSource(MpiSession& session, CircuitSource* first)
+      : session_(session), first_(first) {}
+  CircuitsInForce request(const control::ServerDemand& demand) override;
+  CircuitsInForce current() override;
+
+ private:
+  template <typename Ask>
+  CircuitsInForce shared(Ask ask);
+
+  MpiSession& session_;
+  CircuitSource* first_;
 };
 
 }  // namespace mfabric::runtime

@@ -296,5 +296,26 @@ TEST(LayerCircuitSchedule, ReusePreviousRunsOnThePreviousLayersCircuits) {
   EXPECT_THROW(circuit_policy_from("eager"), Error);
 }
 
+// A source with circuits in force before the run, as a controller may have from an earlier job.
+class SourceWithCircuitsInForce final : public CircuitSource {
+ public:
+  CircuitsInForce request(const control::ServerDemand&) override { return {8, {}}; }
+  CircuitsInForce current() override { return {7, {{0, 2, 1, 3}}}; }
+};
+
+TEST(LayerCircuitSchedule, ReusePreviousRunsTheFirstLayerOnTheCircuitsInForce) {
+  SourceWithCircuitsInForce source;
+  LayerCircuitSchedule schedule(source, CircuitPolicy::ReusePrevious);
+  const control::ServerDemand demand(2);
+  const LayerCircuits first = schedule.before_layer(demand);
+  EXPECT_EQ(first.circuits.generation, 7u);
+  EXPECT_EQ(first.circuits.circuits.size(), 1u);
+  EXPECT_FALSE(first.reconfigured);
+  schedule.after_layer(demand);
+  const LayerCircuits second = schedule.before_layer(demand);
+  EXPECT_EQ(second.circuits.generation, 8u);
+  EXPECT_TRUE(second.reconfigured);
+}
+
 }  // namespace
 }  // namespace mfabric::runtime

@@ -19,6 +19,7 @@
 #include "ocs_emulator_process.h"
 #include "scratch_dir.h"
 #include "service/controller.grpc.pb.h"
+#include "service/controller_rpc_client.h"
 #include "tl1_test_client.h"
 
 namespace mfabric::service {
@@ -159,6 +160,13 @@ TEST_F(ControllerRpcTest, TlsNeedsAClientCertificateTheCaSigned) {
   const grpc::Status answered = stub(server.address(), grpc::SslCredentials(with_certificate))
                                     ->Health(context().get(), {}, &health);
   EXPECT_TRUE(answered.ok()) << answered.error_message();
+  // ControllerClient over TLS, with the client's certificate.
+  ControllerAuth client_auth;
+  client_auth.tls_cert = file_text(dir_ / "client.pem");
+  client_auth.tls_key = file_text(dir_ / "client.key");
+  client_auth.tls_ca = auth.tls_ca;
+  ControllerClient tls_client(server.address(), client_auth, Time::milliseconds(10000));
+  EXPECT_EQ(tls_client.circuits("rack0").region, "rack0");
 
   grpc::SslCredentialsOptions without_certificate;
   without_certificate.pem_root_certs = auth.tls_ca;
@@ -256,6 +264,55 @@ TEST_F(ControllerRpcTest, ADaemonKilledMidReconfigurationReportsOnlyWhatTheOcsHo
   EXPECT_GE(held.size(), 1u);
   EXPECT_LT(held.size(), 4u);
   EXPECT_EQ(in_force.layer(), -1);
+}
+
+// What moe-bench --controller uses: ControllerClient with the token.
+TEST_F(ControllerRpcTest, ClientSubmitsDemandAndReadsTheCircuitsInForce) {
+  ControllerRpcServer server(*service_, "127.0.0.1:0", ControllerAuth{kToken, "", "", ""});
+  ControllerClient client(server.address(), ControllerAuth{kToken, "", "", ""},
+                          Time::milliseconds(10000));
+  control::ServerDemand demand(4);
+  demand.add(0, 1, 1'000'000'000);
+  demand.add(2, 3, 1'000'000'000);
+  const RegionCircuits submitted = client.submit_demand("rack0", 3, 0, demand);
+  EXPECT_EQ(submitted.layer, 3);
+  EXPECT_FALSE(submitted.circuits.empty());
+  for (const control::PortCircuit& c : submitted.circuits) {
+    EXPECT_TRUE((c.server == 0 && c.peer_server == 1) || (c.server == 2 && c.peer_server == 3));
+  }
+  const RegionCircuits in_force = client.circuits("rack0");
+  EXPECT_EQ(in_force.generation, submitted.generation);
+  EXPECT_EQ(in_force.circuits, submitted.circuits);
+
+  // A wrong token and an unknown region: one line naming the controller and the code.
+  ControllerClient stranger(server.address(),
+                            ControllerAuth{"0123456789abcdef-test-tokem", "", "", ""},
+                            Time::milliseconds(10000));
+  try {
+    stranger.circuits("rack0");
+    ADD_FAILURE() << "a wrong token was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("controller " + server.address() +
+                                         ": GetCircuits: UNAUTHENTICATED"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(client.circuits("rack9"), Error);
+  EXPECT_THROW(ControllerClient(server.address(), ControllerAuth{}), Error);
+}
+
+// A controller that is not there: retried within the deadline, then one UNAVAILABLE error.
+TEST(ControllerClient, GivesUpOnAnAbsentControllerAtItsDeadline) {
+  ControllerClient client("127.0.0.1:1", ControllerAuth{kToken, "", "", ""},
+                          Time::milliseconds(1000));
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    client.circuits("rack0");
+    ADD_FAILURE() << "no controller answered";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("UNAVAILABLE"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 }  // namespace
