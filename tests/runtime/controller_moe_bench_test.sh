@@ -19,14 +19,14 @@ trap cleanup EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 # start NAME COMMAND...: runs it in the background and sets `address` from its first line,
-# "listening on HOST:PORT", waiting at most 20 s for it.
+# "listening on HOST:PORT", waiting at most 60 s for it (a loaded CI machine starts slowly).
 start() {
   local name=$1
   shift
   "$@" > "$dir/$name.out" 2> "$dir/$name.err" &
   pids+=($!)
   address=
-  for _ in $(seq 200); do
+  for _ in $(seq 600); do
     address=$(sed -n 's/^listening on //p' "$dir/$name.out")
     [ -n "$address" ] && return 0
     sleep 0.1
