@@ -19,6 +19,7 @@
 #include "service/ocs_emulator.h"
 #include "service/region_service.h"
 #include "service/regions_file.h"
+#include "service/tcp_connection.h"
 #include "service/tl1_client.h"
 
 namespace {
@@ -90,5 +91,81 @@ void ControllerSubmitNewPlan(benchmark::State& state) {
 
 BENCHMARK(ControllerSubmitUnchanged)->Unit(benchmark::kMicrosecond);
 BENCHMARK(ControllerSubmitNewPlan)->Unit(benchmark::kMicrosecond);
+
+// The emulator's TL1 command rate (docs/performance.md, "Region controller (issue 28)"), items/s
+// being commands/s. One at a time: a Tl1Client waiting for each answer, as the controller does.
+// Pipelined: a batch of commands written at once on a raw connection, then their answers read.
+// The journal is where TMPDIR says (/dev/shm: tmpfs; unset: /tmp on disk): every ENT-PATCH and
+// DLT-PATCH waits for its line's fdatasync, RTRV-PATCH writes nothing.
+void Tl1RetrievePatchesOneAtATime(benchmark::State& state) {
+  BenchEmulator emulator;
+  service::Tl1Client ocs(emulator.address(),
+                         service::Tl1Credentials{service::kDefaultUser, service::kDefaultPassword});
+  for (auto _ : state)
+    benchmark::DoNotOptimize(ocs.patches());
+  state.SetItemsProcessed(state.iterations());
+}
+
+void Tl1PatchOneAtATime(benchmark::State& state) {
+  BenchEmulator emulator;
+  service::Tl1Client ocs(emulator.address(),
+                         service::Tl1Credentials{service::kDefaultUser, service::kDefaultPassword});
+  for (auto _ : state) {
+    ocs.connect_ports(1, 2);
+    ocs.disconnect_port(1);
+  }
+  state.SetItemsProcessed(state.iterations() * 2);
+}
+
+// Writes `commands` at once and reads until every one is answered (a line ";" each).
+void send_pipelined(service::TcpConnection& connection, const std::string& commands, int count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  connection.send(commands, deadline);
+  int answered = 0;
+  std::string tail;
+  while (answered < count) {
+    tail += connection.receive(1 << 16, deadline);
+    std::size_t at = 0;
+    while ((at = tail.find("\n;", at)) != std::string::npos) {
+      ++answered;
+      at += 2;
+    }
+    // Keep the last bytes: a terminator may be split between two reads.
+    tail.erase(0, tail.size() > 1 ? tail.size() - 1 : 0);
+  }
+}
+
+void tl1_pipelined(benchmark::State& state, bool patch) {
+  BenchEmulator emulator;
+  auto connection = service::TcpConnection::connect(
+      emulator.address(), std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  send_pipelined(connection, "ACT-USER::admin:1::admin;", 1);
+  // 64 commands per batch: the emulator refuses more than 64 waiting for their mirrors.
+  constexpr int kBatch = 64;
+  std::string batch;
+  for (int k = 0; k < kBatch / 2; ++k) {
+    const int a = 2 * k + 1;
+    batch += patch ? "ENT-PATCH::" + std::to_string(a) + "," + std::to_string(a + 1) + ":" +
+                         std::to_string(10 + 2 * k) + ":;"
+                   : "RTRV-PATCH:::" + std::to_string(10 + 2 * k) + ":;";
+    batch += patch ? "DLT-PATCH::" + std::to_string(a) + ":" + std::to_string(11 + 2 * k) + ":;"
+                   : "RTRV-PATCH:::" + std::to_string(11 + 2 * k) + ":;";
+  }
+  for (auto _ : state)
+    send_pipelined(connection, batch, kBatch);
+  state.SetItemsProcessed(state.iterations() * kBatch);
+}
+
+void Tl1RetrievePatchesPipelined(benchmark::State& state) {
+  tl1_pipelined(state, false);
+}
+void Tl1PatchPipelined(benchmark::State& state) {
+  tl1_pipelined(state, true);
+}
+
+BENCHMARK(Tl1RetrievePatchesOneAtATime)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(Tl1PatchOneAtATime)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(Tl1RetrievePatchesPipelined)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(Tl1PatchPipelined)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
