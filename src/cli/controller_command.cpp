@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/controller_auth.h"
 #include "core/error.h"
 #include "core/input_files.h"
 #include "core/units.h"
@@ -60,21 +61,7 @@ service::Tl1Credentials ocs_credentials(const ControllerCliOptions& o) {
 }
 
 service::ControllerAuth auth_of(const ControllerCliOptions& o) {
-  service::ControllerAuth auth;
-  if (!o.token_file.empty()) auth.token = service::read_token_file(o.token_file);
-  const auto pem = [](const std::string& path, const char* what) {
-    return path.empty() ? std::string() : read_text_file(path, what, "a PEM file", 1 << 20);
-  };
-  auth.tls_cert = pem(o.tls_cert, "TLS certificate");
-  auth.tls_key = pem(o.tls_key, "TLS key");
-  auth.tls_ca = pem(o.tls_ca, "TLS CA");
-  try {
-    auth.validate();
-  } catch (const Error& e) {
-    throw Error("", "--token-file",
-                e.message() + " (--token-file, or --tls-cert, --tls-key and --tls-ca)");
-  }
-  return auth;
+  return controller_auth(o.token_file, o.tls_cert, o.tls_key, o.tls_ca);
 }
 
 int run_controller(const ControllerCliOptions& o) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/controller_auth.h"
 #include "control/planner.h"
 #include "core/error.h"
 #include "core/input_files.h"
@@ -70,20 +71,7 @@ class ControllerCircuitSource final : public runtime::CircuitSource {
 };
 
 std::unique_ptr<runtime::CircuitSource> controller_source(const MoeBenchCommandOptions& o) {
-  service::ControllerAuth auth;
-  if (!o.token_file.empty()) auth.token = service::read_token_file(o.token_file);
-  const auto pem = [](const std::string& path, const char* what) {
-    return path.empty() ? std::string() : read_text_file(path, what, "a PEM file", 1 << 20);
-  };
-  auth.tls_cert = pem(o.tls_cert, "TLS certificate");
-  auth.tls_key = pem(o.tls_key, "TLS key");
-  auth.tls_ca = pem(o.tls_ca, "TLS CA");
-  try {
-    auth.validate();
-  } catch (const Error& e) {
-    throw Error("", "--token-file",
-                e.message() + " (--token-file, or --tls-cert, --tls-key and --tls-ca)");
-  }
+  service::ControllerAuth auth = controller_auth(o.token_file, o.tls_cert, o.tls_key, o.tls_ca);
   const Time timeout =
       with_context("", "--controller-timeout", [&] { return parse_time(o.controller_timeout); });
   if (timeout.ps() <= 0) throw Error("", "--controller-timeout", "expected a positive time");
