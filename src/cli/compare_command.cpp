@@ -163,7 +163,7 @@ int run_compare(const CompareOptions& o) {
   // A --out DIR that cannot take the outputs fails now, not after the runs.
   if (!o.out.empty()) report::check_compare_outputs(o.out);
   ProgressLine progress("compare", o.quiet);
-  const auto on_start = [&](const study::CompareStart& s) {
+  const auto on_start = [&](const study::RunsStart& s) {
     for (const std::string& why : s.skipped) {
       std::cerr << "mfabric: note: skipped " << printable(why) << "\n";
     }

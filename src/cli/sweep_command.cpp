@@ -86,7 +86,7 @@ int run_sweep_command(const SweepCliOptions& o) {
     options.jobs = o.jobs;
     if (!o.out.empty()) options.journal = (std::filesystem::path(o.out) / "points.jsonl").string();
     // The opening line, rank 0's (its share of the points under MPI).
-    options.start = [&](const study::CompareStart& s) {
+    options.start = [&](const study::RunsStart& s) {
       if (world.rank() != 0 || o.quiet) return;
       std::string line = fmt::format("sweep: {} point{}", s.runs, s.runs == 1 ? "" : "s");
       if (s.resumed > 0) line += fmt::format(", {} already in {}", s.resumed, options.journal);

@@ -331,7 +331,7 @@ sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& m, Rat
 }
 
 CompareResult run_compare(const CompareSpec& spec, const std::function<void(int, int)>& progress,
-                          const std::function<void(const CompareStart&)>& start) {
+                          const std::function<void(const RunsStart&)>& start) {
   if (spec.models.empty()) throw Error("", "--models", "no model to compare");
   if (spec.links.empty()) throw Error("", "--links", "no link speed to compare");
   if (spec.fabrics.empty()) throw Error("", "--fabrics", "no fabric to compare");
@@ -484,7 +484,7 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
                    [&](std::size_t a, std::size_t b) { return weight(a) > weight(b); });
 
   if (start) {
-    CompareStart s;
+    RunsStart s;
     s.runs = static_cast<int>(jobs.size());
     s.resumed = static_cast<int>(result.resumed);
     s.threads = std::max(

@@ -196,8 +196,9 @@ struct CompareResult {
   std::vector<std::string> skipped;
 };
 
-// What a comparison is about to do, once its runs are checked and its journal read.
-struct CompareStart {
+// What a comparison or a sweep is about to do, once its runs are checked and its journal read
+// (the commands' opening line).
+struct RunsStart {
   int runs = 0;     // in all
   int resumed = 0;  // of those, taken from the journal
   int threads = 1;  // threads the others run on
@@ -216,7 +217,7 @@ struct CompareStart {
 // progress counts the runs that were not resumed.
 CompareResult run_compare(const CompareSpec& spec,
                           const std::function<void(int done, int total)>& progress = {},
-                          const std::function<void(const CompareStart&)>& start = {});
+                          const std::function<void(const RunsStart&)>& start = {});
 
 // Wall seconds per unit of estimated_cost (study/sweep.h) for one run on one core of the
 // reference machine (2 cores, docs/performance.md): the paper's evaluation at its default

@@ -65,7 +65,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWor
 
   const int jobs = options.jobs > 0 ? options.jobs : std::max(1, machine_threads() / local_ranks());
   if (options.start) {
-    CompareStart start;
+    RunsStart start;
     start.runs = static_cast<int>(spec.points.size());
     start.resumed = static_cast<int>(result.resumed);
     start.threads =

@@ -20,8 +20,8 @@ struct SweepOptions {
   std::string journal;  // the resume journal (points.jsonl), or empty for none
   // Called once per rank, after the journal is read and before the first point runs: the
   // sweep's points, those the journal holds, and this rank's threads and rough estimate
-  // (CompareStart's, with this rank's points).
-  std::function<void(const CompareStart&)> start;
+  // (RunsStart's, with this rank's points).
+  std::function<void(const RunsStart&)> start;
 };
 
 struct SweepResult {

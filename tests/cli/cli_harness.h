@@ -72,6 +72,18 @@ inline std::string without_provenance(const std::string& results_json) {
   return j.dump(1);
 }
 
+// A CSV or page without the line that records the build and the command (a CSV's first line
+// "# mfabric ...", a page's class="provenance"): what two runs of the same results share.
+inline std::string without_provenance_line(const std::string& text) {
+  std::string out;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# mfabric ", 0) != 0 && line.find("class=\"provenance\"") == std::string::npos)
+      out += line + "\n";
+  }
+  return out;
+}
+
 // One line on stderr naming `needle`, nothing on stdout, the given exit code.
 inline void expect_error(const std::string& args, const std::string& needle, int exit_code = 1) {
   const Outcome o = run(args);

@@ -101,19 +101,9 @@ TEST(CliSimulate, WritesEveryOutputAndTheyAreDeterministic) {
   EXPECT_EQ(mfabric::testing::without_provenance(slurp(dir.path / "a" / "results.json")),
             mfabric::testing::without_provenance(slurp(dir.path / "b" / "results.json")));
   // The same but for the provenance (the two command lines name other directories).
-  const auto without_provenance_line = [](const std::string& text) {
-    std::string out;
-    std::stringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("# mfabric ", 0) != 0 &&
-          line.find("class=\"provenance\"") == std::string::npos)
-        out += line + "\n";
-    }
-    return out;
-  };
   for (const char* f : {"utilisation.csv", "report.html", "links.csv"}) {
-    EXPECT_EQ(without_provenance_line(slurp(dir.path / "a" / f)),
-              without_provenance_line(slurp(dir.path / "b" / f)))
+    EXPECT_EQ(mfabric::testing::without_provenance_line(slurp(dir.path / "a" / f)),
+              mfabric::testing::without_provenance_line(slurp(dir.path / "b" / f)))
         << f;
   }
   EXPECT_EQ(mfabric::testing::csv_body(slurp(dir.path / "a" / "links.csv"))

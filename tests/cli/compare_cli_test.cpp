@@ -30,17 +30,6 @@ constexpr const char* kSmall =
     "workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batch: 2, "
     "seq: 256}\n";
 
-// A CSV or page without the line that records the command (class="provenance" or "# mfabric").
-std::string without_provenance_line(const std::string& text) {
-  std::string out;
-  std::stringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("class=\"provenance\"") == std::string::npos && line.rfind("# mfabric", 0) != 0)
-      out += line + "\n";
-  }
-  return out;
-}
-
 class CompareCli : public mfabric::testing::ScratchDirTest {
  protected:
   CompareCli() : ScratchDirTest("mfabric_compare_cli") {}
@@ -107,14 +96,15 @@ TEST_F(CompareCli, TableAndOutputSet) {
   EXPECT_EQ(lines, 1 + 1 + 3);
   EXPECT_EQ(first_line.rfind("# mfabric ", 0), 0u) << first_line;
   EXPECT_NE(first_line.find(" (git "), std::string::npos) << first_line;
-  EXPECT_NE(first_line.find("; command: mfabric compare " + file), std::string::npos)
-      << first_line;
+  EXPECT_NE(first_line.find("; command: mfabric compare " + file), std::string::npos) << first_line;
   EXPECT_NE(html.find("<p class=\"provenance\">Made by mfabric "), std::string::npos);
-  const nlohmann::json results = nlohmann::json::parse(mfabric::testing::slurp(out / "results.json"));
+  const nlohmann::json results =
+      nlohmann::json::parse(mfabric::testing::slurp(out / "results.json"));
   EXPECT_EQ(results["provenance"]["command"].get<std::string>().rfind("mfabric compare " + file, 0),
             0u);
-  EXPECT_EQ(results["description"], "the job of " + file + ", with --fabrics "
-                                    "fat-tree,fat-tree-3to1,mfabric");
+  EXPECT_EQ(results["description"], "the job of " + file +
+                                        ", with --fabrics "
+                                        "fat-tree,fat-tree-3to1,mfabric");
   // What ran: the experiment's cluster and job (kSmall).
   EXPECT_EQ(results["cluster"]["servers"], 8);
   EXPECT_EQ(results["cluster"]["gpu"], "h800");
@@ -274,8 +264,8 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
   EXPECT_EQ(mfabric::testing::without_provenance(mfabric::testing::slurp(stopped / "results.json")),
             mfabric::testing::without_provenance(mfabric::testing::slurp(whole / "results.json")));
   for (const char* name : {"results.csv", "report.html"}) {
-    EXPECT_EQ(without_provenance_line(mfabric::testing::slurp(stopped / name)),
-              without_provenance_line(mfabric::testing::slurp(whole / name)))
+    EXPECT_EQ(mfabric::testing::without_provenance_line(mfabric::testing::slurp(stopped / name)),
+              mfabric::testing::without_provenance_line(mfabric::testing::slurp(whole / name)))
         << name;
   }
   EXPECT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size(), 20u);
