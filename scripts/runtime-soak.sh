@@ -7,12 +7,30 @@
 #   controller-kill:  kill -9 the controller, restart it on the same address
 #   port-fail:        fail an OCS port over TL1 (OPR-PORT-FAIL), repair it after the run
 #   emulator-gone:    kill -9 the emulator and leave it down: moe-bench stops with one line
-# Usage: scripts/runtime-soak.sh [MFABRIC [MPIEXEC]] (defaults: build/release/src/cli/mfabric,
-# mpirun). Every wait is bounded; every process started here stops by itself (--max-time) or is
-# stopped on exit.
+# Usage: scripts/runtime-soak.sh [--check] [MFABRIC [MPIEXEC]] (defaults:
+# build/release/src/cli/mfabric, mpirun). With --check (the CTest mfabric_runtime_faults) it exits
+# 1 unless every case ends as it should: the first three with every token verified, the last with
+# exactly one error line naming the OCS, none left running. SOAK_LAYERS (default 24) and
+# SOAK_SWITCHING (default 300ms) size the runs. Every wait is bounded; every process started here
+# stops by itself (--max-time) or is stopped on exit.
 set -uo pipefail
+check=false
+if [ "${1:-}" = --check ]; then
+  check=true
+  shift
+fi
 mfabric=${1:-build/release/src/cli/mfabric}
 mpiexec=${2:-mpirun}
+layers=${SOAK_LAYERS:-24}
+switching=${SOAK_SWITCHING:-300ms}
+failures=0
+# expect CONDITION-RESULT MESSAGE: in --check mode, counts a case that did not end as it should.
+expect() {
+  if [ "$1" -ne 0 ]; then
+    echo "  FAILED: $2"
+    failures=$((failures + 1))
+  fi
+}
 dir=$(mktemp -d)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 emulator_pid=
@@ -24,10 +42,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# listening NAME: the HOST:PORT on NAME's first line, waiting at most 20 s.
+# listening NAME: the HOST:PORT on NAME's first line, waiting at most 60 s (a loaded machine
+# starts slowly).
 listening() {
   local address=
-  for _ in $(seq 200); do
+  for _ in $(seq 600); do
     address=$(sed -n 's/^listening on //p' "$dir/$1.out")
     if [ -n "$address" ]; then
       echo "$address"
@@ -40,7 +59,7 @@ listening() {
 }
 # A slow switch (300 ms a command), so that a fault lands in a reconfiguration.
 start_emulator() {
-  "$mfabric" ocs-emulator --ports 16 --switching 300ms --state "$dir/ocs.state" \
+  "$mfabric" ocs-emulator --ports 16 --switching "$switching" --state "$dir/ocs.state" \
     --listen "${ocs:-127.0.0.1:0}" --max-time 600s > "$dir/emulator.out" 2>> "$dir/emulator.err" &
   emulator_pid=$!
   ocs=$(listening emulator)
@@ -73,12 +92,11 @@ YAML
 head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$dir/token"
 start_emulator
 start_controller
-echo "emulator on $ocs (300 ms a switch), controller on $controller"
+echo "emulator on $ocs ($switching a switch), controller on $controller; $layers layers a run"
 
 # 8 ranks in 4 servers of 2 GPUs, one OCS NIC each (ports 1-4): the circuits of a layer are a
 # matching of the 4 servers, which changes with the demand, so a run has reconfigurations to
 # land a fault in.
-layers=24
 expected=$((layers * 8 * 256 * 2 * 2))
 # bench SEED [TIMEOUT]: one run of moe-bench, each call to the controller bounded by TIMEOUT.
 bench() {
@@ -97,16 +115,19 @@ in_reconfiguration() {
     sleep 0.02
   done
   echo "  (no reconfiguration within 60 s)"
+  return 1
 }
 running() { kill -0 "$1" 2> /dev/null && echo "moe-bench running" || echo "moe-bench already done"; }
+# report EXIT CASE: how moe-bench ended; returns 0 when it finished with every token verified.
 report() {
   local rc=$1 case=$2
   if [ "$rc" -eq 0 ] && grep -q "^tokens verified: $expected " "$dir/bench.out"; then
     echo "$case: moe-bench finished, $(grep '^tokens verified' "$dir/bench.out" | cut -d'(' -f1)," \
       "$(grep '^reconfigurations' "$dir/bench.out")"
-  else
-    echo "$case: moe-bench stopped (exit $rc): $(grep -m1 'error' "$dir/bench.err")"
+    return 0
   fi
+  echo "$case: moe-bench stopped (exit $rc): $(grep -m1 'error' "$dir/bench.err")"
+  return 1
 }
 
 # 1. kill -9 the emulator in the middle of a reconfiguration, restart it on the same state.
@@ -114,6 +135,9 @@ bench 11 &
 bench_pid=$!
 sleep 2
 in_reconfiguration
+expect $? "emulator-kill: no reconfiguration to land the fault in"
+kill -0 "$bench_pid" 2> /dev/null
+expect $? "emulator-kill: moe-bench had finished before the fault"
 kill -9 "$emulator_pid"
 wait "$emulator_pid" 2> /dev/null
 echo "emulator-kill: killed the emulator (kill -9) during a reconfiguration ($(running $bench_pid));" \
@@ -122,12 +146,16 @@ sleep 1
 start_emulator
 wait "$bench_pid"
 report $? emulator-kill
+expect $? "emulator-kill: expected every token verified"
 
 # 2. kill -9 the controller mid-run; restart it on the same address.
 bench 12 &
 bench_pid=$!
 sleep 2
 in_reconfiguration
+expect $? "controller-kill: no reconfiguration to land the fault in"
+kill -0 "$bench_pid" 2> /dev/null
+expect $? "controller-kill: moe-bench had finished before the fault"
 kill -9 "$controller_pid"
 wait "$controller_pid" 2> /dev/null
 echo "controller-kill: killed the controller (kill -9) during a reconfiguration" \
@@ -136,17 +164,24 @@ sleep 1
 start_controller
 wait "$bench_pid"
 report $? controller-kill
+expect $? "controller-kill: expected every token verified"
 
 # 3. fail OCS port 2 (server 1's OCS NIC, local NIC 1) mid-run; repair it afterwards.
 bench 13 &
 bench_pid=$!
 sleep 2
 in_reconfiguration
+expect $? "port-fail: no reconfiguration to land the fault in"
+kill -0 "$bench_pid" 2> /dev/null
+expect $? "port-fail: moe-bench had finished before the fault"
 echo "port-fail: OPR-PORT-FAIL::2 -> $(tl1 'OPR-PORT-FAIL::2:2;' | tail -1) ($(running $bench_pid))"
 wait "$bench_pid"
 report $? port-fail
-echo "  patches on port 2 after the run: $(tl1 'RTRV-PATCH:::3;' | grep -cE '"2,|,2"' || true)" \
-  "(the controller removed it and planned around it)"
+expect $? "port-fail: expected every token verified"
+on_port_2=$(tl1 'RTRV-PATCH:::3;' | grep -cE '"2,|,2"' || true)
+echo "  patches on port 2 after the run: $on_port_2 (the controller removed it and planned around it)"
+test "$on_port_2" -eq 0
+expect $? "port-fail: a patch on the failed port 2 is still in force"
 tl1 'RLS-PORT-FAIL::2:4;' > /dev/null
 
 # 4. kill -9 the emulator and leave it down: the controller answers UNAVAILABLE, moe-bench retries
@@ -155,6 +190,9 @@ bench 14 5s &
 bench_pid=$!
 sleep 2
 in_reconfiguration
+expect $? "emulator-gone: no reconfiguration to land the fault in"
+kill -0 "$bench_pid" 2> /dev/null
+expect $? "emulator-gone: moe-bench had finished before the fault"
 kill -9 "$emulator_pid"
 wait "$emulator_pid" 2> /dev/null
 emulator_pid=
@@ -162,4 +200,19 @@ echo "emulator-gone: killed the emulator (kill -9) during a reconfiguration" \
   "($(running $bench_pid)); not restarted"
 wait "$bench_pid"
 report $? emulator-gone
-echo "  error lines: $(grep -c 'error' "$dir/bench.err")"
+test $? -ne 0
+expect $? "emulator-gone: moe-bench finished without an OCS"
+lines=$(grep -c 'error' "$dir/bench.err")
+echo "  error lines: $lines"
+test "$lines" -eq 1
+expect $? "emulator-gone: expected one error line, got $lines"
+grep -q "OCS $ocs" "$dir/bench.err"
+expect $? "emulator-gone: the error does not name the OCS $ocs"
+
+if $check; then
+  if [ "$failures" -gt 0 ]; then
+    echo "runtime faults: $failures checks FAILED"
+    exit 1
+  fi
+  echo "runtime faults: every case ended as it should"
+fi

@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "core/error.h"
@@ -67,11 +68,14 @@ class ControllerClient::Impl {
 
   // Makes the call (call(context, reply) -> status) until it is answered other than
   // UNAVAILABLE or the deadline passes; the channel reconnects by itself between attempts, so a
-  // restarted controller is reached again.
+  // restarted controller is reached again. When the deadline passes after an UNAVAILABLE answer,
+  // the error is that answer (the controller's own words name the fault, e.g. the OCS it cannot
+  // reach), not the deadline's.
   template <typename Reply, typename Call>
   Reply call_with_retries(const char* name, Call call) const {
-    const auto end =
-        std::chrono::system_clock::now() + std::chrono::microseconds(deadline_.ps() / 1000000);
+    const auto start = std::chrono::system_clock::now();
+    const auto end = start + std::chrono::microseconds(deadline_.ps() / 1000000);
+    std::optional<grpc::Status> unavailable;
     for (;;) {
       grpc::ClientContext context;
       context.set_deadline(end);
@@ -79,17 +83,25 @@ class ControllerClient::Impl {
       Reply reply;
       const grpc::Status status = call(context, reply);
       if (status.ok()) return reply;
-      const auto retry_at = std::chrono::system_clock::now() + std::chrono::milliseconds(200);
-      if (status.error_code() != grpc::StatusCode::UNAVAILABLE || retry_at >= end) {
-        fail(name, status);
+      const auto now = std::chrono::system_clock::now();
+      const auto retry_at = now + std::chrono::milliseconds(200);
+      const bool retry = status.error_code() == grpc::StatusCode::UNAVAILABLE;
+      if (retry) unavailable = status;
+      if (!retry || retry_at >= end) {
+        if (unavailable && (retry || status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED)) {
+          const auto seconds = std::chrono::duration<double>(now - start).count();
+          fail(name, *unavailable, fmt::format(" (still after {:.1f}s of retries)", seconds));
+        }
+        fail(name, status, "");
       }
       std::this_thread::sleep_until(retry_at);
     }
   }
 
-  [[noreturn]] void fail(const char* call, const grpc::Status& status) const {
-    throw Error(fmt::format("controller {}: {}: {}: {}", address_, call,
-                            code_name(status.error_code()), status.error_message()));
+  [[noreturn]] void fail(const char* call, const grpc::Status& status,
+                         const std::string& suffix) const {
+    throw Error(fmt::format("controller {}: {}: {}: {}{}", address_, call,
+                            code_name(status.error_code()), status.error_message(), suffix));
   }
 
   std::string address_;

@@ -301,6 +301,30 @@ TEST_F(ControllerRpcTest, ClientSubmitsDemandAndReadsTheCircuitsInForce) {
   EXPECT_THROW(ControllerClient(server.address(), ControllerAuth{}), Error);
 }
 
+// The OCS gone for good: the controller answers UNAVAILABLE naming the OCS; the client retries
+// within its deadline and then gives that answer, not a bare DEADLINE_EXCEEDED.
+TEST_F(ControllerRpcTest, AnOcsThatStaysDownIsNamedInTheClientsError) {
+  ControllerRpcServer server(*service_, "127.0.0.1:0", ControllerAuth{kToken, "", "", ""});
+  ControllerClient client(server.address(), ControllerAuth{kToken, "", "", ""},
+                          Time::milliseconds(1500));
+  const std::string ocs = emulator_->address();
+  emulator_->stop(SIGKILL);
+  control::ServerDemand demand(4);
+  demand.add(0, 1, 1'000'000'000);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    client.submit_demand("rack0", 0, 0, demand);
+    ADD_FAILURE() << "a submit succeeded without an OCS";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("SubmitDemand: UNAVAILABLE"), std::string::npos) << what;
+    EXPECT_NE(what.find("OCS " + ocs), std::string::npos) << what;
+    EXPECT_NE(what.find("of retries"), std::string::npos) << what;
+    EXPECT_EQ(what.find("DEADLINE_EXCEEDED"), std::string::npos) << what;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
 // A controller that is not there: retried within the deadline, then one UNAVAILABLE error.
 TEST(ControllerClient, GivesUpOnAnAbsentControllerAtItsDeadline) {
   ControllerClient client("127.0.0.1:1", ControllerAuth{kToken, "", "", ""},
