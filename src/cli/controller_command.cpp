@@ -39,6 +39,7 @@ struct ControllerCliOptions {
   std::string tls_key;
   std::string tls_ca;
   std::string max_time;
+  int tl1_window = static_cast<int>(service::kDefaultTl1Window);
   bool quiet = false;
 };
 
@@ -65,6 +66,10 @@ service::ControllerAuth auth_of(const ControllerCliOptions& o) {
 }
 
 int run_controller(const ControllerCliOptions& o) {
+  if (o.tl1_window < 1 || o.tl1_window > 1000) {
+    throw Error("", "--tl1-window",
+                fmt::format("expected 1 to 1000 commands, got {}", o.tl1_window));
+  }
   std::optional<Time> run_for;
   if (!o.max_time.empty()) {
     run_for = with_context("", "--max-time", [&] { return parse_time(o.max_time); });
@@ -72,7 +77,12 @@ int run_controller(const ControllerCliOptions& o) {
   const service::ControllerAuth auth = auth_of(o);
   auto regions = service::read_regions_file(o.regions);
   auto ocs = std::make_unique<service::Tl1Client>(o.ocs, ocs_credentials(o));
-  service::RegionControllerService controller(std::move(regions), std::move(ocs));
+  if (o.tl1_window < 1 || o.tl1_window > 1000) {
+    throw Error("", "--tl1-window",
+                fmt::format("expected 1 to 1000 commands, got {}", o.tl1_window));
+  }
+  service::RegionControllerService controller(std::move(regions), std::move(ocs),
+                                              static_cast<std::size_t>(o.tl1_window));
   controller.start();
 
   // SIGTERM and SIGINT are taken by sigtimedwait below, not by a handler: blocked here, before
@@ -143,6 +153,10 @@ Command register_controller(CLI::App& root) {
   app->add_option("--tls-cert", o->tls_cert, "The server's certificate (PEM)");
   app->add_option("--tls-key", o->tls_key, "The server's private key (PEM)");
   app->add_option("--tls-ca", o->tls_ca, "The CA that signs client certificates (PEM)");
+  app->add_option("--tl1-window", o->tl1_window,
+                  "TL1 changes sent ahead of their answers (pipelined); 1 for an OCS that takes "
+                  "one command at a time")
+      ->capture_default_str();
   app->add_option("--max-time", o->max_time, "Stop by itself after this long (e.g. 30s)");
   app->add_flag("-q,--quiet", o->quiet, "No summary lines on stderr");
   return Command{app, [o] { return run_controller(*o); }};

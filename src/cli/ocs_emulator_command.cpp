@@ -95,8 +95,9 @@ int run_ocs_emulator(const OcsEmulatorCliOptions& o) {
   const StopOnSignals stop(&emulator);
   const service::OcsEmulatorStats stats = emulator.run();
   if (!o.quiet) {
-    std::cerr << fmt::format("ocs-emulator: stopped after {} sessions, {} commands, {} changes\n",
-                             stats.sessions, stats.commands, stats.changes);
+    std::cerr << fmt::format(
+        "ocs-emulator: stopped after {} sessions, {} commands, {} changes ({} journal flushes)\n",
+        stats.sessions, stats.commands, stats.changes, stats.flushes);
   }
   return 0;
 }

@@ -215,8 +215,10 @@ class OcsEmulator::Server {
         if (revents & (POLLIN | POLLHUP | POLLERR)) read_from(ids[k]);
         if (sessions_.count(ids[k]) && (revents & POLLOUT)) flush(ids[k]);
       }
+      commit();
       if (fds[1].revents & POLLIN) accept_sessions();
     }
+    commit();
     // Changes waiting for their mirrors are journaled already; say so to whoever is still here.
     for (auto& [id, session] : sessions_)
       (void)::send(session.fd.get(), session.unsent.data(), session.unsent.size(),
@@ -329,19 +331,41 @@ class OcsEmulator::Server {
     }
   }
 
+  // The group commit: every change the commands read in this round wrote is flushed at once,
+  // then the replies held back for it go out. A flush that fails stops the emulator (an error out
+  // of run()) with those replies unsent: a change that may not be on disk is never answered.
+  void commit() {
+    if (!journal_.unsynced()) return;
+    journal_.sync();
+    ++stats_.flushes;
+    std::vector<std::uint64_t> gone;
+    for (auto& [id, session] : sessions_) {
+      if (!session.unsent.empty() && !flush_session(session)) gone.push_back(id);
+    }
+    for (const std::uint64_t id : gone)
+      sessions_.erase(id);
+  }
+
+  // Queues `text` for the session and sends what the socket takes, unless a change is waiting
+  // for the journal's flush (then commit() sends it).
   void send(Session& session, const std::string& text) {
     session.unsent += text;
+    if (journal_.unsynced()) return;
     const ssize_t n = ::send(session.fd.get(), session.unsent.data(), session.unsent.size(),
                              MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) session.unsent.erase(0, static_cast<std::size_t>(n));
   }
 
   void flush(std::uint64_t id) {
-    Session& session = sessions_.at(id);
+    if (journal_.unsynced()) return;
+    if (!flush_session(sessions_.at(id))) sessions_.erase(id);
+  }
+  // Sends what the socket takes; false when the connection is gone.
+  static bool flush_session(Session& session) {
     const ssize_t n = ::send(session.fd.get(), session.unsent.data(), session.unsent.size(),
                              MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) session.unsent.erase(0, static_cast<std::size_t>(n));
-    if (n < 0 && errno != EAGAIN && errno != EINTR) sessions_.erase(id);
+    return n >= 0 || errno == EAGAIN || errno == EINTR;
   }
 
   OcsEmulatorOptions options_;

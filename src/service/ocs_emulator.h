@@ -46,6 +46,7 @@ struct OcsEmulatorStats {
   std::uint64_t sessions = 0;  // accepted
   std::uint64_t commands = 0;  // answered
   std::uint64_t changes = 0;   // journaled
+  std::uint64_t flushes = 0;   // of the journal (one per round of commands that changed patches)
 };
 
 class OcsEmulator {

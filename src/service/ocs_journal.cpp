@@ -130,6 +130,11 @@ void OcsJournal::open_for_append() {
 }
 
 void OcsJournal::append(const OcsChange& change) {
+  write(change);
+  sync();
+}
+
+void OcsJournal::write(const OcsChange& change) {
   const std::string line = change_text(change) + "\n";
   const ssize_t written = ::write(fd_.get(), line.data(), line.size());
   if (written != static_cast<ssize_t>(line.size())) {
@@ -143,10 +148,18 @@ void OcsJournal::append(const OcsChange& change) {
     }
     throw Error(path_, "", fmt::format("cannot record a change: {}", std::strerror(error)));
   }
-  if (::fdatasync(fd_.get()) != 0) {
-    throw Error(path_, "", fmt::format("cannot flush a change to disk: {}", std::strerror(errno)));
-  }
   ++records_;
+  ++unsynced_;
+}
+
+void OcsJournal::sync() {
+  if (unsynced_ == 0) return;
+  if (::fdatasync(fd_.get()) != 0) {
+    throw Error(
+        path_, "",
+        fmt::format("cannot flush {} change(s) to disk: {}", unsynced_, std::strerror(errno)));
+  }
+  unsynced_ = 0;
 }
 
 void OcsJournal::compact_if_due(const OcsState& state) {
@@ -161,6 +174,7 @@ void OcsJournal::compact(const OcsState& state) {
   // The snapshot replaces the file in one rename: a crash leaves the old journal or the new one.
   write_file_atomically(path_, snapshot_text(state));
   records_ = records_at_snapshot_ = state.snapshot().size();
+  unsynced_ = 0;  // the snapshot, flushed before its rename, holds every change written
   open_for_append();
 }
 

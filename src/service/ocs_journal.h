@@ -1,7 +1,9 @@
 // The emulated OCS's memory across crashes (docs/runtime.md, "OCS emulator"): the state file
 // `--state FILE`, an append-only journal of changes. A real OCS keeps its light paths when its
 // controller dies; the emulator keeps them by writing every change here, flushed to disk
-// (fdatasync), before the command that made it is answered.
+// (fdatasync), before the command that made it is answered. Changes may be written one by one
+// and flushed together (a group commit: the emulator writes the changes of every command that
+// arrived, flushes once, then answers them all).
 //
 // The file is text, one record a line:
 //   mfabric-ocs-state 1 ports N      (the first line: format version and the switch's size)
@@ -43,9 +45,18 @@ class OcsJournal {
   OcsJournal& operator=(const OcsJournal&) = delete;
 
   const JournalReplay& replay() const { return replay_; }
-  // Records `change`, then flushes it to disk. mfabric::Error naming the file when the line
-  // cannot be written whole or flushed (the caller then refuses the command).
+  // Records `change`, then flushes it to disk: write() then sync(). mfabric::Error naming the
+  // file when the line cannot be written whole or flushed (the caller then refuses the command).
   void append(const OcsChange& change);
+  // Writes `change`'s line whole (a part line is cut off again), not yet flushed: it survives
+  // the process's death but not the machine's until sync(). mfabric::Error naming the file when
+  // it cannot be written (the caller then refuses the command; nothing is left unflushed by it).
+  void write(const OcsChange& change);
+  // Flushes every change written since the last flush (fdatasync), when there is one.
+  // mfabric::Error naming the file when the flush fails: the changes written are then in the file
+  // but may not be on disk, and must not be answered as made.
+  void sync();
+  bool unsynced() const { return unsynced_ > 0; }  // changes written and not flushed yet
   // Compacts into a snapshot of `state` (the state with every appended change applied) when the
   // journal has grown by compact_after records since the last snapshot. mfabric::Error naming
   // the file when the snapshot cannot be written (the journal is then as it was).
@@ -63,6 +74,7 @@ class OcsJournal {
   std::size_t compact_after_;
   std::size_t records_ = 0;
   std::size_t records_at_snapshot_ = 0;  // the snapshot's own records
+  std::size_t unsynced_ = 0;             // changes written since the last flush
   JournalReplay replay_;
   FileDescriptor fd_;
 };

@@ -196,9 +196,10 @@ OcsReply OcsTl1Handler::change(const Tl1Command& command, const OcsChange& chang
             {},
             {}};
   }
-  // Recorded before made: a change the switch would forget in a crash is refused instead.
+  // Recorded before made: a change the switch would forget in a crash is refused instead. The
+  // caller flushes the journal before it sends the reply (a group commit).
   try {
-    journal_->append(change);
+    journal_->write(change);
   } catch (const Error& e) {
     return {deny(command.ctag, tl1_code::kNotRecorded, printable(e.what())), {}, {}};
   }

@@ -55,8 +55,10 @@ inline constexpr Time kFirstLoginLockout = Time::milliseconds(1000);
 
 class OcsTl1Handler {
  public:
-  // `state` and `journal` are the emulator's; every change accepted is applied to the state and
-  // journaled (flushed) before the reply is returned.
+  // `state` and `journal` are the emulator's; every change accepted is written to the journal and
+  // applied to the state before the reply is returned. The caller sends no reply while
+  // journal->unsynced(): it flushes first (OcsJournal::sync), so that the changes of many
+  // commands share one flush and none is answered before it is on disk.
   OcsTl1Handler(OcsState* state, OcsJournal* journal, std::map<std::string, std::string> users,
                 Time switching, std::string sid);
 

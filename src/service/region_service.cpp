@@ -12,9 +12,14 @@
 namespace mfabric::service {
 
 RegionControllerService::RegionControllerService(std::vector<RegionSpec> regions,
-                                                 std::unique_ptr<Tl1Client> ocs)
-    : regions_(std::move(regions)), ocs_(std::move(ocs)), states_(regions_.size()) {
+                                                 std::unique_ptr<Tl1Client> ocs,
+                                                 std::size_t tl1_window)
+    : regions_(std::move(regions)),
+      ocs_(std::move(ocs)),
+      tl1_window_(tl1_window),
+      states_(regions_.size()) {
   if (!ocs_) throw Error("region controller: no OCS session");
+  if (tl1_window_ < 1) throw Error("", "tl1 window", "expected at least 1 command at a time");
   for (const RegionSpec& region : regions_)
     planners_.push_back(control::make_planner(region.planner));
   health_.ocs_address = ocs_->address();
@@ -154,26 +159,53 @@ bool RegionControllerService::apply(std::size_t index,
   const auto changes =
       control::reconfiguration(control::configuration_of(current, ports, ocs_ports_),
                                control::configuration_of(target, ports, ocs_ports_));
+  // Two pipelined rounds: every disconnect, then (once each completed, so that their ports are
+  // free) every connect.
+  std::vector<Tl1Command> disconnects;
+  std::vector<Tl1Command> connects;
+  std::vector<control::PortCircuit> connected;  // by connect
   for (const control::CrossConnect& change : changes) {
     const auto [server_a, nic_a] = place(index, change.a + 1);
     const auto [server_b, nic_b] = place(index, change.b + 1);
     const control::PortCircuit circuit{server_a, nic_a, server_b, nic_b};
-    try {
-      if (change.action == control::CrossConnect::Action::Disconnect) {
-        // Reported no longer as soon as its removal may have begun.
-        state.in_force.erase(circuit);
-        ocs_->disconnect_port(change.a + 1);
-      } else {
-        ocs_->connect_ports(change.a + 1, change.b + 1);
-        state.in_force.insert(circuit);
-      }
-    } catch (const Error& e) {
-      error = e.what();
-      stale_ = true;
-      return false;
+    if (change.action == control::CrossConnect::Action::Disconnect) {
+      // Reported no longer as soon as its removal may have begun.
+      state.in_force.erase(circuit);
+      disconnects.push_back({"DLT-PATCH", "", std::to_string(change.a + 1), "", "", {}});
+    } else {
+      connects.push_back(
+          {"ENT-PATCH", "", format_patch_line(change.a + 1, change.b + 1), "", "", {}});
+      connected.push_back(circuit);
     }
-    const std::lock_guard lock(health_mutex_);
-    ++health_.commands;
+  }
+  const auto round = [&](std::vector<Tl1Command> commands, bool connecting) {
+    std::string refused;
+    ocs_->execute_pipelined(
+        std::move(commands), tl1_window_, [&](std::size_t k, const Tl1Response& response) {
+          if (response.completion != Tl1Completion::Compld) {
+            if (refused.empty()) {
+              refused = fmt::format(
+                  "OCS {}: {} answered {}{}{}", ocs_->address(),
+                  connecting ? "ENT-PATCH" : "DLT-PATCH", completion_name(response.completion),
+                  response.error_code.empty() ? "" : " (" + response.error_code + ")",
+                  response.comment.empty() ? "" : ": " + response.comment);
+            }
+            return;
+          }
+          // A circuit counts as in force once its ENT-PATCH completed.
+          if (connecting) state.in_force.insert(connected[k]);
+          const std::lock_guard lock(health_mutex_);
+          ++health_.commands;
+        });
+    if (!refused.empty()) throw Error(refused);
+  };
+  try {
+    if (!disconnects.empty()) round(std::move(disconnects), false);
+    if (!connects.empty()) round(std::move(connects), true);
+  } catch (const Error& e) {
+    error = e.what();
+    stale_ = true;
+    return false;
   }
   return true;
 }

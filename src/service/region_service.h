@@ -6,12 +6,14 @@
 // (RTRV-PATCH) and the port states (RTRV-PORT-STATUS) and takes them as the truth. A submit plans
 // the region's circuits (its planner, its working ports), diffs them against that read-back
 // configuration and sends the difference, disconnects first, each command answered only after the
-// OCS reports completion (COMPLD); a circuit counts as in force once its ENT-PATCH completed, and
-// stops counting when its DLT-PATCH is sent. A command that fails (timeout, broken connection, a
-// DENY) leaves the reported state a subset of what the OCS holds; the service then reads the OCS
-// back and finishes the same plan from there (rolls forward), once. So a half-applied
-// reconfiguration, after an OCS crash or the controller's own, is completed by the next submit,
-// and until then the circuits reported are the ones read back.
+// OCS reports completion (COMPLD), pipelined: up to `tl1_window` commands awaiting their answers
+// at once on the session (1: one at a time), every disconnect completed before the connects go; a
+// circuit counts as in force once its ENT-PATCH completed, and stops counting when its DLT-PATCH is
+// sent. A command that fails (timeout, broken connection, a DENY) leaves the reported state a
+// subset of what the OCS holds; the service then reads the OCS back and finishes the same plan from
+// there (rolls forward), once. So a half-applied reconfiguration, after an OCS crash or the
+// controller's own, is completed by the next submit, and until then the circuits reported are the
+// ones read back.
 //
 // Patches the service does not own (across regions, outside every region, between two NICs of
 // one server) are left alone, and their ports are never planned on; a patch on a failed port is
@@ -38,6 +40,10 @@ namespace mfabric::service {
 
 // A region's circuits in force (region-local servers, local NIC indices, server < peer_server,
 // sorted), and a number that changes whenever they do.
+// TL1 changes the controller keeps awaiting their answers at once: below the emulator's bound of
+// 64 waiting commands a session, and 1 for an OCS that takes one command at a time.
+inline constexpr std::size_t kDefaultTl1Window = 32;
+
 struct RegionCircuits {
   std::string region;
   std::int64_t generation = 0;
@@ -59,8 +65,10 @@ struct ControllerHealth {
 
 class RegionControllerService {
  public:
-  // `regions` as read_regions_file() gives them; nothing is sent before start().
-  RegionControllerService(std::vector<RegionSpec> regions, std::unique_ptr<Tl1Client> ocs);
+  // `regions` as read_regions_file() gives them; nothing is sent before start(). `tl1_window`:
+  // TL1 changes awaiting their answers at once (>= 1).
+  RegionControllerService(std::vector<RegionSpec> regions, std::unique_ptr<Tl1Client> ocs,
+                          std::size_t tl1_window = kDefaultTl1Window);
   ~RegionControllerService();
   RegionControllerService(const RegionControllerService&) = delete;
   RegionControllerService& operator=(const RegionControllerService&) = delete;
@@ -109,6 +117,7 @@ class RegionControllerService {
   std::vector<RegionSpec> regions_;
   std::vector<std::unique_ptr<control::Planner>> planners_;
   std::unique_ptr<Tl1Client> ocs_;
+  std::size_t tl1_window_;
   mutable std::mutex mutex_;  // one call at a time reaches the OCS
   std::vector<RegionState> states_;
   int ocs_ports_ = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "core/output_text.h"
@@ -150,55 +151,115 @@ void Tl1Client::logout() {
 }
 
 Tl1Response Tl1Client::exchange(Tl1Command& command, const std::string& description) {
-  const std::string source = "OCS " + printable(address_);
-  command.ctag = next_ctag();
-  const std::string what =
-      command.verb == "ACT-USER" ? description : fmt::format("'{}'", format_tl1_command(command));
-  const auto start = std::chrono::steady_clock::now();
-  const auto bound = start + as_duration(options_.max_command_time);
-  auto deadline = std::min(bound, start + as_duration(options_.command_timeout));
-  connection_.send(format_tl1_command(command) + "\r\n", deadline);
+  std::vector<Tl1Command> one{command};
+  Tl1Response answer;
+  exchange_all(
+      one, 1, [&](std::size_t, Tl1Response& response) { answer = std::move(response); },
+      &description);
+  command = std::move(one.front());
+  if (answer.completion == Tl1Completion::Deny) {
+    const std::string what =
+        command.verb == "ACT-USER" ? description : fmt::format("'{}'", format_tl1_command(command));
+    const std::string code = answer.error_code.empty() ? "no code" : answer.error_code;
+    throw Tl1Denied(
+        "OCS " + printable(address_),
+        fmt::format("{}: denied ({}{})", what, code,
+                    answer.comment.empty() ? "" : ": " + quote_input(answer.comment, 200)),
+        answer.error_code, command.verb);
+  }
+  return answer;
+}
 
-  Tl1Response gathered;  // the lines of continued responses ('>') so far
-  bool gathering = false;
-  std::size_t gathered_bytes = 0;
-  while (true) {
+void Tl1Client::exchange_all(std::vector<Tl1Command>& commands, std::size_t window,
+                             const std::function<void(std::size_t, Tl1Response&)>& answered,
+                             const std::string* description) {
+  using Clock = std::chrono::steady_clock;
+  const std::string source = "OCS " + printable(address_);
+  struct Pending {
+    std::size_t index;
+    std::string what;
+    Clock::time_point bound;     // max_command_time after it was sent
+    Clock::time_point deadline;  // command_timeout after it was sent or last heard of
+    Tl1Response gathered;        // the lines of continued responses ('>') so far
+    bool gathering = false;
+    std::size_t gathered_bytes = 0;
+  };
+  std::map<std::string, Pending> pending;  // by CTAG
+  std::size_t next = 0;
+  const auto drop_connection = [&] {
+    connection_.close();
+    reader_.reset();
+  };
+  const auto earliest = [&] {
+    auto first = pending.begin();
+    for (auto it = pending.begin(); it != pending.end(); ++it) {
+      if (it->second.deadline < first->second.deadline) first = it;
+    }
+    return first;
+  };
+  while (next < commands.size() || !pending.empty()) {
+    // Send while the window has room: one write for all of them.
+    std::string out;
+    const auto now = Clock::now();
+    while (next < commands.size() && pending.size() < window) {
+      Tl1Command& command = commands[next];
+      command.ctag = next_ctag();
+      Pending p{next,
+                command.verb == "ACT-USER" && description
+                    ? *description
+                    : fmt::format("'{}'", format_tl1_command(command)),
+                now + as_duration(options_.max_command_time),
+                {},
+                {}};
+      p.deadline = std::min(p.bound, now + as_duration(options_.command_timeout));
+      out += format_tl1_command(command) + "\r\n";
+      pending.emplace(command.ctag, std::move(p));
+      ++next;
+    }
+    if (!out.empty()) connection_.send(out, earliest()->second.deadline);
+
     std::optional<Tl1Message> message;
     try {
       message = reader_.next();
     } catch (const Error& e) {
-      connection_.close();
-      reader_.reset();
-      throw Error(source, "", fmt::format("{}: a malformed answer ({})", what, e.what()));
+      drop_connection();
+      throw Error(source, "",
+                  fmt::format("{}: a malformed answer ({})", earliest()->second.what, e.what()));
     }
     if (!message) {
+      const auto first = earliest();
       std::string bytes;
       try {
-        bytes = connection_.receive(kReceiveBytes, deadline);
+        bytes = connection_.receive(kReceiveBytes, first->second.deadline);
       } catch (const ConnectionTimeout&) {
         throw Error(
             source, "",
-            fmt::format("{}: no response within {}{}", what, seconds_text(options_.command_timeout),
-                        deadline == bound ? " (in progress too long)" : ""));
+            fmt::format(
+                "{}: no response within {}{}", first->second.what,
+                seconds_text(options_.command_timeout),
+                first->second.deadline == first->second.bound ? " (in progress too long)" : ""));
       }
       try {
         reader_.feed(bytes);
       } catch (const Error& e) {
         // The stream's framing is lost: nothing after this point can be matched to a command.
-        connection_.close();
-        reader_.reset();
-        throw Error(source, "", fmt::format("{}: a malformed answer ({})", what, e.what()));
+        drop_connection();
+        throw Error(source, "",
+                    fmt::format("{}: a malformed answer ({})", first->second.what, e.what()));
       }
       continue;
     }
     if (const auto* ack = std::get_if<Tl1Acknowledgment>(&*message)) {
-      if (ack->ctag == command.ctag && ack->code == "IP") {
-        deadline = std::min(
-            bound, std::chrono::steady_clock::now() + as_duration(options_.command_timeout));
-      } else if (ack->ctag == command.ctag && ack->code != "PF" && ack->code != "OK") {
+      const auto it = pending.find(ack->ctag);
+      if (it == pending.end()) continue;
+      if (ack->code == "IP") {
+        it->second.deadline =
+            std::min(it->second.bound, Clock::now() + as_duration(options_.command_timeout));
+      } else if (ack->code != "PF" && ack->code != "OK") {
         // NA, NG, RL: the OCS will not carry the command out now.
-        throw Tl1Denied(source, fmt::format("{} not accepted (acknowledgment {})", what, ack->code),
-                        ack->code, command.verb);
+        throw Tl1Denied(
+            source, fmt::format("{} not accepted (acknowledgment {})", it->second.what, ack->code),
+            ack->code, commands[it->second.index].verb);
       }
       continue;
     }
@@ -207,41 +268,58 @@ Tl1Response Tl1Client::exchange(Tl1Command& command, const std::string& descript
       continue;
     }
     Tl1Response& response = std::get<Tl1Response>(*message);
-    if (response.ctag != command.ctag) continue;  // a late answer to an earlier command
-    if (gathering) {
-      gathered.lines.insert(gathered.lines.end(), response.lines.begin(), response.lines.end());
+    const auto it = pending.find(response.ctag);
+    if (it == pending.end()) continue;  // a late answer to an earlier command
+    Pending& p = it->second;
+    if (p.gathering) {
+      p.gathered.lines.insert(p.gathered.lines.end(), response.lines.begin(), response.lines.end());
       if (!response.comment.empty()) {
-        gathered.comment += (gathered.comment.empty() ? "" : " ") + response.comment;
+        p.gathered.comment += (p.gathered.comment.empty() ? "" : " ") + response.comment;
       }
-      gathered.completion = response.completion;
-      gathered.error_code = response.error_code;
-      gathered.continued = response.continued;
+      p.gathered.completion = response.completion;
+      p.gathered.error_code = response.error_code;
+      p.gathered.continued = response.continued;
     } else {
-      gathered = std::move(response);
-      gathering = true;
+      p.gathered = std::move(response);
+      p.gathering = true;
     }
-    if (gathered.continued) {
-      deadline =
-          std::min(bound, std::chrono::steady_clock::now() + as_duration(options_.command_timeout));
-      gathered_bytes += kMaxTl1LineBytes;  // counted high: a message's lines are at most this
-      if (gathered_bytes > kMaxGatheredBytes) {
-        connection_.close();
-        reader_.reset();
+    if (p.gathered.continued) {
+      p.deadline = std::min(p.bound, Clock::now() + as_duration(options_.command_timeout));
+      p.gathered_bytes += kMaxTl1LineBytes;  // counted high: a message's lines are at most this
+      if (p.gathered_bytes > kMaxGatheredBytes) {
+        drop_connection();
         throw Error(source, "",
-                    fmt::format("{}: an answer continued over more than {} bytes", what,
+                    fmt::format("{}: an answer continued over more than {} bytes", p.what,
                                 kMaxGatheredBytes));
       }
       continue;
     }
-    if (gathered.completion == Tl1Completion::Deny) {
-      const std::string code = gathered.error_code.empty() ? "no code" : gathered.error_code;
-      throw Tl1Denied(
-          source,
-          fmt::format("{}: denied ({}{})", what, code,
-                      gathered.comment.empty() ? "" : ": " + quote_input(gathered.comment, 200)),
-          gathered.error_code, command.verb);
-    }
-    return gathered;
+    const std::size_t index = p.index;
+    Tl1Response whole = std::move(p.gathered);
+    pending.erase(it);
+    answered(index, whole);
+  }
+}
+
+void Tl1Client::execute_pipelined(
+    std::vector<Tl1Command> commands, std::size_t window,
+    const std::function<void(std::size_t, const Tl1Response&)>& answered) {
+  if (window == 0) window = 1;
+  for (Tl1Command& command : commands)
+    command.tid = command.tid.empty() ? options_.tid : command.tid;
+  try {
+    if (!connection_.is_open() || !logged_in_) connect();
+    exchange_all(commands, window,
+                 [&](std::size_t k, Tl1Response& response) { answered(k, response); });
+  } catch (const ConnectionBroken& e) {
+    connection_.close();
+    logged_in_ = false;
+    fail(fmt::format("{} pipelined commands: the connection broke ({})", commands.size(),
+                     e.message()));
+  } catch (const ConnectionTimeout& e) {
+    connection_.close();
+    logged_in_ = false;
+    fail(fmt::format("{} pipelined commands: {}", commands.size(), e.message()));
   }
 }
 

@@ -1,9 +1,10 @@
 // A TL1 session with one OCS over TCP (docs/runtime.md, "TL1"): log in, send commands, match
 // responses to them, and read the Polatis answers mfabric needs.
 //
-// One command at a time: each gets a fresh CTAG, and the session reads until the response with
-// that CTAG; responses to other CTAGs (late answers to a command that timed out), acknowledgments
-// of other commands and autonomous messages (alarms) are skipped. An in-progress acknowledgment
+// One command at a time (or a pipelined batch, execute_pipelined): each gets a fresh CTAG, and the
+// session reads until the response with that CTAG; responses to other CTAGs (late answers to a
+// command that timed out), acknowledgments of other commands and autonomous messages (alarms) are
+// skipped. An in-progress acknowledgment
 // ("IP CTAG") of the command restarts its timeout, up to a bound on the whole command. When the
 // connection breaks (closed, reset, refused), the session reconnects, logs in again and resends
 // the command with a new CTAG, a bounded number of times. Every failure is one mfabric::Error
@@ -12,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -80,6 +82,15 @@ class Tl1Client {
   // (the connection is dropped), or a connection that broke max_attempts times.
   Tl1Response execute(Tl1Command command);
 
+  // Sends `commands` on one connection with up to `window` of them awaiting their answers at
+  // once (pipelined; each gets a fresh CTAG and no retry) and calls answered(k, response) as
+  // command k's response arrives, in whatever order the OCS answers; a DENY is a response like
+  // any other here. Connects first if needed. mfabric::Error (Tl1Denied for an NA, NG or RL
+  // acknowledgment) on the first failure, as execute() but without resending: the commands not
+  // answered by then may or may not have been carried out, and the caller reads the OCS back.
+  void execute_pipelined(std::vector<Tl1Command> commands, std::size_t window,
+                         const std::function<void(std::size_t, const Tl1Response&)>& answered);
+
   // The typed calls below want COMPLD (or RTRV): PRTL or DELAY is an mfabric::Error.
   //
   // ENT-PATCH::A,B: cross-connects device ports a and b (numbered from 1). After a reconnect a
@@ -97,8 +108,14 @@ class Tl1Client {
   std::int64_t autonomous_messages() const { return autonomous_messages_; }
 
  private:
-  // The response to `command` on the current connection (one attempt).
+  // The response to `command` on the current connection (one attempt); Tl1Denied on DENY.
   Tl1Response exchange(Tl1Command& command, const std::string& description);
+  // The responses to `commands` on the current connection, at most `window` awaiting an answer
+  // at once, each given to answered() as it arrives (DENY included); `description` names a
+  // single ACT-USER in messages (its password unsaid).
+  void exchange_all(std::vector<Tl1Command>& commands, std::size_t window,
+                    const std::function<void(std::size_t, Tl1Response&)>& answered,
+                    const std::string* description = nullptr);
   // execute(), and whether it needed a new connection (so a DENY may be an echo of the first try).
   Tl1Response execute_counting(Tl1Command command, bool& reconnected);
   void open_and_login();

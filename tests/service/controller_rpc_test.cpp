@@ -232,13 +232,15 @@ TEST_F(ControllerRpcTest, ADaemonKilledMidReconfigurationReportsOnlyWhatTheOcsHo
                                            write("token", kToken),
                                            "--max-time",
                                            "20s",
+                                           "--tl1-window",
+                                           "1",
                                            "-q"};
   auto daemon = std::make_unique<ListeningChild>(arguments);
   auto submitted = std::async(std::launch::async, [&, address = daemon->address()] {
     api::Circuits circuits;
     return stub(address)->SubmitDemand(context(kToken).get(), two_pairs(), &circuits);
   });
-  // Four connects of 1.5 s each: kill during the second.
+  // Four connects of 1.5 s each, one at a time (--tl1-window 1): kill during the second.
   std::this_thread::sleep_for(std::chrono::milliseconds(2000));
   daemon->stop(SIGKILL);
   ASSERT_EQ(submitted.wait_for(std::chrono::seconds(15)), std::future_status::ready);

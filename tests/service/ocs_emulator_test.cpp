@@ -1,6 +1,7 @@
 #include "service/ocs_emulator.h"
 #include "ocs_emulator_process.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -219,6 +220,38 @@ TEST_F(OcsEmulatorTest, TheTl1ClientDrivesIt) {
   EXPECT_EQ(ports[0], (PortStatus{1, PortState::InService}));
   client.logout();
   EXPECT_THROW(Tl1Client(emulator.address(), {"admin", "wrong"}).connect(), Tl1Denied);
+}
+
+// The group commit: 32 changes written at once on one session are journaled with fewer flushes
+// than changes (one per round of commands read), and every one is answered COMPLD and held.
+TEST_F(OcsEmulatorTest, PipelinedChangesShareTheJournalsFlushes) {
+  OcsEmulatorOptions o = options();
+  o.switching = Time::zero();
+  auto emulator = std::make_unique<RunningEmulator>(o);
+  Tl1TestClient client(emulator->address());
+  client.log_in();
+  std::string batch;
+  for (int k = 0; k < 16; ++k) {
+    batch += fmt::format("ENT-PATCH::1,2:{};", 100 + 2 * k);
+    batch += fmt::format("DLT-PATCH::1:{};", 101 + 2 * k);
+  }
+  client.send(batch);
+  for (int k = 0; k < 32; ++k) {
+    const Tl1Message message = client.receive();
+    ASSERT_TRUE(std::holds_alternative<Tl1Response>(message)) << format_tl1_message(message);
+    const Tl1Response& response = std::get<Tl1Response>(message);
+    EXPECT_EQ(response.ctag, std::to_string(100 + k));
+    EXPECT_EQ(response.completion, Tl1Completion::Compld) << format_tl1_message(message);
+  }
+  const OcsEmulatorStats stats = emulator->stop();
+  emulator.reset();  // its journal closed
+  EXPECT_EQ(stats.changes, 32u);
+  EXPECT_GE(stats.flushes, 1u);
+  EXPECT_LT(stats.flushes, stats.changes);
+  // Written and flushed: a new journal on the file replays them all.
+  OcsState state(16);
+  OcsJournal journal(o.state_file, 16, &state);
+  EXPECT_EQ(journal.replay().records, 32u);
 }
 
 // The real binary: killed with SIGKILL after a patch is answered, restarted on the same state

@@ -51,6 +51,33 @@ TEST_F(OcsJournalTest, ANewFileStartsEmptyAndReplaysItsChanges) {
   EXPECT_FALSE(state.status(1, Time::zero()).switching);
 }
 
+// Written changes wait for one flush; a snapshot flushes them too; a reopened journal replays
+// what was written (a killed process leaves its writes in the file).
+TEST_F(OcsJournalTest, WrittenChangesAreFlushedTogether) {
+  {
+    OcsState state(8);
+    OcsJournal journal(path(), 8, &state);
+    EXPECT_FALSE(journal.unsynced());
+    journal.write({Kind::Connect, 1, 5});
+    journal.write({Kind::Connect, 2, 6});
+    EXPECT_TRUE(journal.unsynced());
+    EXPECT_EQ(journal.records(), 2u);
+    journal.sync();
+    EXPECT_FALSE(journal.unsynced());
+    journal.sync();  // nothing to flush
+    journal.write({Kind::Disconnect, 6, 0});
+    state.apply({Kind::Connect, 1, 5}, Time::zero(), Time::zero());
+    EXPECT_TRUE(journal.unsynced());
+    journal.compact(state);
+    EXPECT_FALSE(journal.unsynced());
+    journal.write({Kind::Fail, 3, 0});
+  }
+  OcsState state(8);
+  OcsJournal journal(path(), 8, &state);
+  EXPECT_EQ(content(), "mfabric-ocs-state 1 ports 8\nconnect 1 5\nfail 3\n");
+  EXPECT_EQ(journal.replay().records, 2u);
+}
+
 TEST_F(OcsJournalTest, ATornLastLineIsDroppedAndTheFileRepaired) {
   write("ocs.state", "mfabric-ocs-state 1 ports 8\nconnect 1 5\nconnect 2 ");  // killed mid-write
   OcsState state(8);

@@ -64,10 +64,11 @@ class RegionServiceTest : public mfabric::testing::ScratchDirTest {
   RegionServiceTest() : ScratchDirTest("region_service") {}
 
   std::unique_ptr<RegionControllerService> controller(const std::string& address,
-                                                      Tl1ClientOptions options = {}) {
+                                                      Tl1ClientOptions options = {},
+                                                      std::size_t tl1_window = kDefaultTl1Window) {
     auto ocs = std::make_unique<Tl1Client>(address, Tl1Credentials{"admin", "admin"}, options);
     return std::make_unique<RegionControllerService>(parse_regions(kRegions, "regions"),
-                                                     std::move(ocs));
+                                                     std::move(ocs), tl1_window);
   }
   static PortPairs reported(const RegionControllerService& service,
                             const RegionCircuits& in_force) {
@@ -144,7 +145,8 @@ TEST_F(RegionServiceTest, FailedPortsArePlannedAround) {
 
 // The OCS killed with SIGKILL while its mirrors move (a long switching time), then restarted on
 // the same state file and address: the controller never reports a circuit the OCS does not hold,
-// and the next submit completes the plan.
+// and the next submit completes the plan. One command at a time (--tl1-window 1): the kill lands
+// between the commands of one round.
 TEST_F(RegionServiceTest, AnOcsKilledMidReconfigurationIsReadBackAndCompleted) {
   auto emulator = std::make_unique<OcsEmulatorChild>(state(), "10ms", 16);
   const std::string address = emulator->address();
@@ -152,7 +154,7 @@ TEST_F(RegionServiceTest, AnOcsKilledMidReconfigurationIsReadBackAndCompleted) {
   options.max_attempts = 2;
   options.retry_delay = Time::milliseconds(50);
   options.command_timeout = Time::milliseconds(3000);
-  auto service = controller(address, options);
+  auto service = controller(address, options, 1);
   service->start();
   const RegionCircuits first = service->submit("rack0", 0, 0, two_pairs());
   ASSERT_EQ(first.circuits.size(), 4u);
@@ -192,6 +194,49 @@ TEST_F(RegionServiceTest, AnOcsKilledMidReconfigurationIsReadBackAndCompleted) {
   EXPECT_TRUE(service->health().ocs_reachable);
 }
 
+// The same with the changes pipelined (the default window): the four disconnects are accepted
+// at once and the kill lands while their mirrors move, before any connect was sent; read back,
+// the region holds what the OCS journaled, and the next submit completes the plan.
+TEST_F(RegionServiceTest, AnOcsKilledDuringPipelinedChangesIsReadBackAndCompleted) {
+  auto emulator = std::make_unique<OcsEmulatorChild>(state(), "10ms", 16);
+  const std::string address = emulator->address();
+  Tl1ClientOptions options;
+  options.max_attempts = 2;
+  options.retry_delay = Time::milliseconds(50);
+  options.command_timeout = Time::milliseconds(3000);
+  auto service = controller(address, options);
+  service->start();
+  const RegionCircuits first = service->submit("rack0", 0, 0, two_pairs());
+  ASSERT_EQ(first.circuits.size(), 4u);
+  emulator->stop(SIGTERM);
+
+  emulator = std::make_unique<OcsEmulatorChild>(state(), "1500ms", 16, address);
+  auto submitted = std::async(std::launch::async, [&] {
+    try {
+      service->submit("rack0", 1, 0, crossed_pairs());
+      return std::string("completed");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(750));
+  emulator->stop(SIGKILL);
+  ASSERT_EQ(submitted.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  const std::string outcome = submitted.get();
+  EXPECT_NE(outcome.find("reconfiguration incomplete"), std::string::npos) << outcome;
+  EXPECT_THROW(service->circuits("rack0"), Error);
+
+  emulator = std::make_unique<OcsEmulatorChild>(state(), "10ms", 16, address);
+  const RegionCircuits read_back = service->circuits("rack0");
+  const PortPairs held = held_by(address);
+  EXPECT_EQ(reported(*service, read_back), held);
+  EXPECT_TRUE(held.empty());  // every disconnect was journaled, no connect sent
+  const RegionCircuits completed = service->submit("rack0", 1, 0, crossed_pairs());
+  EXPECT_EQ(completed.circuits.size(), 4u);
+  EXPECT_GT(completed.generation, read_back.generation);
+  EXPECT_EQ(reported(*service, completed), held_by(address));
+}
+
 TEST_F(RegionServiceTest, BadInputIsOneError) {
   OcsEmulatorChild emulator(state(), "5ms", 16);
   auto service = controller(emulator.address());
@@ -204,6 +249,8 @@ TEST_F(RegionServiceTest, BadInputIsOneError) {
                     "regions"),
       std::make_unique<Tl1Client>(emulator.address(), Tl1Credentials{"admin", "admin"}));
   EXPECT_THROW(too_big->start(), Error);
+  // No TL1 command may ever be sent with a window of 0.
+  EXPECT_THROW(controller(emulator.address(), {}, 0), Error);
 }
 
 TEST(RegionsFile, BadRegionsNameTheField) {

@@ -290,6 +290,67 @@ TEST(Tl1Client, ADenyNamesTheCommandAndItsCode) {
   EXPECT_EQ(server.accepted(), 1);
 }
 
+// Pipelined: three commands at most two ahead; the server sees the first two before it answers
+// either, answers them in reverse order (the second denied), then the third; every answer reaches
+// its command, a DENY included.
+TEST(Tl1Client, PipelinedCommandsAreMatchedToTheirAnswersInAnyOrder) {
+  std::vector<std::string> seen_before_answering;
+  ScriptedTl1Server server({after_login([&](ScriptedConnection& c) {
+    auto first = c.read_command();
+    auto second = c.read_command();
+    if (!first || !second) return;
+    seen_before_answering = {first->aid, second->aid};
+    c.send(format_tl1_response(ScriptedConnection::deny(second->ctag, "SAAL", "busy")));
+    c.send(format_tl1_response(ScriptedConnection::response(first->ctag)));
+    if (auto third = c.read_command()) {
+      c.send(format_tl1_response(ScriptedConnection::response(third->ctag)));
+    }
+    c.wait_for_close();
+  })});
+  Tl1Client client(server.address(), admin(), quick_options());
+  std::vector<std::pair<std::size_t, Tl1Completion>> answers;
+  client.execute_pipelined({{"ENT-PATCH", "", "1,2", "", "", {}},
+                            {"ENT-PATCH", "", "3,4", "", "", {}},
+                            {"DLT-PATCH", "", "5", "", "", {}}},
+                           2, [&](std::size_t k, const Tl1Response& response) {
+                             answers.push_back({k, response.completion});
+                           });
+  EXPECT_EQ(seen_before_answering, (std::vector<std::string>{"1,2", "3,4"}));
+  EXPECT_EQ(answers,
+            (std::vector<std::pair<std::size_t, Tl1Completion>>{
+                {1, Tl1Completion::Deny}, {0, Tl1Completion::Compld}, {2, Tl1Completion::Compld}}));
+}
+
+// A connection that breaks in the middle of a pipelined batch: one error naming the OCS, no
+// resend (the caller reads the OCS back), the answers before it delivered.
+TEST(Tl1Client, APipelinedBatchThatLosesItsConnectionIsOneErrorWithoutResending) {
+  ScriptedTl1Server server({after_login([](ScriptedConnection& c) {
+                              auto first = c.read_command();
+                              if (first) {
+                                c.send(
+                                    format_tl1_response(ScriptedConnection::response(first->ctag)));
+                              }
+                              c.read_command();  // then closes
+                            }),
+                            after_login([](ScriptedConnection& c) { c.wait_for_close(); })});
+  Tl1Client client(server.address(), admin(), quick_options());
+  std::vector<std::size_t> answered;
+  try {
+    client.execute_pipelined(
+        {{"DLT-PATCH", "", "1", "", "", {}}, {"DLT-PATCH", "", "2", "", "", {}}}, 8,
+        [&](std::size_t k, const Tl1Response&) { answered.push_back(k); });
+    FAIL() << "a broken connection went unnoticed";
+  } catch (const Tl1Denied&) {
+    FAIL() << "not a denial";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("OCS " + server.address() + ": 2 pipelined commands"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(answered, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(server.accepted(), 1);
+}
+
 TEST(Tl1Client, GarbageOrAnOversizedAnswerIsAClearErrorAndDropsTheConnection) {
   const auto answer_with = [](std::string bytes) {
     return after_login([bytes](ScriptedConnection& c) {
