@@ -51,7 +51,7 @@ RegionCircuits circuits_of(const api::Circuits& reply) {
 class ControllerClient::Impl {
  public:
   Impl(const std::string& address, ControllerAuth auth, Time deadline)
-      : address_(address), token_(auth.token), deadline_(deadline) {
+      : address_(address), token_(auth.token), tls_(!auth.tls_ca.empty()), deadline_(deadline) {
     auth.validate();
     std::shared_ptr<grpc::ChannelCredentials> credentials;
     if (auth.tls_ca.empty()) {
@@ -100,12 +100,24 @@ class ControllerClient::Impl {
 
   [[noreturn]] void fail(const char* call, const grpc::Status& status,
                          const std::string& suffix) const {
-    throw Error(fmt::format("controller {}: {}: {}: {}{}", address_, call,
-                            code_name(status.error_code()), status.error_message(), suffix));
+    // gRPC says only that the connection closed when a TLS handshake fails: name the likely
+    // causes on the same line.
+    const bool no_connection =
+        status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+        status.error_message().find("failed to connect") != std::string::npos;
+    throw Error(fmt::format(
+        "controller {}: {}: {}: {}{}{}", address_, call, code_name(status.error_code()),
+        status.error_message(), suffix,
+        no_connection && tls_
+            ? " (not running, or the TLS handshake failed: the controller must trust the CA "
+              "that signed --tls-cert, and --tls-ca must have signed the controller's "
+              "certificate)"
+            : ""));
   }
 
   std::string address_;
   std::string token_;
+  bool tls_;
   Time deadline_;
   std::unique_ptr<api::RegionController::Stub> stub_;
 };

@@ -2,7 +2,9 @@
 # moe-bench asking the region controller for its circuits (docs/runtime.md, "moe-bench with the
 # controller"): an OCS emulator, a controller in front of it (bearer token) and 8 MPI ranks in 2
 # servers of 4. Under both policies every token is verified, the received bytes equal
-# MPI_Alltoallv's and the circuits change (reconfigurations > 0); a wrong token is one line.
+# MPI_Alltoallv's and the circuits change (reconfigurations > 0); a wrong token is one line. Then
+# over TLS with client certificates (made here with openssl): every token verified with a
+# certificate the controller's CA signed, one line for one it did not.
 # Everything runs under a timeout and stops by itself (--max-time).
 # Arguments: the mfabric binary, mpiexec.
 set -euo pipefail
@@ -95,4 +97,53 @@ if run > "$dir/none.out" 2> "$dir/none.err"; then
   exit 1
 fi
 test "$(grep -c -- "--token-file" "$dir/none.err")" -eq 1
+
+# TLS end to end: a controller that requires client certificates signed by its CA (no token);
+# moe-bench with a certificate the CA signed verifies every token, one signed by another CA is
+# one line and a non-zero exit.
+(
+  cd "$dir"
+  exec > openssl.log 2>&1
+  for ca in ca other-ca; do
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout $ca.key \
+      -out $ca.pem -days 1 -subj "/CN=$ca"
+  done
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > server.ext
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key \
+    -out server.csr -subj /CN=localhost
+  openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 \
+    -extfile server.ext -out server.pem
+  for client in trainer:ca stranger:other-ca; do
+    name=${client%:*} signer=${client#*:}
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout $name.key \
+      -out $name.csr -subj "/CN=$name"
+    openssl x509 -req -in $name.csr -CA $signer.pem -CAkey $signer.key -CAcreateserial -days 1 \
+      -out $name.pem
+  done
+) || {
+  echo "could not make the test certificates: $(cat "$dir/openssl.log")"
+  exit 1
+}
+for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
+wait 2> /dev/null || true
+pids=()
+start emulator "$mfabric" ocs-emulator --ports 16 --switching 5ms --state "$dir/tls.state" \
+  --max-time 240s -q
+ocs=$address
+start controller "$mfabric" controller --ocs "$ocs" --regions "$dir/regions.yaml" \
+  --tls-cert "$dir/server.pem" --tls-key "$dir/server.key" --tls-ca "$dir/ca.pem" --max-time 240s
+controller=$address
+run --tls-cert "$dir/trainer.pem" --tls-key "$dir/trainer.key" --tls-ca "$dir/ca.pem" \
+  --policy block --json > "$dir/tls.json"
+test "$(field tokens_verified "$dir/tls.json")" -eq "$expected"
+test "$(field equal_to_alltoallv "$dir/tls.json")" = true
+echo "TLS: $(field tokens_verified "$dir/tls.json") token checks with a client certificate"
+if run --tls-cert "$dir/stranger.pem" --tls-key "$dir/stranger.key" --tls-ca "$dir/ca.pem" \
+  --controller-timeout 5s > "$dir/stranger.out" 2> "$dir/stranger.err"; then
+  echo "moe-bench with a certificate the controller's CA did not sign should fail"
+  exit 1
+fi
+test "$(grep -c "error" "$dir/stranger.err")" -eq 1
+grep -q "controller $controller.*TLS handshake" "$dir/stranger.err"
+echo "TLS: a certificate from another CA: $(grep -m1 error "$dir/stranger.err")"
 echo "moe-bench with the controller: every token verified, equal to MPI_Alltoallv, both policies"
