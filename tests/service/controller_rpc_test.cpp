@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -126,6 +127,39 @@ TEST_F(ControllerRpcTest, CallsNeedTheTokenAndAnswerWithTheCircuits) {
   which.set_region("rack7");
   EXPECT_EQ(client->GetCircuits(context(kToken).get(), which, &in_force).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// Malformed calls: demands with a negative or overflowing entry, a negative layer, a region too
+// big, and a connection that sends garbage instead of HTTP/2; each is refused and the service
+// goes on answering.
+TEST_F(ControllerRpcTest, MalformedCallsAreRefusedAndTheServiceGoesOn) {
+  ControllerRpcServer server(*service_, "127.0.0.1:0", ControllerAuth{kToken, "", "", ""});
+  auto client = stub(server.address());
+  api::Circuits circuits;
+  const auto code = [&](const api::DemandRequest& request) {
+    return client->SubmitDemand(context(kToken).get(), request, &circuits).error_code();
+  };
+  api::DemandRequest negative = two_pairs();
+  negative.set_bytes(1, -5);
+  EXPECT_EQ(code(negative), grpc::StatusCode::INVALID_ARGUMENT);
+  api::DemandRequest overflowing = two_pairs();
+  overflowing.set_bytes(1, std::numeric_limits<std::int64_t>::max());
+  overflowing.set_bytes(2, std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(code(overflowing), grpc::StatusCode::INVALID_ARGUMENT);
+  api::DemandRequest layer = two_pairs();
+  layer.set_layer(-1);
+  EXPECT_EQ(code(layer), grpc::StatusCode::INVALID_ARGUMENT);
+  api::DemandRequest huge;
+  huge.set_region("rack0");
+  huge.set_servers(1 << 30);
+  EXPECT_EQ(code(huge), grpc::StatusCode::INVALID_ARGUMENT);
+  {
+    mfabric::testing::Tl1TestClient garbage(server.address());
+    garbage.send(std::string(65536, '\x17') + "GET / HTTP/1.1\r\n\r\n");
+  }
+  const grpc::Status fine = client->SubmitDemand(context(kToken).get(), two_pairs(), &circuits);
+  EXPECT_TRUE(fine.ok()) << fine.error_message();
+  EXPECT_EQ(circuits.circuits_size(), 4);
 }
 
 TEST_F(ControllerRpcTest, TlsNeedsAClientCertificateTheCaSigned) {
