@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/input_files.h"
 #include "core/units.h"
+#include "service/ocs_alarm_listener.h"
 #include "service/ocs_emulator.h"
 #include "service/region_service.h"
 #include "service/regions_file.h"
@@ -40,6 +41,7 @@ struct ControllerCliOptions {
   std::string tls_ca;
   std::string max_time;
   int tl1_window = static_cast<int>(service::kDefaultTl1Window);
+  bool no_alarms = false;
   bool quiet = false;
 };
 
@@ -77,10 +79,6 @@ int run_controller(const ControllerCliOptions& o) {
   const service::ControllerAuth auth = auth_of(o);
   auto regions = service::read_regions_file(o.regions);
   auto ocs = std::make_unique<service::Tl1Client>(o.ocs, ocs_credentials(o));
-  if (o.tl1_window < 1 || o.tl1_window > 1000) {
-    throw Error("", "--tl1-window",
-                fmt::format("expected 1 to 1000 commands, got {}", o.tl1_window));
-  }
   service::RegionControllerService controller(std::move(regions), std::move(ocs),
                                               static_cast<std::size_t>(o.tl1_window));
   controller.start();
@@ -93,6 +91,13 @@ int run_controller(const ControllerCliOptions& o) {
   sigaddset(&stop_signals, SIGINT);
   sigset_t previous;
   pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
+  // A second session, reading only: the OCS's alarms (a port that lost light) make the controller
+  // read the switch back at once.
+  std::optional<service::OcsAlarmListener> alarms;
+  if (!o.no_alarms) {
+    alarms.emplace(std::make_unique<service::Tl1Client>(o.ocs, ocs_credentials(o)),
+                   [&controller](const service::Tl1AutonomousMessage&) { controller.ocs_alarm(); });
+  }
   service::ControllerRpcServer server(controller, o.listen, auth);
   // The first line, flushed: scripts and tests read the port from it.
   std::cout << "listening on " << server.address() << std::endl;
@@ -157,6 +162,9 @@ Command register_controller(CLI::App& root) {
                   "TL1 changes sent ahead of their answers (pipelined); 1 for an OCS that takes "
                   "one command at a time")
       ->capture_default_str();
+  app->add_flag("--no-alarms", o->no_alarms,
+                "Open no second TL1 session for the OCS's alarms (a failed port is then seen at "
+                "the next submit)");
   app->add_option("--max-time", o->max_time, "Stop by itself after this long (e.g. 30s)");
   app->add_flag("-q,--quiet", o->quiet, "No summary lines on stderr");
   return Command{app, [o] { return run_controller(*o); }};

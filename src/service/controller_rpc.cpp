@@ -138,6 +138,7 @@ class Handlers final : public api::RegionController::Service {
     reply->set_reconciliations(health.reconciliations);
     reply->set_reconfigurations(health.reconfigurations);
     reply->set_commands(health.commands);
+    reply->set_alarms(health.alarms);
     for (const int port : health.unusable_ports)
       reply->add_unusable_ports(port);
     for (const RegionSpec& region : service_.regions())

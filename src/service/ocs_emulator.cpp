@@ -310,6 +310,11 @@ class OcsEmulator::Server {
         reply = OcsReply{handler_.malformed(e.what()), {}, {}};
       }
       send(session, reply.now);
+      if (!reply.to_sessions.empty()) {
+        for (auto& [other_id, other] : sessions_) {
+          if (other.login.active) send(other, reply.to_sessions);
+        }
+      }
       if (reply.later_at) {
         ++session.waiting;
         due_.push({*reply.later_at, next_order_++, id, std::move(reply.later)});

@@ -211,9 +211,28 @@ OcsReply OcsTl1Handler::change(const Tl1Command& command, const OcsChange& chang
     // tries again.
   }
   ++changes_;
+  if (change.kind == OcsChange::Kind::Fail || change.kind == OcsChange::Kind::Repair) {
+    return {response(command.ctag, Tl1Completion::Compld),
+            {},
+            {},
+            port_alarm(change.a, change.kind == OcsChange::Kind::Fail)};
+  }
   if (settled <= now) return {response(command.ctag, Tl1Completion::Compld), {}, {}};
   return {format_tl1_acknowledgment({"IP", command.ctag}), settled,
           response(command.ctag, Tl1Completion::Compld)};
+}
+
+std::string OcsTl1Handler::port_alarm(int port, bool failed) {
+  Tl1AutonomousMessage alarm;
+  alarm.sid = sid_;
+  std::tie(alarm.date, alarm.time) = stamp();
+  alarm.alarm_code = failed ? "*C" : "A";
+  alarms_ = alarms_ >= 999'999 ? 1 : alarms_ + 1;
+  alarm.atag = std::to_string(alarms_);
+  alarm.verb = "REPT ALM PORT";
+  alarm.lines = {
+      format_port_status_line({port, failed ? PortState::Failed : PortState::InService})};
+  return format_tl1_autonomous(alarm);
 }
 
 void OcsTl1Handler::forget_expired_failures(Time now) {

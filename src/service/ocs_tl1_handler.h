@@ -41,11 +41,16 @@ struct OcsLogin {
 };
 
 // What answers a command: a message to send now and, for a change that moves mirrors, the
-// completion to send when they have settled.
+// completion to send when they have settled; for a port that fails or is repaired, also an alarm
+// to every session (`REPT ALM PORT`, alarm code `*C` for a failure and `A` for a repair, one line
+// `"P:STATUS=FAILED"` or `"P:STATUS=IS"`), as an OCS reports loss of light.
 struct OcsReply {
   std::string now;
   std::optional<Time> later_at;
   std::string later;
+  // An autonomous message for every logged-in session (a port failed or was repaired), sent
+  // with `now`.
+  std::string to_sessions = {};
 };
 
 // Failed logins from one peer address before logins from it are refused for a while, and how
@@ -84,6 +89,7 @@ class OcsTl1Handler {
   std::string response(const std::string& ctag, Tl1Completion completion,
                        std::vector<std::string> lines = {}) const;
   std::string deny(const std::string& ctag, const std::string& code, const std::string& text) const;
+  std::string port_alarm(int port, bool failed);
 
   OcsState* state_;
   OcsJournal* journal_;
@@ -92,6 +98,7 @@ class OcsTl1Handler {
   std::string sid_;
   std::map<std::string, LoginFailures> failures_;  // by peer address
   std::uint64_t changes_ = 0;
+  std::uint64_t alarms_ = 0;  // the ATAG of the last alarm
 };
 
 }  // namespace mfabric::service

@@ -271,6 +271,21 @@ RegionCircuits RegionControllerService::circuits(const std::string& region) {
   return report(index);
 }
 
+void RegionControllerService::ocs_alarm() {
+  const std::lock_guard lock(mutex_);
+  {
+    const std::lock_guard health_lock(health_mutex_);
+    ++health_.alarms;
+  }
+  try {
+    reconcile();
+    record(true, "");
+  } catch (const Error& e) {
+    stale_ = true;
+    record(false, e.what());
+  }
+}
+
 RegionCircuits RegionControllerService::report(std::size_t index) const {
   const RegionState& state = states_[index];
   return {regions_[index].name, state.generation,

@@ -60,6 +60,7 @@ struct ControllerHealth {
   std::int64_t reconciliations = 0;
   std::int64_t reconfigurations = 0;  // submits that changed circuits
   std::int64_t commands = 0;          // ENT-PATCH and DLT-PATCH completed
+  std::int64_t alarms = 0;            // autonomous messages from the OCS acted on
   std::vector<int> unusable_ports;    // device ports failed, out of service or held by others
 };
 
@@ -85,6 +86,10 @@ class RegionControllerService {
                         const control::ServerDemand& demand);
   // The region's circuits in force, read back first when the last exchange failed.
   RegionCircuits circuits(const std::string& region);
+  // The OCS sent an alarm (OcsAlarmListener): reads it back now, so that a patch on a port that
+  // failed is removed and stops being reported at once rather than at the next submit. Never
+  // throws: an OCS that cannot be read leaves the state to be read back by the next call.
+  void ocs_alarm();
   ControllerHealth health() const;
 
   const std::vector<RegionSpec>& regions() const { return regions_; }

@@ -301,6 +301,39 @@ void Tl1Client::exchange_all(std::vector<Tl1Command>& commands, std::size_t wind
   }
 }
 
+std::optional<Tl1AutonomousMessage> Tl1Client::await_autonomous(Time wait) {
+  if (!connection_.is_open() || !logged_in_) connect();
+  const std::string source = "OCS " + printable(address_);
+  const auto deadline = std::chrono::steady_clock::now() + as_duration(wait);
+  const auto lost = [&](const std::string& what) {
+    connection_.close();
+    reader_.reset();
+    logged_in_ = false;
+    return Error(source, "", "waiting for alarms: " + what);
+  };
+  for (;;) {
+    std::optional<Tl1Message> message;
+    try {
+      message = reader_.next();
+    } catch (const Error& e) {
+      throw lost(fmt::format("a malformed message ({})", e.what()));
+    }
+    if (message) {
+      if (auto* alarm = std::get_if<Tl1AutonomousMessage>(&*message)) return std::move(*alarm);
+      continue;  // a late answer or acknowledgment
+    }
+    try {
+      reader_.feed(connection_.receive(kReceiveBytes, deadline));
+    } catch (const ConnectionTimeout&) {
+      return std::nullopt;
+    } catch (const ConnectionBroken& e) {
+      throw lost(e.message());
+    } catch (const Error& e) {
+      throw lost(fmt::format("a malformed message ({})", e.what()));
+    }
+  }
+}
+
 void Tl1Client::execute_pipelined(
     std::vector<Tl1Command> commands, std::size_t window,
     const std::function<void(std::size_t, const Tl1Response&)>& answered) {

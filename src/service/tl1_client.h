@@ -103,6 +103,13 @@ class Tl1Client {
   // RTRV-PORT-STATUS::ALL: every port's state.
   std::vector<PortStatus> port_status();
 
+  // Waits up to `wait` for an autonomous message (an alarm or event the OCS sends unasked) and
+  // returns it; nullopt when none came. Logs in first if needed (as connect(): the OCS sends
+  // alarms to logged-in sessions). Answers to earlier commands are skipped. mfabric::Error when
+  // the connection breaks or the stream is malformed (the session is then closed; the next call
+  // connects again).
+  std::optional<Tl1AutonomousMessage> await_autonomous(Time wait);
+
   const std::string& address() const { return address_; }
   // Autonomous messages (alarms, events) skipped so far.
   std::int64_t autonomous_messages() const { return autonomous_messages_; }

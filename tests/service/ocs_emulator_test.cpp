@@ -106,10 +106,28 @@ TEST_F(OcsEmulatorTest, TwoSessionsConflictByErrorCode) {
   EXPECT_EQ(second.ask("DLT-PATCH::4:8:;").error_code, "SNVS");
   EXPECT_EQ(second.ask("ENT-PATCH::1,99:9:;").error_code, "IIAC");
   EXPECT_EQ(second.ask("OPR-PORT-FAIL::5:10:;").completion, Tl1Completion::Compld);
+  // Every logged-in session hears of the failure (an alarm, *C) and of the repair (A).
+  const auto alarm = [](Tl1TestClient& client) {
+    const Tl1Message message = client.receive();
+    EXPECT_TRUE(std::holds_alternative<Tl1AutonomousMessage>(message))
+        << format_tl1_message(message);
+    return std::holds_alternative<Tl1AutonomousMessage>(message)
+               ? std::get<Tl1AutonomousMessage>(message)
+               : Tl1AutonomousMessage{};
+  };
+  const Tl1AutonomousMessage failed = alarm(first);
+  EXPECT_EQ(failed.verb, "REPT ALM PORT");
+  EXPECT_EQ(failed.alarm_code, "*C");
+  EXPECT_EQ(failed.lines, std::vector<std::string>{"5:STATUS=FAILED"});
+  EXPECT_EQ(alarm(second), failed);
   EXPECT_EQ(first.ask("ENT-PATCH::5,6:11:;").error_code, "SROF");
   EXPECT_EQ(parse_port_status(first.ask("RTRV-PORT-STATUS::5:12;")),
             (std::vector<PortStatus>{{5, PortState::Failed}}));
   EXPECT_EQ(first.ask("RLS-PORT-FAIL::5:13:;").completion, Tl1Completion::Compld);
+  const Tl1AutonomousMessage repaired = alarm(first);
+  EXPECT_EQ(repaired.alarm_code, "A");
+  EXPECT_EQ(repaired.lines, std::vector<std::string>{"5:STATUS=IS"});
+  EXPECT_NE(repaired.atag, failed.atag);
   EXPECT_EQ(first.ask("FROB-PATCH::5:14:;").error_code, "IICM");
 }
 

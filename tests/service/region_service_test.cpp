@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "ocs_emulator_process.h"
 #include "scratch_dir.h"
+#include "service/ocs_alarm_listener.h"
 #include "tl1_test_client.h"
 
 namespace mfabric::service {
@@ -120,6 +121,38 @@ TEST_F(RegionServiceTest, ASubmitPutsThePlanUpAndANewControllerReadsItBack) {
   const RegionCircuits read_back = restarted->circuits("rack0");
   EXPECT_EQ(read_back.circuits, crossed.circuits);
   EXPECT_EQ(read_back.layer, -1);
+}
+
+// With the alarm listener (a second session), a port that fails is read back at once: its patch
+// is removed and the circuits reported drop it before any submit.
+TEST_F(RegionServiceTest, AnAlarmMakesTheControllerReadTheOcsBackAtOnce) {
+  OcsEmulatorChild emulator(state(), "5ms", 16);
+  auto service = controller(emulator.address());
+  service->start();
+  OcsAlarmListener listener(
+      std::make_unique<Tl1Client>(emulator.address(), Tl1Credentials{"admin", "admin"}),
+      [&](const Tl1AutonomousMessage&) { service->ocs_alarm(); }, Time::milliseconds(50),
+      Time::milliseconds(50));
+  const RegionCircuits first = service->submit("rack0", 0, 0, two_pairs());
+  ASSERT_EQ(first.circuits.size(), 4u);
+  // Let the listener log in before the failure (alarms go to logged-in sessions).
+  for (int k = 0; k < 250 && !listener.listening(); ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  fail_port(emulator.address(), 1);
+  RegionCircuits now = service->circuits("rack0");
+  for (int k = 0; k < 150 && now.generation == first.generation; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    now = service->circuits("rack0");
+  }
+  EXPECT_GT(now.generation, first.generation);
+  EXPECT_EQ(now.circuits.size(), 3u);
+  EXPECT_EQ(reported(*service, now), held_by(emulator.address()));
+  for (const auto& [a, b] : held_by(emulator.address())) {
+    EXPECT_NE(a, 1);
+    EXPECT_NE(b, 1);
+  }
+  EXPECT_GE(service->health().alarms, 1);
+  EXPECT_GE(listener.alarms(), 1);
 }
 
 TEST_F(RegionServiceTest, FailedPortsArePlannedAround) {

@@ -1,8 +1,10 @@
 #include "service/tl1_client.h"
 
 #include <gtest/gtest.h>
+
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <atomic>
 
 #include <chrono>
 #include <string>
@@ -349,6 +351,41 @@ TEST(Tl1Client, APipelinedBatchThatLosesItsConnectionIsOneErrorWithoutResending)
   }
   EXPECT_EQ(answered, (std::vector<std::size_t>{0}));
   EXPECT_EQ(server.accepted(), 1);
+}
+
+// Waiting for alarms: none within the wait is nullopt; an alarm is returned whole; a connection
+// that closes is one error naming the OCS.
+TEST(Tl1Client, AwaitsAutonomousMessagesAndNamesALostConnection) {
+  std::atomic<bool> send_alarm{false};
+  ScriptedTl1Server server({after_login([&](ScriptedConnection& c) {
+    for (int k = 0; k < 200 && !send_alarm; ++k)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    Tl1AutonomousMessage alarm;
+    alarm.sid = "OCS-TEST";
+    alarm.date = "26-11-26";
+    alarm.time = "16:00:00";
+    alarm.alarm_code = "*C";
+    alarm.atag = "7";
+    alarm.verb = "REPT ALM PORT";
+    alarm.lines = {"3:STATUS=FAILED"};
+    c.send(format_tl1_autonomous(alarm));
+  })});
+  Tl1Client client(server.address(), admin(), quick_options());
+  EXPECT_FALSE(client.await_autonomous(Time::milliseconds(50)).has_value());
+  send_alarm = true;
+  const auto alarm = client.await_autonomous(Time::milliseconds(2000));
+  ASSERT_TRUE(alarm.has_value());
+  EXPECT_EQ(alarm->verb, "REPT ALM PORT");
+  EXPECT_EQ(alarm->lines, std::vector<std::string>{"3:STATUS=FAILED"});
+  try {
+    client.await_autonomous(Time::milliseconds(2000));
+    FAIL() << "a closed connection went unnoticed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("OCS " + server.address() + ": waiting for alarms"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(client.connected());
 }
 
 TEST(Tl1Client, GarbageOrAnOversizedAnswerIsAClearErrorAndDropsTheConnection) {
