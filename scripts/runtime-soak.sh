@@ -47,7 +47,7 @@ trap cleanup EXIT
 listening() {
   local address=
   for _ in $(seq 600); do
-    address=$(sed -n 's/^listening on //p' "$dir/$1.out")
+    address=$(sed -n 's/^listening on //p' "$dir/$1.out" 2> /dev/null)
     if [ -n "$address" ]; then
       echo "$address"
       return 0

@@ -25,6 +25,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 start() {
   local name=$1
   shift
+  # The files exist before the background job opens them: the loop below may read first.
+  : > "$dir/$name.out"
+  : > "$dir/$name.err"
   "$@" > "$dir/$name.out" 2> "$dir/$name.err" &
   pids+=($!)
   address=
