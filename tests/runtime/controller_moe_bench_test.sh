@@ -52,18 +52,22 @@ regions:
     first_port: 1
 YAML
 head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$dir/token"
-# fresh_ocs NAME: an emulator on an empty switch and a controller in front of it (the previous
-# ones stopped), so that a run's first circuits are a reconfiguration of the OCS: between 2
-# servers every plan is the same pair, and circuits left by a previous run would stay.
+# fresh_ocs NAME [AUTH...]: an emulator on an empty switch and a controller in front of it (the
+# previous ones stopped), authenticating callers with AUTH (default: the token file), so that a
+# run's first circuits are a reconfiguration of the OCS: between 2 servers every plan is the same
+# pair, and circuits left by a previous run would stay.
 fresh_ocs() {
+  local name=$1
+  shift
+  [ $# -gt 0 ] || set -- --token-file "$dir/token"
   for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
   wait 2> /dev/null || true
   pids=()
-  start emulator "$mfabric" ocs-emulator --ports 16 --switching 5ms --state "$dir/$1.state" \
+  start emulator "$mfabric" ocs-emulator --ports 16 --switching 5ms --state "$dir/$name.state" \
     --max-time 240s -q
   ocs=$address
-  start controller "$mfabric" controller --ocs "$ocs" --regions "$dir/regions.yaml" \
-    --token-file "$dir/token" --max-time 240s
+  start controller "$mfabric" controller --ocs "$ocs" --regions "$dir/regions.yaml" "$@" \
+    --max-time 240s
   controller=$address
 }
 
@@ -127,15 +131,7 @@ test "$(grep -c -- "--token-file" "$dir/none.err")" -eq 1
   echo "could not make the test certificates: $(cat "$dir/openssl.log")"
   exit 1
 }
-for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
-wait 2> /dev/null || true
-pids=()
-start emulator "$mfabric" ocs-emulator --ports 16 --switching 5ms --state "$dir/tls.state" \
-  --max-time 240s -q
-ocs=$address
-start controller "$mfabric" controller --ocs "$ocs" --regions "$dir/regions.yaml" \
-  --tls-cert "$dir/server.pem" --tls-key "$dir/server.key" --tls-ca "$dir/ca.pem" --max-time 240s
-controller=$address
+fresh_ocs tls --tls-cert "$dir/server.pem" --tls-key "$dir/server.key" --tls-ca "$dir/ca.pem"
 run --tls-cert "$dir/trainer.pem" --tls-key "$dir/trainer.key" --tls-ca "$dir/ca.pem" \
   --policy block --json > "$dir/tls.json"
 test "$(field tokens_verified "$dir/tls.json")" -eq "$expected"

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <future>
 #include <set>
 #include <thread>
@@ -70,6 +71,45 @@ class RegionServiceTest : public mfabric::testing::ScratchDirTest {
     auto ocs = std::make_unique<Tl1Client>(address, Tl1Credentials{"admin", "admin"}, options);
     return std::make_unique<RegionControllerService>(parse_regions(kRegions, "regions"),
                                                      std::move(ocs), tl1_window);
+  }
+  // A region holding two_pairs()'s circuits, then a submit of crossed_pairs() against the
+  // emulator restarted with 1.5 s a switch and killed (SIGKILL) `kill_after` into it; the
+  // emulator stays down. The controller sends `tl1_window` commands ahead.
+  struct KilledSubmit {
+    std::string address;
+    std::unique_ptr<RegionControllerService> service;
+    std::string outcome;  // "completed" or the submit's error
+  };
+  KilledSubmit submit_killed_after(std::chrono::milliseconds kill_after, std::size_t tl1_window) {
+    auto emulator = std::make_unique<OcsEmulatorChild>(state(), "10ms", 16);
+    KilledSubmit killed;
+    killed.address = emulator->address();
+    Tl1ClientOptions options;
+    options.max_attempts = 2;
+    options.retry_delay = Time::milliseconds(50);
+    options.command_timeout = Time::milliseconds(3000);
+    killed.service = controller(killed.address, options, tl1_window);
+    killed.service->start();
+    EXPECT_EQ(killed.service->submit("rack0", 0, 0, two_pairs()).circuits.size(), 4u);
+    emulator->stop(SIGTERM);
+
+    emulator = std::make_unique<OcsEmulatorChild>(state(), "1500ms", 16, killed.address);
+    auto submitted = std::async(std::launch::async, [&] {
+      try {
+        killed.service->submit("rack0", 1, 0, crossed_pairs());
+        return std::string("completed");
+      } catch (const Error& e) {
+        return std::string(e.what());
+      }
+    });
+    std::this_thread::sleep_for(kill_after);
+    emulator->stop(SIGKILL);
+    if (submitted.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+      ADD_FAILURE() << "the submit did not end after the OCS was killed";
+      std::abort();  // the future's thread holds references to this frame
+    }
+    killed.outcome = submitted.get();
+    return killed;
   }
   static PortPairs reported(const RegionControllerService& service,
                             const RegionCircuits& in_force) {
@@ -181,38 +221,14 @@ TEST_F(RegionServiceTest, FailedPortsArePlannedAround) {
 // and the next submit completes the plan. One command at a time (--tl1-window 1): the kill lands
 // between the commands of one round.
 TEST_F(RegionServiceTest, AnOcsKilledMidReconfigurationIsReadBackAndCompleted) {
-  auto emulator = std::make_unique<OcsEmulatorChild>(state(), "10ms", 16);
-  const std::string address = emulator->address();
-  Tl1ClientOptions options;
-  options.max_attempts = 2;
-  options.retry_delay = Time::milliseconds(50);
-  options.command_timeout = Time::milliseconds(3000);
-  auto service = controller(address, options, 1);
-  service->start();
-  const RegionCircuits first = service->submit("rack0", 0, 0, two_pairs());
-  ASSERT_EQ(first.circuits.size(), 4u);
-  emulator->stop(SIGTERM);
-
-  emulator = std::make_unique<OcsEmulatorChild>(state(), "1500ms", 16, address);
-  auto submitted = std::async(std::launch::async, [&] {
-    try {
-      service->submit("rack0", 1, 0, crossed_pairs());
-      return std::string("completed");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-  });
   // The four disconnects take 1.5 s each: kill during the first ones.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
-  emulator->stop(SIGKILL);
-  ASSERT_EQ(submitted.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-  const std::string outcome = submitted.get();
+  const auto [address, service, outcome] = submit_killed_after(std::chrono::milliseconds(2000), 1);
   EXPECT_NE(outcome.find("reconfiguration incomplete"), std::string::npos) << outcome;
   EXPECT_FALSE(service->health().ocs_reachable);
   // Unreachable: nothing is vouched for.
   EXPECT_THROW(service->circuits("rack0"), Error);
 
-  emulator = std::make_unique<OcsEmulatorChild>(state(), "10ms", 16, address);
+  auto emulator = std::make_unique<OcsEmulatorChild>(state(), "10ms", 16, address);
   const RegionCircuits read_back = service->circuits("rack0");
   const PortPairs held = held_by(address);
   EXPECT_EQ(reported(*service, read_back), held);
@@ -231,35 +247,12 @@ TEST_F(RegionServiceTest, AnOcsKilledMidReconfigurationIsReadBackAndCompleted) {
 // at once and the kill lands while their mirrors move, before any connect was sent; read back,
 // the region holds what the OCS journaled, and the next submit completes the plan.
 TEST_F(RegionServiceTest, AnOcsKilledDuringPipelinedChangesIsReadBackAndCompleted) {
-  auto emulator = std::make_unique<OcsEmulatorChild>(state(), "10ms", 16);
-  const std::string address = emulator->address();
-  Tl1ClientOptions options;
-  options.max_attempts = 2;
-  options.retry_delay = Time::milliseconds(50);
-  options.command_timeout = Time::milliseconds(3000);
-  auto service = controller(address, options);
-  service->start();
-  const RegionCircuits first = service->submit("rack0", 0, 0, two_pairs());
-  ASSERT_EQ(first.circuits.size(), 4u);
-  emulator->stop(SIGTERM);
-
-  emulator = std::make_unique<OcsEmulatorChild>(state(), "1500ms", 16, address);
-  auto submitted = std::async(std::launch::async, [&] {
-    try {
-      service->submit("rack0", 1, 0, crossed_pairs());
-      return std::string("completed");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(750));
-  emulator->stop(SIGKILL);
-  ASSERT_EQ(submitted.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-  const std::string outcome = submitted.get();
+  const auto [address, service, outcome] =
+      submit_killed_after(std::chrono::milliseconds(750), kDefaultTl1Window);
   EXPECT_NE(outcome.find("reconfiguration incomplete"), std::string::npos) << outcome;
   EXPECT_THROW(service->circuits("rack0"), Error);
 
-  emulator = std::make_unique<OcsEmulatorChild>(state(), "10ms", 16, address);
+  auto emulator = std::make_unique<OcsEmulatorChild>(state(), "10ms", 16, address);
   const RegionCircuits read_back = service->circuits("rack0");
   const PortPairs held = held_by(address);
   EXPECT_EQ(reported(*service, read_back), held);
