@@ -17,7 +17,8 @@ RegionControllerService::RegionControllerService(std::vector<RegionSpec> regions
     : regions_(std::move(regions)),
       ocs_(std::move(ocs)),
       tl1_window_(tl1_window),
-      states_(regions_.size()) {
+      states_(regions_.size()),
+      published_(regions_.size()) {
   if (!ocs_) throw Error("region controller: no OCS session");
   if (tl1_window_ < 1) throw Error("", "tl1 window", "expected at least 1 command at a time");
   for (const RegionSpec& region : regions_)
@@ -63,8 +64,19 @@ std::pair<int, int> RegionControllerService::device_ports(
           ports.port(circuit.peer_server, circuit.peer_nic) + 1};
 }
 
-void RegionControllerService::reconcile() {
+void RegionControllerService::mark_stale() {
   stale_ = true;
+  const std::lock_guard lock(published_mutex_);
+  published_stale_ = true;
+}
+
+void RegionControllerService::publish(std::size_t index) {
+  const std::lock_guard lock(published_mutex_);
+  published_[index] = report(index);
+}
+
+void RegionControllerService::reconcile() {
+  mark_stale();
   const std::vector<PortStatus> statuses = ocs_->port_status();
   int ports = 0;
   std::set<int> unusable;
@@ -117,6 +129,12 @@ void RegionControllerService::reconcile() {
     }
   }
   stale_ = false;
+  {
+    const std::lock_guard lock(published_mutex_);
+    for (std::size_t k = 0; k < regions_.size(); ++k)
+      published_[k] = report(k);
+    published_stale_ = false;
+  }
   const std::lock_guard lock(health_mutex_);
   ++health_.reconciliations;
   health_.ocs_reachable = true;
@@ -178,6 +196,12 @@ bool RegionControllerService::apply(std::size_t index,
       connected.push_back(circuit);
     }
   }
+  if (!disconnects.empty()) {
+    // Readers stop seeing the circuits about to go before their DLT-PATCHes are sent: a set of
+    // its own, so a generation of its own.
+    ++state.generation;
+    publish(index);
+  }
   const auto round = [&](std::vector<Tl1Command> commands, bool connecting) {
     std::string refused;
     ocs_->execute_pipelined(
@@ -204,7 +228,7 @@ bool RegionControllerService::apply(std::size_t index,
     if (!connects.empty()) round(std::move(connects), true);
   } catch (const Error& e) {
     error = e.what();
-    stale_ = true;
+    mark_stale();
     return false;
   }
   return true;
@@ -242,12 +266,14 @@ RegionCircuits RegionControllerService::submit(const std::string& region, int la
     if (!done) {
       state.layer = -1;
       state.micro_batch = -1;
+      if (!stale_) publish(index);
       throw Error("", "",
                   fmt::format("region '{}': reconfiguration incomplete ({}); {} circuits in force",
                               region, error, state.in_force.size()));
     }
     state.layer = layer;
     state.micro_batch = micro_batch;
+    publish(index);
     record(true, "");
     return report(index);
   } catch (const Error& e) {
@@ -257,8 +283,14 @@ RegionCircuits RegionControllerService::submit(const std::string& region, int la
 }
 
 RegionCircuits RegionControllerService::circuits(const std::string& region) {
-  const std::lock_guard lock(mutex_);
   const std::size_t index = index_of(region);
+  {
+    // Without waiting for the OCS session: what was last read back or completed, unless an
+    // exchange failed since.
+    const std::lock_guard lock(published_mutex_);
+    if (!published_stale_) return published_[index];
+  }
+  const std::lock_guard lock(mutex_);
   try {
     reconcile_if_stale();
   } catch (const Error& e) {
@@ -281,7 +313,7 @@ void RegionControllerService::ocs_alarm() {
     reconcile();
     record(true, "");
   } catch (const Error& e) {
-    stale_ = true;
+    mark_stale();
     record(false, e.what());
   }
 }

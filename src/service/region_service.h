@@ -18,7 +18,8 @@
 // Patches the service does not own (across regions, outside every region, between two NICs of
 // one server) are left alone, and their ports are never planned on; a patch on a failed port is
 // removed (DLT-PATCH) and the port planned around, as are ports the OCS reports out of service.
-// Thread-safe: one call at a time reaches the OCS; health() never waits for it.
+// Thread-safe: one call at a time reaches the OCS; circuits() (unless an exchange failed) and
+// health() never wait for it.
 #pragma once
 
 #include <cstdint>
@@ -84,7 +85,9 @@ class RegionControllerService {
   // reconfiguration after one read-back and retry (the circuits then reported are what it holds).
   RegionCircuits submit(const std::string& region, int layer, int micro_batch,
                         const control::ServerDemand& demand);
-  // The region's circuits in force, read back first when the last exchange failed.
+  // The region's circuits in force: those last read back or completed, answered without
+  // waiting for a submit under way (a submit's circuits are published before its DLT-PATCHes go
+  // and once it ends); read back first when an exchange failed since.
   RegionCircuits circuits(const std::string& region);
   // The OCS sent an alarm (OcsAlarmListener): reads it back now, so that a patch on a port that
   // failed is removed and stops being reported at once rather than at the next submit. Never
@@ -117,6 +120,10 @@ class RegionControllerService {
   // (server, nic) of a device port inside the region, or (-1, -1).
   std::pair<int, int> place(std::size_t index, int device_port) const;
   RegionCircuits report(std::size_t index) const;
+  // Sets stale_ and has readers wait for the next read-back; mutex_ held.
+  void mark_stale();
+  // Makes the region's state what circuits() answers; mutex_ held.
+  void publish(std::size_t index);
   void record(bool reachable, const std::string& error);
 
   std::vector<RegionSpec> regions_;
@@ -128,6 +135,12 @@ class RegionControllerService {
   int ocs_ports_ = 0;
   std::set<int> unusable_ports_;  // device ports
   bool stale_ = true;             // the next call reads the OCS back first
+
+  // What circuits() answers without taking mutex_: a subset of what the OCS holds at every
+  // moment (published after a read-back, before disconnects are sent, and after a submit).
+  mutable std::mutex published_mutex_;
+  std::vector<RegionCircuits> published_;
+  bool published_stale_ = true;
 
   mutable std::mutex health_mutex_;
   ControllerHealth health_;

@@ -149,8 +149,10 @@ TEST_F(RegionServiceTest, ASubmitPutsThePlanUpAndANewControllerReadsItBack) {
 
   // The same plan again switches nothing and keeps the generation.
   EXPECT_EQ(service->submit("rack0", 3, 2, two_pairs()).generation, 2);
+  // Every circuit changes: one generation for the set without the circuits being removed (what
+  // readers see while the DLT-PATCHes go), one for the new plan.
   const RegionCircuits crossed = service->submit("rack0", 4, 1, crossed_pairs());
-  EXPECT_EQ(crossed.generation, 3);
+  EXPECT_EQ(crossed.generation, 4);
   expected = reported(*service, crossed);
   expected.insert({12, 14});
   EXPECT_EQ(held_by(emulator.address()), expected);
@@ -193,6 +195,32 @@ TEST_F(RegionServiceTest, AnAlarmMakesTheControllerReadTheOcsBackAtOnce) {
   }
   EXPECT_GE(service->health().alarms, 1);
   EXPECT_GE(listener.alarms(), 1);
+}
+
+// GetCircuits does not wait for a submit under way: while the mirrors of a new plan move, it
+// answers at once with what the OCS certainly holds (the circuits being removed already gone).
+TEST_F(RegionServiceTest, CircuitsAreAnsweredWhileASubmitIsUnderWay) {
+  OcsEmulatorChild emulator(state(), "400ms", 16);
+  auto service = controller(emulator.address());
+  service->start();
+  const RegionCircuits first = service->submit("rack0", 0, 0, two_pairs());
+  ASSERT_EQ(first.circuits.size(), 4u);
+  auto submitted = std::async(std::launch::async,
+                              [&] { return service->submit("rack0", 1, 0, crossed_pairs()); });
+  // Until the submit has sent its disconnects (well within the first 400 ms round).
+  RegionCircuits during = service->circuits("rack0");
+  for (int k = 0; k < 30 && during.generation == first.generation; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    during = service->circuits("rack0");
+  }
+  // The submit needs two rounds of 400 ms of switching: it is still under way.
+  EXPECT_EQ(submitted.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  EXPECT_TRUE(during.circuits.empty());
+  EXPECT_EQ(during.generation, first.generation + 1);
+  const RegionCircuits after = submitted.get();
+  EXPECT_EQ(after.circuits.size(), 4u);
+  EXPECT_EQ(service->circuits("rack0").circuits, after.circuits);
+  EXPECT_GT(after.generation, during.generation);
 }
 
 TEST_F(RegionServiceTest, FailedPortsArePlannedAround) {
