@@ -76,7 +76,18 @@ void RegionControllerService::publish(std::size_t index) {
 }
 
 void RegionControllerService::reconcile() {
-  mark_stale();
+  try {
+    read_back();
+  } catch (...) {
+    mark_stale();
+    throw;
+  }
+}
+
+void RegionControllerService::read_back() {
+  // Readers keep the published state while the OCS is read (it holds at least that), unless a
+  // patch is to be removed here.
+  stale_ = true;
   const std::vector<PortStatus> statuses = ocs_->port_status();
   int ports = 0;
   std::set<int> unusable;
@@ -112,6 +123,7 @@ void RegionControllerService::reconcile() {
     }
     if (unusable.contains(a) || unusable.contains(b)) {
       // A circuit on a failed port carries nothing; free its healthy end for the next plan.
+      mark_stale();
       ocs_->disconnect_port(unusable.contains(a) ? a : b);
       continue;
     }

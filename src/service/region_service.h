@@ -111,6 +111,8 @@ class RegionControllerService {
   std::size_t index_of(const std::string& region) const;
   // Reads patches and port states back; mutex_ held.
   void reconcile();
+  // The body of reconcile(), which marks the published state stale when this throws.
+  void read_back();
   void reconcile_if_stale();
   // Sends the commands that turn the region's circuits in force into `target`; false when a
   // command failed (the state then stays a subset of the OCS's, and stale_ is set).
