@@ -8,6 +8,7 @@
 
 #include "control/ocs_commands.h"
 #include "core/error.h"
+#include "core/output_text.h"
 
 namespace mfabric::service {
 
@@ -224,7 +225,7 @@ bool RegionControllerService::apply(std::size_t index,
                   "OCS {}: {} answered {}{}{}", ocs_->address(),
                   connecting ? "ENT-PATCH" : "DLT-PATCH", completion_name(response.completion),
                   response.error_code.empty() ? "" : " (" + response.error_code + ")",
-                  response.comment.empty() ? "" : ": " + response.comment);
+                  response.comment.empty() ? "" : ": " + quote_input(response.comment, 200));
             }
             return;
           }
