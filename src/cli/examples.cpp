@@ -48,9 +48,17 @@ const std::map<std::string, std::string>& command_examples() {
        "127.0.0.1:PORT'\n"
        "  mfabric ocs-emulator --ports 48 --switching 25ms --state build/ocs.state --listen "
        "127.0.0.1:3082 --max-time 60s\n"},
+      {"controller",
+       "  mfabric controller --ocs 127.0.0.1:3082 --regions regions.yaml --token-file token   "
+       "# prints 'listening on 127.0.0.1:PORT'\n"
+       "  mfabric controller --ocs 10.0.0.5:3082 --ocs-user ctl --ocs-password-file ocs.password "
+       "--regions regions.yaml --listen 0.0.0.0:50051 --tls-cert server.pem --tls-key server.key "
+       "--tls-ca clients-ca.pem\n"},
       {"moe-bench",
        "  mpirun -n 16 mfabric moe-bench --servers 4 --layers 8 --tokens 4096 --hidden 1KiB\n"
-       "  mpirun -n 8 mfabric moe-bench --servers 2 --policy reuse-previous --json\n"},
+       "  mpirun -n 8 mfabric moe-bench --servers 2 --policy reuse-previous --json\n"
+       "  mpirun -n 16 mfabric moe-bench --servers 4 --controller 127.0.0.1:PORT --token-file "
+       "token --policy block\n"},
       {"predict",
        "  mfabric predict --model mixtral-8x7b\n"
        "  mfabric predict --model mixtral-8x7b --trace routing.json --json\n"},
