@@ -6,6 +6,7 @@
 #   emulator-kill:    kill -9 the emulator during a reconfiguration, restart it on its state file
 #   controller-kill:  kill -9 the controller, restart it on the same address
 #   port-fail:        fail an OCS port over TL1 (OPR-PORT-FAIL), repair it after the run
+#                     (moe-bench --policy reuse-previous; the other cases --policy block)
 #   emulator-gone:    kill -9 the emulator and leave it down: moe-bench stops with one line
 # Usage: scripts/runtime-soak.sh [--check] [MFABRIC [MPIEXEC]] (defaults:
 # build/release/src/cli/mfabric, mpirun). With --check (the CTest mfabric_runtime_faults) it exits
@@ -98,10 +99,11 @@ echo "emulator on $ocs ($switching a switch), controller on $controller; $layers
 # matching of the 4 servers, which changes with the demand, so a run has reconfigurations to
 # land a fault in.
 expected=$((layers * 8 * 256 * 2 * 2))
-# bench SEED [TIMEOUT]: one run of moe-bench, each call to the controller bounded by TIMEOUT.
+# bench SEED [TIMEOUT [POLICY]]: one run of moe-bench, each call to the controller bounded by
+# TIMEOUT (60s), circuits asked for by POLICY (block).
 bench() {
   timeout 300 "$mpiexec" --oversubscribe -n 8 "$mfabric" moe-bench --servers 4 \
-    --layers "$layers" --tokens 256 --top-k 2 --hidden 256B --seed "$1" --policy block \
+    --layers "$layers" --tokens 256 --top-k 2 --hidden 256B --seed "$1" --policy "${3:-block}" \
     --controller "$controller" --token-file "$dir/token" --controller-timeout "${2:-60s}" \
     > "$dir/bench.out" 2> "$dir/bench.err"
 }
@@ -166,8 +168,9 @@ wait "$bench_pid"
 report $? controller-kill
 expect $? "controller-kill: expected every token verified"
 
-# 3. fail OCS port 2 (server 1's OCS NIC, local NIC 1) mid-run; repair it afterwards.
-bench 13 &
+# 3. fail OCS port 2 (server 1's OCS NIC, local NIC 1) mid-run; repair it afterwards. Under
+# reuse-previous: each layer runs on the circuits submitted after the one before.
+bench 13 60s reuse-previous &
 bench_pid=$!
 sleep 2
 in_reconfiguration
