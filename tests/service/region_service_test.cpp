@@ -223,6 +223,32 @@ TEST_F(RegionServiceTest, CircuitsAreAnsweredWhileASubmitIsUnderWay) {
   EXPECT_GT(after.generation, during.generation);
 }
 
+// A port that fails while the disconnects of a plan are under way (no alarm session here): its
+// ENT-PATCH of the next round is refused (SROF) while the others complete; the submit reads the
+// OCS back and finishes the plan around the port (rolls forward), and succeeds.
+TEST_F(RegionServiceTest, AChangeRefusedInAPipelinedRoundIsRolledForwardAroundIt) {
+  OcsEmulatorChild emulator(state(), "400ms", 16);
+  auto service = controller(emulator.address());
+  service->start();
+  const RegionCircuits first = service->submit("rack0", 0, 0, two_pairs());
+  ASSERT_EQ(first.circuits.size(), 4u);
+  const std::int64_t read_backs = service->health().reconciliations;
+  auto submitted = std::async(std::launch::async,
+                              [&] { return service->submit("rack0", 1, 0, crossed_pairs()); });
+  for (int k = 0; k < 30 && service->circuits("rack0").generation == first.generation; ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  fail_port(emulator.address(), 1);  // server 0's first OCS NIC, wanted by the crossed plan
+  const RegionCircuits after = submitted.get();
+  EXPECT_EQ(after.layer, 1);
+  EXPECT_EQ(after.circuits.size(), 3u);
+  for (const control::PortCircuit& circuit : after.circuits)
+    EXPECT_FALSE(circuit.server == 0 && circuit.nic == 2);
+  EXPECT_EQ(reported(*service, after), held_by(emulator.address()));
+  EXPECT_EQ(service->health().unusable_ports, std::vector<int>{1});
+  // The submit's own read-back, then the one after the refusal.
+  EXPECT_EQ(service->health().reconciliations, read_backs + 2);
+}
+
 TEST_F(RegionServiceTest, FailedPortsArePlannedAround) {
   OcsEmulatorChild emulator(state(), "5ms", 16);
   auto service = controller(emulator.address());
