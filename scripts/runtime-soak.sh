@@ -132,14 +132,23 @@ report() {
   return 1
 }
 
+# start_case CASE BENCH-ARGS...: starts moe-bench (bench BENCH-ARGS) in the background and returns
+# once a reconfiguration is under way while it runs, the moment a fault is injected; counts a
+# case where that does not happen.
+start_case() {
+  local case=$1
+  shift
+  bench "$@" &
+  bench_pid=$!
+  sleep 2
+  in_reconfiguration
+  expect $? "$case: no reconfiguration to land the fault in"
+  kill -0 "$bench_pid" 2> /dev/null
+  expect $? "$case: moe-bench had finished before the fault"
+}
+
 # 1. kill -9 the emulator in the middle of a reconfiguration, restart it on the same state.
-bench 11 &
-bench_pid=$!
-sleep 2
-in_reconfiguration
-expect $? "emulator-kill: no reconfiguration to land the fault in"
-kill -0 "$bench_pid" 2> /dev/null
-expect $? "emulator-kill: moe-bench had finished before the fault"
+start_case emulator-kill 11
 kill -9 "$emulator_pid"
 wait "$emulator_pid" 2> /dev/null
 echo "emulator-kill: killed the emulator (kill -9) during a reconfiguration ($(running $bench_pid));" \
@@ -151,13 +160,7 @@ report $? emulator-kill
 expect $? "emulator-kill: expected every token verified"
 
 # 2. kill -9 the controller mid-run; restart it on the same address.
-bench 12 &
-bench_pid=$!
-sleep 2
-in_reconfiguration
-expect $? "controller-kill: no reconfiguration to land the fault in"
-kill -0 "$bench_pid" 2> /dev/null
-expect $? "controller-kill: moe-bench had finished before the fault"
+start_case controller-kill 12
 kill -9 "$controller_pid"
 wait "$controller_pid" 2> /dev/null
 echo "controller-kill: killed the controller (kill -9) during a reconfiguration" \
@@ -170,13 +173,7 @@ expect $? "controller-kill: expected every token verified"
 
 # 3. fail OCS port 2 (server 1's OCS NIC, local NIC 1) mid-run; repair it afterwards. Under
 # reuse-previous: each layer runs on the circuits submitted after the one before.
-bench 13 60s reuse-previous &
-bench_pid=$!
-sleep 2
-in_reconfiguration
-expect $? "port-fail: no reconfiguration to land the fault in"
-kill -0 "$bench_pid" 2> /dev/null
-expect $? "port-fail: moe-bench had finished before the fault"
+start_case port-fail 13 60s reuse-previous
 echo "port-fail: OPR-PORT-FAIL::2 -> $(tl1 'OPR-PORT-FAIL::2:2;' | tail -1) ($(running $bench_pid))"
 wait "$bench_pid"
 report $? port-fail
@@ -189,13 +186,7 @@ tl1 'RLS-PORT-FAIL::2:4;' > /dev/null
 
 # 4. kill -9 the emulator and leave it down: the controller answers UNAVAILABLE, moe-bench retries
 # within --controller-timeout (5 s) and then stops, every rank, with one line.
-bench 14 5s &
-bench_pid=$!
-sleep 2
-in_reconfiguration
-expect $? "emulator-gone: no reconfiguration to land the fault in"
-kill -0 "$bench_pid" 2> /dev/null
-expect $? "emulator-gone: moe-bench had finished before the fault"
+start_case emulator-gone 14 5s
 kill -9 "$emulator_pid"
 wait "$emulator_pid" 2> /dev/null
 emulator_pid=

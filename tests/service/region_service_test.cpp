@@ -111,6 +111,17 @@ class RegionServiceTest : public mfabric::testing::ScratchDirTest {
     killed.outcome = submitted.get();
     return killed;
   }
+  // rack0's circuits once their generation is no longer `generation`, polled every 10 ms for at
+  // most `polls` polls (the last read when it did not change).
+  static RegionCircuits circuits_after(RegionControllerService& service, std::int64_t generation,
+                                       int polls) {
+    RegionCircuits now = service.circuits("rack0");
+    for (int k = 0; k < polls && now.generation == generation; ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      now = service.circuits("rack0");
+    }
+    return now;
+  }
   static PortPairs reported(const RegionControllerService& service,
                             const RegionCircuits& in_force) {
     PortPairs pairs;
@@ -181,11 +192,7 @@ TEST_F(RegionServiceTest, AnAlarmMakesTheControllerReadTheOcsBackAtOnce) {
   for (int k = 0; k < 250 && !listener.listening(); ++k)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   fail_port(emulator.address(), 1);
-  RegionCircuits now = service->circuits("rack0");
-  for (int k = 0; k < 150 && now.generation == first.generation; ++k) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    now = service->circuits("rack0");
-  }
+  const RegionCircuits now = circuits_after(*service, first.generation, 300);
   EXPECT_GT(now.generation, first.generation);
   EXPECT_EQ(now.circuits.size(), 3u);
   EXPECT_EQ(reported(*service, now), held_by(emulator.address()));
@@ -208,11 +215,7 @@ TEST_F(RegionServiceTest, CircuitsAreAnsweredWhileASubmitIsUnderWay) {
   auto submitted = std::async(std::launch::async,
                               [&] { return service->submit("rack0", 1, 0, crossed_pairs()); });
   // Until the submit has sent its disconnects (well within the first 400 ms round).
-  RegionCircuits during = service->circuits("rack0");
-  for (int k = 0; k < 30 && during.generation == first.generation; ++k) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    during = service->circuits("rack0");
-  }
+  const RegionCircuits during = circuits_after(*service, first.generation, 30);
   // The submit needs two rounds of 400 ms of switching: it is still under way.
   EXPECT_EQ(submitted.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
   EXPECT_TRUE(during.circuits.empty());
@@ -235,8 +238,7 @@ TEST_F(RegionServiceTest, AChangeRefusedInAPipelinedRoundIsRolledForwardAroundIt
   const std::int64_t read_backs = service->health().reconciliations;
   auto submitted = std::async(std::launch::async,
                               [&] { return service->submit("rack0", 1, 0, crossed_pairs()); });
-  for (int k = 0; k < 30 && service->circuits("rack0").generation == first.generation; ++k)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  circuits_after(*service, first.generation, 30);  // the disconnects are under way
   fail_port(emulator.address(), 1);  // server 0's first OCS NIC, wanted by the crossed plan
   const RegionCircuits after = submitted.get();
   EXPECT_EQ(after.layer, 1);
