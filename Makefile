@@ -13,6 +13,7 @@
 #   make bench   Release benchmarks (results go in docs/performance.md)
 #   make validate  regenerate the generated tables of docs/validation.md (long: see
 #                docs/performance.md); VALIDATE_ONLY=script.sh for one script's tables
+#   make plugins-doc  regenerate docs/plugins.md from the registries (`mfabric plugins`)
 #   make format  clang-format every C++ file
 #   make build   Release build only
 
@@ -30,7 +31,7 @@ FUZZ_SECONDS ?=
 FUZZ_RUNS ?=
 FUZZ_HARNESSES ?=
 
-.PHONY: all deps build demo test test-release test-sanitize fuzz bench validate format clean
+.PHONY: all deps build demo test test-release test-sanitize fuzz bench validate plugins-doc format clean
 
 all: build
 
@@ -71,6 +72,9 @@ bench: build
 
 validate: build
 	bash scripts/validation/update.sh ./$(RELEASE_DIR)/src/cli/mfabric
+
+plugins-doc: build
+	./$(RELEASE_DIR)/src/cli/mfabric plugins --format markdown > docs/plugins.md
 
 format:
 	@find src tests bench -name '*.h' -o -name '*.cpp' | xargs clang-format -i

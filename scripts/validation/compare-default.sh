@@ -13,7 +13,7 @@ bin="${1:-$root/build/release/src/cli/mfabric}"
 out="${2:-$root/build/validation/paper-assumptions}"
 mkdir -p "$out"
 if [ ! -s "$out/default.json" ]; then
-  "$bin" compare --json >"$out/default.json.tmp"
+  "$bin" compare --full --json >"$out/default.json.tmp"
   mv "$out/default.json.tmp" "$out/default.json"
 fi
 python3 - "$out/default.json" <<'PY'

@@ -7,7 +7,8 @@
 #
 # Usage: scripts/validation/paper-assumptions.sh [MFABRIC_BINARY] [OUT_DIR]
 #   (defaults build/release/src/cli/mfabric and a temporary directory, printed first)
-#   PAPER_ASSUMPTIONS_ARGS="--models mixtral-8x22b --links 400G" narrows the runs.
+#   PAPER_ASSUMPTIONS_ARGS="--models mixtral-8x22b --links 400G" narrows the runs (unset: --full,
+#   the whole evaluation).
 # About 40 minutes on 2 cores for both comparisons (docs/performance.md).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -19,12 +20,12 @@ echo
 # A comparison already in OUT_DIR (paper.json, default.json) is not run again.
 if [ ! -s "$out/paper.json" ]; then
   # shellcheck disable=SC2086
-  "$bin" compare --assumptions paper ${PAPER_ASSUMPTIONS_ARGS:-} --json >"$out/paper.json.tmp"
+  "$bin" compare --assumptions paper ${PAPER_ASSUMPTIONS_ARGS---full} --json >"$out/paper.json.tmp"
   mv "$out/paper.json.tmp" "$out/paper.json"
 fi
 if [ ! -s "$out/default.json" ]; then
   # shellcheck disable=SC2086
-  "$bin" compare ${PAPER_ASSUMPTIONS_ARGS:-} --json >"$out/default.json.tmp"
+  "$bin" compare ${PAPER_ASSUMPTIONS_ARGS---full} --json >"$out/default.json.tmp"
   mv "$out/default.json.tmp" "$out/default.json"
 fi
 python3 - "$out/paper.json" "$out/default.json" <<'PY'

@@ -51,12 +51,7 @@ fabric::Topology build_named_fabric(const std::string& text, const fabric::Clust
     Spec spec = Spec::parse(text);
     if (radix) {
       const fabric::FabricKind* kind = fabric::find_fabric_kind(spec.name());
-      bool takes_radix = false;
-      if (kind) {
-        for (const auto& p : kind->params)
-          takes_radix = takes_radix || p.name == "radix";
-      }
-      if (takes_radix && !spec.has("radix")) {
+      if (kind && kind->takes("radix") && !spec.has("radix")) {
         auto params = spec.params();
         params["radix"] = std::to_string(*radix);
         spec = Spec(spec.name(), params);

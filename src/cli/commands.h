@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/registry.h"
 #include "fabric/topology.h"
 #include "workload/training.h"
 
@@ -22,20 +23,27 @@ struct Command {
   std::function<int()> run;
 };
 
-Command register_cost(CLI::App& root);
-Command register_topology(CLI::App& root);
-Command register_fabrics(CLI::App& root);
-Command register_workload(CLI::App& root);
-Command register_trace(CLI::App& root);
-Command register_models(CLI::App& root);
-Command register_simulate(CLI::App& root);
-Command register_plan(CLI::App& root);
-Command register_predict(CLI::App& root);
-Command register_compare(CLI::App& root);
-Command register_sweep(CLI::App& root);
-Command register_ocs_emulator(CLI::App& root);
-Command register_controller(CLI::App& root);
-Command register_moe_bench(CLI::App& root);
+// Each registers its options on `command`, the subcommand main() made with the name and
+// description of its registry line (command_registry.cpp), and returns how to run it.
+Command register_cost(CLI::App& command);
+Command register_topology(CLI::App& command);
+Command register_fabrics(CLI::App& command);
+Command register_workload(CLI::App& command);
+Command register_trace(CLI::App& command);
+Command register_models(CLI::App& command);
+Command register_simulate(CLI::App& command);
+Command register_plan(CLI::App& command);
+Command register_predict(CLI::App& command);
+Command register_compare(CLI::App& command);
+Command register_sweep(CLI::App& command);
+Command register_ocs_emulator(CLI::App& command);
+Command register_controller(CLI::App& command);
+Command register_moe_bench(CLI::App& command);
+Command register_plugins(CLI::App& command);
+
+// The commands by name, in the order help lists them (command_registry.cpp).
+using CommandRegistry = Registry<Command (*)(CLI::App&)>;
+CommandRegistry& commands();
 
 // The training job the options describe, validated (ranges as in experiment files); errors name
 // the options. Without gpus, DP comes from --dp.

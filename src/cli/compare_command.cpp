@@ -1,6 +1,7 @@
 // mfabric compare: the same training jobs on several fabrics and link speeds (docs/cli.md,
 // "mfabric compare"); with no experiment file, the paper's evaluation.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "core/output_text.h"
 #include "core/provenance.h"
 #include "fabric/cost.h"
+#include "net/backends.h"
 #include "report/compare_report.h"
 #include "sim/experiment.h"
 #include "study/compare.h"
@@ -218,15 +220,19 @@ int run_compare(const CompareOptions& o) {
                           result.runs.front().error));
 }
 
+// The labels of the paper's fabrics, for help.
+std::vector<std::string> paper_fabric_labels() {
+  std::vector<std::string> labels;
+  for (const study::FabricChoice& f : study::paper_fabrics())
+    labels.push_back(f.label);
+  return labels;
+}
+
 }  // namespace
 
-Command register_compare(CLI::App& root) {
+Command register_compare(CLI::App& command) {
   auto o = std::make_shared<CompareOptions>();
-  CLI::App* app = root.add_subcommand(
-      "compare",
-      "Run training jobs on several fabrics and link speeds: iteration time, tokens/s, network "
-      "cost and performance per dollar relative to the fat-tree (no file: the paper's "
-      "evaluation, its quick subset unless --full)");
+  CLI::App* app = &command;
   app->add_option("experiment", o->experiment,
                   "Experiment YAML (docs/experiment.md): its cluster, job and seed; default: the "
                   "paper's 128 servers, Mixtral 8x22B and 8x7B at 100G and 400G (--full: five "
@@ -240,10 +246,13 @@ Command register_compare(CLI::App& root) {
                 "The paper's full evaluation: five models x four link speeds x five fabrics "
                 "(100 runs, about 21 minutes on 2 cores)");
   app->add_option("--fabrics,--fabric", o->fabrics,
-                  "Fabrics: fat-tree, fat-tree-3to1, rail-optimized, topoopt, mfabric, or any "
-                  "fabric spec NAME[:key=value,...] (default: the first five)");
+                  fmt::format("Fabrics: {}, or any fabric spec NAME[:key=value,...] (default: the "
+                              "first five)",
+                              fmt::join(paper_fabric_labels(), ", ")));
   app->add_option("--servers", o->servers, "Servers in the cluster (default: 128)");
-  app->add_option("--backend", o->backend, "Network backend: flow or packet (default: flow)");
+  app->add_option(
+      "--backend", o->backend,
+      fmt::format("Network backend: {} (default: flow)", fmt::join(net::backend_names(), " or ")));
   app->add_option("--assumptions", o->assumptions,
                   "default, or paper: the paper's evaluation as its authors computed it "
                   "(paper-measurement calibration, mFabric under paper-sim, direct all-to-alls "

@@ -137,11 +137,9 @@ int run_controller(const ControllerCliOptions&) {
 
 }  // namespace
 
-Command register_controller(CLI::App& root) {
+Command register_controller(CLI::App& command) {
   auto o = std::make_shared<ControllerCliOptions>();
-  CLI::App* app = root.add_subcommand(
-      "controller",
-      "Run the region controller: a gRPC service that re-plans regions' circuits on one OCS");
+  CLI::App* app = &command;
   app->add_option("--ocs", o->ocs, "The OCS's TL1 address, HOST:PORT")->required();
   app->add_option("--regions", o->regions,
                   "The regions file (YAML: each region's servers, NICs, first OCS port, planner)")

@@ -1,11 +1,13 @@
 // mfabric cost: bill of materials and network cost of one or more fabrics.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/output_text.h"
+#include "fabric/builders.h"
 #include "fabric/cost.h"
 #include "report/cost_report.h"
 
@@ -61,14 +63,13 @@ int run_cost(const CostOptions& o) {
 
 }  // namespace
 
-Command register_cost(CLI::App& root) {
+Command register_cost(CLI::App& command) {
   auto o = std::make_shared<CostOptions>();
-  CLI::App* app = root.add_subcommand(
-      "cost", "Bill of materials and network cost (CAPEX, US dollars) of one or more fabrics");
+  CLI::App* app = &command;
   app->add_option("--fabric,--fabrics", o->fabrics,
-                  "Fabric to cost, NAME or NAME:key=value,... (repeatable); 'all' = fat-tree, "
-                  "fat-tree:oversubscription=3, rail-optimized, rail-only, topoopt, mfabric. "
-                  "See 'mfabric fabrics'")
+                  fmt::format("Fabric to cost, NAME or NAME:key=value,... (repeatable); 'all' = "
+                              "{}. See 'mfabric fabrics'",
+                              fmt::join(fabric::default_comparison_fabrics(), ", ")))
       ->capture_default_str();
   o->cluster.add_to(*app);
   app->add_option("--prices", o->prices,

@@ -143,16 +143,11 @@ int main(int argc, char** argv) {
       "help COMMAND' or 'mfabric COMMAND --help' for a command's options and examples; docs/cli.md "
       "for all of them.");
 
-  // By importance: the answer first (compare, simulate, sweep), then the pieces it is made of.
-  std::vector<mfabric::cli::Command> commands{
-      mfabric::cli::register_compare(app),    mfabric::cli::register_simulate(app),
-      mfabric::cli::register_sweep(app),      mfabric::cli::register_cost(app),
-      mfabric::cli::register_topology(app),   mfabric::cli::register_fabrics(app),
-      mfabric::cli::register_workload(app),   mfabric::cli::register_models(app),
-      mfabric::cli::register_trace(app),      mfabric::cli::register_plan(app),
-      mfabric::cli::register_predict(app),    mfabric::cli::register_ocs_emulator(app),
-      mfabric::cli::register_controller(app), mfabric::cli::register_moe_bench(app),
-  };
+  // In the order of the registry (cli/command_registry.cpp): the answer first (compare,
+  // simulate, sweep), then the pieces it is made of.
+  std::vector<mfabric::cli::Command> commands;
+  for (const auto& entry : mfabric::cli::commands().entries())
+    commands.push_back(entry.factory(*app.add_subcommand(entry.name, entry.description)));
   std::vector<std::string> command_names;
   for (const auto& command : commands) {
     command_names.push_back(command.app->get_name());

@@ -9,8 +9,8 @@
 
 namespace mfabric::cli {
 
-Command register_models(CLI::App& root) {
-  CLI::App* app = root.add_subcommand("models", "List the MoE models of the shipped zoo");
+Command register_models(CLI::App& command) {
+  CLI::App* app = &command;
   return Command{
       app, [] {
         report::Table t(

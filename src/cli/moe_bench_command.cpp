@@ -1,6 +1,7 @@
 // mfabric moe-bench: MoE layers on MPI ranks through the 5-step proxy all-to-all-v with real
 // buffers, every token checked, against MPI_Alltoallv of the same routing (docs/runtime.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 #include <memory>
@@ -258,12 +259,9 @@ int run_moe_bench(MoeBenchCommandOptions o) {
 
 }  // namespace
 
-Command register_moe_bench(CLI::App& root) {
+Command register_moe_bench(CLI::App& command) {
   auto o = std::make_shared<MoeBenchCommandOptions>();
-  CLI::App* app = root.add_subcommand(
-      "moe-bench",
-      "Run MoE layers on MPI ranks through the proxy all-to-all-v with real buffers, every token "
-      "checked, against MPI_Alltoallv (under mpirun)");
+  CLI::App* app = &command;
   auto& b = o->bench;
   app->add_option("--servers", b.servers,
                   "Servers the ranks are grouped into (ranks / servers each)")
@@ -286,8 +284,9 @@ Command register_moe_bench(CLI::App& root) {
                   "Where circuits come from: local (a planner in each process, standing in for "
                   "the controller) or none (EPS only)")
       ->capture_default_str();
-  app->add_option("--planner", b.planner,
-                  "Planner of --circuits local: greedy, greedy-paper, optimal, exact")
+  app->add_option(
+         "--planner", b.planner,
+         fmt::format("Planner of --circuits local: {}", fmt::join(control::planner_names(), ", ")))
       ->capture_default_str();
   app->add_option("--link", o->link, "NIC link rate (the planner weighs circuits against the EPS)")
       ->capture_default_str();

@@ -104,11 +104,9 @@ int run_ocs_emulator(const OcsEmulatorCliOptions& o) {
 
 }  // namespace
 
-Command register_ocs_emulator(CLI::App& root) {
+Command register_ocs_emulator(CLI::App& command) {
   auto o = std::make_shared<OcsEmulatorCliOptions>();
-  CLI::App* app = root.add_subcommand(
-      "ocs-emulator",
-      "Run an emulated OCS (Polatis-style TL1 on TCP) whose cross-connects survive a crash");
+  CLI::App* app = &command;
   app->add_option("--ports", o->ports, "Ports of the switch, numbered from 1")->required();
   app->add_option("--switching", o->switching,
                   "How long a patch takes to settle (the COMPLD follows the IP this much later)")

@@ -1,6 +1,7 @@
 // mfabric plan: the circuits a region controller would set up for one demand matrix, on which
 // NICs, and the OCS commands (docs/control-plane.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <iostream>
@@ -146,10 +147,9 @@ int run_plan(const PlanOptions& o) {
 
 }  // namespace
 
-Command register_plan(CLI::App& root) {
+Command register_plan(CLI::App& command) {
   auto o = std::make_shared<PlanOptions>();
-  CLI::App* app = root.add_subcommand(
-      "plan", "Plan one region's OCS circuits for a demand matrix: circuits, NICs, TL1 commands");
+  CLI::App* app = &command;
   app->add_option("--demand", o->demand,
                   "JSON demand file: {\"demand_bytes\": [[...]]} or {\"tokens\": [[...]], "
                   "\"ep_ranks_per_server\", \"experts_per_rank\", \"bytes_per_token\"}")
@@ -157,7 +157,8 @@ Command register_plan(CLI::App& root) {
   app->add_option("--alpha", o->alpha, "OCS NICs (circuits) per server, 1 to nics - 1")
       ->capture_default_str();
   app->add_option("--algorithm", o->algorithm,
-                  "Planner: greedy, greedy-paper, optimal, exact (docs/control-plane.md)")
+                  fmt::format("Planner: {} (docs/control-plane.md)",
+                              fmt::join(control::planner_names(), ", ")))
       ->capture_default_str();
   app->add_option("--numa", o->numa, "NUMA nodes per server the NICs are split over")
       ->capture_default_str();

@@ -170,12 +170,9 @@ int run_predict(const PredictOptions& o) {
 
 }  // namespace
 
-Command register_predict(CLI::App& root) {
+Command register_predict(CLI::App& command) {
   auto o = std::make_shared<PredictOptions>();
-  CLI::App* app = root.add_subcommand(
-      "predict",
-      "Score Copilot's demand prediction (layer l from layer l-1) against baselines on a routing "
-      "trace (synthetic by default)");
+  CLI::App* app = &command;
   app->add_option("--model", o->model, "Model name from the zoo or a model YAML file")->required();
   app->add_option("--ep", o->ep,
                   "Expert-parallel degree (source ranks); with --trace, the trace's by default");

@@ -179,10 +179,9 @@ int run_simulate(const SimulateOptions& o) {
 
 }  // namespace
 
-Command register_simulate(CLI::App& root) {
+Command register_simulate(CLI::App& command) {
   auto o = std::make_shared<SimulateOptions>();
-  CLI::App* app = root.add_subcommand(
-      "simulate", "Run an experiment file: a workload on a fabric with a network backend");
+  CLI::App* app = &command;
   app->add_option("experiment", o->experiment, "Experiment YAML file (docs/experiment.md)")
       ->required();
   app->add_option("--fabric", o->fabric, "Override the experiment's fabric, NAME[:key=value,...]");

@@ -147,13 +147,9 @@ int run_sweep_command(const SweepCliOptions& o) {
 
 }  // namespace
 
-Command register_sweep(CLI::App& root) {
+Command register_sweep(CLI::App& command) {
   auto o = std::make_shared<SweepCliOptions>();
-  CLI::App* app = root.add_subcommand(
-      "sweep",
-      "Run one experiment over a grid of field values (alpha, reconfiguration delay, link speed, "
-      "servers, model, ...): a point per combination, on threads, and on MPI ranks under "
-      "mpirun (docs/sweep.md)");
+  CLI::App* app = &command;
   app->add_option("sweep", o->sweep, "Sweep YAML (docs/sweep.md)")->required();
   app->add_option("-o,--out", o->out,
                   "Write results.json, results.csv, report.html (plots: needs gnuplot) and "

@@ -31,10 +31,9 @@ int run_topology(const TopologyOptions& o) {
 
 }  // namespace
 
-Command register_topology(CLI::App& root) {
+Command register_topology(CLI::App& command) {
   auto o = std::make_shared<TopologyOptions>();
-  CLI::App* app = root.add_subcommand(
-      "topology", "Build a fabric and show its nodes, links, tiers and regions");
+  CLI::App* app = &command;
   app->add_option("--fabric", o->fabric,
                   "Fabric, NAME or NAME:key=value,...; see 'mfabric fabrics'")
       ->capture_default_str();

@@ -50,10 +50,9 @@ int run_trace(const TraceOptions& o) {
 
 }  // namespace
 
-Command register_trace(CLI::App& root) {
+Command register_trace(CLI::App& command) {
   auto o = std::make_shared<TraceOptions>();
-  CLI::App* app = root.add_subcommand(
-      "trace", "Write a synthetic expert-routing trace (--out) or summarise one (--stats)");
+  CLI::App* app = &command;
   app->add_option("--model", o->model, "Model name from the zoo or a model YAML file");
   app->add_option("--ep", o->ep, "Expert-parallel degree (source ranks of the trace)");
   app->add_option("--iterations", o->iterations, "Training iterations (1 to 10000)")

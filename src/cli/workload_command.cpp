@@ -133,12 +133,9 @@ int run_model(const WorkloadOptions& o) {
 
 }  // namespace
 
-Command register_workload(CLI::App& root) {
+Command register_workload(CLI::App& command) {
   auto o = std::make_shared<WorkloadOptions>();
-  CLI::App* app = root.add_subcommand(
-      "workload",
-      "Build the task graph of an MoE training job (or read a Chakra trace) and summarise its "
-      "tasks, traffic by parallelism and compute time");
+  CLI::App* app = &command;
   auto* model = app->add_option("--model", o->model,
                                 "Model name from the zoo (see 'mfabric models') or a "
                                 "model YAML file");

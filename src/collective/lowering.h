@@ -24,11 +24,13 @@
 //   p2p           one transfer.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "collective/circuit_view.h"
+#include "core/registry.h"
 #include "fabric/topology.h"
 #include "net/transfer.h"
 #include "workload/task_graph.h"
@@ -62,11 +64,18 @@ class Lowering {
  public:
   virtual ~Lowering() = default;
   virtual const char* name() const = 0;
+  // Whether an experiment may choose it for collectives of `kind` (AlgorithmChoice).
+  virtual bool choosable_for(workload::CollectiveKind kind) const = 0;
   // Throws mfabric::Error when the algorithm does not apply (e.g. ring for all-to-all).
   virtual Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const = 0;
 };
 
-// "ring", "hierarchical", "direct", "proxy"; throws mfabric::Error listing the known ones.
+// The lowerings by name, one line each in collective/lowerings.cpp: ring, hierarchical, direct,
+// proxy, pxn. A new algorithm is a Lowering in its own file plus a line there.
+using LoweringRegistry = Registry<std::function<std::unique_ptr<Lowering>()>>;
+LoweringRegistry& lowerings();
+
+// The lowering named `name`; throws mfabric::Error listing the known ones.
 std::unique_ptr<Lowering> make_lowering(const std::string& name);
 std::vector<std::string> lowering_names();
 
@@ -81,14 +90,26 @@ struct AlgorithmChoice {
   std::string reduce_scatter = "ring";
 };
 
+// "auto" and the lowerings an experiment may choose for collectives of `kind`, in registry
+// order: what AlgorithmChoice accepts for it.
+std::vector<std::string> algorithm_choices(workload::CollectiveKind kind);
+
+// Lowers each collective by the algorithm chosen for its kind (collective/lowerer.cpp); one
+// instance of every registered lowering, made once.
 class Lowerer {
  public:
+  // mfabric::Error naming the field (all_to_all, ...) for a choice its collective cannot take.
   explicit Lowerer(const AlgorithmChoice& choice = {});
   Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const;
 
  private:
+  const Lowering& by_name(std::string_view name) const;
+
   AlgorithmChoice choice_;
-  std::unique_ptr<Lowering> ring_, hierarchical_, direct_, proxy_, pxn_;
+  std::vector<std::pair<std::string, std::unique_ptr<Lowering>>> lowerings_;
+  const Lowering* ring_;
+  const Lowering* hierarchical_;
+  const Lowering* proxy_;
 };
 
 }  // namespace mfabric::collective

@@ -12,24 +12,39 @@ namespace mfabric::collective::detail {
 class RingLowering final : public Lowering {
  public:
   const char* name() const override { return "ring"; }
+  bool choosable_for(workload::CollectiveKind kind) const override {
+    return kind == workload::CollectiveKind::AllReduce ||
+           kind == workload::CollectiveKind::AllGather ||
+           kind == workload::CollectiveKind::ReduceScatter;
+  }
   Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const override;
 };
 
 class HierarchicalLowering final : public Lowering {
  public:
   const char* name() const override { return "hierarchical"; }
+  bool choosable_for(workload::CollectiveKind kind) const override {
+    return kind == workload::CollectiveKind::AllReduce ||
+           kind == workload::CollectiveKind::AllToAll;
+  }
   Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const override;
 };
 
 class DirectLowering final : public Lowering {
  public:
   const char* name() const override { return "direct"; }
+  bool choosable_for(workload::CollectiveKind kind) const override {
+    return kind == workload::CollectiveKind::AllToAll;
+  }
   Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const override;
 };
 
 class PxnLowering final : public Lowering {
  public:
   const char* name() const override { return "pxn"; }
+  bool choosable_for(workload::CollectiveKind kind) const override {
+    return kind == workload::CollectiveKind::AllToAll;
+  }
   Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const override;
 };
 
@@ -40,6 +55,9 @@ Plan hierarchical_all_to_all(const CollectiveRequest& request, const fabric::Top
 class ProxyLowering final : public Lowering {
  public:
   const char* name() const override { return "proxy"; }
+  bool choosable_for(workload::CollectiveKind kind) const override {
+    return kind == workload::CollectiveKind::AllToAll;
+  }
   Plan lower(const CollectiveRequest& request, const fabric::Topology& topology) const override;
 };
 

@@ -116,19 +116,32 @@ void check_plan(const ServerDemand& demand, const CircuitPlan& plan, const PlanL
   }
 }
 
+PlannerRegistry& planners() {
+  static PlannerRegistry registry(
+      "planner",
+      {
+          {"greedy",
+           "Algorithm 1 as the authors' simulator runs it: a bottleneck pair without a free port "
+           "is "
+           "skipped and the next one served",
+           [] { return detail::make_greedy_planner(false); }},
+          {"greedy-paper", "the printed Algorithm 1: stops at the first bottleneck it cannot serve",
+           [] { return detail::make_greedy_planner(true); }},
+          {"optimal",
+           "the smallest max-finish exactly (threshold search), leftover ports as greedy",
+           detail::make_optimal_planner},
+          {"exact", "the min-max integer program solved with GLPK, regions of at most 16 servers",
+           detail::make_exact_planner},
+      });
+  return registry;
+}
+
 std::vector<std::string> planner_names() {
-  return {"greedy", "greedy-paper", "optimal", "exact"};
+  return planners().names();
 }
 
 std::unique_ptr<Planner> make_planner(const std::string& name) {
-  if (name == "greedy") return detail::make_greedy_planner(false);
-  if (name == "greedy-paper") return detail::make_greedy_planner(true);
-  if (name == "optimal") return detail::make_optimal_planner();
-  if (name == "exact") return detail::make_exact_planner();
-  std::string known;
-  for (const std::string& n : planner_names())
-    known += (known.empty() ? "" : ", ") + n;
-  throw Error("", "algorithm", fmt::format("unknown planner '{}' (known: {})", name, known));
+  return with_context("", "algorithm", [&] { return planners().at(name).factory(); });
 }
 
 namespace detail {

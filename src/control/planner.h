@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "control/demand.h"
+#include "core/registry.h"
 #include "core/units.h"
 #include "fabric/ocs_params.h"
 
@@ -91,8 +93,12 @@ class Planner {
   virtual CircuitPlan plan(const ServerDemand& demand, const PlanLimits& limits) const = 0;
 };
 
-// "greedy" (the default), "greedy-paper", "optimal", "exact"; mfabric::Error listing them
-// otherwise.
+// The planners by name, one line each in control/planner.cpp: greedy (the default),
+// greedy-paper, optimal, exact. A new planner is control/<name>_planner.cpp plus a line there.
+using PlannerRegistry = Registry<std::function<std::unique_ptr<Planner>()>>;
+PlannerRegistry& planners();
+
+// The planner named `name`; mfabric::Error (field "algorithm") listing the known ones otherwise.
 std::unique_ptr<Planner> make_planner(const std::string& name);
 std::vector<std::string> planner_names();
 inline constexpr const char* kDefaultPlanner = "greedy";

@@ -176,4 +176,29 @@ int build_clos(Topology& t, const std::vector<std::vector<NodeId>>& leaves,
   return 3;
 }
 
+std::vector<std::vector<NodeId>> chunk_into_leaves(const std::vector<NodeId>& hosts, int per_leaf) {
+  std::vector<std::vector<NodeId>> leaves;
+  for (std::size_t i = 0; i < hosts.size(); i += static_cast<std::size_t>(per_leaf)) {
+    const std::size_t end = std::min(hosts.size(), i + static_cast<std::size_t>(per_leaf));
+    leaves.emplace_back(hosts.begin() + static_cast<std::ptrdiff_t>(i),
+                        hosts.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  return leaves;
+}
+
+int build_eps_fat_tree(Topology& t, int eps_nics, int radix, double oversubscription, Rate rate) {
+  const ClusterSpec& c = t.cluster();
+  std::vector<NodeId> hosts;
+  hosts.reserve(static_cast<std::size_t>(c.servers) * static_cast<std::size_t>(eps_nics));
+  for (int s = 0; s < c.servers; ++s) {
+    for (int j = 0; j < eps_nics; ++j) {
+      t.set_nic_role(t.nic(s, j), NicRole::Eps);
+      if (rate.bps() > 0) t.set_nic_rate(t.nic(s, j), rate);
+      hosts.push_back(t.nic(s, j));
+    }
+  }
+  return build_clos(t, chunk_into_leaves(hosts, clos_hosts_per_leaf(radix, oversubscription)),
+                    {.radix = radix, .oversubscription = oversubscription, .rate = rate});
+}
+
 }  // namespace mfabric::fabric::detail

@@ -53,4 +53,13 @@ struct ClosOptions {
 int build_clos(Topology& t, const std::vector<std::vector<NodeId>>& leaves,
                const ClosOptions& options);
 
+// `hosts` in leaves of `per_leaf` consecutive hosts (the last one may hold fewer).
+std::vector<std::vector<NodeId>> chunk_into_leaves(const std::vector<NodeId>& hosts, int per_leaf);
+
+// The first `eps_nics` NICs of every server, server-major, as the hosts of one Clos of radix k
+// and oversubscription o (their role Eps); its NICs and cables at `rate` (zero: the cluster's
+// link rate). The fat-tree, mFabric's EPS and NVL72's scale-out network. Returns the tiers.
+int build_eps_fat_tree(Topology& t, int eps_nics, int radix, double oversubscription,
+                       Rate rate = Rate{});
+
 }  // namespace mfabric::fabric::detail

@@ -7,48 +7,16 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "fabric/fabric_kinds.h"
 #include "fabric/ocs_params.h"
 
 namespace mfabric::fabric {
 namespace {
 
-// The fabric kinds the paper's formulas cover, in the order tables list them.
-constexpr const char* kPaperKinds = "fat-tree, rail-optimized, rail-only, topoopt, mfabric";
-
-// ceil(ports / oversubscription). Dividing (rather than multiplying by 1/oversubscription) keeps
-// exact quotients exact: 300 / 3.0 is exactly 100, while 300 * (1 / 3.0) may land just above 100
-// and round up to 101. The small slack covers ratios that are not exact in binary (e.g. 2.2).
-std::int64_t uplinks(std::int64_t down_ports, double oversubscription) {
-  const double up = static_cast<double>(down_ports) / oversubscription;
-  // Converting a double outside the int64 range is undefined; a ratio so small that the uplink
-  // count leaves the range where doubles count exactly (2^53) is an input error, not a count.
-  if (!(up <= 9007199254740992.0)) {
-    throw Error("", "oversubscription",
-                fmt::format("expected a positive down:up ratio such as 1 or 3, got {} (too small: "
-                            "{} down ports would need {:g} uplinks)",
-                            oversubscription, down_ports, up));
-  }
-  return static_cast<std::int64_t>(std::ceil(up - 1e-9 * up));
-}
-
 void check_price(double value, double max, const char* field) {
   if (!(value >= 0 && value <= max)) {
     throw Error("", field, fmt::format("expected a value in [0, {:g}], got {}", max, value));
   }
-}
-
-// Switch ports of a fat-tree whose edge layer has `edge_down` host-facing ports: edge-up =
-// ceil(edge-down / oversubscription), aggregation = 2 x edge-up, and (with a core layer) core =
-// aggregation. This is the paper's per-layer count, not a port-exact Clos (docs/cost-model.md).
-std::int64_t fat_tree_switch_ports(std::int64_t edge_down, double oversubscription, bool core) {
-  const std::int64_t edge_up = uplinks(edge_down, oversubscription);
-  const std::int64_t aggregation = 2 * edge_up;
-  return edge_down + edge_up + aggregation + (core ? aggregation : 0);
-}
-
-// Fibres for a set of transceivers: each fibre has one at both ends; an odd count rounds up.
-std::int64_t fibres_for(std::int64_t transceivers) {
-  return (transceivers + 1) / 2;
 }
 
 }  // namespace
@@ -103,49 +71,18 @@ BillOfMaterials paper_bill_of_materials(const std::string& kind, int servers, in
   if (nics_per_server < 1) {
     throw Error("", "nics_per_server", fmt::format("must be at least 1, got {}", nics_per_server));
   }
-  const std::int64_t nics = std::int64_t{servers} * nics_per_server;
-  BillOfMaterials bom;
-  bom.nics = nics;
-
-  if (kind == "fat-tree" || kind == "rail-optimized" || kind == "rail-only") {
-    // Rail-only has no core layer and, without a spine across rails, no oversubscription knob.
-    const bool core = kind != "rail-only";
-    const double ratio = core ? oversubscription : 1.0;
-    if (!(ratio > 0) || !std::isfinite(ratio)) {
-      throw Error("", "oversubscription",
-                  fmt::format("expected a positive down:up ratio such as 1 or 3, got {}", ratio));
+  const FabricKind* fabric = find_fabric_kind(kind);
+  if (!fabric || !fabric->paper_formula) {
+    std::string known;
+    for (const auto& e : fabric_kinds().entries()) {
+      if (e.factory.paper_formula) known += (known.empty() ? "" : ", ") + e.name;
     }
-    bom.switch_ports = fat_tree_switch_ports(nics, ratio, core);
-    bom.transceivers = bom.switch_ports + nics;
-    bom.fibres = fibres_for(bom.transceivers);
-  } else if (kind == "topoopt") {
-    bom.transceivers = nics;
-    bom.patch_panel_ports = nics;
-    bom.fibres = nics;
-  } else if (kind == "mfabric") {
-    if (alpha < 0 || alpha > nics_per_server) {
-      throw Error("", "alpha",
-                  fmt::format("expected between 0 and nics_per_server ({}) OCS NICs per server, "
-                              "got {}",
-                              nics_per_server, alpha));
-    }
-    const std::int64_t eps_nics = std::int64_t{servers} * (nics_per_server - alpha);
-    const std::int64_t ocs_nics = std::int64_t{servers} * alpha;
-    // The EPS part is a 1:1 fat-tree over the EPS NICs: 6 switch ports per EPS NIC.
-    const std::int64_t eps_switch_ports = fat_tree_switch_ports(eps_nics, 1.0, true);
-    // The paper's figures include these ports; the authors' calculator leaves them out.
-    bom.switch_ports = convention == CostConvention::Paper ? eps_switch_ports : 0;
-    bom.transceivers = bom.switch_ports + nics;
-    // Like the calculator, charge an OCS port for every NIC (not only the alpha OCS NICs).
-    bom.ocs_ports = nics;
-    bom.fibres = fibres_for(eps_switch_ports + eps_nics) + ocs_nics;
-  } else {
     throw Error("", "fabric",
                 fmt::format("no paper cost formula for fabric kind '{}' (known: {}); use the "
                             "built convention",
-                            kind, kPaperKinds));
+                            kind, known));
   }
-  return bom;
+  return fabric->paper_formula({servers, nics_per_server, alpha, oversubscription}, convention);
 }
 
 namespace {
@@ -171,27 +108,8 @@ void add_part(std::vector<RatedBill>& parts, Rate rate, const BillOfMaterials& b
   parts.push_back({rate, bom});
 }
 
-// An mFabric topology's optical parameters; mfabric::Error naming alpha for one built without
-// them.
-const OcsParams& ocs_of(const Topology& t) {
-  if (t.ocs() == nullptr) {
-    throw Error("", "alpha",
-                fmt::format("fabric {} has no OCS parameters (alpha, links, optics)", t.spec()));
-  }
-  return *t.ocs();
-}
-
 bool co_packaged(const Topology& t) {
   return t.ocs() != nullptr && t.ocs()->optics == OcsOptics::CoPackaged;
-}
-
-// NVL72-style domains: the cluster's servers hold the GPUs the job uses; the scale-out ports of
-// the spare GPUs of each domain are charged in proportion (docs/cost-model.md).
-std::int64_t scale_to_domain(std::int64_t count, const Topology& t) {
-  if (t.kind() != "nvl72") return count;
-  const auto domain = static_cast<std::int64_t>(t.param_number("domain"));
-  const std::int64_t used = t.cluster().gpus_per_server;
-  return (count * domain + used - 1) / used;
 }
 
 std::vector<RatedBill> built_bills(const Topology& topology) {
@@ -243,49 +161,24 @@ std::vector<RatedBill> built_bills(const Topology& topology) {
   return parts;
 }
 
-// The paper's formulas, split by rate for mFabric (EPS part at eps_link, OCS part at ocs_link).
+// The paper's formulas for a built topology, by its kind: the kind's own split by rate, or its
+// formula over the cluster at the cluster's link rate.
 std::vector<RatedBill> paper_bills(const Topology& topology, CostConvention convention) {
-  const std::string& kind = topology.kind();
+  const FabricKind* kind = kind_of(topology);
+  if (kind && kind->paper_bills) {
+    std::vector<RatedBill> parts;
+    for (const RatedBill& p : kind->paper_bills(topology, convention))
+      add_part(parts, p.rate, p.bom);
+    return parts;
+  }
   const ClusterSpec& cluster = topology.cluster();
-  if (kind == "nvl72") {
-    // The scale-out network is a fat-tree over one NIC per GPU of every whole domain.
-    const auto domain = static_cast<int>(topology.param_number("domain"));
-    const double o = topology.param_number("oversubscription");
-    return {{cluster.link,
-             paper_bill_of_materials("fat-tree", cluster.servers, domain, 0, o, convention)}};
-  }
-  if (kind != "mfabric") {
-    const int alpha = 0;
-    // Only fat-tree and rail-optimized take the paper's o.
-    double oversubscription = 1.0;
-    if ((kind == "fat-tree" || kind == "rail-optimized") &&
-        topology.params().count("oversubscription") > 0) {
-      oversubscription = topology.param_number("oversubscription");
-    }
-    return {{cluster.link, paper_bill_of_materials(kind, cluster.servers, cluster.nics_per_server,
-                                                   alpha, oversubscription, convention)}};
-  }
-  // mFabric's EPS is charged 1:1 by the paper's formula even if the builder recorded an
-  // oversubscription parameter.
-  const OcsParams& params = ocs_of(topology);
-  const int alpha = params.alpha;
-  const BillOfMaterials all = paper_bill_of_materials(
-      kind, cluster.servers, cluster.nics_per_server, alpha, 1.0, convention);
-  const std::int64_t ocs_nics = std::int64_t{cluster.servers} * alpha;
-  BillOfMaterials ocs;
-  ocs.nics = co_packaged(topology) ? 0 : ocs_nics;
-  ocs.transceivers = ocs_nics;
-  ocs.ocs_ports = ocs_nics;
-  ocs.fibres = ocs_nics;
-  BillOfMaterials eps = all;
-  eps.nics -= ocs_nics;
-  eps.transceivers -= ocs_nics;
-  eps.ocs_ports -= ocs_nics;
-  eps.fibres -= ocs_nics;
-  std::vector<RatedBill> parts;
-  add_part(parts, params.eps_link, eps);
-  add_part(parts, params.ocs_link, ocs);
-  return parts;
+  // The oversubscription a kind records (fat-tree, rail-optimized) is the paper's o.
+  const double oversubscription = topology.params().count("oversubscription") > 0
+                                      ? topology.param_number("oversubscription")
+                                      : 1.0;
+  return {{cluster.link,
+           paper_bill_of_materials(topology.kind(), cluster.servers, cluster.nics_per_server,
+                                   /*alpha=*/0, oversubscription, convention)}};
 }
 
 }  // namespace
@@ -294,13 +187,14 @@ std::vector<RatedBill> bills_by_rate(const Topology& topology, CostConvention co
   std::vector<RatedBill> parts = convention == CostConvention::Built
                                      ? built_bills(topology)
                                      : paper_bills(topology, convention);
-  if (convention == CostConvention::Built) {
+  const FabricKind* kind = kind_of(topology);
+  if (convention == CostConvention::Built && kind && kind->scale_built_count) {
     for (RatedBill& p : parts) {
       for (std::int64_t BillOfMaterials::*m :
            {&BillOfMaterials::nics, &BillOfMaterials::transceivers, &BillOfMaterials::switch_ports,
             &BillOfMaterials::ocs_ports, &BillOfMaterials::patch_panel_ports,
             &BillOfMaterials::fibres}) {
-        p.bom.*m = scale_to_domain(p.bom.*m, topology);
+        p.bom.*m = kind->scale_built_count(p.bom.*m, topology);
       }
     }
   }

@@ -42,8 +42,8 @@ std::vector<PaperCheck> paper_checks(const study::CompareResult& r) {
   };
   for (const auto& [key, fabrics] : by) {
     const auto& [model, link] = key;
-    const auto mfabric = fabrics.find("mfabric");
-    const auto fat_tree = fabrics.find("fat-tree");
+    const auto mfabric = fabrics.find(study::paper_label::kMfabric);
+    const auto fat_tree = fabrics.find(study::paper_label::kFatTree);
     if (mfabric == fabrics.end()) continue;
     const study::CompareRun& m = *mfabric->second;
     if (fat_tree != fabrics.end()) {
@@ -60,12 +60,12 @@ std::vector<PaperCheck> paper_checks(const study::CompareResult& r) {
             range->second, "per link: 1.2-1.5x 100G, 1.4-1.8x 200G, 1.9-2.3x 400G, 2.0-2.4x 800G");
       }
     }
-    if (const auto topoopt = fabrics.find("topoopt"); topoopt != fabrics.end()) {
+    if (const auto topoopt = fabrics.find(study::paper_label::kTopoOpt); topoopt != fabrics.end()) {
       add(model, link, "topoopt / mfabric (time)",
           topoopt->second->iteration_time_s / m.iteration_time_s, 1.3, 1.5,
           "1.3-1.5x per model (1.4-1.5x on average)");
     }
-    if (const auto oversubscribed = fabrics.find("fat-tree-3to1");
+    if (const auto oversubscribed = fabrics.find(study::paper_label::kFatTree3to1);
         oversubscribed != fabrics.end() && model == "mixtral-8x22b") {
       add(model, link, "fat-tree-3to1 / mfabric (time)",
           oversubscribed->second->iteration_time_s / m.iteration_time_s, 1.0, 1.6,

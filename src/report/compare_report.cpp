@@ -108,6 +108,47 @@ std::string wrapped(const std::string& text, std::size_t width, const std::strin
   return out + "\n";
 }
 
+// One fabric that reconfigures (label `reference`, its runs by model) against every other fabric
+// at one link speed: speed, perf/$ and network cost over the models both ran; empty when no other
+// fabric ran a model it ran.
+using RunsByModel = std::map<std::string, const CompareRun*>;
+std::string versus_text(const std::string& reference, const RunsByModel& own,
+                        const std::map<std::string, RunsByModel>& fabrics, double link,
+                        const char* convention_name, fabric::CostConvention convention) {
+  std::vector<std::string> parts;
+  for (const auto& [fabric, models] : fabrics) {
+    if (fabric == reference) continue;
+    std::vector<double> speed, per_dollar, cheaper;
+    for (const auto& [model, other] : models) {
+      const auto mine = own.find(model);
+      if (mine == own.end()) continue;
+      const CompareRun& a = *mine->second;
+      speed.push_back(other->iteration_time_s / a.iteration_time_s);
+      const double cost_a = a.cost(convention).total();
+      const double cost_o = other->cost(convention).total();
+      if (finite_positive(cost_a) && finite_positive(cost_o)) {
+        per_dollar.push_back((other->iteration_time_s * cost_o) / (a.iteration_time_s * cost_a));
+        cheaper.push_back(cost_o / cost_a);
+      }
+    }
+    if (speed.empty()) continue;
+    std::string line = fmt::format("  vs {}: speed {} (mean {})", printable(fabric),
+                                   span_text(speed), ratio(mean(speed)));
+    if (!per_dollar.empty()) {
+      line += fmt::format(", perf/$ {}, network cost {} of {}'s ({})", span_text(per_dollar),
+                          ratio(mean(cheaper)), printable(reference), convention_name);
+    }
+    parts.push_back(line);
+  }
+  if (parts.empty()) return "";
+  std::string out =
+      fmt::format("\n{} at {} ({} model{}; ratios > 1x favour {}):\n", printable(reference),
+                  link_text(link), own.size(), own.size() == 1 ? "" : "s", printable(reference));
+  for (const std::string& p : parts)
+    out += p + "\n";
+  return out;
+}
+
 }  // namespace
 
 std::string seconds_text(double s) {
@@ -146,7 +187,7 @@ std::vector<std::string> compare_headline(const CompareResult& r) {
   const char* convention_name = study::cost_convention_label(convention);
   std::vector<std::string> variants;
   for (const CompareRun& run : r.runs)
-    if (study::is_mfabric_run(run) &&
+    if (study::is_reconfigurable_run(run) &&
         std::find(variants.begin(), variants.end(), run.fabric) == variants.end())
       variants.push_back(run.fabric);
   if (variants.empty() && !r.runs.empty()) {
@@ -155,9 +196,10 @@ std::vector<std::string> compare_headline(const CompareResult& r) {
         "related to the fat-tree in the plots and the table.");
   }
   for (const CompareRun& m : r.runs) {
-    if (!study::is_mfabric_run(m)) continue;
-    const std::string who =
-        variants.size() > 1 ? fmt::format("mFabric ({})", m.fabric) : std::string("mFabric");
+    if (!study::is_reconfigurable_run(m)) continue;
+    const fabric::FabricKind* kind = study::kind_of_run(m);
+    const std::string label = kind ? kind->label_or(m.fabric) : m.fabric;
+    const std::string who = variants.size() > 1 ? fmt::format("{} ({})", label, m.fabric) : label;
     const std::string where = fmt::format("{} at {}", m.model, link_text(m.link_gbps));
     if (!finished(m)) {
       out.push_back(fmt::format("{}: the {} run {}, so there is no verdict.", where, m.fabric,
@@ -169,7 +211,7 @@ std::vector<std::string> compare_headline(const CompareResult& r) {
     if (!fat_tree) {
       bool fat_tree_failed = false;
       for (const CompareRun& other : r.runs)
-        fat_tree_failed |= other.fabric == "fat-tree" && other.model == m.model &&
+        fat_tree_failed |= study::is_baseline_run(other) && other.model == m.model &&
                            other.link_gbps == m.link_gbps && !finished(other);
       std::string own = fmt::format("{}: {} takes {} per iteration", where, who,
                                     seconds_text(m.iteration_time_s));
@@ -388,45 +430,18 @@ std::string compare_text(const CompareResult& r) {
     verdict += wrapped(printable(sentence), 100, "", "  ");
   if (!verdict.empty()) out += "\n" + verdict;
 
-  // mFabric against each other fabric, per link speed, over the models.
+  // Each fabric that reconfigures (mFabric) against each other fabric, per link speed, over the
+  // models.
   std::map<double, std::map<std::string, std::map<std::string, const CompareRun*>>> by;
   for (const CompareRun& run : r.runs) {
     if (finished(run)) by[run.link_gbps][run.fabric][run.model] = &run;
   }
   std::string per_link;
   for (const auto& [link, fabrics] : by) {
-    const auto m = fabrics.find("mfabric");
-    if (m == fabrics.end()) continue;
-    std::vector<std::string> parts;
-    for (const auto& [fabric, models] : fabrics) {
-      if (fabric == "mfabric") continue;
-      std::vector<double> speed, per_dollar, cheaper;
-      for (const auto& [model, other] : models) {
-        const auto mine = m->second.find(model);
-        if (mine == m->second.end()) continue;
-        const CompareRun& a = *mine->second;
-        speed.push_back(other->iteration_time_s / a.iteration_time_s);
-        const double cost_a = a.cost(convention).total();
-        const double cost_o = other->cost(convention).total();
-        if (finite_positive(cost_a) && finite_positive(cost_o)) {
-          per_dollar.push_back((other->iteration_time_s * cost_o) / (a.iteration_time_s * cost_a));
-          cheaper.push_back(cost_o / cost_a);
-        }
-      }
-      if (speed.empty()) continue;
-      std::string line = fmt::format("  vs {}: speed {} (mean {})", printable(fabric),
-                                     span_text(speed), ratio(mean(speed)));
-      if (!per_dollar.empty()) {
-        line += fmt::format(", perf/$ {}, network cost {} of mfabric's ({})", span_text(per_dollar),
-                            ratio(mean(cheaper)), convention_name);
-      }
-      parts.push_back(line);
+    for (const auto& [reference, own] : fabrics) {
+      if (!study::is_reconfigurable_run(*own.begin()->second)) continue;
+      per_link += versus_text(reference, own, fabrics, link, convention_name, convention);
     }
-    if (parts.empty()) continue;
-    per_link += fmt::format("\nmfabric at {} ({} model{}; ratios > 1x favour mfabric):\n",
-                            link_text(link), m->second.size(), m->second.size() == 1 ? "" : "s");
-    for (const std::string& p : parts)
-      per_link += p + "\n";
   }
   out += per_link;
 

@@ -414,29 +414,30 @@ int ep_group_servers(const Experiment& e) {
 }
 
 bool fit_regions_to_job(Experiment& e) {
-  if (e.fabric.name() != "mfabric" || e.fabric.has("region") || !e.model) return false;
+  if (!e.model) return false;
   const int servers = ep_group_servers(e);
   if (servers < 1 || e.cluster.servers % servers != 0) return false;
-  auto params = e.fabric.params();
-  params["region"] = std::to_string(servers);
-  e.fabric = Spec(e.fabric.name(), params);
-  return true;
+  bool changed = false;
+  e.fabric = fabric::with_region(e.fabric, servers, &changed);
+  return changed;
 }
 
 std::optional<std::string> region_mismatch(const Experiment& e) {
-  if (e.fabric.name() != "mfabric" || !e.model) return std::nullopt;
+  if (!e.model) return std::nullopt;
+  const std::optional<int> regions = fabric::region_servers(e.fabric, e.cluster.servers);
+  if (!regions) return std::nullopt;
   const int group = ep_group_servers(e);
-  Spec spec = e.fabric;  // get_int marks the key read
-  const int region =
-      spec.get_int("region", std::min(fabric::kDefaultMfabricRegion, e.cluster.servers));
+  const int region = *regions;
   if (group < 1 || region == group) return std::nullopt;
   // A region smaller than an EP group is refused when the job is built (its all-to-alls would
   // span regions): only a larger one gets here.
   if (region < group) return std::nullopt;
+  const std::string& param = fabric::find_fabric_kind(e.fabric.name())->traits.region_param;
   return fmt::format(
-      "mfabric region={} holds {} EP groups of {} server{}: their all-to-alls compete for one "
-      "region's circuits; region={} gives each EP group its own",
-      region, static_cast<double>(region) / group, group, group == 1 ? "" : "s", group);
+      "{} {}={} holds {} EP groups of {} server{}: their all-to-alls compete for one "
+      "region's circuits; {}={} gives each EP group its own",
+      e.fabric.name(), param, region, static_cast<double>(region) / group, group,
+      group == 1 ? "" : "s", param, group);
 }
 
 Experiment load_experiment(const std::string& path, std::optional<Bytes> max_memory) {

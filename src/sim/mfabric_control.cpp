@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "sim/fabric_controllers.h"
 
 namespace mfabric::sim {
 
@@ -44,12 +45,8 @@ ControlPlane make_control_plane(const fabric::Topology& topology) {
   ControlPlane plane;
   plane.planner =
       with_context("", "fabric.planner", [&] { return control::make_planner(ocs->planner); });
-  plane.policy = make_policy(ocs->policy);
-  if (!plane.policy) {
-    throw Error("", "fabric.policy",
-                fmt::format("unknown policy '{}' (known: {})", ocs->policy,
-                            fmt::join(policy_names(), ", ")));
-  }
+  plane.policy =
+      with_context("", "fabric.policy", [&] { return policies().at(ocs->policy).factory(); });
   plane.switching = ocs->switching;
   if (const std::optional<fabric::SwitchRule> needed = plane.policy->switching()) {
     // `always`, the default, gives way; another rule would be silently ignored.
@@ -419,6 +416,10 @@ ControlStats MfabricControl::stats() const {
     s.conflicts += rc->stats().conflicts;
   }
   return s;
+}
+
+void MfabricControl::report(ControlReport& out) const {
+  out.control = stats();
 }
 
 }  // namespace mfabric::sim

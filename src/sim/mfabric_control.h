@@ -25,6 +25,7 @@
 #include "control/region_controller.h"
 #include "fabric/topology.h"
 #include "sim/engine.h"
+#include "sim/fabric_control.h"
 #include "sim/policy.h"
 #include "workload/task_graph.h"
 
@@ -74,7 +75,7 @@ struct ControlPlane {
 // any run; the simulation to make the controller.
 ControlPlane make_control_plane(const fabric::Topology& topology);
 
-class MfabricControl final : public FabricController,
+class MfabricControl final : public FabricControl,
                              public control::CircuitSwitch,
                              private PolicyContext {
  public:
@@ -107,6 +108,8 @@ class MfabricControl final : public FabricController,
   const fabric::Region& region_of_server(int server) const;
 
   ControlStats stats() const;
+  void report(ControlReport& out) const override;
+  MfabricControl* region_control() override { return this; }
 
  private:
   int region_of_gpu(int gpu) const;

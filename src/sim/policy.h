@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "collective/lowering.h"
 #include "control/demand.h"
+#include "core/registry.h"
 #include "core/units.h"
 #include "fabric/ocs_params.h"
 #include "workload/task_graph.h"
@@ -107,7 +109,10 @@ class Policy {
   virtual void report(ControlStats& /*stats*/) const {}
 };
 
-// The policies `fabric.policy` accepts, in the order the docs list them.
+// The policies `fabric.policy` accepts, one line each in sim/policies/registry.cpp, in the
+// order the docs list them.
+using PolicyRegistry = Registry<std::function<std::unique_ptr<Policy>()>>;
+PolicyRegistry& policies();
 std::vector<std::string> policy_names();
 // The policy of that name, or null.
 std::unique_ptr<Policy> make_policy(const std::string& name);

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
+#include "sim/fabric_controllers.h"
 #include "sim/failure_injector.h"
 #include "sim/workload_builder.h"
 
@@ -66,8 +67,7 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
       spare_gpus.push_back(m.to_gpu);
   }
   RunResult result;
-  std::optional<ControlStats> control;
-  std::optional<TopoOptStats> topoopt;
+  ControlReport report;
   {
     // The backend and the controller refer to the topology: they are gone before it moves.
     net::BackendOptions backend_options;
@@ -78,37 +78,29 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
     const std::unique_ptr<net::Backend> backend = with_context(e.source, "simulation.backend", [&] {
       return net::make_backend(e.backend, topology, backend_options);
     });
-    std::unique_ptr<MfabricControl> controller;
-    if (topology.kind() == "mfabric") {
-      controller = with_context(e.source, "", [&] {
-        return std::make_unique<MfabricControl>(graph, topology, make_control_plane(topology),
-                                                spare_gpus);
-      });
-      engine.controller = controller.get();
-    }
-    // TopoOpt: the topology is planned from the whole job before training and connected at
-    // time 0; it never changes.
-    std::unique_ptr<TopoOptControl> topoopt_control;
-    if (topology.kind() == "topoopt") {
-      topoopt_control = with_context(
-          e.source, "", [&] { return std::make_unique<TopoOptControl>(graph, topology); });
-      engine.controller = topoopt_control.get();
-    }
+    // The controller the fabric's kind names (sim/fabric_controllers.h): mFabric's region
+    // controllers, or TopoOpt's topology planned from the whole job before training and
+    // connected at time 0; none for a fabric nothing controls.
+    const std::unique_ptr<FabricControl> controller = with_context(e.source, "", [&] {
+      return make_fabric_control(ControlSetup{graph, topology, spare_gpus});
+    });
+    engine.controller = controller.get();
     std::unique_ptr<FailureInjector> failures;
     if (!e.failures.empty()) {
-      failures = std::make_unique<FailureInjector>(e.failures, topology, engine.controller,
-                                                   controller.get());
+      failures =
+          std::make_unique<FailureInjector>(e.failures, topology, engine.controller,
+                                            controller ? controller->region_control() : nullptr);
       engine.controller = failures.get();
       engine.failed_nodes = &failures->failed_nodes();
     }
     // Errors of the run (a failure the fabric cannot survive, no route, a transfer too large
     // for a flow) are the experiment's: they name its file.
     result = with_context(e.source, "", [&] { return run(graph, topology, *backend, engine); });
-    if (controller) control = controller->stats();
-    if (topoopt_control) topoopt = topoopt_control->stats();
+    if (controller) controller->report(report);
   }
-  return Simulation{std::move(experiment), std::move(topology), std::move(graph), std::move(result),
-                    std::move(control),    std::move(topoopt),  std::move(spares)};
+  return Simulation{std::move(experiment), std::move(topology),       std::move(graph),
+                    std::move(result),     std::move(report.control), std::move(report.topoopt),
+                    std::move(spares)};
 }
 
 }  // namespace mfabric::sim

@@ -7,6 +7,7 @@
 
 #include "control/job_demand.h"
 #include "core/error.h"
+#include "sim/fabric_controllers.h"
 
 namespace mfabric::sim {
 
@@ -116,6 +117,10 @@ void TopoOptControl::attach(EngineContext& engine) {
     circuits_.push_back(
         panel.connect(topology_.nic(l.server_a, l.nic_a), topology_.nic(l.server_b, l.nic_b)));
   }
+}
+
+void TopoOptControl::report(ControlReport& out) const {
+  out.topoopt = stats_;
 }
 
 }  // namespace mfabric::sim

@@ -11,6 +11,7 @@
 #include "control/topoopt.h"
 #include "fabric/topology.h"
 #include "sim/engine.h"
+#include "sim/fabric_control.h"
 #include "workload/task_graph.h"
 
 namespace mfabric::sim {
@@ -33,7 +34,7 @@ struct TopoOptStats {
   double planning_wall_s = 0;  // job demand + plan_topoopt, measured (not simulated) time
 };
 
-class TopoOptControl final : public FabricController {
+class TopoOptControl final : public FabricControl {
  public:
   // Plans the topology: the demand of `graph` (GPU g on server g / gpus_per_server) on all the
   // cluster's servers, degree = the fabric's circuit degree. mfabric::Error if the fabric has no
@@ -49,6 +50,7 @@ class TopoOptControl final : public FabricController {
   // The circuits attach() made, one per plan link, in plan order.
   const std::vector<fabric::LinkId>& circuits() const { return circuits_; }
   TopoOptStats stats() const { return stats_; }
+  void report(ControlReport& out) const override;
 
  private:
   void check_reachable(const control::JobDemand& demand) const;

@@ -10,12 +10,14 @@
 #include <memory>
 #include <mutex>
 
+#include "collective/lowering.h"
 #include "core/error.h"
 #include "core/json_text.h"
 #include "core/output_text.h"
 #include "core/rng.h"
 #include "core/spec.h"
 #include "fabric/builders.h"
+#include "fabric/fabric_kinds.h"
 #include "net/backends.h"
 #include "sim/simulation.h"
 #include "study/parallel.h"
@@ -33,7 +35,7 @@ const char* const kMfabricSpec = "mfabric:alpha=6,reconfiguration=25ms,policy=bl
 const char* const kMfabricPaperSimSpec =
     "mfabric:alpha=6,reconfiguration=25ms,policy=paper-sim,planner=greedy";
 
-// The servers of one EP group: mFabric's region when the spec names none.
+// The servers of one EP group: the region of a fabric with regions when its spec names none.
 int region_servers(const ModelSetup& m, const fabric::ClusterSpec& c) {
   const int gpus = m.ep * m.tp;
   return std::max(1, std::min(c.servers, (gpus + c.gpus_per_server - 1) / c.gpus_per_server));
@@ -138,18 +140,31 @@ const char* cost_convention_label(fabric::CostConvention c) {
                                                                 : "paper formulas";
 }
 
+bool is_baseline_run(const CompareRun& run) {
+  return run.fabric == kBaselineLabel;
+}
+
 const CompareRun* fat_tree_of(const std::vector<CompareRun>& runs, const CompareRun& run) {
   for (const CompareRun& r : runs) {
-    if (r.fabric == "fat-tree" && r.error.empty() && r.iteration_time_s > 0 &&
-        r.model == run.model && r.link_gbps == run.link_gbps)
+    if (is_baseline_run(r) && r.error.empty() && r.iteration_time_s > 0 && r.model == run.model &&
+        r.link_gbps == run.link_gbps)
       return &r;
   }
   return nullptr;
 }
 
-bool is_mfabric_run(const CompareRun& run) {
+const fabric::FabricKind* kind_of_run(const CompareRun& run) {
+  const auto kind_named = [](const std::string& text) {
+    return fabric::find_fabric_kind(text.substr(0, text.find_first_of(":+")));
+  };
+  const fabric::FabricKind* labelled = kind_named(run.fabric);
+  return labelled != nullptr ? labelled : kind_named(run.fabric_spec);
+}
+
+bool is_reconfigurable_run(const CompareRun& run) {
   if (run.reconfiguration) return true;
-  return run.fabric.substr(0, run.fabric.find_first_of(":+")) == "mfabric";
+  const fabric::FabricKind* kind = kind_of_run(run);
+  return kind != nullptr && kind->traits.reconfigurable;
 }
 
 void relate_to_fat_tree(std::vector<CompareRun>& runs, fabric::CostConvention convention) {
@@ -158,7 +173,7 @@ void relate_to_fat_tree(std::vector<CompareRun>& runs, fabric::CostConvention co
   std::map<std::pair<std::string, double>, std::size_t> fat_tree;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const CompareRun& r = runs[k];
-    if (r.fabric == "fat-tree" && r.error.empty() && r.iteration_time_s > 0)
+    if (is_baseline_run(r) && r.error.empty() && r.iteration_time_s > 0)
       fat_tree.emplace(std::pair{r.model, r.link_gbps}, k);
   }
   for (CompareRun& r : runs) {
@@ -207,11 +222,11 @@ ModelSetup paper_setup(const std::string& model, const std::string& field) {
 }
 
 std::vector<FabricChoice> paper_fabrics() {
-  return {{"fat-tree", "fat-tree", ""},
-          {"fat-tree-3to1", "fat-tree:oversubscription=3", ""},
-          {"rail-optimized", "rail-optimized", ""},
-          {"topoopt", "topoopt", ""},
-          {"mfabric", kMfabricSpec, ""}};
+  return {{paper_label::kFatTree, "fat-tree", ""},
+          {paper_label::kFatTree3to1, "fat-tree:oversubscription=3", ""},
+          {paper_label::kRailOptimized, "rail-optimized", ""},
+          {paper_label::kTopoOpt, "topoopt", ""},
+          {paper_label::kMfabric, kMfabricSpec, ""}};
 }
 
 const char* to_string(Assumptions a) {
@@ -230,11 +245,11 @@ std::vector<FabricChoice> fabrics_for(Assumptions a) {
   // The paper's simulator sends every all-to-all as flat GPU-pair flows (direct) on the
   // baselines; each electrical baseline runs again with the hierarchical all-to-all, which
   // spreads a hot GPU's bytes over its server's NICs as mFabric's proxy does.
-  return {{"fat-tree", "fat-tree", "direct"},
-          {"fat-tree-3to1", "fat-tree:oversubscription=3", "direct"},
-          {"rail-optimized", "rail-optimized", "direct"},
-          {"topoopt", "topoopt", ""},
-          {"mfabric", kMfabricPaperSimSpec, ""},
+  return {{paper_label::kFatTree, "fat-tree", "direct"},
+          {paper_label::kFatTree3to1, "fat-tree:oversubscription=3", "direct"},
+          {paper_label::kRailOptimized, "rail-optimized", "direct"},
+          {paper_label::kTopoOpt, "topoopt", ""},
+          {paper_label::kMfabric, kMfabricPaperSimSpec, ""},
           {"fat-tree+hierarchical", "fat-tree", "hierarchical"},
           {"fat-tree-3to1+hierarchical", "fat-tree:oversubscription=3", "hierarchical"},
           {"rail-optimized+hierarchical", "rail-optimized", "hierarchical"}};
@@ -244,11 +259,15 @@ FabricChoice parse_fabric_choice(const std::string& text, const std::string& fie
   const std::size_t plus = text.rfind('+');
   if (plus != std::string::npos) {
     const std::string algorithm = text.substr(plus + 1);
-    if (algorithm != "direct" && algorithm != "pxn" && algorithm != "hierarchical") {
+    // Any all-to-all lowering an experiment may choose (collective/lowering.h), but `auto`: the
+    // label names what its runs use.
+    std::vector<std::string> known =
+        collective::algorithm_choices(workload::CollectiveKind::AllToAll);
+    known.erase(std::remove(known.begin(), known.end(), "auto"), known.end());
+    if (std::find(known.begin(), known.end(), algorithm) == known.end()) {
       throw Error("", field,
-                  fmt::format("unknown all-to-all algorithm {} after '+' (known: direct, pxn, "
-                              "hierarchical)",
-                              quote_input(algorithm)));
+                  fmt::format("unknown all-to-all algorithm {} after '+' (known: {})",
+                              quote_input(algorithm), fmt::join(known, ", ")));
     }
     FabricChoice f = parse_fabric_choice(text.substr(0, plus), field);
     f.label = text;
@@ -260,10 +279,7 @@ FabricChoice parse_fabric_choice(const std::string& text, const std::string& fie
   }
   // Any fabric spec: checked by building it on a small cluster of the default shape.
   const Spec spec = with_context("", field, [&] { return Spec::parse(text); });
-  std::vector<std::string> kinds;
-  for (const auto& k : fabric::fabric_kinds())
-    kinds.push_back(k.name);
-  if (std::find(kinds.begin(), kinds.end(), spec.name()) == kinds.end()) {
+  if (!fabric::fabric_kinds().contains(spec.name())) {
     std::string labels;
     for (const FabricChoice& f : paper_fabrics())
       labels += (labels.empty() ? "" : ", ") + f.label;
@@ -303,11 +319,8 @@ sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& m, Rat
   e.cluster.link = link;
   e.fabric = Spec::parse(fabric.spec);
   if (!fabric.all_to_all.empty()) e.algorithms.all_to_all = fabric.all_to_all;
-  if (e.fabric.name() == "mfabric" && !e.fabric.has("region")) {
-    auto params = e.fabric.params();
-    params["region"] = std::to_string(region_servers(m, e.cluster));
-    e.fabric = Spec(e.fabric.name(), params);
-  }
+  // A fabric with regions gets one EP group per region unless its spec says otherwise.
+  e.fabric = fabric::with_region(e.fabric, region_servers(m, e.cluster));
   sim::ModelWorkload w;
   w.model = m.model;
   w.tp = m.tp;
@@ -429,7 +442,9 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   // The timeline comes from the first mFabric run (in the order above).
   std::size_t timeline_job = jobs.size();
   for (std::size_t k = 0; k < jobs.size(); ++k) {
-    if (Spec::parse(jobs[k].fabric->spec).name() == "mfabric") {
+    const fabric::FabricKind* kind =
+        fabric::find_fabric_kind(Spec::parse(jobs[k].fabric->spec).name());
+    if (kind != nullptr && kind->traits.reconfigurable) {
       timeline_job = k;
       break;
     }

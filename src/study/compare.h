@@ -11,6 +11,7 @@
 
 #include "core/units.h"
 #include "fabric/cost.h"
+#include "fabric/fabric_kind.h"
 #include "sim/experiment.h"
 #include "sim/simulation.h"
 
@@ -43,9 +44,21 @@ struct FabricChoice {
 };
 // fat-tree (1:1), fat-tree 3:1, rail-optimized, TopoOpt, mFabric (alpha 6, 25 ms, block, greedy).
 std::vector<FabricChoice> paper_fabrics();
+// The labels of paper_fabrics(): the paper's stated figures (report/compare_paper.h) are about
+// the runs of these.
+namespace paper_label {
+inline constexpr const char* kFatTree = "fat-tree";
+inline constexpr const char* kFatTree3to1 = "fat-tree-3to1";
+inline constexpr const char* kRailOptimized = "rail-optimized";
+inline constexpr const char* kTopoOpt = "topoopt";
+inline constexpr const char* kMfabric = "mfabric";
+}  // namespace paper_label
+// The label of the baseline, the run every other run of its model and link is related to: the
+// paper's non-blocking fat-tree.
+inline constexpr const char* kBaselineLabel = paper_label::kFatTree;
 // A label above, or any fabric spec (its label is the spec itself), optionally followed by
-// "+ALGORITHM" for its all-to-alls (direct, pxn, hierarchical); mfabric::Error naming `field`
-// for an unknown fabric or algorithm.
+// "+ALGORITHM" for its all-to-alls (any all-to-all lowering but auto); mfabric::Error naming
+// `field` for an unknown fabric or algorithm.
 FabricChoice parse_fabric_choice(const std::string& text, const std::string& field);
 
 // What a comparison assumes (docs/compare.md, "Assumptions"):
@@ -235,16 +248,23 @@ void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_p
 // workloads.
 double tokens_per_iteration(const sim::Experiment& e);
 
-// Sets every run's relative figures against the finished fat-tree run (label "fat-tree") of the
+// Whether the run is the baseline's (label kBaselineLabel).
+bool is_baseline_run(const CompareRun& run);
+// Sets every run's relative figures against the finished baseline run (the fat-tree) of the
 // same model and link (fat_tree_of), perf/$ counting network cost in `convention`; runs without
 // one get none. run_compare calls it with the comparison's convention.
 void relate_to_fat_tree(std::vector<CompareRun>& runs, fabric::CostConvention convention);
-// The run that relate_to_fat_tree relates `run` to: the first finished fat-tree run (positive
+// The run that relate_to_fat_tree relates `run` to: the first finished baseline run (positive
 // iteration time) of its model and link, or null.
 const CompareRun* fat_tree_of(const std::vector<CompareRun>& runs, const CompareRun& run);
-// Whether the run is of an mFabric fabric: it has a reconfiguration summary, or its label names
-// the mfabric kind ("mfabric", "mfabric:...", "mfabric+...") as a failed run's does.
-bool is_mfabric_run(const CompareRun& run);
+// Whether the run is of a fabric that reconfigures (fabric/fabric_kind.h, traits.reconfigurable:
+// mFabric), the runs a comparison gives its verdict on: it has a reconfiguration summary, or its
+// label is a spec of such a kind ("mfabric", "mfabric:...", "mfabric+...") as a failed run's is.
+bool is_reconfigurable_run(const CompareRun& run);
+// The fabric kind of a run: that of its label when the label is a spec ("mfabric",
+// "mfabric:alpha=4+direct"), else that of the fabric it built (fabric_spec: a paper label such as
+// "fat-tree-3to1"); null for neither (such a run that failed before it was built).
+const fabric::FabricKind* kind_of_run(const CompareRun& run);
 
 // The experiment of one run (exposed for tests).
 sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& model, Rate link,

@@ -11,6 +11,7 @@
 #include "core/rng.h"
 #include "core/spec.h"
 #include "core/yaml_fields.h"
+#include "fabric/fabric_kinds.h"
 
 namespace mfabric::study {
 namespace {
@@ -148,13 +149,16 @@ void apply_paper_assumptions(SweepSpec& spec) {
   } else {
     calibration["base"] = "paper-measurement";
   }
-  // mFabric's controller is the paper's simulator's, in the experiment and in every point that
-  // sets a whole mFabric fabric, unless the point chooses its policy itself.
-  const auto is_mfabric = [](const YAML::Node& fabric) {
-    return fabric && fabric.IsMap() && fabric["kind"] && fabric["kind"].Scalar() == "mfabric";
+  // A reconfigurable fabric's controller (mFabric's) is the paper's simulator's, in the
+  // experiment and in every point that sets a whole such fabric, unless the point chooses its
+  // policy itself.
+  const auto reconfigures = [](const YAML::Node& fabric) {
+    if (!fabric || !fabric.IsMap() || !fabric["kind"]) return false;
+    const fabric::FabricKind* kind = fabric::find_fabric_kind(fabric["kind"].Scalar());
+    return kind != nullptr && kind->traits.reconfigurable;
   };
   const auto paper_controller = [&](YAML::Node fabric) {
-    if (!is_mfabric(fabric)) return;
+    if (!reconfigures(fabric)) return;
     fabric["policy"] = "paper-sim";
     fabric.remove("switching");
   };
@@ -173,7 +177,7 @@ void apply_paper_assumptions(SweepSpec& spec) {
         value = holder["fabric"];
       }
       // Other fabrics keep the text they were written in (and so their runs' fingerprints).
-      if (!is_mfabric(value)) continue;
+      if (!reconfigures(value)) continue;
       paper_controller(value);
       f.value = flow_text(value);
     }

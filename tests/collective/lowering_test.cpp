@@ -592,7 +592,7 @@ TEST(Lowerer, RejectsInvalidChoices) {
        "auto, ring, hierarchical"},
       {&AlgorithmChoice::all_reduce, "", "all_reduce", "all-reduce", "auto, ring, hierarchical"},
       {&AlgorithmChoice::all_to_all, "ring", "all_to_all", "all-to-all",
-       "auto, direct, proxy, pxn, hierarchical"},
+       "auto, hierarchical, direct, proxy, pxn"},
       {&AlgorithmChoice::all_gather, "hierarchical", "all_gather", "all-gather", "ring"},
       {&AlgorithmChoice::reduce_scatter, "auto", "reduce_scatter", "reduce-scatter", "ring"},
   };

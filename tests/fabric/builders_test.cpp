@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "fabric/ocs_params.h"
 #include "fabric/clos.h"
+#include "fabric/ocs_params.h"
 
 namespace mfabric::fabric {
 namespace {
@@ -155,10 +155,10 @@ bool contains(const std::string& text, const std::string& part) {
 
 TEST(FabricKinds, ListsEveryKindWithDocumentedParameters) {
   std::vector<std::string> names;
-  for (const auto& k : fabric_kinds()) {
+  for (const auto& k : fabric_kinds().entries()) {
     names.push_back(k.name);
-    EXPECT_FALSE(k.summary.empty()) << k.name;
-    for (const auto& p : k.params) {
+    EXPECT_FALSE(k.description.empty()) << k.name;
+    for (const auto& p : k.factory.params) {
       EXPECT_FALSE(p.default_value.empty()) << k.name << "." << p.name;
       EXPECT_FALSE(p.meaning.empty()) << k.name << "." << p.name;
     }

@@ -230,18 +230,18 @@ TEST(CompareConvention, PerfPerDollarCountsCostInTheComparisonsConvention) {
   EXPECT_STREQ(cost_convention_label(fabric::CostConvention::Paper), "paper formulas");
 }
 
-TEST(CompareConvention, MfabricRunsAreKnownByTheirLabelOrSummary) {
+TEST(CompareConvention, ReconfigurableRunsAreKnownByTheirLabelOrSummary) {
   CompareRun r;
   for (const char* label : {"mfabric", "mfabric:alpha=4", "mfabric+direct"}) {
     r.fabric = label;
-    EXPECT_TRUE(is_mfabric_run(r)) << label;
+    EXPECT_TRUE(is_reconfigurable_run(r)) << label;
   }
   for (const char* label : {"fat-tree", "mfabricated", "topoopt", ""}) {
     r.fabric = label;
-    EXPECT_FALSE(is_mfabric_run(r)) << label;
+    EXPECT_FALSE(is_reconfigurable_run(r)) << label;
   }
   r.reconfiguration = ReconfigurationSummary{};
-  EXPECT_TRUE(is_mfabric_run(r));
+  EXPECT_TRUE(is_reconfigurable_run(r));
 }
 
 TEST(CompareConvention, RunCompareUsesTheSpecsConventionAndRecordsWhereTimeGoes) {

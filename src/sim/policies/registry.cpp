@@ -1,6 +1,6 @@
-// The policies `fabric.policy` accepts: one line each.
-#include <functional>
-#include <utility>
+// The policies `fabric.policy` accepts: one line each (a new policy is sim/policies/<name>.{h,cpp}
+// on sim::Policy plus a line here).
+#include <memory>
 
 #include "sim/policies/block.h"
 #include "sim/policies/eps_during_switch.h"
@@ -13,34 +13,45 @@ namespace mfabric::sim {
 
 namespace {
 
-using Make = std::function<std::unique_ptr<Policy>()>;
-
-const std::vector<std::pair<std::string, Make>>& registry() {
-  static const std::vector<std::pair<std::string, Make>> policies = {
-      {"block", [] { return std::make_unique<BlockPolicy>(); }},
-      {"reuse-previous", [] { return std::make_unique<ReusePreviousPolicy>(); }},
-      {"eps-during-switch", [] { return std::make_unique<EpsDuringSwitchPolicy>(); }},
-      {"predict", [] { return std::make_unique<PredictPolicy>(); }},
-      {"oracle", [] { return std::make_unique<OraclePolicy>(); }},
-      {"paper-sim", [] { return std::make_unique<PaperSimPolicy>(); }},
-  };
-  return policies;
+template <class P>
+std::unique_ptr<Policy> make() {
+  return std::make_unique<P>();
 }
 
 }  // namespace
 
+PolicyRegistry& policies() {
+  static PolicyRegistry registry(
+      "policy",
+      {
+          {"block",
+           "each layer's forward dispatch all-to-all waits for its circuits; backward plans go up "
+           "under the compute of the layer before",
+           make<BlockPolicy>},
+          {"reuse-previous",
+           "the dispatch runs on the circuits up, the plan follows under expert compute",
+           make<ReusePreviousPolicy>},
+          {"eps-during-switch",
+           "the dispatch starts over the EPS and moves to the circuits when they come up",
+           make<EpsDuringSwitchPolicy>},
+          {"predict", "Copilot forecasts the next layer's plan under attention compute",
+           make<PredictPolicy>},
+          {"oracle", "block with no delay: an upper bound", make<OraclePolicy>},
+          {"paper-sim",
+           "the paper's simulator: every new layer's dispatch waits for a whole-region switch "
+           "(switching every)",
+           make<PaperSimPolicy>},
+      });
+  return registry;
+}
+
 std::vector<std::string> policy_names() {
-  std::vector<std::string> names;
-  for (const auto& entry : registry())
-    names.push_back(entry.first);
-  return names;
+  return policies().names();
 }
 
 std::unique_ptr<Policy> make_policy(const std::string& name) {
-  for (const auto& [known, make] : registry()) {
-    if (known == name) return make();
-  }
-  return nullptr;
+  const auto* entry = policies().find(name);
+  return entry ? entry->factory() : nullptr;
 }
 
 }  // namespace mfabric::sim
