@@ -14,7 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   liblemon-dev libglpk-dev  # control/: matchings (LEMON) and the exact planner (GLPK)
   libopenmpi-dev openmpi-bin  # study/: sweeps on MPI ranks (mpirun -n R mfabric sweep)
-  gnuplot-nox  # report.html of mfabric compare: the plots, as SVG (docs/compare-report.md)
+  gnuplot-nox  # report.html of mfabric compare: the plots, as SVG (docs/compare.md)
   chromium fonts-dejavu-core  # renders report.html headless in its test
   time python3
 )

@@ -1,4 +1,5 @@
-// mFabric's optical parameters, typed (docs/fabrics.md, mfabric): read and checked once by the
+// mFabric's optical parameters, typed (docs/cli.md, "Fabric names", mfabric; the optics' cost in
+// docs/cost-model.md, the switching rule in docs/control-plane.md): read and checked once by the
 // builder, carried on the Topology (Topology::ocs()), and read from there by the cost model and
 // the control plane. The text of Topology::params() is written from them, for the outputs.
 #pragma once

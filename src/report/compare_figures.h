@@ -1,4 +1,4 @@
-// The figures of report.html of `mfabric compare` (compare_html.h, docs/compare-report.md), drawn
+// The figures of report.html of `mfabric compare` (compare_html.h, docs/compare.md), drawn
 // by gnuplot: iteration time and perf/$ relative to the fat-tree, the network cost by component,
 // cost against time, and one mFabric run's timeline. Costs are counted in the comparison's
 // convention (CompareResult::cost_convention), named in the figures; points of the perf/$ and

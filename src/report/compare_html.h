@@ -1,4 +1,4 @@
-// report.html of `mfabric compare --out DIR` (docs/compare-report.md): one self-contained page
+// report.html of `mfabric compare --out DIR` (docs/compare.md): one self-contained page
 // (inline CSS, inline SVG plots drawn by gnuplot, no scripts, no external files) that opens with
 // the verdict (compare_report.h's headline) and holds the comparison's plots, where mFabric's
 // time goes, and its results table.

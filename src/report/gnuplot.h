@@ -1,4 +1,4 @@
-// Plots drawn by gnuplot (Debian's gnuplot-nox) for the HTML reports (docs/compare-report.md).
+// Plots drawn by gnuplot (Debian's gnuplot-nox) for the HTML reports (docs/compare.md).
 // gnuplot runs as a child process (posix_spawn, no shell) on a script written to a private
 // temporary directory that is removed whatever happens; its SVG comes back as text, ready to be
 // inlined into an HTML page.
