@@ -243,6 +243,9 @@ inline constexpr double kSecondsPerCostUnit = 4.2e-5;
 // (iterations, compute, exposed communication) and, for mFabric, the reconfiguration summary.
 // Labels, relative figures and wall time are left to the caller.
 void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_per_iteration);
+// Region 0's reconfigurations and EP all-to-alls of one mFabric run, in time order (empty for a
+// run without regions or a control plane): compare's timeline figure.
+std::vector<TimelineSpan> region_timeline(const sim::Simulation& s);
 // Tokens one iteration of the experiment's training job trains: global batch x EP x sequence
 // (each EP rank of a DP replica runs its own micro-batches, docs/workload.md); 0 for other
 // workloads.

@@ -1,0 +1,326 @@
+// run_compare: check every run before any starts, take what a journal already holds, run the
+// rest on threads (the longest first), journal each as it finishes, relate them to the baseline.
+// Each step is a function of its own below; run_compare strings them together.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <mutex>
+
+#include "core/error.h"
+#include "core/json_text.h"
+#include "core/rng.h"
+#include "core/spec.h"
+#include "fabric/builders.h"
+#include "fabric/fabric_kinds.h"
+#include "net/backends.h"
+#include "sim/simulation.h"
+#include "study/compare.h"
+#include "study/parallel.h"
+#include "study/sweep.h"
+#include "study/sweep_journal.h"
+#include "study/sweep_run.h"
+#include "workload/model.h"
+#include "workload/parallelism.h"
+
+namespace mfabric::study {
+namespace {
+
+// One run of the grid: its model, link and fabric, the fingerprint its journal record must
+// carry, and its estimated cost (the longest runs start first).
+struct CompareJob {
+  const ModelSetup* model;
+  Rate link;
+  const FabricChoice* fabric;
+  std::string fingerprint;
+  double cost = 0;
+};
+
+// The checks that need no run: something to compare, a convention a comparison computes, a
+// known backend, prices for every link.
+void check_spec(const CompareSpec& spec) {
+  if (spec.models.empty()) throw Error("", "--models", "no model to compare");
+  if (spec.links.empty()) throw Error("", "--links", "no link speed to compare");
+  if (spec.fabrics.empty()) throw Error("", "--fabrics", "no fabric to compare");
+  if (spec.cost_convention == fabric::CostConvention::Calculator) {
+    throw Error("", "--convention",
+                "a comparison counts network cost as built or paper; the calculator convention is "
+                "not computed for its runs (docs/cost-model.md)");
+  }
+  // The backend is the experiment file's (checked when it was read) or --backend's.
+  const std::vector<std::string> backends = net::backend_names();
+  if (std::find(backends.begin(), backends.end(), spec.base.backend) == backends.end()) {
+    throw Error("", "--backend",
+                fmt::format("unknown backend '{}' (known: {})", spec.base.backend,
+                            fmt::join(backends, ", ")));
+  }
+  const fabric::PriceBook prices = fabric::PriceBook::paper_defaults();
+  for (const Rate link : spec.links) {
+    try {
+      prices.at(link);
+    } catch (const Error& e) {
+      throw Error("", "--links", e.message());
+    }
+  }
+}
+
+// What the result records of the comparison beside its runs.
+CompareResult result_header(const CompareSpec& spec) {
+  CompareResult result;
+  result.seed = spec.base.seed;
+  result.calibration = spec.base.calibration.name;
+  result.assumptions = spec.assumptions;
+  result.cost_convention = spec.cost_convention;
+  result.backend = spec.base.backend;
+  result.completion_batching = spec.base.completion_batching;
+  result.description = spec.description;
+  result.servers = spec.base.cluster.servers;
+  result.gpus_per_server = spec.base.cluster.gpus_per_server;
+  result.nics_per_server = spec.base.cluster.nics_per_server;
+  result.gpu = spec.base.gpu;
+  result.models = spec.models;
+  return result;
+}
+
+// The models whose job fits the cluster: DP = GPUs / (TP x PP x EP), or the job's own DP. A model
+// that does not is left out with a note in `result.skipped` (a smaller cluster still answers for
+// the others); an unknown model, or none that fits, is an error.
+std::vector<const ModelSetup*> fitting_models(const CompareSpec& spec, CompareResult& result) {
+  const int gpus = spec.base.cluster.servers * spec.base.cluster.gpus_per_server;
+  std::vector<const ModelSetup*> models;
+  std::optional<Error> first_misfit;
+  for (const ModelSetup& m : spec.models) {
+    const workload::ModelSpec model =
+        with_context("", "--models", [&] { return workload::load_model(m.model); });
+    try {
+      workload::resolve_parallelism(m.tp, m.pp, m.ep, m.dp, m.dp ? 0 : gpus, model,
+                                    spec.base.cluster.gpus_per_server);
+      models.push_back(&m);
+    } catch (const Error& e) {
+      const std::string why =
+          fmt::format("{} (TP {} x PP {} x EP {}) on {} GPUs ({} servers): {}", m.model, m.tp, m.pp,
+                      m.ep, gpus, spec.base.cluster.servers, e.what());
+      if (!first_misfit) first_misfit = Error("", "--models", why);
+      result.skipped.push_back(why);
+    }
+  }
+  if (models.empty()) throw *first_misfit;
+  return models;
+}
+
+// Every run of the grid (models x links x fabrics, in that order), each fabric built once on its
+// run's cluster first so that a bad one fails before anything runs; their empty records in
+// `result.runs`.
+std::vector<CompareJob> make_jobs(const CompareSpec& spec,
+                                  const std::vector<const ModelSetup*>& models,
+                                  CompareResult& result) {
+  std::vector<CompareJob> jobs;
+  for (const ModelSetup* m : models) {
+    for (const Rate link : spec.links) {
+      for (const FabricChoice& f : spec.fabrics) {
+        const sim::Experiment e =
+            with_context("", "--fabrics", [&] { return run_experiment(spec, *m, link, f); });
+        with_context("", "--fabrics",
+                     [&] { return fabric::build_fabric(e.fabric, e.cluster).tiers(); });
+        const std::string identity = fmt::format(
+            "{}\n{} tp {} pp {} ep {} dp {} mb {} gb {} seq {}\n{} bps\n{}\n{}\n{}",
+            spec.fingerprint_basis, m->model, m->tp, m->pp, m->ep, m->dp.value_or(0),
+            m->micro_batch, m->global_batch, m->seq, link.bps(), f.label, f.spec, f.all_to_all);
+        jobs.push_back({m, link, &f, fmt::format("{:016x}", fnv1a(identity)), estimated_cost(e)});
+        CompareRun run;
+        run.model = m->model;
+        run.link_gbps = link.bps() / 1e9;
+        run.fabric = f.label;
+        result.runs.push_back(run);
+      }
+    }
+  }
+  return jobs;
+}
+
+std::vector<FieldValue> fields_of(const CompareJob& job) {
+  return {
+      {"model", job.model->model}, {"link", link_label(job.link)}, {"fabric", job.fabric->label}};
+}
+
+// The run whose region 0 the timeline figure shows: the first of a fabric that reconfigures, in
+// the grid's order; jobs.size() for none.
+std::size_t timeline_job(const std::vector<CompareJob>& jobs) {
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    const fabric::FabricKind* kind =
+        fabric::find_fabric_kind(Spec::parse(jobs[k].fabric->spec).name());
+    if (kind != nullptr && kind->traits.reconfigurable) return k;
+  }
+  return jobs.size();
+}
+
+// Runs an earlier comparison into the same journal finished: their figures into `result`, their
+// records into `records`; true in `resumed` for each. A record of the timeline run without its
+// timeline (cannot happen from this code, but from an edited file) runs again.
+std::vector<bool> resume(const CompareSpec& spec, const std::vector<CompareJob>& jobs,
+                         std::size_t timeline, CompareResult& result,
+                         std::vector<std::string>& records) {
+  std::vector<bool> resumed(jobs.size(), false);
+  if (spec.journal.empty()) return resumed;
+  JournalContents contents =
+      read_journal(spec.journal, jobs.size(), [&](std::size_t k) { return jobs[k].fingerprint; });
+  if (contents.torn_line > 0) {
+    drop_torn_line(spec.journal, contents);
+    result.notes.push_back(fmt::format(
+        "{}: line {} was cut short (the comparison was stopped while writing it): dropped, its "
+        "run runs again",
+        spec.journal, contents.torn_line));
+  }
+  for (auto& [k, record] : contents.points) {
+    if (k == timeline && record.timeline.empty()) continue;
+    records[k] = json_text(run_record_json(fields_of(jobs[k]), record), -1) + "\n";
+    CompareRun& run = result.runs[k];
+    run = std::move(record.figures);
+    if (k == timeline) {
+      result.timeline = std::move(record.timeline);
+      result.timeline_run = fmt::format("{} {}G {}", run.model, run.link_gbps, run.fabric);
+    }
+    resumed[k] = true;
+    ++result.resumed;
+  }
+  return resumed;
+}
+
+// The runs left, the longest first, so that the threads finish together. The EP all-to-alls
+// dominate the cost: each is EP x (EP - 1) transfers that share the group's NICs, and a
+// completion can move the rates of all of them, so a run costs about EP squared (DeepSeek-R1's EP
+// 64 most, the Mixtrals' EP 8 least). Ties keep the grid's order.
+std::vector<std::size_t> run_order(const std::vector<CompareJob>& jobs,
+                                   const std::vector<bool>& resumed) {
+  std::vector<std::size_t> order;
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    if (!resumed[k]) order.push_back(k);
+  }
+  const auto weight = [&](std::size_t k) {
+    const double ranks = static_cast<double>(jobs[k].model->ep);
+    return ranks * ranks;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return weight(a) > weight(b); });
+  return order;
+}
+
+// What the opening line says: runs, resumed, threads and a rough wall time.
+RunsStart runs_start(const CompareSpec& spec, const std::vector<CompareJob>& jobs,
+                     const std::vector<std::size_t>& order, const CompareResult& result) {
+  double cost_left = 0;
+  double largest = 0;
+  for (std::size_t k : order) {
+    cost_left += jobs[k].cost;
+    largest = std::max(largest, jobs[k].cost);
+  }
+  RunsStart s;
+  s.runs = static_cast<int>(jobs.size());
+  s.resumed = static_cast<int>(result.resumed);
+  s.threads = std::max(
+      1, std::min(static_cast<int>(order.size()),
+                  spec.jobs > 0 ? std::min(spec.jobs, machine_threads()) : machine_threads()));
+  s.estimated_s = std::max(cost_left / s.threads, largest) * kSecondsPerCostUnit;
+  s.skipped = result.skipped;
+  return s;
+}
+
+// One run: its simulation, its figures, and its record as the journal will read it back, so that
+// a resumed comparison gives the same results as one run whole; a record the reader would refuse
+// (a figure out of range) is a failed run here, never a journal that cannot be resumed.
+SweepRun run_job(const CompareSpec& spec, const CompareJob& job, std::size_t k,
+                 const CompareRun& empty, bool with_timeline) {
+  SweepRun record;
+  record.index = k;
+  record.fingerprint = job.fingerprint;
+  CompareRun& run = record.figures;
+  run = empty;
+  const auto start_time = std::chrono::steady_clock::now();
+  try {
+    sim::SimulationOptions options;
+    options.record_spans = with_timeline;
+    const sim::Simulation s =
+        sim::simulate(run_experiment(spec, *job.model, job.link, *job.fabric), options);
+    fill_run_figures(run, s, tokens_per_iteration(s.experiment));
+    if (with_timeline) record.timeline = region_timeline(s);
+  } catch (const Error& e) {
+    run.error = e.what();
+  } catch (const std::exception& e) {
+    // A fault of ours, not of the input: the run is reported, the others go on.
+    run.error = fmt::format("internal error: {}", e.what());
+  }
+  run.wall_time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+  try {
+    record = sweep_run_from_json(run_record_json(fields_of(job), record), "", "");
+  } catch (const Error& e) {
+    CompareRun failed = empty;
+    failed.fabric_spec = run.fabric_spec;
+    failed.wall_time_s = std::isfinite(run.wall_time_s) ? std::max(0.0, run.wall_time_s) : 0;
+    failed.error = fmt::format("internal error: a figure of the run is out of range: {}", e.what());
+    record.figures = std::move(failed);
+    record.timeline.clear();
+  }
+  return record;
+}
+
+}  // namespace
+
+CompareResult run_compare(const CompareSpec& spec, const std::function<void(int, int)>& progress,
+                          const std::function<void(const RunsStart&)>& start) {
+  check_spec(spec);
+  CompareResult result = result_header(spec);
+  const std::vector<CompareJob> jobs = make_jobs(spec, fitting_models(spec, result), result);
+  const std::size_t timeline = timeline_job(jobs);
+  std::vector<std::string> records(jobs.size());
+  const std::vector<bool> resumed = resume(spec, jobs, timeline, result, records);
+  const std::vector<std::size_t> order = run_order(jobs, resumed);
+  if (start) start(runs_start(spec, jobs, order, result));
+
+  // Opened at the first record: a comparison whose every run fails writes nothing.
+  std::unique_ptr<SweepJournal> journal;
+  if (!spec.journal.empty()) journal = std::make_unique<SweepJournal>(spec.journal);
+  std::mutex done_mutex;
+  int done = 0;
+  const int total = static_cast<int>(order.size());
+  if (progress) progress(0, total);
+  const ParallelRun parallel = run_in_parallel(order.size(), spec.jobs, [&](std::size_t i) {
+    const std::size_t k = order[i];
+    SweepRun record = run_job(spec, jobs[k], k, result.runs[k], k == timeline);
+    const std::vector<FieldValue> fields = fields_of(jobs[k]);
+    const std::lock_guard<std::mutex> lock(done_mutex);
+    // A failed run is not journaled: it runs again anyway.
+    if (record.figures.error.empty())
+      records[k] = json_text(run_record_json(fields, record), -1) + "\n";
+    if (journal && result.journal_error.empty() && record.figures.error.empty()) {
+      try {
+        journal->append(fields, record);
+      } catch (const Error& e) {
+        // The results still reach the output; only resuming loses this run.
+        result.journal_error = e.what();
+      }
+    }
+    result.runs[k] = std::move(record.figures);
+    if (k == timeline && result.runs[k].error.empty()) {
+      result.timeline = std::move(record.timeline);
+      const CompareRun& r = result.runs[k];
+      result.timeline_run = fmt::format("{} {}G {}", r.model, r.link_gbps, r.fabric);
+    }
+    if (progress) progress(++done, total);
+  });
+  result.threads = parallel.threads;
+  if (!parallel.failure.empty()) {
+    result.notes.push_back(
+        fmt::format("could not start more than {} of {} threads ({}): the runs ran on {}",
+                    parallel.threads, parallel.planned, parallel.failure, parallel.threads));
+  }
+  relate_to_fat_tree(result.runs, result.cost_convention);
+  for (const std::string& line : records)
+    result.journal_records += line;
+  return result;
+}
+
+}  // namespace mfabric::study
