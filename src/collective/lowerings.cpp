@@ -7,35 +7,26 @@
 
 namespace mfabric::collective {
 
-namespace {
-
-template <class L>
-std::unique_ptr<Lowering> make() {
-  return std::make_unique<L>();
-}
-
-}  // namespace
-
 LoweringRegistry& lowerings() {
   static LoweringRegistry registry(
       "collective algorithm",
       {
           {"ring", "pipelined ring (NCCL's chunked ring): all-reduce, reduce-scatter, all-gather",
-           make<detail::RingLowering>},
+           make_as<Lowering, detail::RingLowering>},
           {"hierarchical",
            "two levels: NVSwitch inside servers, rings (all-reduce) or a rail-aligned exchange "
            "(all-to-all) across them",
-           make<detail::HierarchicalLowering>},
+           make_as<Lowering, detail::HierarchicalLowering>},
           {"direct", "all-to-all(v) as one transfer per GPU pair; the router picks each path",
-           make<detail::DirectLowering>},
+           make_as<Lowering, detail::DirectLowering>},
           {"proxy",
            "mFabric's 5-step all-to-all(v): gather to the GPUs whose NICs reach each destination "
            "server (a circuit, else the EPS), exchange, scatter",
-           make<detail::ProxyLowering>},
+           make_as<Lowering, detail::ProxyLowering>},
           {"pxn",
            "NCCL's PXN all-to-all(v): bytes move to the sender's GPU on the destination's rail "
            "over the NVSwitch first",
-           make<detail::PxnLowering>},
+           make_as<Lowering, detail::PxnLowering>},
       });
   return registry;
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -84,5 +85,12 @@ class Registry {
   std::string what_;
   std::deque<Entry> entries_;
 };
+
+// The factory of a registry of `Base` objects that makes a default-constructed `T`:
+// {"ring", "...", make_as<Lowering, RingLowering>}.
+template <class Base, class T>
+std::unique_ptr<Base> make_as() {
+  return std::make_unique<T>();
+}
 
 }  // namespace mfabric

@@ -11,15 +11,6 @@
 
 namespace mfabric::sim {
 
-namespace {
-
-template <class P>
-std::unique_ptr<Policy> make() {
-  return std::make_unique<P>();
-}
-
-}  // namespace
-
 PolicyRegistry& policies() {
   static PolicyRegistry registry(
       "policy",
@@ -27,20 +18,20 @@ PolicyRegistry& policies() {
           {"block",
            "each layer's forward dispatch all-to-all waits for its circuits; backward plans go up "
            "under the compute of the layer before",
-           make<BlockPolicy>},
+           make_as<Policy, BlockPolicy>},
           {"reuse-previous",
            "the dispatch runs on the circuits up, the plan follows under expert compute",
-           make<ReusePreviousPolicy>},
+           make_as<Policy, ReusePreviousPolicy>},
           {"eps-during-switch",
            "the dispatch starts over the EPS and moves to the circuits when they come up",
-           make<EpsDuringSwitchPolicy>},
+           make_as<Policy, EpsDuringSwitchPolicy>},
           {"predict", "Copilot forecasts the next layer's plan under attention compute",
-           make<PredictPolicy>},
-          {"oracle", "block with no delay: an upper bound", make<OraclePolicy>},
+           make_as<Policy, PredictPolicy>},
+          {"oracle", "block with no delay: an upper bound", make_as<Policy, OraclePolicy>},
           {"paper-sim",
            "the paper's simulator: every new layer's dispatch waits for a whole-region switch "
            "(switching every)",
-           make<PaperSimPolicy>},
+           make_as<Policy, PaperSimPolicy>},
       });
   return registry;
 }
