@@ -17,7 +17,7 @@
 #include "report/table.h"
 #include "runtime/moe_bench.h"
 #ifdef MFABRIC_HAVE_GRPC
-#include "service/controller_rpc_client.h"
+#include "controller/controller_rpc_client.h"
 #endif
 
 namespace mfabric::cli {
@@ -49,7 +49,7 @@ struct MoeBenchCommandOptions {
 // rank 0 has one; runtime::BroadcastCircuitSource gives its answers to every rank.
 class ControllerCircuitSource final : public runtime::CircuitSource {
  public:
-  ControllerCircuitSource(std::unique_ptr<service::ControllerClient> client, std::string region)
+  ControllerCircuitSource(std::unique_ptr<controller::ControllerClient> client, std::string region)
       : client_(std::move(client)), region_(std::move(region)) {}
 
   runtime::CircuitsInForce request(const control::ServerDemand& demand) override {
@@ -58,25 +58,25 @@ class ControllerCircuitSource final : public runtime::CircuitSource {
   runtime::CircuitsInForce current() override { return in_force(client_->circuits(region_)); }
 
  private:
-  static runtime::CircuitsInForce in_force(service::RegionCircuits answer) {
+  static runtime::CircuitsInForce in_force(controller::RegionCircuits answer) {
     runtime::CircuitsInForce out;
     out.generation = static_cast<std::uint64_t>(answer.generation);
     out.circuits = std::move(answer.circuits);
     return out;
   }
 
-  std::unique_ptr<service::ControllerClient> client_;
+  std::unique_ptr<controller::ControllerClient> client_;
   std::string region_;
   int next_layer_ = 0;
 };
 
 std::unique_ptr<runtime::CircuitSource> controller_source(const MoeBenchCommandOptions& o) {
-  service::ControllerAuth auth = controller_auth(o.token_file, o.tls_cert, o.tls_key, o.tls_ca);
+  controller::ControllerAuth auth = controller_auth(o.token_file, o.tls_cert, o.tls_key, o.tls_ca);
   const Time timeout =
       with_context("", "--controller-timeout", [&] { return parse_time(o.controller_timeout); });
   if (timeout.ps() <= 0) throw Error("", "--controller-timeout", "expected a positive time");
   return std::make_unique<ControllerCircuitSource>(
-      std::make_unique<service::ControllerClient>(o.controller, std::move(auth), timeout),
+      std::make_unique<controller::ControllerClient>(o.controller, std::move(auth), timeout),
       o.region);
 }
 

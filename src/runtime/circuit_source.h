@@ -1,6 +1,6 @@
 // Where the data path gets its circuits: the region controller decides them; moe-bench asks for
 // each layer's. CircuitSource is that question. LocalCircuitSource answers it with a planner of
-// control/ in this process, standing in for the controller (src/service/); the controller's own
+// control/ in this process, standing in for the controller (src/controller/); the controller's own
 // client is wired in by cli/ (moe-bench --controller), on rank 0 behind a
 // BroadcastCircuitSource (runtime/mpi_transport.h); NoCircuits leaves everything on the EPS.
 #pragma once
