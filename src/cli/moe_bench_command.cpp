@@ -27,7 +27,7 @@ namespace {
 struct MoeBenchCommandOptions {
   runtime::MoeBenchOptions bench;
   std::string hidden = "1KiB";
-  std::string policy = "block";
+  std::string policy = runtime::policy_name(runtime::CircuitPolicy::Block);
   std::string link = "400G";
   std::string switch_time = "0s";
   // --controller: the region controller's address, the region, its credentials (as the

@@ -54,7 +54,8 @@ class NoCircuits final : public CircuitSource {
 //   reuse-previous: the layer runs on the circuits already in force (none before the first
 //   layer) and its demand is planned for the next one, off the critical path.
 enum class CircuitPolicy { Block, ReusePrevious };
-// "block" or "reuse-previous"; mfabric::Error (field "policy") otherwise.
+// By the policy names of sim/ (control/policy_names.h): "block" or "reuse-previous";
+// mfabric::Error (field "policy") naming the two otherwise.
 CircuitPolicy circuit_policy_from(const std::string& name);
 const char* policy_name(CircuitPolicy policy);
 

@@ -2,6 +2,7 @@
 #include <functional>
 #include <utility>
 
+#include "control/policy_names.h"
 #include "sim/policies/block.h"
 #include "sim/policies/eps_during_switch.h"
 #include "sim/policies/paper_sim.h"
@@ -17,12 +18,12 @@ using Make = std::function<std::unique_ptr<Policy>()>;
 
 const std::vector<std::pair<std::string, Make>>& registry() {
   static const std::vector<std::pair<std::string, Make>> policies = {
-      {"block", [] { return std::make_unique<BlockPolicy>(); }},
-      {"reuse-previous", [] { return std::make_unique<ReusePreviousPolicy>(); }},
-      {"eps-during-switch", [] { return std::make_unique<EpsDuringSwitchPolicy>(); }},
-      {"predict", [] { return std::make_unique<PredictPolicy>(); }},
-      {"oracle", [] { return std::make_unique<OraclePolicy>(); }},
-      {"paper-sim", [] { return std::make_unique<PaperSimPolicy>(); }},
+      {control::kBlockPolicy, [] { return std::make_unique<BlockPolicy>(); }},
+      {control::kReusePreviousPolicy, [] { return std::make_unique<ReusePreviousPolicy>(); }},
+      {control::kEpsDuringSwitchPolicy, [] { return std::make_unique<EpsDuringSwitchPolicy>(); }},
+      {control::kPredictPolicy, [] { return std::make_unique<PredictPolicy>(); }},
+      {control::kOraclePolicy, [] { return std::make_unique<OraclePolicy>(); }},
+      {control::kPaperSimPolicy, [] { return std::make_unique<PaperSimPolicy>(); }},
   };
   return policies;
 }
