@@ -13,6 +13,7 @@
 #include "core/input_files.h"
 #include "core/json_text.h"
 #include "core/units.h"
+#include "mpi/world.h"
 #include "report/format.h"
 #include "report/table.h"
 #include "runtime/moe_bench.h"
@@ -210,7 +211,7 @@ void print_text(const MoeBenchCommandOptions& o, const runtime::MoeBenchResult& 
 }
 
 int run_moe_bench(MoeBenchCommandOptions o) {
-  runtime::MpiSession session;
+  mpi::World world = runtime::moe_bench_world();
   try {
     o.bench.hidden = with_context("", "--hidden", [&] { return parse_bytes(o.hidden).count(); });
     o.bench.policy = with_option_names([&] { return runtime::circuit_policy_from(o.policy); });
@@ -229,19 +230,19 @@ int run_moe_bench(MoeBenchCommandOptions o) {
     if (!o.controller.empty()) {
       o.bench.circuits = "controller";
       std::string error;
-      if (session.rank() == 0) {
+      if (world.rank() == 0) {
         try {
           controller = controller_source(o);
         } catch (const Error& e) {
           error = e.what();
         }
       }
-      error = session.first_error(error);
+      error = world.first_error(error);
       if (!error.empty()) throw Error(error.substr(error.find(": ") + 2));
       o.bench.first_rank_source = controller.get();
     }
-    const runtime::MoeBenchResult result = runtime::run_moe_bench(o.bench, session);
-    if (session.rank() != 0) return 0;
+    const runtime::MoeBenchResult result = runtime::run_moe_bench(o.bench, world);
+    if (world.rank() != 0) return 0;
     if (o.json)
       print_json(o, result);
     else
@@ -251,7 +252,7 @@ int run_moe_bench(MoeBenchCommandOptions o) {
     // Every rank meets the same error (bad input, or the first rank's failed check, shared);
     // rank 0 says it, once, and its exit code fails the job. The others end quietly with 0:
     // a non-zero exit elsewhere makes mpirun abort the job, possibly before rank 0 has said it.
-    if (session.rank() != 0) return 0;
+    if (world.rank() != 0) return 0;
     throw;
   }
 }
