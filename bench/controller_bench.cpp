@@ -15,12 +15,12 @@
 
 #include "control/demand.h"
 #include "control/synthetic_demand.h"
+#include "controller/region_service.h"
+#include "controller/regions_file.h"
 #include "core/rng.h"
-#include "service/ocs_emulator.h"
-#include "service/region_service.h"
-#include "service/regions_file.h"
-#include "service/tcp_connection.h"
-#include "service/tl1_client.h"
+#include "ocs/ocs_emulator.h"
+#include "tl1/tcp_connection.h"
+#include "tl1/tl1_client.h"
 
 namespace {
 
@@ -43,27 +43,26 @@ class BenchEmulator {
   const std::string& address() const { return emulator_.address(); }
 
  private:
-  static service::OcsEmulatorOptions options(const std::filesystem::path& dir) {
+  static ocs::OcsEmulatorOptions options(const std::filesystem::path& dir) {
     std::filesystem::create_directories(dir);
-    service::OcsEmulatorOptions o;
+    ocs::OcsEmulatorOptions o;
     o.ports = 384;
     o.switching = Time::milliseconds(0);
     o.state_file = (dir / "ocs.state").string();
     return o;
   }
   std::filesystem::path dir_;
-  service::OcsEmulator emulator_;
+  ocs::OcsEmulator emulator_;
   std::thread thread_;
 };
 
 // Submits alternate between `demands` (one demand again and again: nothing switches).
 void submit_loop(benchmark::State& state, int demands) {
   BenchEmulator emulator;
-  service::RegionControllerService controller(
-      service::parse_regions("regions:\n  - {name: r, servers: 64, first_port: 1}\n", "bench"),
-      std::make_unique<service::Tl1Client>(
-          emulator.address(),
-          service::Tl1Credentials{service::kDefaultUser, service::kDefaultPassword}));
+  controller::RegionControllerService controller(
+      controller::parse_regions("regions:\n  - {name: r, servers: 64, first_port: 1}\n", "bench"),
+      std::make_unique<tl1::Tl1Client>(
+          emulator.address(), tl1::Tl1Credentials{ocs::kDefaultUser, ocs::kDefaultPassword}));
   controller.start();
   std::vector<control::ServerDemand> inputs;
   for (int k = 0; k < demands; ++k) {
@@ -99,8 +98,8 @@ BENCHMARK(ControllerSubmitNewPlan)->Unit(benchmark::kMicrosecond);
 // DLT-PATCH waits for its line's fdatasync, RTRV-PATCH writes nothing.
 void Tl1RetrievePatchesOneAtATime(benchmark::State& state) {
   BenchEmulator emulator;
-  service::Tl1Client ocs(emulator.address(),
-                         service::Tl1Credentials{service::kDefaultUser, service::kDefaultPassword});
+  tl1::Tl1Client ocs(emulator.address(),
+                     tl1::Tl1Credentials{ocs::kDefaultUser, ocs::kDefaultPassword});
   for (auto _ : state)
     benchmark::DoNotOptimize(ocs.patches());
   state.SetItemsProcessed(state.iterations());
@@ -108,8 +107,8 @@ void Tl1RetrievePatchesOneAtATime(benchmark::State& state) {
 
 void Tl1PatchOneAtATime(benchmark::State& state) {
   BenchEmulator emulator;
-  service::Tl1Client ocs(emulator.address(),
-                         service::Tl1Credentials{service::kDefaultUser, service::kDefaultPassword});
+  tl1::Tl1Client ocs(emulator.address(),
+                     tl1::Tl1Credentials{ocs::kDefaultUser, ocs::kDefaultPassword});
   for (auto _ : state) {
     ocs.connect_ports(1, 2);
     ocs.disconnect_port(1);
@@ -118,7 +117,7 @@ void Tl1PatchOneAtATime(benchmark::State& state) {
 }
 
 // Writes `commands` at once and reads until every one is answered (a line ";" each).
-void send_pipelined(service::TcpConnection& connection, const std::string& commands, int count) {
+void send_pipelined(tl1::TcpConnection& connection, const std::string& commands, int count) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   connection.send(commands, deadline);
   int answered = 0;
@@ -137,7 +136,7 @@ void send_pipelined(service::TcpConnection& connection, const std::string& comma
 
 void tl1_pipelined(benchmark::State& state, bool patch) {
   BenchEmulator emulator;
-  auto connection = service::TcpConnection::connect(
+  auto connection = tl1::TcpConnection::connect(
       emulator.address(), std::chrono::steady_clock::now() + std::chrono::seconds(5));
   send_pipelined(connection, "ACT-USER::admin:1::admin;", 1);
   // 64 commands per batch: the emulator refuses more than 64 waiting for their mirrors.

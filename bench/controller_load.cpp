@@ -26,13 +26,13 @@
 
 #include "control/demand.h"
 #include "control/synthetic_demand.h"
+#include "controller/controller.grpc.pb.h"
+#include "controller/controller_rpc.h"
+#include "controller/region_service.h"
+#include "controller/regions_file.h"
 #include "core/rng.h"
-#include "service/controller.grpc.pb.h"
-#include "service/controller_rpc.h"
-#include "service/ocs_emulator.h"
-#include "service/region_service.h"
-#include "service/regions_file.h"
-#include "service/tl1_client.h"
+#include "ocs/ocs_emulator.h"
+#include "tl1/tl1_client.h"
 
 namespace {
 
@@ -178,14 +178,14 @@ int run(const LoadOptions& o) {
   const std::filesystem::path dir = std::filesystem::path(o.state_dir) /
                                     ("mfabric_controller_load_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  service::OcsEmulatorOptions emulator_options;
+  ocs::OcsEmulatorOptions emulator_options;
   emulator_options.ports = o.regions * o.servers * kOcsNicsPerServer;
   emulator_options.switching = Time::milliseconds(0);
   emulator_options.state_file = (dir / "ocs.state").string();
   // Stops by itself even if this program hangs.
   emulator_options.run_for =
       Time::milliseconds(static_cast<std::int64_t>(o.seconds * 1000) + 120'000);
-  service::OcsEmulator emulator(emulator_options);
+  ocs::OcsEmulator emulator(emulator_options);
   std::thread emulator_thread([&] { emulator.run(); });
 
   std::string regions_yaml = "regions:\n";
@@ -196,14 +196,13 @@ int run(const LoadOptions& o) {
   }
   int exit_code = 0;
   {
-    service::RegionControllerService controller(
-        service::parse_regions(regions_yaml, "load"),
-        std::make_unique<service::Tl1Client>(
-            emulator.address(),
-            service::Tl1Credentials{service::kDefaultUser, service::kDefaultPassword}));
+    controller::RegionControllerService controller(
+        controller::parse_regions(regions_yaml, "load"),
+        std::make_unique<tl1::Tl1Client>(
+            emulator.address(), tl1::Tl1Credentials{ocs::kDefaultUser, ocs::kDefaultPassword}));
     controller.start();
-    service::ControllerRpcServer server(controller, "127.0.0.1:0",
-                                        service::ControllerAuth{kToken, "", "", ""});
+    controller::ControllerRpcServer server(controller, "127.0.0.1:0",
+                                           controller::ControllerAuth{kToken, "", "", ""});
 
     std::vector<std::vector<api::DemandRequest>> demands(static_cast<std::size_t>(o.regions));
     for (int r = 0; r < o.regions; ++r) {
@@ -227,7 +226,7 @@ int run(const LoadOptions& o) {
     for (auto& t : clients)
       t.join();
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    const service::ControllerHealth health = controller.health();
+    const controller::ControllerHealth health = controller.health();
     server.shutdown();
 
     std::printf(

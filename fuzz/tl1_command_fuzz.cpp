@@ -1,4 +1,4 @@
-// TL1 input commands to an OCS (service/tl1_message.h): the bytes a client sends, into
+// TL1 input commands to an OCS (tl1/tl1_message.h): the bytes a client sends, into
 // Tl1CommandReader as a TL1 server reads them, and each framed command (and the whole input)
 // into parse_tl1_command. The input's repeat markers are expanded (fuzz_support.h). Checked: bad
 // bytes are an mfabric::Error; the reader frames the same commands whatever the chunks (of a
@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "service/tl1_message.h"
+#include "tl1/tl1_message.h"
 
 namespace {
 
 using mfabric::Error;
 using mfabric::fuzz::property_failed;
-using namespace mfabric::service;
+using namespace mfabric::tl1;
 
 void round_trip(std::string_view text) {
   Tl1Command command;

@@ -1,4 +1,4 @@
-// TL1 output messages from an OCS (service/tl1_message.h): the bytes of a TCP stream into
+// TL1 output messages from an OCS (tl1/tl1_message.h): the bytes of a TCP stream into
 // Tl1ResponseReader, as a TL1 session reads them. The input's repeat markers are expanded
 // (fuzz_support.h), so that lines and messages past the reader's bounds (64 KiB, 1 MiB) are
 // reached. Checked: bad bytes are an mfabric::Error; the reader yields the same messages and
@@ -17,13 +17,13 @@
 
 #include "core/output_text.h"
 #include "fuzz_support.h"
-#include "service/tl1_message.h"
+#include "tl1/tl1_message.h"
 
 namespace {
 
 using mfabric::Error;
 using mfabric::fuzz::property_failed;
-using namespace mfabric::service;
+using namespace mfabric::tl1;
 
 // The Polatis content a session reads from a response: patches that read fit a configuration of
 // their largest port.

@@ -9,8 +9,8 @@ packages=(
   clang libclang-rt-dev  # the clang build of make test and make fuzz: libFuzzer, ASan, UBSan
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libprotobuf-dev protobuf-compiler zlib1g-dev libeigen3-dev
-  libgrpc++-dev protobuf-compiler-grpc  # service/: the region controller's gRPC API (optional)
-  openssl  # the service's tests make their own CA and TLS certificates
+  libgrpc++-dev protobuf-compiler-grpc  # controller/: the region controller's gRPC API (optional)
+  openssl  # the controller's tests make their own CA and TLS certificates
   libgtest-dev libgmock-dev libbenchmark-dev
   liblemon-dev libglpk-dev  # control/: matchings (LEMON) and the exact planner (GLPK)
   libopenmpi-dev openmpi-bin  # study/: sweeps on MPI ranks (mpirun -n R mfabric sweep)

@@ -7,10 +7,11 @@
 
 namespace mfabric::cli {
 
-service::ControllerAuth controller_auth(const std::string& token_file, const std::string& tls_cert,
-                                        const std::string& tls_key, const std::string& tls_ca) {
-  service::ControllerAuth auth;
-  if (!token_file.empty()) auth.token = service::read_token_file(token_file);
+controller::ControllerAuth controller_auth(const std::string& token_file,
+                                           const std::string& tls_cert, const std::string& tls_key,
+                                           const std::string& tls_ca) {
+  controller::ControllerAuth auth;
+  if (!token_file.empty()) auth.token = controller::read_token_file(token_file);
   const auto pem = [](const std::string& path, const char* what) {
     return path.empty() ? std::string() : read_text_file(path, what, "a PEM file", 1 << 20);
   };

@@ -8,14 +8,15 @@
 
 #include <string>
 
-#include "service/controller_rpc.h"
+#include "controller/controller_rpc.h"
 
 namespace mfabric::cli {
 
 // Reads the files the options name (an empty path: not given) and checks that they make one way
 // to authenticate; mfabric::Error naming --token-file otherwise.
-service::ControllerAuth controller_auth(const std::string& token_file, const std::string& tls_cert,
-                                        const std::string& tls_key, const std::string& tls_ca);
+controller::ControllerAuth controller_auth(const std::string& token_file,
+                                           const std::string& tls_cert, const std::string& tls_key,
+                                           const std::string& tls_ca);
 
 }  // namespace mfabric::cli
 

@@ -13,16 +13,16 @@
 
 #include "cli/commands.h"
 #include "cli/controller_auth.h"
+#include "controller/ocs_alarm_listener.h"
+#include "controller/region_service.h"
+#include "controller/regions_file.h"
 #include "core/error.h"
 #include "core/input_files.h"
 #include "core/units.h"
-#include "service/ocs_alarm_listener.h"
-#include "service/ocs_emulator.h"
-#include "service/region_service.h"
-#include "service/regions_file.h"
-#include "service/tl1_client.h"
+#include "ocs/ocs_emulator.h"
+#include "tl1/tl1_client.h"
 #ifdef MFABRIC_HAVE_GRPC
-#include "service/controller_rpc.h"
+#include "controller/controller_rpc.h"
 #endif
 
 namespace mfabric::cli {
@@ -40,7 +40,7 @@ struct ControllerCliOptions {
   std::string tls_key;
   std::string tls_ca;
   std::string max_time;
-  int tl1_window = static_cast<int>(service::kDefaultTl1Window);
+  int tl1_window = static_cast<int>(controller::kDefaultTl1Window);
   bool no_alarms = false;
   bool quiet = false;
 };
@@ -55,15 +55,15 @@ std::string first_line(const std::string& path, const std::string& what) {
   return line;
 }
 
-service::Tl1Credentials ocs_credentials(const ControllerCliOptions& o) {
+tl1::Tl1Credentials ocs_credentials(const ControllerCliOptions& o) {
   if (o.ocs_user.empty() != o.ocs_password_file.empty()) {
     throw Error("", "--ocs-user", "give --ocs-user and --ocs-password-file together");
   }
-  if (o.ocs_user.empty()) return {service::kDefaultUser, service::kDefaultPassword};
+  if (o.ocs_user.empty()) return {ocs::kDefaultUser, ocs::kDefaultPassword};
   return {o.ocs_user, first_line(o.ocs_password_file, "OCS password file")};
 }
 
-service::ControllerAuth auth_of(const ControllerCliOptions& o) {
+controller::ControllerAuth auth_of(const ControllerCliOptions& o) {
   return controller_auth(o.token_file, o.tls_cert, o.tls_key, o.tls_ca);
 }
 
@@ -76,11 +76,11 @@ int run_controller(const ControllerCliOptions& o) {
   if (!o.max_time.empty()) {
     run_for = with_context("", "--max-time", [&] { return parse_time(o.max_time); });
   }
-  const service::ControllerAuth auth = auth_of(o);
-  auto regions = service::read_regions_file(o.regions);
-  auto ocs = std::make_unique<service::Tl1Client>(o.ocs, ocs_credentials(o));
-  service::RegionControllerService controller(std::move(regions), std::move(ocs),
-                                              static_cast<std::size_t>(o.tl1_window));
+  const controller::ControllerAuth auth = auth_of(o);
+  auto regions = controller::read_regions_file(o.regions);
+  auto ocs = std::make_unique<tl1::Tl1Client>(o.ocs, ocs_credentials(o));
+  controller::RegionControllerService controller(std::move(regions), std::move(ocs),
+                                                 static_cast<std::size_t>(o.tl1_window));
   controller.start();
 
   // SIGTERM and SIGINT are taken by sigtimedwait below, not by a handler: blocked here, before
@@ -93,12 +93,12 @@ int run_controller(const ControllerCliOptions& o) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
   // A second session, reading only: the OCS's alarms (a port that lost light) make the controller
   // read the switch back at once.
-  std::optional<service::OcsAlarmListener> alarms;
+  std::optional<controller::OcsAlarmListener> alarms;
   if (!o.no_alarms) {
-    alarms.emplace(std::make_unique<service::Tl1Client>(o.ocs, ocs_credentials(o)),
-                   [&controller](const service::Tl1AutonomousMessage&) { controller.ocs_alarm(); });
+    alarms.emplace(std::make_unique<tl1::Tl1Client>(o.ocs, ocs_credentials(o)),
+                   [&controller](const tl1::Tl1AutonomousMessage&) { controller.ocs_alarm(); });
   }
-  service::ControllerRpcServer server(controller, o.listen, auth);
+  controller::ControllerRpcServer server(controller, o.listen, auth);
   // The first line, flushed: scripts and tests read the port from it.
   std::cout << "listening on " << server.address() << std::endl;
   if (!o.quiet) {
@@ -118,7 +118,7 @@ int run_controller(const ControllerCliOptions& o) {
   server.shutdown();
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (!o.quiet) {
-    const service::ControllerHealth health = controller.health();
+    const controller::ControllerHealth health = controller.health();
     std::cerr << fmt::format("controller: stopped after {} reconfigurations, {} TL1 commands\n",
                              health.reconfigurations, health.commands);
   }

@@ -14,11 +14,12 @@
 #include "core/input_files.h"
 #include "core/json_text.h"
 #include "core/units.h"
+#include "mpi/world.h"
 #include "report/format.h"
 #include "report/table.h"
 #include "runtime/moe_bench.h"
 #ifdef MFABRIC_HAVE_GRPC
-#include "service/controller_rpc_client.h"
+#include "controller/controller_rpc_client.h"
 #endif
 
 namespace mfabric::cli {
@@ -28,7 +29,7 @@ namespace {
 struct MoeBenchCommandOptions {
   runtime::MoeBenchOptions bench;
   std::string hidden = "1KiB";
-  std::string policy = "block";
+  std::string policy = runtime::policy_name(runtime::CircuitPolicy::Block);
   std::string link = "400G";
   std::string switch_time = "0s";
   // --controller: the region controller's address, the region, its credentials (as the
@@ -50,7 +51,7 @@ struct MoeBenchCommandOptions {
 // rank 0 has one; runtime::BroadcastCircuitSource gives its answers to every rank.
 class ControllerCircuitSource final : public runtime::CircuitSource {
  public:
-  ControllerCircuitSource(std::unique_ptr<service::ControllerClient> client, std::string region)
+  ControllerCircuitSource(std::unique_ptr<controller::ControllerClient> client, std::string region)
       : client_(std::move(client)), region_(std::move(region)) {}
 
   runtime::CircuitsInForce request(const control::ServerDemand& demand) override {
@@ -59,25 +60,25 @@ class ControllerCircuitSource final : public runtime::CircuitSource {
   runtime::CircuitsInForce current() override { return in_force(client_->circuits(region_)); }
 
  private:
-  static runtime::CircuitsInForce in_force(service::RegionCircuits answer) {
+  static runtime::CircuitsInForce in_force(controller::RegionCircuits answer) {
     runtime::CircuitsInForce out;
     out.generation = static_cast<std::uint64_t>(answer.generation);
     out.circuits = std::move(answer.circuits);
     return out;
   }
 
-  std::unique_ptr<service::ControllerClient> client_;
+  std::unique_ptr<controller::ControllerClient> client_;
   std::string region_;
   int next_layer_ = 0;
 };
 
 std::unique_ptr<runtime::CircuitSource> controller_source(const MoeBenchCommandOptions& o) {
-  service::ControllerAuth auth = controller_auth(o.token_file, o.tls_cert, o.tls_key, o.tls_ca);
+  controller::ControllerAuth auth = controller_auth(o.token_file, o.tls_cert, o.tls_key, o.tls_ca);
   const Time timeout =
       with_context("", "--controller-timeout", [&] { return parse_time(o.controller_timeout); });
   if (timeout.ps() <= 0) throw Error("", "--controller-timeout", "expected a positive time");
   return std::make_unique<ControllerCircuitSource>(
-      std::make_unique<service::ControllerClient>(o.controller, std::move(auth), timeout),
+      std::make_unique<controller::ControllerClient>(o.controller, std::move(auth), timeout),
       o.region);
 }
 
@@ -211,7 +212,7 @@ void print_text(const MoeBenchCommandOptions& o, const runtime::MoeBenchResult& 
 }
 
 int run_moe_bench(MoeBenchCommandOptions o) {
-  runtime::MpiSession session;
+  mpi::World world = runtime::moe_bench_world();
   try {
     o.bench.hidden = with_context("", "--hidden", [&] { return parse_bytes(o.hidden).count(); });
     o.bench.policy = with_option_names([&] { return runtime::circuit_policy_from(o.policy); });
@@ -230,19 +231,19 @@ int run_moe_bench(MoeBenchCommandOptions o) {
     if (!o.controller.empty()) {
       o.bench.circuits = "controller";
       std::string error;
-      if (session.rank() == 0) {
+      if (world.rank() == 0) {
         try {
           controller = controller_source(o);
         } catch (const Error& e) {
           error = e.what();
         }
       }
-      error = session.first_error(error);
+      error = world.first_error(error);
       if (!error.empty()) throw Error(error.substr(error.find(": ") + 2));
       o.bench.first_rank_source = controller.get();
     }
-    const runtime::MoeBenchResult result = runtime::run_moe_bench(o.bench, session);
-    if (session.rank() != 0) return 0;
+    const runtime::MoeBenchResult result = runtime::run_moe_bench(o.bench, world);
+    if (world.rank() != 0) return 0;
     if (o.json)
       print_json(o, result);
     else
@@ -252,7 +253,7 @@ int run_moe_bench(MoeBenchCommandOptions o) {
     // Every rank meets the same error (bad input, or the first rank's failed check, shared);
     // rank 0 says it, once, and its exit code fails the job. The others end quietly with 0:
     // a non-zero exit elsewhere makes mpirun abort the job, possibly before rank 0 has said it.
-    if (session.rank() != 0) return 0;
+    if (world.rank() != 0) return 0;
     throw;
   }
 }

@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/units.h"
-#include "service/ocs_emulator.h"
+#include "ocs/ocs_emulator.h"
 
 namespace mfabric::cli {
 
@@ -28,17 +28,17 @@ struct OcsEmulatorCliOptions {
 };
 
 // The emulator a SIGTERM or SIGINT stops: its stop pipe is written from the handler.
-std::atomic<service::OcsEmulator*> g_running{nullptr};
+std::atomic<ocs::OcsEmulator*> g_running{nullptr};
 
 extern "C" void stop_on_signal(int) {
-  if (service::OcsEmulator* emulator = g_running.load()) emulator->request_stop();
+  if (ocs::OcsEmulator* emulator = g_running.load()) emulator->request_stop();
 }
 
 // SIGTERM and SIGINT stop the emulator at its next loop turn (answers sent, state file already
 // complete); the previous handlers come back afterwards.
 class StopOnSignals {
  public:
-  explicit StopOnSignals(service::OcsEmulator* emulator) {
+  explicit StopOnSignals(ocs::OcsEmulator* emulator) {
     g_running.store(emulator);
     struct sigaction action {};
     action.sa_handler = stop_on_signal;
@@ -64,10 +64,10 @@ Time time_option(const std::string& text, const std::string& option) {
 }
 
 int run_ocs_emulator(const OcsEmulatorCliOptions& o) {
-  service::OcsEmulatorOptions options;
-  if (o.ports < 1 || o.ports > service::kMaxEmulatedPorts) {
+  ocs::OcsEmulatorOptions options;
+  if (o.ports < 1 || o.ports > ocs::kMaxEmulatedPorts) {
     throw Error("", "--ports",
-                fmt::format("expected 1 to {} ports, got {}", service::kMaxEmulatedPorts, o.ports));
+                fmt::format("expected 1 to {} ports, got {}", ocs::kMaxEmulatedPorts, o.ports));
   }
   options.ports = o.ports;
   options.switching = time_option(o.switching, "--switching");
@@ -79,21 +79,21 @@ int run_ocs_emulator(const OcsEmulatorCliOptions& o) {
   options.state_file = o.state;
   options.listen = o.listen;
   options.sid = o.sid;
-  if (!o.users.empty()) options.users = service::read_users_file(o.users);
+  if (!o.users.empty()) options.users = ocs::read_users_file(o.users);
   if (!o.max_time.empty()) options.run_for = time_option(o.max_time, "--max-time");
 
-  service::OcsEmulator emulator(std::move(options));
+  ocs::OcsEmulator emulator(std::move(options));
   // The first line, flushed: scripts and tests read the port from it.
   std::cout << "listening on " << emulator.address() << std::endl;
   if (!o.quiet) {
-    const service::JournalReplay& replay = emulator.replay();
+    const ocs::JournalReplay& replay = emulator.replay();
     std::cerr << fmt::format(
         "ocs-emulator: {} ports, {} patches from {} ({} changes replayed{})\n",
         emulator.state().ports(), emulator.state().patches().size(), o.state, replay.records,
         replay.torn_line ? fmt::format(", torn line {} dropped", replay.torn_line) : "");
   }
   const StopOnSignals stop(&emulator);
-  const service::OcsEmulatorStats stats = emulator.run();
+  const ocs::OcsEmulatorStats stats = emulator.run();
   if (!o.quiet) {
     std::cerr << fmt::format(
         "ocs-emulator: stopped after {} sessions, {} commands, {} changes ({} journal flushes)\n",

@@ -15,9 +15,9 @@
 #include "core/json_text.h"
 #include "core/output_text.h"
 #include "fabric/cost.h"
+#include "mpi/world.h"
 #include "report/sweep_report.h"
 #include "study/compare.h"
-#include "study/mpi_world.h"
 #include "study/parallel.h"
 #include "study/sweep.h"
 #include "study/sweep_driver.h"
@@ -43,7 +43,7 @@ void print_notes(const std::vector<std::string>& notes) {
 }
 
 int run_sweep_command(const SweepCliOptions& o) {
-  study::MpiWorld world;
+  mpi::World world = study::sweep_world();
   try {
     // Every option is checked before anything runs.
     if (o.jobs < 0) throw Error("", "--jobs", fmt::format("must be 0 or more, got {}", o.jobs));

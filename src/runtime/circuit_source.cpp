@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "control/nic_mapping.h"
+#include "control/policy_names.h"
 #include "core/error.h"
 
 namespace mfabric::runtime {
@@ -28,14 +31,30 @@ CircuitsInForce LocalCircuitSource::request(const control::ServerDemand& demand)
   return in_force_;
 }
 
+namespace {
+
+// The policies the runtime carries out, named as sim/ names them.
+constexpr std::pair<CircuitPolicy, const char*> kPolicies[] = {
+    {CircuitPolicy::Block, control::kBlockPolicy},
+    {CircuitPolicy::ReusePrevious, control::kReusePreviousPolicy},
+};
+
+}  // namespace
+
 CircuitPolicy circuit_policy_from(const std::string& name) {
-  if (name == "block") return CircuitPolicy::Block;
-  if (name == "reuse-previous") return CircuitPolicy::ReusePrevious;
-  throw Error("", "policy", "expected block or reuse-previous, got '" + name + "'");
+  std::string known;
+  for (const auto& [policy, policy_text] : kPolicies) {
+    if (name == policy_text) return policy;
+    known += (known.empty() ? "" : " or ") + std::string(policy_text);
+  }
+  throw Error("", "policy", "expected " + known + ", got '" + name + "'");
 }
 
 const char* policy_name(CircuitPolicy policy) {
-  return policy == CircuitPolicy::Block ? "block" : "reuse-previous";
+  for (const auto& [known, policy_text] : kPolicies) {
+    if (known == policy) return policy_text;
+  }
+  return "";
 }
 
 LayerCircuits LayerCircuitSchedule::before_layer(const control::ServerDemand& demand) {

@@ -1,6 +1,6 @@
 // Where the data path gets its circuits: the region controller decides them; moe-bench asks for
 // each layer's. CircuitSource is that question. LocalCircuitSource answers it with a planner of
-// control/ in this process, standing in for the controller (src/service/); the controller's own
+// control/ in this process, standing in for the controller (src/controller/); the controller's own
 // client is wired in by cli/ (moe-bench --controller), on rank 0 behind a
 // BroadcastCircuitSource (runtime/mpi_transport.h); NoCircuits leaves everything on the EPS.
 #pragma once
@@ -54,7 +54,8 @@ class NoCircuits final : public CircuitSource {
 //   reuse-previous: the layer runs on the circuits already in force (none before the first
 //   layer) and its demand is planned for the next one, off the critical path.
 enum class CircuitPolicy { Block, ReusePrevious };
-// "block" or "reuse-previous"; mfabric::Error (field "policy") otherwise.
+// By the policy names of sim/ (control/policy_names.h): "block" or "reuse-previous";
+// mfabric::Error (field "policy") naming the two otherwise.
 CircuitPolicy circuit_policy_from(const std::string& name);
 const char* policy_name(CircuitPolicy policy);
 

@@ -133,16 +133,31 @@ std::string compare_with_alltoallv(const std::vector<std::byte>& proxy,
   return {};
 }
 
+// Every layer's routing, drawn from the seed: the same on every rank.
+workload::RoutingTrace draw_routing(const MoeBenchOptions& options, const RankLayout& layout) {
+  workload::SyntheticRouting params;
+  params.tokens_per_rank = options.tokens;
+  params.top_k = options.top_k;
+  std::vector<int> layer_ids(static_cast<std::size_t>(options.layers));
+  std::iota(layer_ids.begin(), layer_ids.end(), 0);
+  try {
+    return workload::generate_routing(params, layout.ranks, layout.ranks, 1, layer_ids, 1,
+                                      Rng(options.seed).derive("moe-bench/routing"));
+  } catch (const Error& e) {
+    throw Error("", e.field() == "top_k" ? "--top-k" : "--tokens", e.message());
+  }
+}
+
 }  // namespace
 
-MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session) {
+MoeBenchResult run_moe_bench(const MoeBenchOptions& options, mpi::World& world) {
   check_options(options);
   MoeBenchResult result;
-  result.ranks = session.size();
+  result.ranks = world.size();
   RankLayout& layout = result.layout;
-  layout.ranks = session.size();
+  layout.ranks = world.size();
   layout.servers = options.servers;
-  if (options.servers >= 1 && session.size() % options.servers == 0) {
+  if (options.servers >= 1 && world.size() % options.servers == 0) {
     layout.alpha = options.alpha > 0 ? options.alpha : std::max(1, layout.gpus_per_server() / 2);
   }
   try {
@@ -153,30 +168,19 @@ MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session
 
   // Every rank draws the same routing (one expert per rank) and asks the same deterministic
   // source, so every rank computes the same plan without a word exchanged.
-  workload::SyntheticRouting params;
-  params.tokens_per_rank = options.tokens;
-  params.top_k = options.top_k;
-  std::vector<int> layer_ids(static_cast<std::size_t>(options.layers));
-  std::iota(layer_ids.begin(), layer_ids.end(), 0);
-  workload::RoutingTrace trace;
-  try {
-    trace = workload::generate_routing(params, layout.ranks, layout.ranks, 1, layer_ids, 1,
-                                       Rng(options.seed).derive("moe-bench/routing"));
-  } catch (const Error& e) {
-    throw Error("", e.field() == "top_k" ? "--top-k" : "--tokens", e.message());
-  }
+  const workload::RoutingTrace trace = draw_routing(options, layout);
 
   std::unique_ptr<CircuitSource> source;
   if (options.circuits == "controller")
-    source = std::make_unique<BroadcastCircuitSource>(session, options.first_rank_source);
+    source = std::make_unique<BroadcastCircuitSource>(world, options.first_rank_source);
   else if (options.circuits == "local")
     source = std::make_unique<LocalCircuitSource>(layout, options.planner, options.link,
                                                   options.switch_time);
   else
     source = std::make_unique<NoCircuits>();
   LayerCircuitSchedule schedule(*source, options.policy);
-  MpiTransport transport(session);
-  const int me = session.rank();
+  MpiTransport transport(world);
+  const int me = world.rank();
   ProxyRunner runner;
   std::map<int, std::vector<std::byte>> at_expert, back;  // buffers kept from layer to layer
 
@@ -196,7 +200,7 @@ MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session
     out.circuits = static_cast<int>(circuits.circuits.circuits.size());
     out.reconfigured = circuits.reconfigured;
     out.waited = circuits.waited;
-    out.wait_seconds = session.max(circuits.wait_seconds);
+    out.wait_seconds = world.max(circuits.wait_seconds);
     const ProxyPlan dispatch =
         plan_proxy(dispatch_moves(routing), layout, circuits.circuits, routing.token_bytes);
     const ProxyPlan combine =
@@ -221,7 +225,7 @@ MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session
       const std::map<int, std::vector<std::byte>> send{{me, run.send_buffer()}};
 
       // Dispatch and combine are timed each from a barrier; the checks between them are not.
-      session.barrier();
+      world.barrier();
       auto start = std::chrono::steady_clock::now();
       runner.run(dispatch, transport, send, at_expert);
       double seconds = seconds_since(start);
@@ -229,35 +233,35 @@ MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session
           {me,
            run.process_at_expert(at_expert.at(me), dispatch.arrivals[static_cast<std::size_t>(me)],
                                  error, verified)}};
-      session.barrier();
+      world.barrier();
       start = std::chrono::steady_clock::now();
       runner.run(combine, transport, processed, back);
       seconds += seconds_since(start);
-      out.seconds = session.max(seconds);
+      out.seconds = world.max(seconds);
       run.check_back(back.at(me), error, verified);
 
       // The reference: MPI_Alltoallv of the same routing, both ways, timed the same way.
-      session.barrier();
+      world.barrier();
       start = std::chrono::steady_clock::now();
-      const std::vector<std::byte> reference_at_expert = session.alltoallv(
+      const std::vector<std::byte> reference_at_expert = world.alltoallv(
           send.at(me), block_bytes(routing, me, true), block_bytes(routing, me, false));
       seconds = seconds_since(start);
-      session.barrier();
+      world.barrier();
       start = std::chrono::steady_clock::now();
-      const std::vector<std::byte> reference_back = session.alltoallv(
+      const std::vector<std::byte> reference_back = world.alltoallv(
           processed.at(me), block_bytes(routing, me, false), block_bytes(routing, me, true));
       seconds += seconds_since(start);
-      out.alltoallv_seconds = session.max(seconds);
+      out.alltoallv_seconds = world.max(seconds);
       if (error.empty())
         error = compare_with_alltoallv(at_expert.at(me), reference_at_expert, "dispatch");
       if (error.empty()) error = compare_with_alltoallv(back.at(me), reference_back, "combine");
     } catch (const std::exception& e) {
-      session.abort(fmt::format("rank {}, layer {}: {}", me, layer, e.what()));
+      world.abort(fmt::format("rank {}, layer {}: {}", me, layer, e.what()));
     }
 
-    const std::string first = session.first_error(error);
+    const std::string first = world.first_error(error);
     if (!first.empty()) throw Error("", "moe-bench", fmt::format("layer {}, {}", layer, first));
-    out.tokens_verified = session.sum(verified);
+    out.tokens_verified = world.sum(verified);
     schedule.after_layer(demand);
     result.layers.push_back(out);
   }

@@ -55,9 +55,9 @@ struct MoeBenchResult {
   std::vector<MoeLayerResult> layers;
 };
 
-// Runs on every rank of the session (a collective). mfabric::Error naming the option on bad
+// Runs on every rank of the world (a collective). mfabric::Error naming the option on bad
 // input, or with the first rank's message when a token is wrong or the bytes differ from
 // MPI_Alltoallv's (every rank throws it; none hangs).
-MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session);
+MoeBenchResult run_moe_bench(const MoeBenchOptions& options, mpi::World& world);
 
 }  // namespace mfabric::runtime

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "control/policy_names.h"
 #include "core/error.h"
 #include "core/input_files.h"
 #include "core/rng.h"
@@ -159,7 +160,7 @@ void apply_paper_assumptions(SweepSpec& spec) {
   };
   const auto paper_controller = [&](YAML::Node fabric) {
     if (!reconfigures(fabric)) return;
-    fabric["policy"] = "paper-sim";
+    fabric["policy"] = control::kPaperSimPolicy;
     fabric.remove("switching");
   };
   paper_controller(root["fabric"]);  // a map already (parse_sweep)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <numeric>
 #include <optional>
 
 #include "core/error.h"
@@ -14,7 +15,64 @@
 
 namespace mfabric::study {
 
-SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWorld& world,
+mpi::World sweep_world() {
+  return mpi::World(
+      {"run the sweep without mpirun, or install libopenmpi-dev "
+       "(scripts/install-deps.sh) and rebuild",
+       [](std::int64_t) {
+         return Error("", "mpirun", "a rank's results are over 2 GiB; split the sweep");
+       }});
+}
+
+std::vector<std::vector<std::size_t>> split_over_ranks(const std::vector<std::size_t>& points,
+                                                       const std::vector<double>& costs,
+                                                       int ranks) {
+  if (ranks < 1) throw Error("", "ranks", fmt::format("must be at least 1, got {}", ranks));
+  if (costs.size() != points.size()) {
+    throw Error("", "costs", fmt::format("expected {} costs, got {}", points.size(), costs.size()));
+  }
+  std::vector<std::size_t> order(points.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return costs[a] > costs[b]; });
+  std::vector<std::vector<std::size_t>> out(static_cast<std::size_t>(ranks));
+  std::vector<double> load(out.size(), 0);
+  for (std::size_t i : order) {
+    const auto r =
+        static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    out[r].push_back(points[i]);
+    load[r] += std::max(0.0, costs[i]);
+  }
+  for (auto& list : out)
+    std::sort(list.begin(), list.end());
+  return out;
+}
+
+namespace {
+
+// What SweepOptions::start is told: the sweep's points, those resumed, and this rank's threads
+// and rough estimate for its points (of these costs).
+RunsStart runs_start(const SweepSpec& spec, std::size_t resumed, int jobs,
+                     const std::vector<double>& my_costs) {
+  RunsStart start;
+  start.runs = static_cast<int>(spec.points.size());
+  start.resumed = static_cast<int>(resumed);
+  start.threads =
+      std::max(1, std::min({jobs, machine_threads(),
+                            static_cast<int>(std::max<std::size_t>(1, my_costs.size()))}));
+  double cost = 0;
+  double largest = 0;
+  for (const double c : my_costs) {
+    cost += c;
+    largest = std::max(largest, c);
+  }
+  start.estimated_s = std::max(cost / start.threads, largest) * kSecondsPerCostUnit;
+  return start;
+}
+
+}  // namespace
+
+SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, mpi::World& world,
                       const std::function<void(int, int)>& progress) {
   const std::vector<double> cost_of = check_points(spec);
   SweepResult result;
@@ -63,23 +121,9 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWor
   std::unique_ptr<SweepJournal> journal;
   if (!options.journal.empty()) journal = std::make_unique<SweepJournal>(options.journal);
 
-  const int jobs = options.jobs > 0 ? options.jobs : std::max(1, machine_threads() / local_ranks());
-  if (options.start) {
-    RunsStart start;
-    start.runs = static_cast<int>(spec.points.size());
-    start.resumed = static_cast<int>(result.resumed);
-    start.threads =
-        std::max(1, std::min({jobs, machine_threads(),
-                              static_cast<int>(std::max<std::size_t>(1, mine.size()))}));
-    double cost = 0;
-    double largest = 0;
-    for (const double c : my_costs) {
-      cost += c;
-      largest = std::max(largest, c);
-    }
-    start.estimated_s = std::max(cost / start.threads, largest) * kSecondsPerCostUnit;
-    options.start(start);
-  }
+  const int jobs =
+      options.jobs > 0 ? options.jobs : std::max(1, machine_threads() / mpi::local_ranks());
+  if (options.start) options.start(runs_start(spec, result.resumed, jobs, my_costs));
   int done = 0;
   const int total = static_cast<int>(mine.size());
   if (progress) progress(0, total);

@@ -9,11 +9,21 @@
 #include <string>
 #include <vector>
 
-#include "study/mpi_world.h"
+#include "mpi/world.h"
 #include "study/sweep.h"
 #include "study/sweep_run.h"
 
 namespace mfabric::study {
+
+// The ranks of a sweep: MPI_COMM_WORLD when a launcher started the process, else a world of one.
+// mfabric::Error (field "mpirun") when launched but built without MPI, or MPI fails to start.
+mpi::World sweep_world();
+
+// Points (with their estimated costs) over `ranks` ranks, the costliest first onto the least
+// loaded rank (longest processing time first; ties to the lowest rank). The same input gives
+// the same split on every rank.
+std::vector<std::vector<std::size_t>> split_over_ranks(const std::vector<std::size_t>& points,
+                                                       const std::vector<double>& costs, int ranks);
 
 struct SweepOptions {
   int jobs = 0;         // threads per rank; 0: this machine's cores shared among its ranks
@@ -39,7 +49,7 @@ struct SweepResult {
 // before anything runs), then reads the journal (a bad record is an mfabric::Error naming its
 // line and field, before anything runs; a torn last line is dropped with a note and cut off the
 // file by rank 0). progress(done, total) counts this rank's points.
-SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, MpiWorld& world,
+SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, mpi::World& world,
                       const std::function<void(int done, int total)>& progress = {});
 
 }  // namespace mfabric::study

@@ -1,4 +1,4 @@
-// mfabric ocs-emulator's options (the server itself: tests/service/ocs_emulator_test.cpp).
+// mfabric ocs-emulator's options (the server itself: tests/ocs/ocs_emulator_test.cpp).
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -14,8 +14,8 @@
 
 #include "core/error.h"
 #include "core/json_text.h"
+#include "mpi/world.h"
 #include "scratch_dir.h"
-#include "study/mpi_world.h"
 #include "study/sweep_driver.h"
 #include "test_text.h"
 
@@ -239,7 +239,7 @@ std::string results_text(const SweepSpec& spec, const SweepResult& r) {
 // A sweep killed while writing its third record resumes from the whole ones and gives the
 // results of a sweep that was never stopped; the journal holds every point once after it.
 TEST_F(SweepResumeTest, AnInterruptedSweepResumesToTheSameResults) {
-  MpiWorld world;
+  mpi::World world = sweep_world();
   const SweepSpec spec = parse_sweep(kJournalSweep, "s.yaml");
   SweepOptions clean;
   clean.jobs = 1;
@@ -270,7 +270,7 @@ TEST_F(SweepResumeTest, AnInterruptedSweepResumesToTheSameResults) {
 
 // Points that fail are not journaled: a sweep whose every point fails creates nothing.
 TEST_F(SweepResumeTest, ASweepWhoseEveryPointFailsWritesNoJournal) {
-  MpiWorld world;
+  mpi::World world = sweep_world();
   // 1 server of 8 GPUs for a job of TP 4 x EP 8: every point fails when it runs.
   const SweepSpec spec = parse_sweep(R"(
 experiment:

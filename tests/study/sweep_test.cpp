@@ -12,8 +12,8 @@
 #include "core/units.h"
 #include "fabric/builders.h"
 #include "fabric/cost.h"
+#include "mpi/world.h"
 #include "scratch_dir.h"
-#include "study/mpi_world.h"
 #include "study/sweep_driver.h"
 #include "study/sweep_journal.h"
 #include "study/sweep_run.h"
@@ -240,7 +240,7 @@ class SweepRuns : public testing::ScratchDirTest {
 };
 
 TEST_F(SweepRuns, ThreadsJournalAndResumeGiveTheSameResults) {
-  MpiWorld world;
+  mpi::World world = sweep_world();
   const SweepSpec good = parse_sweep(R"(
 experiment:
   cluster: {servers: 2, link: 400G}

@@ -4,13 +4,14 @@
 // for what is left of the delay. Backward as `block`.
 #pragma once
 
+#include "control/policy_names.h"
 #include "sim/policy.h"
 
 namespace mfabric::sim {
 
 class EpsDuringSwitchPolicy final : public Policy {
  public:
-  const char* name() const override { return "eps-during-switch"; }
+  const char* name() const override { return control::kEpsDuringSwitchPolicy; }
   bool hold(PolicyContext& ctx, const AllToAll& a,
             collective::CollectiveRequest& request) override {
     if (!a.forward_dispatch) return ctx.hold_for_plan(a);

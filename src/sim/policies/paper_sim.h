@@ -16,13 +16,14 @@
 // dispatches.
 #pragma once
 
+#include "control/policy_names.h"
 #include "sim/policy.h"
 
 namespace mfabric::sim {
 
 class PaperSimPolicy final : public Policy {
  public:
-  const char* name() const override { return "paper-sim"; }
+  const char* name() const override { return control::kPaperSimPolicy; }
   std::optional<fabric::SwitchRule> switching() const override { return fabric::SwitchRule::Every; }
   bool plans_backward() const override { return true; }
   bool hold(PolicyContext& ctx, const AllToAll& a, collective::CollectiveRequest&) override {

@@ -13,13 +13,14 @@
 #include <vector>
 
 #include "control/copilot.h"
+#include "control/policy_names.h"
 #include "sim/policies/reuse_previous.h"
 
 namespace mfabric::sim {
 
 class PredictPolicy final : public ReusePreviousPolicy {
  public:
-  const char* name() const override { return "predict"; }
+  const char* name() const override { return control::kPredictPolicy; }
   void attach(PolicyContext& ctx) override;
   void forward_dispatches_done(PolicyContext& ctx, int region,
                                const workload::Task& dispatch) override;

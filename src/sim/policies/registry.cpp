@@ -2,6 +2,7 @@
 // on sim::Policy plus a line here).
 #include <memory>
 
+#include "control/policy_names.h"
 #include "sim/policies/block.h"
 #include "sim/policies/eps_during_switch.h"
 #include "sim/policies/paper_sim.h"
@@ -15,20 +16,22 @@ PolicyRegistry& policies() {
   static PolicyRegistry registry(
       "policy",
       {
-          {"block",
+          {control::kBlockPolicy,
            "each layer's forward dispatch all-to-all waits for its circuits; backward plans go up "
            "under the compute of the layer before",
            make_as<Policy, BlockPolicy>},
-          {"reuse-previous",
+          {control::kReusePreviousPolicy,
            "the dispatch runs on the circuits up, the plan follows under expert compute",
            make_as<Policy, ReusePreviousPolicy>},
-          {"eps-during-switch",
+          {control::kEpsDuringSwitchPolicy,
            "the dispatch starts over the EPS and moves to the circuits when they come up",
            make_as<Policy, EpsDuringSwitchPolicy>},
-          {"predict", "Copilot forecasts the next layer's plan under attention compute",
+          {control::kPredictPolicy,
+           "Copilot forecasts the next layer's plan under attention compute",
            make_as<Policy, PredictPolicy>},
-          {"oracle", "block with no delay: an upper bound", make_as<Policy, OraclePolicy>},
-          {"paper-sim",
+          {control::kOraclePolicy, "block with no delay: an upper bound",
+           make_as<Policy, OraclePolicy>},
+          {control::kPaperSimPolicy,
            "the paper's simulator: every new layer's dispatch waits for a whole-region switch "
            "(switching every)",
            make_as<Policy, PaperSimPolicy>},

@@ -4,13 +4,14 @@
 // the combine waits for what is left of the delay. Backward as `block`.
 #pragma once
 
+#include "control/policy_names.h"
 #include "sim/policy.h"
 
 namespace mfabric::sim {
 
 class ReusePreviousPolicy : public Policy {
  public:
-  const char* name() const override { return "reuse-previous"; }
+  const char* name() const override { return control::kReusePreviousPolicy; }
   void attach(PolicyContext& ctx) override { ctx.install_uniform_plans(); }
   bool hold(PolicyContext& ctx, const AllToAll& a, collective::CollectiveRequest&) override {
     if (a.forward_dispatch) return false;
