@@ -15,6 +15,18 @@ namespace mfabric::report {
 using workload::Task;
 using workload::TaskKind;
 
+namespace {
+
+// What `write` writes of the report, as a string.
+std::string csv_text(const SimulationReport& r,
+                     void (*write)(const SimulationReport&, std::ostream&)) {
+  std::ostringstream out;
+  write(r, out);
+  return out.str();
+}
+
+}  // namespace
+
 void write_links_csv(const SimulationReport& r, std::ostream& out) {
   out << provenance_csv_comment();
   // The packet backend adds its queues: packets sent, drops, ECN marks, the most bytes queued,
@@ -52,9 +64,7 @@ void write_links_csv(const SimulationReport& r, std::ostream& out) {
 }
 
 std::string links_csv(const SimulationReport& r) {
-  std::ostringstream out;
-  write_links_csv(r, out);
-  return out.str();
+  return csv_text(r, write_links_csv);
 }
 
 void write_collectives_csv(const SimulationReport& r, std::ostream& out) {
@@ -79,9 +89,7 @@ void write_collectives_csv(const SimulationReport& r, std::ostream& out) {
 }
 
 std::string collectives_csv(const SimulationReport& r) {
-  std::ostringstream out;
-  write_collectives_csv(r, out);
-  return out.str();
+  return csv_text(r, write_collectives_csv);
 }
 
 void write_flows_csv(const SimulationReport& r, std::ostream& out) {
