@@ -133,16 +133,12 @@ std::string compare_with_alltoallv(const std::vector<std::byte>& proxy,
   return {};
 }
 
-}  // namespace
-
-MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session) {
-  check_options(options);
-  MoeBenchResult result;
-  result.ranks = session.size();
-  RankLayout& layout = result.layout;
-  layout.ranks = session.size();
+// The ranks on servers as the options ask (--servers, --alpha), checked.
+RankLayout bench_layout(const MoeBenchOptions& options, int ranks) {
+  RankLayout layout;
+  layout.ranks = ranks;
   layout.servers = options.servers;
-  if (options.servers >= 1 && session.size() % options.servers == 0) {
+  if (options.servers >= 1 && ranks % options.servers == 0) {
     layout.alpha = options.alpha > 0 ? options.alpha : std::max(1, layout.gpus_per_server() / 2);
   }
   try {
@@ -150,21 +146,36 @@ MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session
   } catch (const Error& e) {
     throw Error("", "--" + e.field(), e.message());
   }
+  return layout;
+}
 
-  // Every rank draws the same routing (one expert per rank) and asks the same deterministic
-  // source, so every rank computes the same plan without a word exchanged.
+// The benchmark's routing, one expert per rank, from the options' tokens, top-k and seed.
+workload::RoutingTrace bench_routing(const MoeBenchOptions& options, int ranks) {
   workload::SyntheticRouting params;
   params.tokens_per_rank = options.tokens;
   params.top_k = options.top_k;
   std::vector<int> layer_ids(static_cast<std::size_t>(options.layers));
   std::iota(layer_ids.begin(), layer_ids.end(), 0);
-  workload::RoutingTrace trace;
   try {
-    trace = workload::generate_routing(params, layout.ranks, layout.ranks, 1, layer_ids, 1,
-                                       Rng(options.seed).derive("moe-bench/routing"));
+    return workload::generate_routing(params, ranks, ranks, 1, layer_ids, 1,
+                                      Rng(options.seed).derive("moe-bench/routing"));
   } catch (const Error& e) {
     throw Error("", e.field() == "top_k" ? "--top-k" : "--tokens", e.message());
   }
+}
+
+}  // namespace
+
+MoeBenchResult run_moe_bench(const MoeBenchOptions& options, MpiSession& session) {
+  check_options(options);
+  MoeBenchResult result;
+  result.ranks = session.size();
+  result.layout = bench_layout(options, session.size());
+  const RankLayout& layout = result.layout;
+
+  // Every rank draws the same routing (one expert per rank) and asks the same deterministic
+  // source, so every rank computes the same plan without a word exchanged.
+  const workload::RoutingTrace trace = bench_routing(options, layout.ranks);
 
   std::unique_ptr<CircuitSource> source;
   if (options.circuits == "controller")
