@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/output_text.h"
+#include "report/format.h"
 #include "report/table.h"
 
 namespace mfabric::report {

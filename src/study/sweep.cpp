@@ -138,6 +138,49 @@ SweepHeatmap parse_heatmap(const YAML::Node& node, const SweepSpec& spec) {
   return h;
 }
 
+// Notes a field the sweep sets (SweepSpec::fields, in the order they first appear).
+void note_field(SweepSpec& spec, const std::string& path) {
+  if (std::find(spec.fields.begin(), spec.fields.end(), path) == spec.fields.end())
+    spec.fields.push_back(path);
+}
+
+// The points of `grid` (field: [values]) added to the sweep's, in odometer order: the last field
+// fastest.
+void add_grid_points(const YAML::Node& grid, const std::string& source, SweepSpec& spec) {
+  if (!grid.IsMap() || grid.size() == 0) {
+    throw Error(source, "grid",
+                fmt::format("expected a map of field: [values], got {}", describe(grid)));
+  }
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+  std::size_t count = 1;
+  for (const auto& entry : grid) {
+    const std::string path = entry.first.Scalar();
+    check_path(path, source, "grid." + path);
+    for (const auto& [seen, values] : axes) {
+      if (seen == path) throw Error(source, "grid." + path, "appears twice");
+    }
+    axes.emplace_back(path, grid_values(entry.second, source, "grid." + path));
+    count *= axes.back().second.size();
+    if (count > kMaxSweepPoints) {
+      throw Error(source, "grid",
+                  fmt::format("has more than {} points; split the sweep", kMaxSweepPoints));
+    }
+    note_field(spec, path);
+  }
+  // Odometer order: the last field fastest.
+  std::vector<std::size_t> at(axes.size(), 0);
+  for (std::size_t k = 0; k < count; ++k) {
+    SweepPoint p;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      p.fields.push_back({axes[a].first, axes[a].second[at[a]]});
+    spec.points.push_back(std::move(p));
+    for (std::size_t a = axes.size(); a-- > 0;) {
+      if (++at[a] < axes[a].second.size()) break;
+      at[a] = 0;
+    }
+  }
+}
+
 }  // namespace
 
 void apply_paper_assumptions(SweepSpec& spec) {
@@ -244,46 +287,7 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& source) {
     return 0;
   });
 
-  const auto note_field = [&](const std::string& path) {
-    if (std::find(spec.fields.begin(), spec.fields.end(), path) == spec.fields.end())
-      spec.fields.push_back(path);
-  };
-
-  if (f.has("grid")) {
-    const YAML::Node grid = f.get("grid");
-    if (!grid.IsMap() || grid.size() == 0) {
-      throw Error(source, "grid",
-                  fmt::format("expected a map of field: [values], got {}", describe(grid)));
-    }
-    std::vector<std::pair<std::string, std::vector<std::string>>> axes;
-    std::size_t count = 1;
-    for (const auto& entry : grid) {
-      const std::string path = entry.first.Scalar();
-      check_path(path, source, "grid." + path);
-      for (const auto& [seen, values] : axes) {
-        if (seen == path) throw Error(source, "grid." + path, "appears twice");
-      }
-      axes.emplace_back(path, grid_values(entry.second, source, "grid." + path));
-      count *= axes.back().second.size();
-      if (count > kMaxSweepPoints) {
-        throw Error(source, "grid",
-                    fmt::format("has more than {} points; split the sweep", kMaxSweepPoints));
-      }
-      note_field(path);
-    }
-    // Odometer order: the last field fastest.
-    std::vector<std::size_t> at(axes.size(), 0);
-    for (std::size_t k = 0; k < count; ++k) {
-      SweepPoint p;
-      for (std::size_t a = 0; a < axes.size(); ++a)
-        p.fields.push_back({axes[a].first, axes[a].second[at[a]]});
-      spec.points.push_back(std::move(p));
-      for (std::size_t a = axes.size(); a-- > 0;) {
-        if (++at[a] < axes[a].second.size()) break;
-        at[a] = 0;
-      }
-    }
-  }
+  if (f.has("grid")) add_grid_points(f.get("grid"), source, spec);
 
   if (f.has("points")) {
     const YAML::Node points = f.get("points");
@@ -305,7 +309,7 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& source) {
           throw Error(source, field + "." + path, "expected a value, got nothing");
         }
         point.fields.push_back({path, flow_text(entry.second)});
-        note_field(path);
+        note_field(spec, path);
       }
       spec.points.push_back(std::move(point));
     }

@@ -1,6 +1,6 @@
 // The Chakra reader's per-rank view of a trace: plain nodes decoded from the messages, their
 // dependencies resolved under the control-dependency policy, in topological order. Internal to
-// the reader: chakra_nodes.cpp decodes, chakra_order.cpp orders, chakra.cpp matches ranks.
+// the reader: chakra_nodes.cpp decodes, chakra_order.cpp orders, chakra_units.h matches ranks.
 #pragma once
 
 #include <cstdint>

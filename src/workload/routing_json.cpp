@@ -74,6 +74,59 @@ void reject_unknown(const json& obj, std::initializer_list<std::string_view> kno
   }
 }
 
+// Where each record of a trace goes (pass 1 of parse_json_trace): its iteration, layer index and
+// micro-batch, checked for duplicates and gaps.
+struct RecordSlot {
+  int iteration, layer_idx, micro_batch;
+};
+std::vector<RecordSlot> record_slots(const json& records, int iterations,
+                                     const std::vector<int>& layers, int micro_batches) {
+  const std::int64_t int_max = std::numeric_limits<int>::max();
+  std::vector<RecordSlot> slots;
+  std::map<std::tuple<int, int, int>, std::size_t> seen;
+  for (std::size_t k = 0; k < records.size(); ++k) {
+    const std::string name = "records[" + std::to_string(k) + "]";
+    const json& rec = records[k];
+    if (!rec.is_object()) throw Error("", name, "expected an object, got " + show(rec));
+    reject_unknown(rec, {"iteration", "layer", "micro_batch", "tokens"}, name);
+    const int it = static_cast<int>(
+        json_int(member(rec, "iteration", name), name + ".iteration", 0, iterations - 1,
+                 "an iteration in 0.." + std::to_string(iterations - 1)));
+    const int layer = static_cast<int>(
+        json_int(member(rec, "layer", name), name + ".layer", 0, int_max, "a layer index"));
+    // `layers` is strictly increasing (the caller checks): a binary search, so that many records of
+    // a trace with many layers cost records x log(layers), not their product.
+    const auto pos = std::lower_bound(layers.begin(), layers.end(), layer);
+    if (pos == layers.end() || *pos != layer) {
+      throw Error("", name + ".layer", "layer " + std::to_string(layer) + " is not in \"layers\"");
+    }
+    const int mb = static_cast<int>(
+        json_int(member(rec, "micro_batch", name), name + ".micro_batch", 0, micro_batches - 1,
+                 "a micro-batch in 0.." + std::to_string(micro_batches - 1)));
+    if (auto [prev, fresh] = seen.emplace(std::make_tuple(it, layer, mb), k); !fresh) {
+      throw Error("", name,
+                  "duplicate record (iteration " + std::to_string(it) + ", layer " +
+                      std::to_string(layer) + ", micro-batch " + std::to_string(mb) +
+                      "), also records[" + std::to_string(prev->second) + "]");
+    }
+    slots.push_back({it, static_cast<int>(pos - layers.begin()), mb});
+  }
+  // Walking the combinations in order reaches the first gap after at most records + 1 steps.
+  for (int it = 0; it < iterations; ++it) {
+    for (int layer : layers) {
+      for (int mb = 0; mb < micro_batches; ++mb) {
+        if (!seen.count({it, layer, mb})) {
+          throw Error("", "records",
+                      "missing record: iteration " + std::to_string(it) + ", layer " +
+                          std::to_string(layer) + ", micro-batch " + std::to_string(mb) +
+                          " (every iteration x layer x micro-batch needs exactly one)");
+        }
+      }
+    }
+  }
+  return slots;
+}
+
 RoutingTrace parse_json_trace(const json& doc, const std::string& source) {
   if (!doc.is_object()) throw Error("", "", "expected a JSON object");
   reject_unknown(doc,
@@ -128,51 +181,7 @@ RoutingTrace parse_json_trace(const json& doc, const std::string& source) {
 
   // Pass 1: where each record goes, duplicates and gaps, before allocating anything as large as
   // the header claims (a corrupt header must not turn into a huge allocation).
-  struct Slot {
-    int iteration, layer_idx, micro_batch;
-  };
-  std::vector<Slot> slots;
-  std::map<std::tuple<int, int, int>, std::size_t> seen;
-  for (std::size_t k = 0; k < records.size(); ++k) {
-    const std::string name = "records[" + std::to_string(k) + "]";
-    const json& rec = records[k];
-    if (!rec.is_object()) throw Error("", name, "expected an object, got " + show(rec));
-    reject_unknown(rec, {"iteration", "layer", "micro_batch", "tokens"}, name);
-    const int it = static_cast<int>(
-        json_int(member(rec, "iteration", name), name + ".iteration", 0, iterations - 1,
-                 "an iteration in 0.." + std::to_string(iterations - 1)));
-    const int layer = static_cast<int>(
-        json_int(member(rec, "layer", name), name + ".layer", 0, int_max, "a layer index"));
-    // `layers` is strictly increasing (checked above): a binary search, so that many records of
-    // a trace with many layers cost records x log(layers), not their product.
-    const auto pos = std::lower_bound(layers.begin(), layers.end(), layer);
-    if (pos == layers.end() || *pos != layer) {
-      throw Error("", name + ".layer", "layer " + std::to_string(layer) + " is not in \"layers\"");
-    }
-    const int mb = static_cast<int>(
-        json_int(member(rec, "micro_batch", name), name + ".micro_batch", 0, micro_batches - 1,
-                 "a micro-batch in 0.." + std::to_string(micro_batches - 1)));
-    if (auto [prev, fresh] = seen.emplace(std::make_tuple(it, layer, mb), k); !fresh) {
-      throw Error("", name,
-                  "duplicate record (iteration " + std::to_string(it) + ", layer " +
-                      std::to_string(layer) + ", micro-batch " + std::to_string(mb) +
-                      "), also records[" + std::to_string(prev->second) + "]");
-    }
-    slots.push_back({it, static_cast<int>(pos - layers.begin()), mb});
-  }
-  // Walking the combinations in order reaches the first gap after at most records + 1 steps.
-  for (int it = 0; it < iterations; ++it) {
-    for (int layer : layers) {
-      for (int mb = 0; mb < micro_batches; ++mb) {
-        if (!seen.count({it, layer, mb})) {
-          throw Error("", "records",
-                      "missing record: iteration " + std::to_string(it) + ", layer " +
-                          std::to_string(layer) + ", micro-batch " + std::to_string(mb) +
-                          " (every iteration x layer x micro-batch needs exactly one)");
-        }
-      }
-    }
-  }
+  const std::vector<RecordSlot> slots = record_slots(records, iterations, layers, micro_batches);
 
   // Pass 2: the counts.
   check_trace_size(source, ep, experts, iterations, static_cast<std::int64_t>(layers.size()),

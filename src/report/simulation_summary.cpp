@@ -1,0 +1,28 @@
+#include "report/simulation_summary.h"
+
+#include <fmt/format.h>
+
+namespace mfabric::report {
+
+std::string traffic_key(std::size_t k) {
+  return workload::to_string(sim::kTrafficClasses[k]);
+}
+
+std::string workload_label(const sim::Experiment& e) {
+  if (e.model) {
+    const auto& w = *e.model;
+    return fmt::format("{} (TP {}, PP {}, EP {})", w.model, w.tp, w.pp, w.ep);
+  }
+  if (e.micro) {
+    return fmt::format("{} of {} ({} group)", workload::to_string(e.micro->collective),
+                       to_string(e.micro->bytes), e.micro->group);
+  }
+  if (!e.connection_matrix.empty()) return "connection matrix " + e.connection_matrix;
+  return "chakra " + e.chakra;
+}
+
+double events_per_second(const sim::RunResult& res) {
+  return res.wall_time_s > 0 ? static_cast<double>(res.events) / res.wall_time_s : 0.0;
+}
+
+}  // namespace mfabric::report

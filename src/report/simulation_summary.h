@@ -1,0 +1,22 @@
+// What the two forms of simulate's summary, results.json (simulation_json.cpp) and the text table
+// (simulation_text.cpp), both say in the same words: the keys of the traffic classes, the
+// workload in a line, the events per second. Internal to the simulation report.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "sim/engine.h"
+#include "sim/experiment.h"
+
+namespace mfabric::report {
+
+// JSON key of a traffic class: "tp", "ep", ... (workload::to_string), so a class the engine adds
+// appears without a change here.
+std::string traffic_key(std::size_t k);
+// "mixtral-8x7b (TP 1, PP 1, EP 8)", or the micro-benchmark, connection matrix or Chakra trace.
+std::string workload_label(const sim::Experiment& e);
+// Events the run handled per second of wall time (0 when it took no measurable time).
+double events_per_second(const sim::RunResult& res);
+
+}  // namespace mfabric::report

@@ -1,0 +1,140 @@
+#include "sim/engine/run_metrics.h"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace mfabric::sim::engine {
+namespace {
+
+using workload::Task;
+using workload::TaskGraph;
+using workload::TaskId;
+using workload::TaskKind;
+
+int traffic_index(workload::Traffic t) {
+  for (std::size_t i = 0; i < kTrafficClasses.size(); ++i) {
+    if (kTrafficClasses[i] == t) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Communication after a GPU's last compute task (or, on a GPU that never computes, all of it):
+// no later compute waits for it, yet the run is not over until it ends, so it is exposed too.
+// Summed over GPUs: the length of the union of the intervals of the communication tasks each GPU
+// is a member of, from its last compute end on.
+Time tail_exposed(const TaskGraph& graph, const TaskStates& tasks, const ComputeStreams& streams) {
+  std::vector<std::vector<std::pair<Time, Time>>> intervals(streams.gpus());
+  const auto add = [&](int g, Time s, Time e) {
+    const Time from = std::max(s, streams.free_since(g));
+    if (e > from) intervals[static_cast<std::size_t>(g)].emplace_back(from, e);
+  };
+  for (TaskId id = 0; id < static_cast<TaskId>(tasks.size()); ++id) {
+    const Task& t = graph.task(id);
+    const Time s = tasks[id].start;
+    const Time e = tasks[id].end;
+    if (t.kind == TaskKind::P2P) {
+      add(t.gpu, s, e);
+      add(t.peer, s, e);
+    } else if (t.kind == TaskKind::Collective) {
+      for (std::int32_t g : graph.group(t.group))
+        add(g, s, e);
+    }
+  }
+  Time total;
+  for (auto& list : intervals) {
+    std::sort(list.begin(), list.end());
+    Time covered_to = Time::zero();
+    for (const auto& [from, to] : list) {
+      const Time begin = std::max(from, covered_to);
+      if (to > begin) total += to - begin;
+      covered_to = std::max(covered_to, to);
+    }
+  }
+  return total;
+}
+
+// Member-seconds a profiler on each GPU would count for communication task `id`: from the GPU's
+// own input being ready (the end of its dependency) to the task's end, so that waiting for the
+// slowest member is included. The graphs give a collective one dependency per member (or per
+// group of members sharing it), so each dependency stands for members / deps GPUs.
+double profiled_member_seconds(const TaskGraph& graph, const TaskStates& tasks, TaskId id,
+                               double members) {
+  const Time end = tasks[id].end;
+  const auto deps = graph.deps(id);
+  if (deps.empty()) return (end - tasks[id].start).seconds() * members;
+  double sum = 0;
+  for (TaskId d : deps)
+    sum += (end - std::min(tasks[d].end, tasks[id].start)).seconds();
+  return sum * members / static_cast<double>(deps.size());
+}
+
+// The critical path, walked back from the task that ended last through the dependency each task
+// waited for last (TaskState::last_dep): the held collectives on it and their waits.
+void critical_path_holds(const TaskStates& tasks, const std::unordered_map<TaskId, Time>& held_for,
+                         RunResult& r) {
+  if (held_for.empty() || tasks.size() == 0) return;
+  TaskId at = 0;
+  for (TaskId id = 1; id < static_cast<TaskId>(tasks.size()); ++id) {
+    if (tasks[id].end > tasks[at].end) at = id;
+  }
+  for (; at >= 0; at = tasks[at].last_dep) {
+    const auto it = held_for.find(at);
+    // A hold released at once (the oracle's) cost nothing.
+    if (it == held_for.end() || it->second == Time::zero()) continue;
+    ++r.critical_holds;
+    r.critical_held_time += it->second;
+  }
+}
+
+}  // namespace
+
+void summarize_tasks(const TaskGraph& graph, const TaskStates& tasks, const ComputeStreams& streams,
+                     const std::unordered_map<TaskId, Time>& held_for, bool record_spans,
+                     RunResult& r) {
+  int iterations = 0;
+  for (const Task& t : graph.tasks())
+    iterations = std::max(iterations, t.iteration + 1);
+  std::vector<Time> first(static_cast<std::size_t>(iterations), Time::max());
+  std::vector<Time> last(static_cast<std::size_t>(iterations), Time::zero());
+  std::array<double, kTrafficClasses.size()> comm{};
+  std::array<double, kTrafficClasses.size()> profiled{};
+  const double gpus = std::max(1, graph.job_gpus());
+  for (TaskId id = 0; id < static_cast<TaskId>(tasks.size()); ++id) {
+    const Task& t = graph.task(id);
+    const auto i = static_cast<std::size_t>(t.iteration);
+    const Time s = tasks[id].start;
+    const Time e = tasks[id].end;
+    first[i] = std::min(first[i], s);
+    last[i] = std::max(last[i], e);
+    r.makespan = std::max(r.makespan, e);
+    const int k = traffic_index(t.traffic);
+    if (k >= 0) {
+      const double members =
+          t.kind == TaskKind::P2P ? 2.0 : static_cast<double>(graph.group(t.group).size());
+      comm[static_cast<std::size_t>(k)] += (e - s).seconds() * members / gpus;
+      profiled[static_cast<std::size_t>(k)] +=
+          profiled_member_seconds(graph, tasks, id, members) / gpus;
+    }
+    if (record_spans) r.spans.push_back(TaskSpan{id, s, e});
+  }
+  for (int i = 0; i < iterations; ++i) {
+    r.iteration_times.push_back(last[static_cast<std::size_t>(i)] -
+                                first[static_cast<std::size_t>(i)]);
+  }
+  const double its = std::max(1, iterations);
+  for (std::size_t k = 0; k < comm.size(); ++k) {
+    r.comm_time[k] = Time::from_seconds(comm[k] / its);
+    r.comm_time_profiled[k] = Time::from_seconds(profiled[k] / its);
+  }
+  double exposed = 0;
+  for (std::size_t g = 0; g < streams.gpus(); ++g)
+    exposed += streams.exposed(static_cast<int>(g)).seconds();
+  exposed += tail_exposed(graph, tasks, streams).seconds();
+  r.exposed_comm = Time::from_seconds(exposed / gpus / its);
+  critical_path_holds(tasks, held_for, r);
+}
+
+}  // namespace mfabric::sim::engine

@@ -1,0 +1,71 @@
+// What the engine puts on the network for a task: its transfers as the collective library puts
+// them on the wire, salted flow hashes, and the record of each transfer (with
+// EngineOptions::record_flows). Completions arriving during the backend's advance() are only
+// collected here; the engine handles them afterwards, so that the backend is never asked to start
+// a transfer from inside its own event processing.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "core/units.h"
+#include "net/backend.h"
+#include "sim/engine.h"
+#include "workload/calibration.h"
+#include "workload/task_graph.h"
+
+namespace mfabric::sim::engine {
+
+// A task's flow hash: its id spread over 64 bits, salted by the seed (EngineOptions::flow_salt).
+inline std::uint64_t task_flow_hash(workload::TaskId id, std::uint64_t salt) {
+  return (static_cast<std::uint64_t>(id) * 0x9e3779b97f4a7c15ULL) ^ salt;
+}
+
+// The transfer as the collective library puts it on the wire: at a fraction of the line rate the
+// library reaches, its bytes take as long as size / efficiency bytes at line rate.
+inline net::Transfer on_wire(net::Transfer tr, const workload::CollectiveCost& cost) {
+  if (cost.efficiency == 1) return tr;
+  const double wire = std::ceil(static_cast<double>(tr.size.count()) / cost.efficiency);
+  // Efficiencies are at least kMinCollectiveEfficiency, so this stays far inside int64 for every
+  // size the workloads make (workload::kMaxTransferBytes); the guard is for the arithmetic.
+  tr.size = Bytes(wire >= 9.0e18 ? std::numeric_limits<std::int64_t>::max()
+                                 : static_cast<std::int64_t>(wire));
+  return tr;
+}
+
+class TaskTransfers {
+ public:
+  TaskTransfers(net::Backend& backend, bool record_flows)
+      : backend_(backend), record_flows_(record_flows) {}
+
+  // Starts transfer `tr` of task `id` now.
+  void start(workload::TaskId id, const net::Transfer& tr) {
+    if (!record_flows_) {
+      backend_.start(tr, [this, id](net::TransferId, Time) { arrived_.push_back(id); });
+      return;
+    }
+    const std::size_t record = flows_.size();
+    flows_.push_back(FlowRecord{id, tr.src, tr.dst, tr.size, backend_.now(), Time::max()});
+    backend_.start(tr, [this, id, record](net::TransferId, Time at) {
+      flows_[record].end = at;
+      arrived_.push_back(id);
+    });
+  }
+
+  // The tasks of the transfers that completed since the list was last cleared, in completion
+  // order (a task once per transfer).
+  std::vector<workload::TaskId>& arrived() { return arrived_; }
+
+  // Every transfer's record, in start order (empty without record_flows).
+  std::vector<FlowRecord> take_flows() { return std::move(flows_); }
+
+ private:
+  net::Backend& backend_;
+  bool record_flows_;
+  std::vector<workload::TaskId> arrived_;
+  std::vector<FlowRecord> flows_;
+};
+
+}  // namespace mfabric::sim::engine

@@ -1,0 +1,94 @@
+#include "workload/training_dp.h"
+
+#include <utility>
+
+namespace mfabric::workload::training {
+
+GradientReduction::GradientReduction(const TrainingSpec& spec, const RankLayout& layout)
+    : spec_(spec),
+      layout_(layout),
+      grad_pending_(static_cast<std::size_t>(spec.parallelism.gpus())) {}
+
+std::int64_t GradientReduction::stage_dense_params(int stage) const {
+  std::int64_t params = stage_embedding_params(stage);
+  const int first = layout_.first_layer(stage);
+  for (int l = first; l < first + layout_.stage_layers(stage); ++l)
+    params += layer_dense_params(l);
+  return params;
+}
+
+std::int64_t GradientReduction::stage_embedding_params(int stage) const {
+  const std::int64_t embedding = static_cast<std::int64_t>(spec_.model.vocab) * spec_.model.hidden;
+  return (stage == 0 ? embedding : 0) + (stage == spec_.parallelism.pp - 1 ? embedding : 0);
+}
+
+std::int64_t GradientReduction::stage_expert_params(int stage) const {
+  std::int64_t params = 0;
+  const int first = layout_.first_layer(stage);
+  for (int l = first; l < first + layout_.stage_layers(stage); ++l)
+    params += layer_expert_params(l);
+  return params;
+}
+
+std::int64_t GradientReduction::layer_dense_params(int layer) const {
+  const ModelSpec& m = spec_.model;
+  return m.attention_params_per_layer() + (m.is_moe_layer(layer)
+                                               ? m.router_params() + m.shared_expert_params()
+                                               : m.dense_ffn_params());
+}
+
+std::int64_t GradientReduction::layer_expert_params(int layer) const {
+  const int local_experts = spec_.model.experts / spec_.parallelism.ep;
+  return spec_.model.is_moe_layer(layer) ? std::int64_t{local_experts} * spec_.model.expert_params()
+                                         : 0;
+}
+
+void GradientReduction::reduce_gradients(TrainingTasks& tasks, int stage, std::int64_t dense_params,
+                                         std::int64_t expert_params) {
+  const int tp = spec_.parallelism.tp;
+  const int dtype = spec_.model.dtype_bytes;
+  const Bytes dense(dense_params * dtype / tp);
+  const Bytes expert(expert_params * dtype / tp);
+  auto reduce = [&](const std::vector<int>& members, Op op, Bytes bytes) {
+    if (members.size() < 2 || bytes.count() == 0) return;
+    std::vector<TaskId> deps;
+    for (int g : members) {
+      deps.push_back(tasks.last_compute(g));
+      if (spec_.overlap.ep_comm) deps.push_back(tasks.other_step_last(g));
+    }
+    const TaskId id = tasks.collective(
+        CollectiveKind::AllReduce, op, Traffic::DP, Phase::Update, -1, -1,
+        std::vector<std::int32_t>(members.begin(), members.end()), bytes, -1, std::move(deps));
+    for (int g : members)
+      grad_pending_[static_cast<std::size_t>(g)].push_back(id);
+  };
+  for (int t = 0; t < tp; ++t) {
+    reduce(layout_.dense_dp_group(tasks.gpu(stage, t, 0, 0)), Op::DenseGradAllReduce, dense);
+    for (int ep = 0; ep < spec_.parallelism.ep; ++ep) {
+      reduce(layout_.expert_dp_group(tasks.gpu(stage, t, ep, 0)), Op::ExpertGradAllReduce, expert);
+    }
+  }
+}
+
+void GradientReduction::reduce_layer(TrainingTasks& tasks, int stage, int layer) {
+  reduce_gradients(tasks, stage, layer_dense_params(layer), layer_expert_params(layer));
+}
+
+void GradientReduction::reduce_stage(TrainingTasks& tasks, int stage) {
+  if (spec_.overlap.grad_reduce) {
+    reduce_gradients(tasks, stage, stage_embedding_params(stage), 0);
+  } else {
+    reduce_gradients(tasks, stage, stage_dense_params(stage), stage_expert_params(stage));
+  }
+  tasks.each_gpu(stage, [&](int g, std::size_t, int) {
+    auto& from = grad_pending_[static_cast<std::size_t>(g)];
+    auto& to = tasks.pending(g);
+    to.insert(to.end(), from.begin(), from.end());
+    from.clear();
+    // The other running step's last compute too, so that nothing of this iteration is left
+    // behind the next one's first compute.
+    if (spec_.overlap.ep_comm) to.push_back(tasks.other_step_last(g));
+  });
+}
+
+}  // namespace mfabric::workload::training

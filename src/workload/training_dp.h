@@ -1,0 +1,50 @@
+// Data-parallel communication of the training job: the all-reduces of a stage's gradients, the
+// dense parameters' over the EP x DP ranks and the experts' over the DP ranks holding the same
+// experts (their TP share), after the stage's last backward or, with overlap.grad_reduce, layer
+// by layer during it; the next iteration's first compute (or the optimizer step) waits for them.
+// Also the parameter counts they and the optimizer step read. Internal to the builder.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "workload/training.h"
+#include "workload/training_tasks.h"
+
+namespace mfabric::workload::training {
+
+class GradientReduction {
+ public:
+  GradientReduction(const TrainingSpec& spec, const RankLayout& layout);
+
+  // With overlap.grad_reduce, after the stage's last backward has finished `layer`: that layer's
+  // gradients are reduced now, under the backward of the layers below.
+  void reduce_layer(TrainingTasks& tasks, int stage, int layer);
+  // After the stage's last backward: every parameter of the stage, or with overlap.grad_reduce
+  // (its layers reduced during the backward) the embeddings only; the stage's GPUs' next compute
+  // then waits for all of the iteration's reductions (TrainingTasks::pending).
+  void reduce_stage(TrainingTasks& tasks, int stage);
+
+  // Parameters of the stage's dense part (its layers' and embeddings') and of its local experts.
+  std::int64_t stage_dense_params(int stage) const;
+  std::int64_t stage_expert_params(int stage) const;
+
+ private:
+  // All-reduces of `dense` and `expert` parameters' gradients (their TP share) over the DP groups
+  // of every GPU of the stage, after each member's latest compute (both running steps' with
+  // overlap.ep_comm).
+  void reduce_gradients(TrainingTasks& tasks, int stage, std::int64_t dense_params,
+                        std::int64_t expert_params);
+  // The input embedding on the first stage, the (untied) output head on the last.
+  std::int64_t stage_embedding_params(int stage) const;
+  std::int64_t layer_dense_params(int layer) const;
+  std::int64_t layer_expert_params(int layer) const;
+
+  const TrainingSpec& spec_;
+  const RankLayout& layout_;
+  // Gradient all-reduces of the iteration being built, per GPU, handed to its pending
+  // dependencies when the stage's reductions are complete.
+  std::vector<std::vector<TaskId>> grad_pending_;
+};
+
+}  // namespace mfabric::workload::training

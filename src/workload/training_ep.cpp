@@ -1,0 +1,98 @@
+#include "workload/training_ep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "core/error.h"
+
+namespace mfabric::workload::training {
+
+ExpertTraffic::ExpertTraffic(const TrainingSpec& spec, const RoutingTrace& trace, int micro_batches)
+    : spec_(spec), trace_(trace), m_(micro_batches) {
+  const ParallelismSpec& p = spec.parallelism;
+  if (trace_.ep() != p.ep) {
+    throw Error("", "routing",
+                fmt::format("the routing trace has {} EP ranks but the job has ep = {}",
+                            trace_.ep(), p.ep));
+  }
+  if (trace_.experts() != spec_.model.experts) {
+    throw Error("", "routing",
+                fmt::format("the routing trace has {} experts but {} has {}", trace_.experts(),
+                            spec_.model.name, spec_.model.experts));
+  }
+  const bool single_record = trace_.layers().size() == 1;
+  for (int l = 0; l < spec_.model.layers; ++l) {
+    if (spec_.model.is_moe_layer(l) && trace_.layer_index(l) < 0 && !single_record) {
+      throw Error("", "routing",
+                  fmt::format("the routing trace has no record for MoE layer {}", l));
+    }
+  }
+}
+
+const LayerRouting& ExpertTraffic::routing(TrainingTasks& tasks, int layer, int mb, int dp) {
+  const auto key = std::make_tuple(layer, mb, dp);
+  auto it = routing_.find(key);
+  if (it != routing_.end()) return it->second;
+  const int E = spec_.parallelism.ep;
+  const int experts = spec_.model.experts;
+  const int per_rank = local_experts();
+  const auto counts = trace_.matrix(tasks.iteration(), trace_layer(layer), mb + dp * m_);
+  const double target = static_cast<double>(spec_.tokens_per_micro_batch()) * spec_.model.top_k;
+  const double bytes_per_token =
+      static_cast<double>(spec_.model.hidden) * spec_.model.dtype_bytes / spec_.parallelism.tp;
+  ByteMatrix d(E);
+  LayerRouting r;
+  r.assignments.assign(static_cast<std::size_t>(E), 0);
+  std::vector<double> to_rank(static_cast<std::size_t>(E));
+  for (int a = 0; a < E; ++a) {
+    const auto row =
+        counts.subspan(static_cast<std::size_t>(a) * experts, static_cast<std::size_t>(experts));
+    double sum = 0;
+    for (std::int32_t c : row)
+      sum += c;
+    std::fill(to_rank.begin(), to_rank.end(), 0.0);
+    for (int e = 0; e < experts; ++e) {
+      // A source that routed nothing is taken as uniform rather than silent.
+      const double share = sum > 0 ? row[static_cast<std::size_t>(e)] / sum : 1.0 / experts;
+      to_rank[static_cast<std::size_t>(e / per_rank)] += share * target;
+    }
+    for (int b = 0; b < E; ++b) {
+      const double tokens = to_rank[static_cast<std::size_t>(b)];
+      r.assignments[static_cast<std::size_t>(b)] += std::llround(tokens);
+      d.at(a, b) = std::llround(tokens * bytes_per_token);
+    }
+  }
+  r.dispatch_bytes = d.off_diagonal_sum();
+  TaskGraph& graph = tasks.graph();
+  r.combine = graph.add_matrix(d.transposed());
+  r.dispatch = graph.add_matrix(std::move(d));
+  return routing_.emplace(key, std::move(r)).first->second;
+}
+
+void ExpertTraffic::all_to_all(TrainingTasks& tasks, int stage, std::vector<TaskId>& cur, Op op,
+                               Phase phase, int layer, int mb, bool transposed) {
+  const ParallelismSpec& p = spec_.parallelism;
+  for (int dp = 0; dp < p.dp; ++dp) {
+    const LayerRouting& r = routing(tasks, layer, mb, dp);
+    const std::int32_t matrix = transposed ? r.combine : r.dispatch;
+    for (int tp = 0; tp < p.tp; ++tp) {
+      std::vector<std::int32_t> members;
+      std::vector<TaskId> deps;
+      for (int ep = 0; ep < p.ep; ++ep) {
+        members.push_back(tasks.gpu(stage, tp, ep, dp));
+        deps.push_back(cur[static_cast<std::size_t>(tasks.local(tp, ep, dp))]);
+        tasks.also_overlapped(deps.back(), deps);
+      }
+      const TaskId id =
+          tasks.collective(CollectiveKind::AllToAll, op, Traffic::EP, phase, layer, mb,
+                           std::move(members), Bytes(r.dispatch_bytes), matrix, std::move(deps));
+      for (int ep = 0; ep < p.ep; ++ep)
+        cur[static_cast<std::size_t>(tasks.local(tp, ep, dp))] = id;
+    }
+  }
+}
+
+}  // namespace mfabric::workload::training

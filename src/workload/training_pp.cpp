@@ -1,0 +1,56 @@
+#include "workload/training_pp.h"
+
+namespace mfabric::workload::training {
+
+void PipelineTransfers::new_iteration() {
+  pp_in_.clear();
+  pp_grad_in_.clear();
+  bwd_in_.clear();
+}
+
+Bytes PipelineTransfers::activation_bytes() const {
+  return Bytes(spec_.tokens_per_micro_batch() * spec_.model.hidden * spec_.model.dtype_bytes /
+               spec_.parallelism.tp);
+}
+
+std::vector<TaskId> PipelineTransfers::forward_input(const TrainingTasks& tasks, int stage,
+                                                     int mb) const {
+  if (stage == 0) return std::vector<TaskId>(static_cast<std::size_t>(tasks.stage_gpus()), -1);
+  return pp_in_.at({stage, mb});
+}
+
+std::vector<TaskId> PipelineTransfers::send(TrainingTasks& tasks, int stage, int to, Op op,
+                                            Phase phase, int mb,
+                                            const std::vector<TaskId>& cur) const {
+  std::vector<TaskId> sent(cur.size());
+  const RankLayout& layout = tasks.layout();
+  tasks.each_gpu(stage, [&](int g, std::size_t i, int) {
+    const RankCoord c = layout.coord(g);
+    sent[i] =
+        tasks.p2p(g, tasks.gpu(to, c.tp, c.ep, c.dp), op, phase, mb, activation_bytes(), cur[i]);
+  });
+  return sent;
+}
+
+void PipelineTransfers::end_forward(TrainingTasks& tasks, int stage, int mb,
+                                    const std::vector<TaskId>& cur) {
+  if (stage == spec_.parallelism.pp - 1) {
+    bwd_in_[{stage, mb}] = cur;
+    return;
+  }
+  pp_in_[{stage + 1, mb}] =
+      send(tasks, stage, stage + 1, Op::PpActivation, Phase::Forward, mb, cur);
+}
+
+const std::vector<TaskId>& PipelineTransfers::backward_input(int stage, int mb) const {
+  return stage == spec_.parallelism.pp - 1 ? bwd_in_.at({stage, mb}) : pp_grad_in_.at({stage, mb});
+}
+
+void PipelineTransfers::end_backward(TrainingTasks& tasks, int stage, int mb,
+                                     const std::vector<TaskId>& cur) {
+  if (stage == 0) return;
+  pp_grad_in_[{stage - 1, mb}] =
+      send(tasks, stage, stage - 1, Op::PpGradient, Phase::Backward, mb, cur);
+}
+
+}  // namespace mfabric::workload::training

@@ -1,0 +1,158 @@
+// The training graph builder's parts on their own: the pipeline schedule and the task helpers
+// every part adds through (training_schedule.h, training_tasks.h). The graphs they build
+// together are tested in training_test.cpp.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "tiny_model.h"
+#include "workload/training_schedule.h"
+#include "workload/training_tasks.h"
+
+namespace mfabric::workload::training {
+namespace {
+
+std::vector<TaskId> deps_of(const TaskGraph& g, TaskId id) {
+  const auto d = g.deps(id);
+  return {d.begin(), d.end()};
+}
+
+PipelineStep F(int mb) {
+  return {true, mb};
+}
+PipelineStep B(int mb) {
+  return {false, mb};
+}
+
+TEST(StageSchedule, GPipeRunsEveryForwardThenEveryBackward) {
+  EXPECT_EQ(stage_schedule(PipelineSchedule::GPipe, 4, 1, 3),
+            (std::vector<PipelineStep>{F(0), F(1), F(2), B(0), B(1), B(2)}));
+}
+
+TEST(StageSchedule, OneFOneBWarmsUpWithAForwardPerStageAfterIt) {
+  // Stage 0 of 4: three forwards, then one forward and one backward in turn, then the rest.
+  EXPECT_EQ(stage_schedule(PipelineSchedule::OneFOneB, 4, 0, 4),
+            (std::vector<PipelineStep>{F(0), F(1), F(2), F(3), B(0), B(1), B(2), B(3)}));
+  EXPECT_EQ(stage_schedule(PipelineSchedule::OneFOneB, 4, 2, 4),
+            (std::vector<PipelineStep>{F(0), F(1), B(0), F(2), B(1), F(3), B(2), B(3)}));
+  // The last stage alternates from the start.
+  EXPECT_EQ(stage_schedule(PipelineSchedule::OneFOneB, 4, 3, 2),
+            (std::vector<PipelineStep>{F(0), B(0), F(1), B(1)}));
+  // Fewer micro-batches than the warm-up wants: only as many forwards as there are.
+  EXPECT_EQ(stage_schedule(PipelineSchedule::OneFOneB, 4, 0, 2),
+            (std::vector<PipelineStep>{F(0), F(1), B(0), B(1)}));
+}
+
+TEST(RunSchedule, AddsEveryStepOnceAfterTheNeighbouringStepsItNeeds) {
+  for (PipelineSchedule schedule : {PipelineSchedule::OneFOneB, PipelineSchedule::GPipe}) {
+    const int stages = 4, m = 5;
+    std::map<std::pair<int, int>, int> forward_at, backward_at;  // (stage, mb) -> position
+    std::vector<std::vector<PipelineStep>> per_stage(stages);
+    int position = 0;
+    run_schedule(schedule, stages, m, [&](int s, PipelineStep step) {
+      auto& at = step.forward ? forward_at : backward_at;
+      EXPECT_TRUE(at.emplace(std::make_pair(s, step.micro_batch), position++).second);
+      per_stage[static_cast<std::size_t>(s)].push_back(step);
+    });
+    EXPECT_EQ(position, 2 * stages * m);
+    for (int s = 0; s < stages; ++s) {
+      EXPECT_EQ(per_stage[static_cast<std::size_t>(s)], stage_schedule(schedule, stages, s, m));
+      for (int mb = 0; mb < m; ++mb) {
+        if (s > 0) {
+          EXPECT_LT(forward_at.at({s - 1, mb}), forward_at.at({s, mb}));
+        }
+        if (s < stages - 1) {
+          EXPECT_LT(backward_at.at({s + 1, mb}), backward_at.at({s, mb}));
+        }
+      }
+    }
+  }
+}
+
+class TrainingTasksTest : public ::testing::Test {
+ protected:
+  ParallelismSpec p_{.tp = 2, .pp = 2, .ep = 2, .dp = 1};
+  ModelSpec model_ = testing::tiny_model();
+  RankLayout layout_{p_, model_, 4};
+};
+
+TEST_F(TrainingTasksTest, ComputeChainsToTheGpusPreviousComputeAndItsPendingDependencies) {
+  TrainingTasks tasks(p_, layout_, {});
+  const TaskId a = tasks.compute(0, -1, Op::Attention, Phase::Forward, 0, 0, Time::microseconds(1));
+  EXPECT_TRUE(deps_of(tasks.graph(), a).empty());
+  const TaskId other = tasks.compute(1, -1, Op::Attention, Phase::Forward, 0, 0, Time::zero());
+  tasks.pending(0).push_back(other);
+  tasks.pending(0).push_back(a);  // repeated: kept once
+  const TaskId b = tasks.compute(0, a, Op::Router, Phase::Forward, 0, 0, Time::zero());
+  EXPECT_EQ(deps_of(tasks.graph(), b), (std::vector<TaskId>{a, other}));
+  EXPECT_TRUE(tasks.pending(0).empty());  // handed over once
+  EXPECT_EQ(tasks.last_compute(0), b);
+  EXPECT_EQ(tasks.graph().task(b).gpu, 0);
+  EXPECT_EQ(tasks.graph().task(b).op, Op::Router);
+}
+
+TEST_F(TrainingTasksTest, TasksAreStampedWithTheirIteration) {
+  TrainingTasks tasks(p_, layout_, {});
+  tasks.set_iteration(3);
+  const TaskId t = tasks.p2p(0, 4, Op::PpActivation, Phase::Forward, 2, Bytes(64), -1);
+  const Task& task = tasks.graph().task(t);
+  EXPECT_EQ(task.iteration, 3);
+  EXPECT_EQ(task.micro_batch, 2);
+  EXPECT_EQ(task.layer, -1);
+  EXPECT_EQ(task.kind, TaskKind::P2P);
+  EXPECT_EQ(task.traffic, Traffic::PP);
+  EXPECT_EQ(task.peer, 4);
+}
+
+TEST_F(TrainingTasksTest, WhatDependsOnAPipelinedComputeDependsOnItsAllReduceToo) {
+  TrainingTasks tasks(p_, layout_, {});
+  const TaskId x = tasks.compute(0, -1, Op::Attention, Phase::Forward, 0, 0, Time::zero());
+  const TaskId ar = tasks.collective(CollectiveKind::AllReduce, Op::TpAllReduce, Traffic::TP,
+                                     Phase::Forward, 0, 0, {0, 1}, Bytes(64), -1, {});
+  tasks.pipeline_with(x, ar);
+  std::vector<TaskId> deps;
+  tasks.also_overlapped(x, deps);
+  EXPECT_EQ(deps, (std::vector<TaskId>{ar}));
+  const TaskId sent = tasks.p2p(0, 4, Op::PpActivation, Phase::Forward, 0, Bytes(64), x);
+  EXPECT_EQ(deps_of(tasks.graph(), sent), (std::vector<TaskId>{x, ar}));
+  deps.clear();
+  tasks.also_overlapped(ar, deps);  // an all-reduce stands for nothing else
+  tasks.also_overlapped(-1, deps);
+  EXPECT_TRUE(deps.empty());
+}
+
+TEST_F(TrainingTasksTest, EpOverlapChainsEachStepTwoStepsBack) {
+  TrainingTasks tasks(p_, layout_, OverlapSpec{.ep_comm = true});
+  const int g = tasks.gpu(0, 0, 0, 0);
+  tasks.begin_step(0);
+  const TaskId first = tasks.compute(g, -1, Op::Attention, Phase::Forward, 0, 0, Time::zero());
+  tasks.begin_step(0);
+  const TaskId second = tasks.compute(g, -1, Op::Attention, Phase::Forward, 0, 1, Time::zero());
+  EXPECT_TRUE(deps_of(tasks.graph(), second).empty());  // beside the first step, not after it
+  EXPECT_EQ(tasks.other_step_last(g), first);
+  tasks.begin_step(0);
+  const TaskId third = tasks.compute(g, -1, Op::Attention, Phase::Backward, 0, 0, Time::zero());
+  EXPECT_EQ(deps_of(tasks.graph(), third), (std::vector<TaskId>{first}));
+}
+
+TEST_F(TrainingTasksTest, AStagesGpusAreVisitedOnceEachByLocalIndex) {
+  TrainingTasks tasks(p_, layout_, {});
+  EXPECT_EQ(tasks.stage_gpus(), 4);
+  std::vector<int> seen(4, -1);
+  tasks.each_gpu(1, [&](int g, std::size_t i, int ep) {
+    ASSERT_LT(i, seen.size());
+    EXPECT_EQ(seen[i], -1);
+    seen[i] = g;
+    const RankCoord c = layout_.coord(g);
+    EXPECT_EQ(c.pp, 1);
+    EXPECT_EQ(c.ep, ep);
+    EXPECT_EQ(static_cast<int>(i), tasks.local(c.tp, c.ep, c.dp));
+  });
+  for (int g : seen)
+    EXPECT_GE(g, 0);
+}
+
+}  // namespace
+}  // namespace mfabric::workload::training
