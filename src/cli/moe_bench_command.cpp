@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/controller_auth.h"
 #include "control/planner.h"
+#include "control/policy_names.h"
 #include "core/error.h"
 #include "core/input_files.h"
 #include "core/json_text.h"
@@ -278,8 +279,9 @@ Command register_moe_bench(CLI::App& command) {
       ->capture_default_str();
   app->add_option("--seed", b.seed, "Seed of the routing and the payloads")->capture_default_str();
   app->add_option("--policy", o->policy,
-                  "block (wait for this layer's circuits) or reuse-previous (run on the previous "
-                  "layer's, plan after)")
+                  fmt::format("{} (wait for this layer's circuits) or {} (run on the previous "
+                              "layer's, plan after)",
+                              control::kBlockPolicy, control::kReusePreviousPolicy))
       ->capture_default_str();
   app->add_option("--circuits", b.circuits,
                   "Where circuits come from: local (a planner in each process, standing in for "
