@@ -138,8 +138,8 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
   if (res.packets) {
     const net::PacketStats& p = *res.packets;
     j["packet"] = {
-        {"transport", net::to_string(r.experiment.packet.transport)},
-        {"variant", net::congestion_control_variant(r.experiment.packet)},
+        {"transport", std::string(r.experiment.packet.transport.name())},
+        {"variant", r.experiment.packet.transport->congestion_control_variant()},
         {"mtu_bytes", r.experiment.packet.mtu.count()},
         {"pfc", r.experiment.packet.pfc_enabled()},
         {"packets_sent", p.packets_sent},
@@ -327,7 +327,7 @@ std::string results_text(const SimulationReport& r) {
   }
   if (res.packets) {
     const net::PacketStats& p = *res.packets;
-    t.add_row({"packets (" + std::string(net::to_string(r.experiment.packet.transport)) + ")",
+    t.add_row({"packets (" + std::string(r.experiment.packet.transport.name()) + ")",
                fmt::format("{} sent, {} dropped, {} sent again, {} timeouts",
                            with_commas(p.packets_sent), with_commas(p.drops),
                            with_commas(p.retransmissions), with_commas(p.timeouts))});

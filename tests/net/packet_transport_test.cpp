@@ -1,6 +1,6 @@
 // The RDMA transports of the packet backend on their own: DCQCN's rate control (dcqcn.h),
-// RoCEv2 go-back-N (roce.h) and IRN (irn.h), driven by a fake host, and for whole transfers by
-// a one-flow network in this file (one port at the line rate, a fixed latency each way, losses
+// RoCEv2 go-back-N (roce_dcqcn.h) and IRN (irn.h), driven by a fake host, and for whole transfers
+// by a one-flow network in this file (one port at the line rate, a fixed latency each way, losses
 // and CE marks chosen per packet). Expected values are worked out by hand next to each check.
 #include <gtest/gtest.h>
 
@@ -12,10 +12,10 @@
 #include <queue>
 #include <vector>
 
-#include "net/packet/dcqcn.h"
-#include "net/packet/dctcp.h"
-#include "net/packet/irn.h"
-#include "net/packet/roce.h"
+#include "net/packet/transports/dcqcn.h"
+#include "net/packet/transports/dctcp.h"
+#include "net/packet/transports/irn.h"
+#include "net/packet/transports/roce_dcqcn.h"
 
 namespace mfabric::net::packet {
 namespace transport_test {
