@@ -12,6 +12,10 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "net/backend_stats.h"
+#include "net/circuits.h"
+#include "net/link_timeline.h"
+#include "net/packet_report.h"
 #include "net/router.h"
 
 namespace mfabric::sim {
@@ -53,18 +57,18 @@ int traffic_index(workload::Traffic t) {
 // The backend's circuits as the lowerings see them (collective/circuit_view.h).
 class BackendCircuits final : public collective::CircuitView {
  public:
+  // A backend's capabilities are fixed over its life: its circuits are looked up once.
   BackendCircuits(const net::Backend& backend, const std::vector<std::uint8_t>* failed)
-      : backend_(backend), failed_(failed) {}
+      : circuits_(backend.circuits()), failed_(failed) {}
   fabric::NodeId circuit_peer(fabric::NodeId nic) const override {
-    const net::Circuits* circuits = backend_.circuits();
-    return circuits == nullptr ? fabric::kNoNode : circuits->circuit_peer(nic);
+    return circuits_ == nullptr ? fabric::kNoNode : circuits_->circuit_peer(nic);
   }
   bool usable(fabric::NodeId node) const override {
     return failed_ == nullptr || (*failed_)[static_cast<std::size_t>(node)] == 0;
   }
 
  private:
-  const net::Backend& backend_;
+  const net::Circuits* circuits_;
   const std::vector<std::uint8_t>* failed_;
 };
 
@@ -110,7 +114,7 @@ class Executor final : public EngineContext {
 
   RunResult run() {
     const auto wall_start = std::chrono::steady_clock::now();
-    if (options_.timeline) backend_.record_timeline(*options_.timeline);
+    if (options_.timeline) net::require_timeline(backend_).record_timeline(*options_.timeline);
     if (options_.controller != nullptr) options_.controller->attach(*this);
     for (TaskId t = 0; t < static_cast<TaskId>(n_); ++t) {
       if (state(t).waiting == 0) make_ready(t, -1);
@@ -424,7 +428,9 @@ class Executor final : public EngineContext {
                                "released ({} held in all)",
                                head, id, graph_.label(id), held_.size()));
     }
-    const std::vector<net::StalledTransfer> stalled = backend_.stalled_transfers(1);
+    const net::BackendStats* stats = backend_.stats();
+    const std::vector<net::StalledTransfer> stalled =
+        stats == nullptr ? std::vector<net::StalledTransfer>{} : stats->stalled_transfers(1);
     if (!stalled.empty()) {
       const net::StalledTransfer& st = stalled.front();
       std::string task;
@@ -577,15 +583,18 @@ class Executor final : public EngineContext {
     exposed += tail_exposed().seconds();
     r.exposed_comm = Time::from_seconds(exposed / gpus / its);
     critical_path_holds(r);
-    r.channels = backend_.channel_stats();
-    if (options_.timeline) r.timeline = backend_.take_timeline();
+    // What the backend counts, where it does (both of mfabric's backends do).
+    const net::BackendStats* stats = backend_.stats();
+    if (stats != nullptr) r.channels = stats->channel_stats();
+    if (options_.timeline) r.timeline = net::require_timeline(backend_).take_timeline();
     r.flows = std::move(flows_);
-    r.transfers = backend_.totals();
-    if (std::optional<net::PacketReport> packet = backend_.packet_report()) {
-      r.ports = std::move(packet->ports);
-      r.packets = packet->totals;
+    if (stats != nullptr) r.transfers = stats->totals();
+    if (const net::PacketReporting* packets = backend_.packet_reporting()) {
+      net::PacketReport packet = packets->packet_report();
+      r.ports = std::move(packet.ports);
+      r.packets = packet.totals;
     }
-    r.events = events_ + backend_.events_processed();
+    r.events = events_ + (stats != nullptr ? stats->events_processed() : 0);
     return r;
   }
 

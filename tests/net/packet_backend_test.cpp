@@ -373,7 +373,7 @@ TEST(PacketBackend, ABadOptionIsOneClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("mtu"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(make_backend("packet", t)->active_transfers(), 0u);
+  EXPECT_EQ(make_backend("packet", t)->stats()->active_transfers(), 0u);
 }
 
 // The timers and rates of the transport in force against the fabric's links (packet_options.h):

@@ -40,7 +40,7 @@ Time permutation(const Topology& t, const std::string& backend, int spray_paths,
   Time end;
   for (TransferId id : ids)
     end = std::max(end, rec.at(id));
-  if (totals != nullptr) *totals = net->totals();
+  if (totals != nullptr) *totals = net->stats()->totals();
   return end;
 }
 
@@ -78,7 +78,7 @@ TEST(Spraying, SmallTransfersAreSplitIntoFewerPartsAndTheBadCountIsRefused) {
   const TransferId b = rec.start(net, transfer(t.gpu(0, 0), t.gpu(3, 0), 1));
   const TransferId c = rec.start(net, transfer(t.gpu(1, 0), t.gpu(2, 0), 0));
   EXPECT_EQ(net.active_transfers(), 3u);
-  EXPECT_EQ(net.inner().active_transfers(), 4u);  // 2 + 1 + 1 parts
+  EXPECT_EQ(net.inner().stats()->active_transfers(), 4u);  // 2 + 1 + 1 parts
   run_to_idle(net);
   EXPECT_EQ(net.active_transfers(), 0u);
   EXPECT_GT(rec.at(a), rec.at(b));

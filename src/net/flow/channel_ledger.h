@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "net/backend_stats.h"
 #include "net/flow/flow_records.h"
 #include "net/flow/pcie_mirror.h"
 #include "net/link_table.h"

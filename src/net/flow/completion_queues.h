@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "net/backend.h"
+#include "net/transfer.h"
 
 namespace mfabric::net::flow {
 

@@ -25,7 +25,10 @@
 
 namespace mfabric::net {
 
-class PacketBackend final : public Backend {
+class PacketBackend final : public Backend,
+                            public BackendStats,
+                            public TimelineRecorder,
+                            public PacketReporting {
  public:
   // The topology must outlive the backend. mfabric::Error for options out of range.
   explicit PacketBackend(const fabric::Topology& topology,
@@ -42,11 +45,14 @@ class PacketBackend final : public Backend {
   const std::vector<ChannelStats>& channel_stats() const override;
   std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
   TransferTotals totals() const override;
-  std::optional<PacketReport> packet_report() const override { return network_.packet_report(); }
+  PacketReport packet_report() const override { return network_.packet_report(); }
   // Both parts count; their bins are added together.
   void record_timeline(const TimelineOptions& options) override;
   std::optional<LinkTimeline> take_timeline() override;
-  Circuits* circuits() override { return &network_; }
+  // Circuits are the packet part's (transfers inside a server never cross one).
+  Capabilities capabilities() override {
+    return {.circuits = &network_, .stats = this, .timeline = this, .packets = this};
+  }
 
   const PacketBackendOptions& options() const { return network_.options(); }
   // The packet part's ports and counters (inside a server there are no packets).

@@ -556,7 +556,7 @@ PacketStats PacketNetwork::packet_stats() const {
   return st;
 }
 
-std::optional<PacketReport> PacketNetwork::packet_report() const {
+PacketReport PacketNetwork::packet_report() const {
   return PacketReport{port_stats(), packet_stats()};
 }
 

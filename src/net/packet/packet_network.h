@@ -34,13 +34,21 @@
 #include <vector>
 
 #include "net/backend.h"
+#include "net/backend_stats.h"
+#include "net/circuits.h"
 #include "net/link_table.h"
+#include "net/link_timeline.h"
 #include "net/packet/packet_options.h"
+#include "net/packet_report.h"
 #include "net/router.h"
 
 namespace mfabric::net {
 
-class PacketNetwork final : public Backend, public Circuits {
+class PacketNetwork final : public Backend,
+                            public Circuits,
+                            public BackendStats,
+                            public TimelineRecorder,
+                            public PacketReporting {
  public:
   // The topology must outlive the backend. mfabric::Error for options out of range.
   explicit PacketNetwork(const fabric::Topology& topology,
@@ -73,8 +81,10 @@ class PacketNetwork final : public Backend, public Circuits {
   void record_timeline(const TimelineOptions& options) override;
   std::optional<LinkTimeline> take_timeline() override;
 
-  std::optional<PacketReport> packet_report() const override;
-  Circuits* circuits() override { return this; }
+  PacketReport packet_report() const override;
+  Capabilities capabilities() override {
+    return {.circuits = this, .stats = this, .timeline = this, .packets = this};
+  }
 
   // Circuits
   fabric::LinkId connect(fabric::NodeId nic_a, fabric::NodeId nic_b) override;
