@@ -1,9 +1,9 @@
 // The backends `simulation.backend` accepts: one line each.
 #include "net/backends.h"
 
-#include "net/flow_backend.h"
-#include "net/packet/packet_backend.h"
-#include "net/spraying_backend.h"
+#include "net/flow/flow_backend.h"
+#include "net/packet_backend.h"
+#include "net/flow/spraying_backend.h"
 
 namespace mfabric::net {
 

@@ -9,7 +9,7 @@
 #include "core/yaml_fields.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "net/router.h"
 #include "sim/mfabric_control.h"
 #include "sim/packet_settings.h"

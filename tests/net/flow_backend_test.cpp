@@ -1,6 +1,6 @@
 // Analytic checks of the flow backend: every expected time below is worked out by hand from
 // size / rate + latency, with the max-min rates written next to it.
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 
 #include <gtest/gtest.h>
 

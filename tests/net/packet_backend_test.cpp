@@ -1,7 +1,7 @@
 // Analytic checks of the packet backend: line rate net of headers, fair shares (Jain's index),
 // losses recovered, the flow backend's timing conventions (latency hops, zero bytes), failures
 // and circuits without lost bytes. Expected values are worked out by hand next to each check.
-#include "net/packet/packet_backend.h"
+#include "net/packet_backend.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "net/packet/transports/irn.h"
 #include "net/packet/transports/roce_dcqcn.h"
 #include "net_test_util.h"

@@ -1,7 +1,7 @@
 // Packet spraying in both backends: a permutation whose per-flow ECMP routes collide runs at
 // line rate when its transfers are sprayed, in the flow backend (equal parts over the paths) and
 // in the packet backend (packets over the paths in turn), and the two agree.
-#include "net/spraying_backend.h"
+#include "net/flow/spraying_backend.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "net_test_util.h"
 
 namespace mfabric::net {

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "fabric/builders.h"
-#include "net/packet/packet_backend.h"
+#include "net/packet_backend.h"
 #include "net/packet/transports.h"
 #include "net/packet/transports/dctcp.h"
 #include "net/packet/transports/irn.h"

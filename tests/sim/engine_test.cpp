@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "fabric/builders.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 
 namespace mfabric::sim {
 namespace {

@@ -1,5 +1,5 @@
 // The packet-level network (docs/network.md, "Packet backend"): every transfer, inside a server
-// too, is cut into packets. The `packet` backend (packet_backend.h) uses it for the transfers
+// too, is cut into packets. The `packet` backend (net/packet_backend.h) uses it for the transfers
 // that cross the network and a fluid FlowBackend for those inside a server. Transfers are flows of
 // MTU-sized packets with header bytes, sent by a transport (transport.h: DCTCP, ...) and carried
 // store-and-forward over the same routes as the flow backend's (router.h): every directed
@@ -58,12 +58,12 @@ class PacketNetwork final : public Backend,
   PacketNetwork& operator=(const PacketNetwork&) = delete;
 
   TransferId start(const net::Transfer& t, DoneCallback on_done) override;
-  // start() in two steps, for a caller that looks at the route first (packet_backend.h): the
+  // start() in two steps, for a caller that looks at the route first (net/packet_backend.h): the
   // route start() would take now, and the start over it (t checked by check_transfer()).
   void route(const net::Transfer& t, Route& out);
   TransferId start_routed(const net::Transfer& t, const Route& route, DoneCallback on_done);
   // Sets the clock to t without processing anything, for a composition that runs another part's
-  // events at t before these (packet_backend.h). t is not before now() and not after
+  // events at t before these (net/packet_backend.h). t is not before now() and not after
   // next_event_time().
   void move_clock(Time t);
   void set_link_rate(fabric::LinkId link, Rate rate) override;

@@ -1,4 +1,4 @@
-#include "net/spraying_backend.h"
+#include "net/flow/spraying_backend.h"
 
 #include <fmt/format.h>
 

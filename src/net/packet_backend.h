@@ -1,9 +1,11 @@
 // The `packet` backend (docs/network.md, "Packet backend"): transfers that cross the network run
-// as packets on a PacketNetwork (packet_network.h), transfers inside one server (GPU - NVSwitch -
-// GPU, no network link, no proxy) as fluid flows on a FlowBackend: NVLink is lossless and
-// credit-based, and cutting terabytes of tensor-parallel traffic into MTU packets would cost
-// billions of events and show nothing a transport does. A composition of the two parts, not a
-// third model: each part keeps its own clock, links and statistics, and this backend merges them.
+// as packets on a PacketNetwork (packet/packet_network.h), transfers inside one server (GPU -
+// NVSwitch - GPU, no network link, no proxy) as fluid flows on a FlowBackend (flow/): NVLink is
+// lossless and credit-based, and cutting terabytes of tensor-parallel traffic into MTU packets
+// would cost billions of events and show nothing a transport does. A composition of the two parts,
+// not a third model: each part keeps its own clock, links and statistics, and this backend merges
+// them. It sits at the top of net/, which may include both of its folders: net/packet and net/flow
+// never include each other (cmake/check_layers.cmake).
 //
 // One id sequence for both parts, in start order. At each timestamp the fluid part's events run
 // first, then the packets' (either may start transfers of the other at that time). The fluid
@@ -20,7 +22,7 @@
 #include <vector>
 
 #include "net/backend.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "net/packet/packet_network.h"
 
 namespace mfabric::net {
