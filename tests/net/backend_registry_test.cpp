@@ -12,10 +12,10 @@
 #include "net/backends.h"
 #include "net/circuits.h"
 #include "net/flow/flow_backend.h"
+#include "net/flow/spraying_backend.h"
 #include "net/link_timeline.h"
 #include "net/packet_backend.h"
 #include "net/packet_report.h"
-#include "net/flow/spraying_backend.h"
 #include "net_test_util.h"
 
 namespace mfabric::net {

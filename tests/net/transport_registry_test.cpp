@@ -8,11 +8,11 @@
 
 #include "core/error.h"
 #include "fabric/builders.h"
-#include "net/packet_backend.h"
 #include "net/packet/transports.h"
 #include "net/packet/transports/dctcp.h"
 #include "net/packet/transports/irn.h"
 #include "net/packet/transports/roce_dcqcn.h"
+#include "net/packet_backend.h"
 #include "net_test_util.h"
 #include "toy_transport.h"
 
