@@ -2,8 +2,8 @@
 #include "net/backends.h"
 
 #include "net/flow/flow_backend.h"
-#include "net/packet_backend.h"
 #include "net/flow/spraying_backend.h"
+#include "net/packet_backend.h"
 
 namespace mfabric::net {
 
