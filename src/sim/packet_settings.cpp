@@ -51,9 +51,9 @@ void check_packet_settings_used(const Fields& f, const net::PacketBackendOptions
     }
   }
   o.transport->check_used(f);
-  std::string lossless;
+  std::vector<std::string> lossless;
   for (const net::TransportRegistry::Entry& e : net::packet_transports().entries()) {
-    if (e.factory()->lossless()) lossless += (lossless.empty() ? "" : ", ") + e.name;
+    if (e.factory()->lossless()) lossless.push_back(e.name);
   }
   for (const char* key : {"pfc_xoff", "pfc_xon"}) {
     if (f.has(key) && !o.pfc_enabled()) {
@@ -61,7 +61,7 @@ void check_packet_settings_used(const Fields& f, const net::PacketBackendOptions
                   fmt::format("a PFC threshold, but PFC is off (transport '{}'; PFC is on by "
                               "default only for {}), so it would be ignored: remove it or "
                               "set 'pfc: true'",
-                              transport, lossless));
+                              transport, join(lossless)));
     }
   }
   if (f.has("ecn_pmax") && o.ecn_max.count() == 0) {
