@@ -76,8 +76,7 @@ class TransportChoice {
   explicit TransportChoice(std::unique_ptr<TransportSettings> settings);
   // Implicit, so that `options.transport = RoceDcqcnSettings{...}` chooses a transport.
   template <std::derived_from<TransportSettings> S>
-  TransportChoice(S settings)  // NOLINT(google-explicit-constructor)
-      : settings_(std::make_shared<const S>(std::move(settings))) {}
+  TransportChoice(S settings) : settings_(std::make_shared<const S>(std::move(settings))) {}
 
   std::string_view name() const { return settings_->name(); }
   const TransportSettings& operator*() const { return *settings_; }
