@@ -1,4 +1,4 @@
-// Throughput of the flow backend (src/net/flow_backend.h): transfers and events simulated per
+// Throughput of the flow backend (src/net/flow/flow_backend.h): transfers and events simulated per
 // second of wall time, on the workloads docs/network.md reports.
 #include <benchmark/benchmark.h>
 
@@ -9,8 +9,8 @@
 
 #include "core/rng.h"
 #include "fabric/builders.h"
+#include "net/flow/flow_backend.h"
 #include "net/flow/max_min_solver.h"
-#include "net/flow_backend.h"
 
 namespace {
 

@@ -1,5 +1,6 @@
 # The layering rule of docs/architecture.md, checked on the sources: each folder of src/ may
-# include headers only from the folders below it (and its own). Run as
+# include headers only from the folders below it (and its own), and a subfolder of a folder
+# (net/flow, net/packet) the folder's own files and itself but no other subfolder. Run as
 #   cmake -DSOURCE_DIR=<project>/src -P cmake/check_layers.cmake
 # (CTest: mfabric_layering). Fails listing every include that points up or sideways.
 cmake_minimum_required(VERSION 3.20)
@@ -41,14 +42,30 @@ foreach(folder IN LISTS folders)
   file(GLOB_RECURSE sources ${SOURCE_DIR}/${folder}/*.h ${SOURCE_DIR}/${folder}/*.cpp)
   foreach(source IN LISTS sources)
     math(EXPR checked "${checked} + 1")
+    # The subfolder the file is in (net/flow/x.cpp, net/packet/transports/y.h: flow, packet), or
+    # none for a file of the folder itself.
+    file(RELATIVE_PATH inside ${SOURCE_DIR}/${folder} ${source})
+    set(sub "")
+    if(inside MATCHES "^([a-z_0-9]+)/")
+      set(sub ${CMAKE_MATCH_1})
+    endif()
     file(STRINGS ${source} includes REGEX "^[ \t]*#[ \t]*include[ \t]+\"[a-z_0-9]+/")
     foreach(line IN LISTS includes)
       string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]+\"([a-z_0-9]+)/.*" "\\1" target "${line}")
+      file(RELATIVE_PATH where ${SOURCE_DIR}/.. ${source})
+      string(STRIP "${line}" line)
       if(NOT target IN_LIST allowed_${folder})
-        file(RELATIVE_PATH where ${SOURCE_DIR}/.. ${source})
-        string(STRIP "${line}" line)
         list(JOIN allowed_${folder} ", " below)
         list(APPEND violations "${where}: ${line} (${folder}/ may include only ${below})")
+      elseif(target STREQUAL folder AND NOT sub STREQUAL "" AND line MATCHES "\"[a-z_0-9]+/([a-z_0-9]+)/")
+        # Subfolders of one folder stand side by side (net/flow, net/packet): each may include
+        # the folder's own files and itself, never another; what joins them is in the folder.
+        set(other ${CMAKE_MATCH_1})
+        if(IS_DIRECTORY ${SOURCE_DIR}/${folder}/${other} AND NOT other STREQUAL sub)
+          string(CONCAT v "${where}: ${line} (${folder}/${sub}/ may include ${folder}/ and "
+                          "${folder}/${sub}/, not ${folder}/${other}/)")
+          list(APPEND violations "${v}")
+        endif()
       endif()
     endforeach()
   endforeach()

@@ -32,9 +32,13 @@ void check_link_rate(const LinkTable& links, fabric::LinkId link, Rate rate) {
   }
 }
 
-void Backend::record_timeline(const TimelineOptions& /*options*/) {
-  throw Error("", "simulation.backend",
-              "this network backend does not count link utilisation over time");
+TimelineRecorder& require_timeline(Backend& backend) {
+  TimelineRecorder* timeline = backend.timeline();
+  if (timeline == nullptr) {
+    throw Error("", "simulation.backend",
+                "this network backend does not count link utilisation over time");
+  }
+  return *timeline;
 }
 
 Circuits& require_circuits(Backend& backend) {

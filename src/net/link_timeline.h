@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <vector>
@@ -146,6 +147,18 @@ class LinkTimeline {
   // Per circuit-slot channel: the fibre channels its bytes went to last (a packet port of a torn
   // down circuit still drains after its slot is free).
   std::vector<std::array<ChannelId, 2>> circuit_fibres_;
+};
+
+// A backend that counts every channel's bytes per time bin offers this (Backend::timeline(),
+// backend.h).
+class TimelineRecorder {
+ public:
+  virtual ~TimelineRecorder() = default;
+
+  // Starts counting every channel's bytes per time bin from now on.
+  virtual void record_timeline(const TimelineOptions& options) = 0;
+  // The bins counted up to now, handed over closed (counting stops); nullopt when not counting.
+  virtual std::optional<LinkTimeline> take_timeline() = 0;
 };
 
 }  // namespace mfabric::net

@@ -10,6 +10,9 @@
 
 namespace mfabric::net {
 
+// A backend's name for a transfer it started, in start order from 0.
+using TransferId = std::int64_t;
+
 struct Transfer {
   fabric::NodeId src = fabric::kNoNode;  // a GPU node
   fabric::NodeId dst = fabric::kNoNode;  // a GPU node

@@ -39,8 +39,8 @@ std::pair<double, double> circuit_and_eps_bytes(const SimulationReport& r) {
 nlohmann::json packet_json(const SimulationReport& r) {
   const net::PacketStats& p = *r.result.packets;
   return {
-      {"transport", net::to_string(r.experiment.packet.transport)},
-      {"variant", net::congestion_control_variant(r.experiment.packet)},
+      {"transport", std::string(r.experiment.packet.transport.name())},
+      {"variant", r.experiment.packet.transport->congestion_control_variant()},
       {"mtu_bytes", r.experiment.packet.mtu.count()},
       {"pfc", r.experiment.packet.pfc_enabled()},
       {"packets_sent", p.packets_sent},

@@ -125,7 +125,7 @@ std::string results_text(const SimulationReport& r) {
   }
   if (res.packets) {
     const net::PacketStats& p = *res.packets;
-    t.add_row({"packets (" + std::string(net::to_string(r.experiment.packet.transport)) + ")",
+    t.add_row({"packets (" + std::string(r.experiment.packet.transport.name()) + ")",
                fmt::format("{} sent, {} dropped, {} sent again, {} timeouts",
                            with_commas(p.packets_sent), with_commas(p.drops),
                            with_commas(p.retransmissions), with_commas(p.timeouts))});

@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "net/backend_stats.h"
+#include "net/link_timeline.h"
+#include "net/packet_report.h"
 #include "net/router.h"
 #include "sim/engine/collective_steps.h"
 #include "sim/engine/compute_streams.h"
@@ -84,7 +87,7 @@ class Executor final : public EngineContext {
 
   RunResult run() {
     const auto wall_start = std::chrono::steady_clock::now();
-    if (options_.timeline) backend_.record_timeline(*options_.timeline);
+    if (options_.timeline) net::require_timeline(backend_).record_timeline(*options_.timeline);
     if (options_.controller != nullptr) options_.controller->attach(*this);
     for (TaskId t = 0; t < static_cast<TaskId>(tasks_.size()); ++t) {
       if (tasks_[t].waiting == 0) make_ready(t, -1);
@@ -280,15 +283,18 @@ class Executor final : public EngineContext {
   RunResult summarize() {
     RunResult r;
     summarize_tasks(graph_, tasks_, streams_, collectives_.held_for(), options_.record_spans, r);
-    r.channels = backend_.channel_stats();
-    if (options_.timeline) r.timeline = backend_.take_timeline();
+    // What the backend counts, where it does (both of mfabric's backends do).
+    const net::BackendStats* stats = backend_.stats();
+    if (stats != nullptr) r.channels = stats->channel_stats();
+    if (options_.timeline) r.timeline = net::require_timeline(backend_).take_timeline();
     r.flows = transfers_.take_flows();
-    r.transfers = backend_.totals();
-    if (std::optional<net::PacketReport> packet = backend_.packet_report()) {
-      r.ports = std::move(packet->ports);
-      r.packets = packet->totals;
+    if (stats != nullptr) r.transfers = stats->totals();
+    if (const net::PacketReporting* packets = backend_.packet_reporting()) {
+      net::PacketReport packet = packets->packet_report();
+      r.ports = std::move(packet.ports);
+      r.packets = packet.totals;
     }
-    r.events = events_ + backend_.events_processed();
+    r.events = events_ + (stats != nullptr ? stats->events_processed() : 0);
     return r;
   }
 

@@ -16,6 +16,9 @@
 #include "core/units.h"
 #include "fabric/topology.h"
 #include "net/backend.h"
+#include "net/backend_stats.h"
+#include "net/link_timeline.h"
+#include "net/packet_report.h"
 #include "workload/calibration.h"
 #include "workload/task_graph.h"
 

@@ -1,7 +1,6 @@
 #include "sim/experiment.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -10,7 +9,7 @@
 #include "core/yaml_fields.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "net/router.h"
 #include "sim/mfabric_control.h"
 #include "sim/packet_settings.h"
@@ -57,28 +56,10 @@ const std::vector<std::string> kSyntheticFields = {
     "layer_skew_spread",     "iteration_jitter",
     "source_concentration",  "source_weight",
     "layer_correlation",     "transition_concentration"};
-const std::vector<std::string> kSimulationFields = {"routing",
-                                                    "spray_paths",
-                                                    "backend",
-                                                    "iterations",
-                                                    "algorithms",
-                                                    "max_memory",
-                                                    "completion_batching",
-                                                    "transport",
-                                                    "mtu",
-                                                    "header",
-                                                    "ack",
-                                                    "buffer",
-                                                    "ecn_threshold",
-                                                    "ecn_max",
-                                                    "ecn_pmax",
-                                                    "pfc",
-                                                    "pfc_xoff",
-                                                    "pfc_xon",
-                                                    "dctcp",
-                                                    "dcqcn",
-                                                    "roce",
-                                                    "irn"};
+// The packet settings (packet_settings.h) follow; the transports' blocks come from their registry.
+const std::vector<std::string> kSimulationFields = {
+    "routing",    "spray_paths",        "backend", "iterations", "algorithms",
+    "max_memory", "completion_batching"};
 const std::vector<std::string> kAlgorithmFields = {"all_reduce", "all_to_all", "all_gather",
                                                    "reduce_scatter"};
 
@@ -286,14 +267,12 @@ void parse_routing(const Fields& f, Experiment& e) {
 }
 
 void parse_simulation(const YAML::Node& node, Experiment& e) {
-  const Fields f(node, e.source, "simulation", kSimulationFields);
+  std::vector<std::string> known = kSimulationFields;
+  for (std::string& key : packet_setting_fields())
+    known.push_back(std::move(key));
+  const Fields f(node, e.source, "simulation", std::move(known));
   e.backend = f.optional_string("backend").value_or(e.backend);
-  const std::vector<std::string> backends = net::backend_names();
-  if (std::find(backends.begin(), backends.end(), e.backend) == backends.end()) {
-    throw Error(
-        e.source, f.field("backend"),
-        fmt::format("unknown backend '{}' (known: {})", e.backend, fmt::join(backends, ", ")));
-  }
+  with_context(e.source, f.field("backend"), [&] { return &net::backends().at(e.backend); });
   if (f.has("iterations")) {
     with_context(e.source, "", [&] {
       set_iterations(e, *f.optional_int("iterations"), f.field("iterations"));

@@ -62,7 +62,7 @@ struct Experiment {
   std::string chakra_comm_groups;  // ASTRA-sim communicator-group file (docs/chakra.md), optional
   std::string connection_matrix;   // an htsim connection matrix (docs/formats.md)
   std::string backend = "flow";
-  // Flow backend: completion batching, a fraction of a transfer's age (net/flow_backend.h,
+  // Flow backend: completion batching, a fraction of a transfer's age (net/flow/flow_backend.h,
   // docs/network.md, "Completion batching"); 0 = the exact max-min evolution. The default keeps
   // all-to-all finish times within about 0.05% of exact at a fraction of the cost.
   double completion_batching = kDefaultCompletionBatching;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "net/circuits.h"
 #include "sim/fabric_controllers.h"
 
 namespace mfabric::sim {

@@ -1,63 +1,67 @@
 #include "sim/packet_settings.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "net/packet/packet_options.h"
+#include "net/packet/transports.h"
 
 namespace mfabric::sim {
 namespace {
 
-// Settings of the packet backend only (docs/network.md, "Packet backend").
-const std::vector<std::string> kPacketFields = {
-    "transport", "mtu",      "header",  "ack",   "buffer", "ecn_threshold", "ecn_max", "ecn_pmax",
-    "pfc",       "pfc_xoff", "pfc_xon", "dctcp", "dcqcn",  "roce",          "irn"};
-const std::vector<std::string> kDctcpFields = {"g",       "initial_window", "max_window",
-                                               "min_rto", "dupacks",        "variant"};
-const std::vector<std::string> kDcqcnFields = {"variant",           "g",
-                                               "alpha_timer",       "rate_timer",
-                                               "byte_counter",      "fast_recovery_steps",
-                                               "additive_increase", "hyper_increase",
-                                               "cnp_interval",      "min_rate"};
-const std::vector<std::string> kRoceFields = {"rto"};
-const std::vector<std::string> kIrnFields = {"rto_low", "rto_high", "low_packets", "dcqcn"};
+// Settings of the packet backend only (docs/network.md, "Packet backend"), besides the blocks
+// the transports read (net/packet/transports.h).
+const std::vector<std::string> kPacketFields = {"transport", "mtu",           "header",  "ack",
+                                                "buffer",    "ecn_threshold", "ecn_max", "ecn_pmax",
+                                                "pfc",       "pfc_xoff",      "pfc_xon"};
+
+// A block of another transport: refused, naming the transports that read it.
+std::string other_transport_block(const net::SettingsBlock& block) {
+  const std::vector<std::string> readers = net::transports_reading(block.key);
+  if (readers.size() == 1) return "settings of transport " + readers.front();
+  std::string names;
+  for (std::size_t i = 0; i < readers.size(); ++i)
+    names += (i == 0 ? "" : i + 1 == readers.size() ? " and " : ", ") + readers[i];
+  return block.what + ", used by transports " + names;
+}
+
 // Settings given for a transport other than the one chosen, or for PFC while it is off, would be
-// silently ignored: refused, naming the block and the transport in force.
+// silently ignored: refused, naming the block and the transport in force. A block of one
+// transport is refused before a block several read (it names the transport meant).
 void check_packet_settings_used(const Fields& f, const net::PacketBackendOptions& o) {
-  const std::string transport = net::to_string(o.transport);
+  const std::string transport(o.transport.name());
   const auto refuse = [&](const std::string& key, const std::string& what) {
     throw Error(f.source(), f.field(key),
                 fmt::format("{}; the transport is '{}', so they would be ignored: remove them or "
                             "choose the transport they are for",
                             what, transport));
   };
-  if (f.has("dctcp") && o.transport != net::PacketTransport::Dctcp) {
-    refuse("dctcp", "settings of transport dctcp");
+  const std::vector<net::SettingsBlock> blocks = net::transport_blocks();
+  for (const bool shared : {false, true}) {
+    for (const net::SettingsBlock& b : blocks) {
+      if (!f.has(b.key) || net::reads_block(*o.transport, b.key)) continue;
+      if ((net::transports_reading(b.key).size() > 1) == shared) {
+        refuse(b.key, other_transport_block(b));
+      }
+    }
   }
-  if (f.has("roce") && o.transport != net::PacketTransport::RoceDcqcn) {
-    refuse("roce", "settings of transport roce-dcqcn");
-  }
-  if (f.has("irn") && o.transport != net::PacketTransport::Irn) {
-    refuse("irn", "settings of transport irn");
-  }
-  if (f.has("dcqcn") && o.transport == net::PacketTransport::Dctcp) {
-    refuse("dcqcn", "DCQCN settings, used by transports roce-dcqcn and irn");
-  }
-  if (f.has("dcqcn") && o.transport == net::PacketTransport::Irn && !o.irn.dcqcn) {
-    throw Error(f.source(), f.field("dcqcn"),
-                "DCQCN settings, but simulation.irn.dcqcn is false (IRN without DCQCN), so they "
-                "would be ignored: remove them or turn irn.dcqcn on");
+  o.transport->check_used(f);
+  std::vector<std::string> lossless;
+  for (const net::TransportRegistry::Entry& e : net::packet_transports().entries()) {
+    if (e.factory()->lossless()) lossless.push_back(e.name);
   }
   for (const char* key : {"pfc_xoff", "pfc_xon"}) {
     if (f.has(key) && !o.pfc_enabled()) {
       throw Error(f.source(), f.field(key),
                   fmt::format("a PFC threshold, but PFC is off (transport '{}'; PFC is on by "
-                              "default only for roce-dcqcn), so it would be ignored: remove it or "
+                              "default only for {}), so it would be ignored: remove it or "
                               "set 'pfc: true'",
-                              transport));
+                              transport, join(lossless)));
     }
   }
   if (f.has("ecn_pmax") && o.ecn_max.count() == 0) {
@@ -66,6 +70,31 @@ void check_packet_settings_used(const Fields& f, const net::PacketBackendOptions
                 "ecn_threshold), so it would be ignored: give ecn_max above ecn_threshold, or "
                 "remove ecn_pmax");
   }
+}
+
+// The chosen transport's settings from its blocks. Blocks of other transports (refused later,
+// check_packet_settings_used) are read and checked by a transport that reads them first, so
+// that a mistake inside one is reported as that mistake.
+std::unique_ptr<net::TransportSettings> parse_transport_blocks(
+    const Fields& f, const net::TransportRegistry::Entry& chosen,
+    std::vector<std::unique_ptr<net::TransportSettings>>& others) {
+  std::unique_ptr<net::TransportSettings> settings = chosen.factory();
+  // In registration order, as the blocks are listed.
+  for (const net::TransportRegistry::Entry& e : net::packet_transports().entries()) {
+    if (&e == &chosen) {
+      settings->parse(f);
+      continue;
+    }
+    std::unique_ptr<net::TransportSettings> other = e.factory();
+    const std::vector<net::SettingsBlock> blocks = other->blocks();
+    if (std::any_of(blocks.begin(), blocks.end(), [&](const net::SettingsBlock& b) {
+          return f.has(b.key) && !net::reads_block(*settings, b.key);
+        })) {
+      other->parse(f);
+      others.push_back(std::move(other));
+    }
+  }
+  return settings;
 }
 
 // A micro benchmark's transfers between servers carry at least ceil(bytes / n) bytes for a
@@ -96,8 +125,15 @@ void check_micro_transfers(const Experiment& e, const fabric::Topology& topology
 
 }  // namespace
 
+std::vector<std::string> packet_setting_fields() {
+  std::vector<std::string> out = kPacketFields;
+  for (const net::SettingsBlock& b : net::transport_blocks())
+    out.push_back(b.key);
+  return out;
+}
+
 void parse_packet_options(const Fields& f, Experiment& e) {
-  for (const std::string& key : kPacketFields) {
+  for (const std::string& key : packet_setting_fields()) {
     if (f.has(key) && e.backend != "packet") {
       throw Error(e.source, f.field(key),
                   fmt::format("is a packet backend setting: it needs 'backend: packet' (the "
@@ -106,16 +142,10 @@ void parse_packet_options(const Fields& f, Experiment& e) {
     }
   }
   net::PacketBackendOptions& o = e.packet;
-  if (f.has("transport")) {
-    const std::string name = *f.optional_string("transport");
-    const auto t = net::parse_packet_transport(name);
-    if (!t) {
-      throw Error(e.source, f.field("transport"),
-                  fmt::format("unknown transport '{}' (known: {})", name,
-                              fmt::join(net::packet_transport_names(), ", ")));
-    }
-    o.transport = *t;
-  }
+  const std::string name = f.optional_string("transport").value_or(std::string(o.transport.name()));
+  const net::TransportRegistry::Entry& chosen = with_context(
+      e.source, f.field("transport"),
+      [&]() -> const net::TransportRegistry::Entry& { return net::packet_transports().at(name); });
   o.mtu = f.optional_bytes("mtu").value_or(o.mtu);
   o.header = f.optional_bytes("header").value_or(o.header);
   o.ack = f.optional_bytes("ack").value_or(o.ack);
@@ -126,57 +156,12 @@ void parse_packet_options(const Fields& f, Experiment& e) {
   if (f.has("pfc")) o.pfc = *f.optional_bool("pfc");
   o.pfc_thresholds.xoff = f.optional_bytes("pfc_xoff").value_or(o.pfc_thresholds.xoff);
   o.pfc_thresholds.xon = f.optional_bytes("pfc_xon").value_or(o.pfc_thresholds.xon);
-  if (f.has("dctcp")) {
-    const Fields d(f.get("dctcp"), e.source, "simulation.dctcp", kDctcpFields);
-    o.dctcp.g = d.optional_double("g").value_or(o.dctcp.g);
-    o.dctcp.initial_window = d.optional_int("initial_window").value_or(o.dctcp.initial_window);
-    o.dctcp.max_window = d.optional_bytes("max_window").value_or(o.dctcp.max_window);
-    o.dctcp.min_rto = d.optional_time("min_rto").value_or(o.dctcp.min_rto);
-    o.dctcp.dupacks = d.optional_int("dupacks").value_or(o.dctcp.dupacks);
-    if (d.has("variant")) {
-      const std::string v = *d.optional_string("variant");
-      if (v != "rfc8257" && v != "htsim") {
-        throw Error(e.source, d.field("variant"), fmt::format("'rfc8257' or 'htsim', got '{}'", v));
-      }
-      o.dctcp.variant = v == "htsim" ? net::DctcpVariant::Htsim : net::DctcpVariant::Rfc8257;
-    }
-  }
-  if (f.has("dcqcn")) {
-    const Fields d(f.get("dcqcn"), e.source, "simulation.dcqcn", kDcqcnFields);
-    net::DcqcnOptions& q = o.dcqcn;
-    if (d.has("variant")) {
-      const std::string v = *d.optional_string("variant");
-      const auto variant = net::parse_dcqcn_variant(v);
-      if (!variant) {
-        throw Error(e.source, d.field("variant"),
-                    fmt::format("'paper' or 'ns3-rdma', got '{}'", v));
-      }
-      // The variant's defaults first; the fields given override them.
-      q = net::DcqcnOptions::for_variant(*variant);
-    }
-    q.g = d.optional_double("g").value_or(q.g);
-    q.alpha_timer = d.optional_time("alpha_timer").value_or(q.alpha_timer);
-    q.rate_timer = d.optional_time("rate_timer").value_or(q.rate_timer);
-    q.byte_counter = d.optional_bytes("byte_counter").value_or(q.byte_counter);
-    q.fast_recovery_steps = d.optional_int("fast_recovery_steps").value_or(q.fast_recovery_steps);
-    q.additive_increase = d.optional_rate("additive_increase").value_or(q.additive_increase);
-    q.hyper_increase = d.optional_rate("hyper_increase").value_or(q.hyper_increase);
-    q.cnp_interval = d.optional_time("cnp_interval").value_or(q.cnp_interval);
-    q.min_rate = d.optional_rate("min_rate").value_or(q.min_rate);
-  }
-  if (f.has("roce")) {
-    const Fields d(f.get("roce"), e.source, "simulation.roce", kRoceFields);
-    o.roce.rto = d.optional_time("rto").value_or(o.roce.rto);
-  }
-  if (f.has("irn")) {
-    const Fields d(f.get("irn"), e.source, "simulation.irn", kIrnFields);
-    o.irn.rto_low = d.optional_time("rto_low").value_or(o.irn.rto_low);
-    o.irn.rto_high = d.optional_time("rto_high").value_or(o.irn.rto_high);
-    o.irn.low_packets = d.optional_int("low_packets").value_or(o.irn.low_packets);
-    o.irn.dcqcn = d.optional_bool("dcqcn").value_or(o.irn.dcqcn);
-  }
+  std::vector<std::unique_ptr<net::TransportSettings>> others;
+  o.transport = net::TransportChoice(parse_transport_blocks(f, chosen, others));
   o.source = e.source;
   net::check_packet_options(o, e.source, "simulation");
+  for (const auto& other : others)
+    other->check(o, e.source, "simulation");
   if (e.backend == "packet") check_packet_settings_used(f, o);
 }
 

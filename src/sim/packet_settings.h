@@ -3,10 +3,17 @@
 // experiment says (refused when they would be ignored) and against the built fabric.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "core/yaml_fields.h"
 #include "sim/experiment.h"
 
 namespace mfabric::sim {
+
+// The keys of `simulation:` that are packet settings: the packet backend's own, then every
+// block a registered transport reads.
+std::vector<std::string> packet_setting_fields();
 
 // Reads the packet settings of the `simulation:` block into e.packet; mfabric::Error naming the
 // field for a setting without `backend: packet`, a bad value, or a setting the chosen transport

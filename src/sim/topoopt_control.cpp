@@ -7,6 +7,7 @@
 
 #include "control/job_demand.h"
 #include "core/error.h"
+#include "net/circuits.h"
 #include "sim/fabric_controllers.h"
 
 namespace mfabric::sim {

@@ -51,12 +51,7 @@ void check_spec(const CompareSpec& spec) {
                 "not computed for its runs (docs/cost-model.md)");
   }
   // The backend is the experiment file's (checked when it was read) or --backend's.
-  const std::vector<std::string> backends = net::backend_names();
-  if (std::find(backends.begin(), backends.end(), spec.base.backend) == backends.end()) {
-    throw Error("", "--backend",
-                fmt::format("unknown backend '{}' (known: {})", spec.base.backend,
-                            fmt::join(backends, ", ")));
-  }
+  with_context("", "--backend", [&] { return &net::backends().at(spec.base.backend); });
   const fabric::PriceBook prices = fabric::PriceBook::paper_defaults();
   for (const Rate link : spec.links) {
     try {

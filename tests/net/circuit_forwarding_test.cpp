@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 #include "fabric/builders.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "net/router.h"
 #include "net_test_util.h"
 

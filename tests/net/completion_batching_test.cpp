@@ -11,7 +11,7 @@
 #include "core/rng.h"
 #include "fabric/builders.h"
 #include "net/flow/completion_batching.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "net_test_util.h"
 
 namespace mfabric::net::completion_batching_test {

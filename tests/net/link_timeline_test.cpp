@@ -8,8 +8,8 @@
 #include <string>
 
 #include "fabric/builders.h"
-#include "net/flow_backend.h"
-#include "net/packet/packet_backend.h"
+#include "net/flow/flow_backend.h"
+#include "net/packet_backend.h"
 #include "net_test_util.h"
 
 namespace mfabric::net {

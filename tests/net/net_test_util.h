@@ -8,7 +8,7 @@
 
 #include "fabric/builders.h"
 #include "fabric/topology.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "net/transfer.h"
 
 namespace mfabric::net::testing {

@@ -1,7 +1,7 @@
 // Analytic checks of the packet backend: line rate net of headers, fair shares (Jain's index),
 // losses recovered, the flow backend's timing conventions (latency hops, zero bytes), failures
 // and circuits without lost bytes. Expected values are worked out by hand next to each check.
-#include "net/packet/packet_backend.h"
+#include "net/packet_backend.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,9 @@
 #include "core/error.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
+#include "net/packet/transports/irn.h"
+#include "net/packet/transports/roce_dcqcn.h"
 #include "net_test_util.h"
 
 namespace mfabric::net {
@@ -254,12 +256,11 @@ TEST(PacketBackend, ScheduledAndQueuedPortsAgree) {
 }
 
 TEST(PacketBackend, EveryTransportCompletesAnAllToAll) {
-  for (PacketTransport tr :
-       {PacketTransport::Dctcp, PacketTransport::RoceDcqcn, PacketTransport::Irn}) {
+  for (const std::string tr : {"dctcp", "roce-dcqcn", "irn"}) {
     PacketBackendOptions o;
-    o.transport = tr;
+    o.transport = TransportChoice(tr);
     const auto [flow, packet] = all_to_all("fat-tree", 16, 4'000'000, o);
-    EXPECT_LT(packet.seconds(), 1.25 * flow.seconds()) << to_string(tr);
+    EXPECT_LT(packet.seconds(), 1.25 * flow.seconds()) << tr;
   }
 }
 
@@ -270,7 +271,7 @@ TEST(PacketBackend, DcqcnSharesADumbbellBetweenTwoFlows) {
   // the next test. DCQCN's own convergence is checked in packet_transport_test.cpp.)
   const Topology t = fabric::build_fabric("fat-tree:radix=4", cluster(3, 1, 1));
   PacketBackendOptions o;
-  o.transport = PacketTransport::RoceDcqcn;
+  o.transport = RoceDcqcnSettings{};
   PacketBackend net(t, o);
   Recorder rec;
   const TransferId first = rec.start(net, transfer(t.gpu(1, 0), t.gpu(0, 0), 16'000'000));
@@ -293,9 +294,10 @@ TEST(PacketBackend, DcqcnSharesWithALateJoinerWithItsAuthorsCounters) {
   // with the authors' whole variant the joiner takes most of it: docs/packet.md, "Limits".)
   const Topology t = fabric::build_fabric("fat-tree:radix=4", cluster(3, 1, 1));
   PacketBackendOptions o;
-  o.transport = PacketTransport::RoceDcqcn;
-  o.dcqcn.byte_counter = Bytes(300'000);
-  o.dcqcn.rate_timer = Time::microseconds(60);
+  RoceDcqcnSettings roce;
+  roce.dcqcn.byte_counter = Bytes(300'000);
+  roce.dcqcn.rate_timer = Time::microseconds(60);
+  o.transport = roce;
   PacketBackend net(t, o);
   Recorder rec;
   const Time join = Time::microseconds(200);
@@ -322,7 +324,7 @@ TEST(PacketBackend, IrnWithoutPfcRecoversItsLossesSelectively) {
   // again about once (selective repeat), not the rest of the window after it (go-back-N).
   const Topology t = fabric::build_fabric("fat-tree:radix=4", cluster(9, 1, 1));
   PacketBackendOptions o;
-  o.transport = PacketTransport::Irn;
+  o.transport = IrnSettings{};
   o.buffer = Bytes(4 * 4160);
   PacketBackend net(t, o);
   EXPECT_FALSE(o.pfc_enabled());
@@ -371,7 +373,7 @@ TEST(PacketBackend, ABadOptionIsOneClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("mtu"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(make_backend("packet", t)->active_transfers(), 0u);
+  EXPECT_EQ(make_backend("packet", t)->stats()->active_transfers(), 0u);
 }
 
 // The timers and rates of the transport in force against the fabric's links (packet_options.h):
@@ -379,8 +381,9 @@ TEST(PacketBackend, ABadOptionIsOneClearError) {
 TEST(PacketBackend, TimersAndRatesOutsideTheLinksLimitsAreRefused) {
   const Topology t = two_hosts();
   PacketBackendOptions o;
-  o.transport = PacketTransport::RoceDcqcn;
-  o.roce.rto = Time::picoseconds(1);
+  RoceDcqcnSettings roce;
+  roce.roce.rto = Time::picoseconds(1);
+  o.transport = roce;
   try {
     PacketBackend net(t, o);
     FAIL();
@@ -390,13 +393,14 @@ TEST(PacketBackend, TimersAndRatesOutsideTheLinksLimitsAreRefused) {
     EXPECT_NE(e.message().find("100Gbps"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find("got 1ps"), std::string::npos) << e.what();
   }
-  o.roce.rto = Time::picoseconds(332800);
+  roce.roce.rto = Time::picoseconds(332800);
+  o.transport = roce;
   EXPECT_NO_THROW(PacketBackend(t, o));
-  // DCTCP's own limits do not look at DCQCN's (unused) settings.
+  // DCTCP's own limits do not look at DCQCN's settings (its settings have none).
   PacketBackendOptions dctcp;
-  dctcp.dcqcn.min_rate = Rate::gbps(1000);
   EXPECT_NO_THROW(PacketBackend(t, dctcp));
-  o.dcqcn.min_rate = Rate::gbps(1000);
+  roce.dcqcn.min_rate = Rate::gbps(1000);
+  o.transport = roce;
   EXPECT_THROW(PacketBackend(t, o), Error);
   // IRN's RTO_high has the same floor (RTO_low below it passes).
   const auto limits = packet_link_limits(o, t);
@@ -404,9 +408,10 @@ TEST(PacketBackend, TimersAndRatesOutsideTheLinksLimitsAreRefused) {
   EXPECT_EQ(limits->packet_time, Time::picoseconds(332800));
   EXPECT_DOUBLE_EQ(limits->fastest.gbps(), 100);
   PacketBackendOptions irn;
-  irn.transport = PacketTransport::Irn;
-  irn.irn.rto_low = Time::milliseconds(1);
-  irn.irn.rto_high = Time::nanoseconds(1);
+  IrnSettings irn_settings;
+  irn_settings.irn.rto_low = Time::milliseconds(1);
+  irn_settings.irn.rto_high = Time::nanoseconds(1);
+  irn.transport = irn_settings;
   try {
     check_packet_options(irn, *limits);
     FAIL();

@@ -15,7 +15,7 @@
 
 #include "core/rng.h"
 #include "fabric/builders.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "net/router.h"
 #include "net_test_util.h"
 
@@ -334,12 +334,6 @@ TEST(Relay, RerouteDownWithNothingDownMovesNothing) {
     Time now() const override { return Time::zero(); }
     std::optional<Time> next_event_time() const override { return std::nullopt; }
     void advance(Time) override {}
-    std::size_t active_transfers() const override { return 0; }
-    std::int64_t events_processed() const override { return 0; }
-    const std::vector<ChannelStats>& channel_stats() const override { return stats; }
-    std::vector<StalledTransfer> stalled_transfers(std::size_t) const override { return {}; }
-    TransferTotals totals() const override { return {}; }
-    std::vector<ChannelStats> stats;
   } idle;
   idle.reroute_down();
   run_to_idle(net);

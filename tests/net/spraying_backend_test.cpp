@@ -1,7 +1,7 @@
 // Packet spraying in both backends: a permutation whose per-flow ECMP routes collide runs at
 // line rate when its transfers are sprayed, in the flow backend (equal parts over the paths) and
 // in the packet backend (packets over the paths in turn), and the two agree.
-#include "net/spraying_backend.h"
+#include "net/flow/spraying_backend.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "net_test_util.h"
 
 namespace mfabric::net {
@@ -40,7 +40,7 @@ Time permutation(const Topology& t, const std::string& backend, int spray_paths,
   Time end;
   for (TransferId id : ids)
     end = std::max(end, rec.at(id));
-  if (totals != nullptr) *totals = net->totals();
+  if (totals != nullptr) *totals = net->stats()->totals();
   return end;
 }
 
@@ -78,7 +78,7 @@ TEST(Spraying, SmallTransfersAreSplitIntoFewerPartsAndTheBadCountIsRefused) {
   const TransferId b = rec.start(net, transfer(t.gpu(0, 0), t.gpu(3, 0), 1));
   const TransferId c = rec.start(net, transfer(t.gpu(1, 0), t.gpu(2, 0), 0));
   EXPECT_EQ(net.active_transfers(), 3u);
-  EXPECT_EQ(net.inner().active_transfers(), 4u);  // 2 + 1 + 1 parts
+  EXPECT_EQ(net.inner().stats()->active_transfers(), 4u);  // 2 + 1 + 1 parts
   run_to_idle(net);
   EXPECT_EQ(net.active_transfers(), 0u);
   EXPECT_GT(rec.at(a), rec.at(b));

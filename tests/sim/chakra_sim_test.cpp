@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fabric/builders.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "report/simulation_report.h"
 #include "sim/engine.h"
 #include "sim/experiment.h"

@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "fabric/builders.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 
 namespace mfabric::sim {
 namespace {
@@ -20,7 +20,8 @@ using workload::Task;
 using workload::TaskGraph;
 using workload::TaskKind;
 
-// Each transfer takes size / rate + 1us, independently of the others.
+// Each transfer takes size / rate + 1us, independently of the others. Only the core of a
+// backend: no statistics, circuits or timelines (the engine runs without them).
 class IdealBackend final : public net::Backend {
  public:
   explicit IdealBackend(Rate rate) : rate_(rate) {}
@@ -50,11 +51,6 @@ class IdealBackend final : public net::Backend {
     }
     now_ = t;
   }
-  std::size_t active_transfers() const override { return pending_.size(); }
-  std::int64_t events_processed() const override { return started_; }
-  const std::vector<net::ChannelStats>& channel_stats() const override { return stats_; }
-  std::vector<net::StalledTransfer> stalled_transfers(std::size_t) const override { return {}; }
-  net::TransferTotals totals() const override { return {}; }
 
   int started_ = 0;
 
@@ -65,7 +61,6 @@ class IdealBackend final : public net::Backend {
   net::TransferId next_id_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> pending_;
   std::map<net::TransferId, DoneCallback> callbacks_;
-  std::vector<net::ChannelStats> stats_;
 };
 
 fabric::Topology topology(int servers, int gpus) {
@@ -111,6 +106,34 @@ TEST(Engine, ComputeOnOneGpuSerialises) {
   EXPECT_EQ(r.iteration_times[0], ms * 5);
   EXPECT_EQ(r.spans[1].start, ms * 3);
   EXPECT_EQ(r.exposed_comm, Time::zero());
+}
+
+// A backend with only the core (IdealBackend) runs a job: what it does not count is left out of
+// the result, and a timeline it cannot count is refused.
+TEST(Engine, ABackendWithOnlyTheCoreRuns) {
+  TaskGraph g(2);
+  g.add(p2p(0, 1, Bytes(1'000'000)));
+  IdealBackend net(Rate::gbps(8));
+  EXPECT_EQ(net.stats(), nullptr);
+  EXPECT_EQ(net.circuits(), nullptr);
+  EXPECT_EQ(net.timeline(), nullptr);
+  EXPECT_EQ(net.packet_reporting(), nullptr);
+  const auto topo = topology(2, 1);
+  const RunResult r = run(g, topo, net);
+  EXPECT_EQ(r.iteration_times[0], ms + us);
+  EXPECT_TRUE(r.channels.empty());
+  EXPECT_EQ(r.transfers.started, 0);
+  EXPECT_FALSE(r.packets.has_value());
+  EngineOptions timeline;
+  timeline.timeline = net::TimelineOptions{};
+  IdealBackend again(Rate::gbps(8));
+  try {
+    run(g, topo, again, timeline);
+    FAIL() << "a timeline was counted by a backend that cannot";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "simulation.backend");
+    EXPECT_NE(e.message().find("does not count link utilisation over time"), std::string::npos);
+  }
 }
 
 TEST(Engine, DependencyThroughATransferAddsItsTimeAndCountsAsExposed) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "net/packet/transports/roce_dcqcn.h"
 
 namespace mfabric::sim {
 namespace {
@@ -106,12 +107,12 @@ TEST(ExperimentErrors, NameTheField) {
                         "simulation: {backend: packet, dcqcn: {variant: mellanox}}\n"),
             "simulation.dcqcn.variant");
   // A DCQCN variant brings its counters; a field given with it overrides them.
-  const net::DcqcnOptions ns3 =
-      parse_experiment(
-          "workload: {model: mixtral-8x7b}\nsimulation: {backend: packet, transport: roce-dcqcn, "
-          "dcqcn: {variant: ns3-rdma, rate_timer: 70us}}\n",
-          "t.yaml")
-          .packet.dcqcn;
+  const Experiment roce = parse_experiment(
+      "workload: {model: mixtral-8x7b}\nsimulation: {backend: packet, transport: roce-dcqcn, "
+      "dcqcn: {variant: ns3-rdma, rate_timer: 70us}}\n",
+      "t.yaml");
+  ASSERT_NE(roce.packet.transport.get<net::RoceDcqcnSettings>(), nullptr);
+  const net::DcqcnOptions ns3 = roce.packet.transport.get<net::RoceDcqcnSettings>()->dcqcn;
   EXPECT_EQ(ns3.variant, net::DcqcnVariant::Ns3Rdma);
   EXPECT_EQ(ns3.byte_counter, Bytes(300000));
   EXPECT_EQ(ns3.rate_timer, Time::microseconds(70));

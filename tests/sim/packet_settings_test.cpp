@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "net/toy_transport.h"
 #include "sim/experiment.h"
 #include "sim/simulation.h"
 
@@ -176,6 +177,26 @@ TEST(PacketSettings, SettingsOfAnotherTransportAreRefused) {
   expect_accepted("transport: dctcp, dctcp: {g: 0.5}");
   expect_accepted("transport: roce-dcqcn, roce: {rto: 2ms}, dcqcn: {g: 0.5}");
   expect_accepted("transport: irn, irn: {rto_low: 200us}, dcqcn: {g: 0.5}");
+}
+
+// A transport registered by a test (tests/net/toy_transport.h) is an experiment's like the
+// built-in ones: its block is a `simulation:` key, read and checked by the transport, refused
+// for another transport, and its runs complete.
+TEST(PacketSettings, ARegisteredTransportReadsItsOwnBlock) {
+  net::testing::register_toy_transport();
+  const Experiment e = parse_experiment(experiment("transport: toy, toy: {window: 8}"), "exp.yaml");
+  ASSERT_NE(e.packet.transport.get<net::testing::ToySettings>(), nullptr);
+  EXPECT_EQ(e.packet.transport.get<net::testing::ToySettings>()->window, 8);
+  const Simulation run = simulate(e);
+  EXPECT_EQ(run.result.transfers.bytes_delivered, run.result.transfers.bytes_sent);
+  expect_refused("transport: toy, toy: {window: 0}", "simulation.toy.window", {"got 0"});
+  expect_refused("transport: toy, toy: {windw: 2}", "simulation.toy.windw", {"window"});
+  expect_refused("transport: dctcp, toy: {window: 2}", "simulation.toy",
+                 {"settings of transport toy", "'dctcp'"});
+  expect_refused("transport: toy, dctcp: {g: 0.5}", "simulation.dctcp",
+                 {"settings of transport dctcp", "'toy'"});
+  expect_refused("transport: toy, dcqcn: {g: 0.5}", "simulation.dcqcn",
+                 {"DCQCN settings, used by transports roce-dcqcn and irn", "'toy'"});
 }
 
 // A micro benchmark's transfers between servers carry at least bytes / GPUs: found at load when

@@ -53,7 +53,7 @@ TEST(Simulation, ConcurrentRunsEqualSerialRuns) {
 }
 
 TEST(Simulation, BackendIsChosenByName) {
-  EXPECT_EQ(net::backend_names(), (std::vector<std::string>{"flow", "packet"}));
+  EXPECT_EQ(net::backends().names(), (std::vector<std::string>{"flow", "packet"}));
   try {
     parse_experiment(std::string(kAllReduce) + "simulation: {backend: fluid}\n", "t.yaml");
     FAIL() << "an unknown backend was accepted";

@@ -12,7 +12,7 @@
 #include "control/job_demand.h"
 #include "core/error.h"
 #include "fabric/builders.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "report/simulation_report.h"
 #include "sim/experiment.h"
 #include "sim/simulation.h"

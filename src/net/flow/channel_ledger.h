@@ -1,4 +1,4 @@
-// The flow backend's channels (flow_backend.cpp): per channel, its capacity and load (the
+// The flow backend's channels (flow_state.h): per channel, its capacity and load (the
 // records the max-min solver reads, flow_records.h) and the statistics they add up to (bytes and
 // busy time, backend.h's ChannelStats). Between two changes of a channel's load nothing about it
 // changes, so its statistics are brought up to date ("settled") just before each change, and
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "net/backend_stats.h"
 #include "net/flow/flow_records.h"
 #include "net/flow/pcie_mirror.h"
 #include "net/link_table.h"

@@ -1,4 +1,4 @@
-// The flow backend's completion queues (flow_backend.cpp): when each flow's last byte leaves
+// The flow backend's completion queues (flow_state.h): when each flow's last byte leaves
 // (DrainQueue) and when it arrives (Delivery), both in a deterministic order, and the time to
 // drain a flow's bytes at its rate.
 #pragma once
@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "net/backend.h"
+#include "net/transfer.h"
 
 namespace mfabric::net::flow {
 

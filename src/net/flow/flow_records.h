@@ -1,4 +1,4 @@
-// The flow backend's per-flow and per-channel records (flow_backend.cpp), shared by its flow
+// The flow backend's per-flow and per-channel records (flow_state.h), shared by its flow
 // table and its max-min solver (max_min_solver.h). Laid out for the solver's loops: what it
 // touches per flow in a small record, per channel in one cache line.
 #pragma once

@@ -1,4 +1,4 @@
-// The flow backend's table of flows (flow_backend.cpp): a slot per transfer with its records
+// The flow backend's table of flows (flow_state.h): a slot per transfer with its records
 // (flow_records.h) and the channels its route crosses, and per channel the flows crossing it.
 // Each channel entry of a flow remembers where the flow stands in that channel's list, so that a
 // flow leaves a channel in constant time. Routes live in one flat array with a fixed stride

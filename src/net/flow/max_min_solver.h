@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "net/flow/flow_backend.h"
 #include "net/flow/flow_records.h"
-#include "net/flow_backend.h"
 
 namespace mfabric::net::flow {
 

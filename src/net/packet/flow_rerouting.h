@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fabric/topology.h"
-#include "net/backend.h"
+#include "net/backend_stats.h"
 #include "net/packet/event_queue.h"
 #include "net/packet/flow_pool.h"
 #include "net/packet/packet_spraying.h"

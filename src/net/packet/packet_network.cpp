@@ -21,7 +21,6 @@
 #include "net/packet/port_table.h"
 #include "net/packet/route_table.h"
 #include "net/packet/transport.h"
-#include "net/packet/transports.h"
 #include "net/router.h"
 
 namespace mfabric::net {
@@ -42,7 +41,7 @@ using packet::RouteRec;
 // handlers: what happens to a packet at each event.
 struct PacketNetwork::State final : packet::TransportHost {
   State(const fabric::Topology& t, const PacketBackendOptions& o)
-      : topo(t), links(t), router(links), options(o), transport(packet::make_transport(*this, o)) {
+      : topo(t), links(t), router(links), options(o), transport(o.transport->make(*this, o)) {
     sync();
   }
 
@@ -557,7 +556,7 @@ PacketStats PacketNetwork::packet_stats() const {
   return st;
 }
 
-std::optional<PacketReport> PacketNetwork::packet_report() const {
+PacketReport PacketNetwork::packet_report() const {
   return PacketReport{port_stats(), packet_stats()};
 }
 

@@ -1,5 +1,5 @@
 // The packet-level network (docs/network.md, "Packet backend"): every transfer, inside a server
-// too, is cut into packets. The `packet` backend (packet_backend.h) uses it for the transfers
+// too, is cut into packets. The `packet` backend (net/packet_backend.h) uses it for the transfers
 // that cross the network and a fluid FlowBackend for those inside a server. Transfers are flows of
 // MTU-sized packets with header bytes, sent by a transport (transport.h: DCTCP, ...) and carried
 // store-and-forward over the same routes as the flow backend's (router.h): every directed
@@ -34,13 +34,21 @@
 #include <vector>
 
 #include "net/backend.h"
+#include "net/backend_stats.h"
+#include "net/circuits.h"
 #include "net/link_table.h"
+#include "net/link_timeline.h"
 #include "net/packet/packet_options.h"
+#include "net/packet_report.h"
 #include "net/router.h"
 
 namespace mfabric::net {
 
-class PacketNetwork final : public Backend, public Circuits {
+class PacketNetwork final : public Backend,
+                            public Circuits,
+                            public BackendStats,
+                            public TimelineRecorder,
+                            public PacketReporting {
  public:
   // The topology must outlive the backend. mfabric::Error for options out of range.
   explicit PacketNetwork(const fabric::Topology& topology,
@@ -50,12 +58,12 @@ class PacketNetwork final : public Backend, public Circuits {
   PacketNetwork& operator=(const PacketNetwork&) = delete;
 
   TransferId start(const net::Transfer& t, DoneCallback on_done) override;
-  // start() in two steps, for a caller that looks at the route first (packet_backend.h): the
+  // start() in two steps, for a caller that looks at the route first (net/packet_backend.h): the
   // route start() would take now, and the start over it (t checked by check_transfer()).
   void route(const net::Transfer& t, Route& out);
   TransferId start_routed(const net::Transfer& t, const Route& route, DoneCallback on_done);
   // Sets the clock to t without processing anything, for a composition that runs another part's
-  // events at t before these (packet_backend.h). t is not before now() and not after
+  // events at t before these (net/packet_backend.h). t is not before now() and not after
   // next_event_time().
   void move_clock(Time t);
   void set_link_rate(fabric::LinkId link, Rate rate) override;
@@ -73,8 +81,10 @@ class PacketNetwork final : public Backend, public Circuits {
   void record_timeline(const TimelineOptions& options) override;
   std::optional<LinkTimeline> take_timeline() override;
 
-  std::optional<PacketReport> packet_report() const override;
-  Circuits* circuits() override { return this; }
+  PacketReport packet_report() const override;
+  Capabilities capabilities() override {
+    return {.circuits = this, .stats = this, .timeline = this, .packets = this};
+  }
 
   // Circuits
   fabric::LinkId connect(fabric::NodeId nic_a, fabric::NodeId nic_b) override;

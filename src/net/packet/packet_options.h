@@ -11,102 +11,9 @@
 
 #include "core/units.h"
 #include "fabric/topology.h"
+#include "net/packet/transport_settings.h"
 
 namespace mfabric::net {
-
-enum class PacketTransport { Dctcp, RoceDcqcn, Irn };
-const char* to_string(PacketTransport t);
-std::optional<PacketTransport> parse_packet_transport(std::string_view name);
-std::vector<std::string> packet_transport_names();
-
-// When DCTCP cuts its window: RFC 8257's at the first ECN-Echo of a window (with the alpha of
-// the windows before), or htsim's at the end of each window that saw a mark (with that window's
-// alpha folded in).
-enum class DctcpVariant { Rfc8257, Htsim };
-const char* to_string(DctcpVariant v);
-
-// DCTCP (RFC 8257) over a TCP NewReno sender with an ACK per packet.
-struct DctcpOptions {
-  DctcpVariant variant = DctcpVariant::Rfc8257;
-  // Weight of the newest window's marked fraction in alpha: 1/16 (RFC 8257, section 4.2).
-  double g = 1.0 / 16.0;
-  // Packets a flow may send before its first ACK: 10 (RFC 6928).
-  int initial_window = 10;
-  // The receiver's window, bytes: the most a flow has in flight. 4 MiB: above the bandwidth-delay
-  // product of every default fabric (400G x 12 us = 600 kB), so it binds only on NVLink.
-  Bytes max_window = Bytes::mib(4);
-  // Duplicate ACKs that start a fast retransmission; 0 (the default) chooses: 3 (RFC 5681) with
-  // per-flow ECMP, kSprayDupacks with packet spraying, which reorders packets by up to the
-  // difference between its paths' queues (docs/packet.md, "Routing").
-  int dupacks = 0;
-  int effective_dupacks(int spray_paths) const {
-    return dupacks > 0 ? dupacks : (spray_paths > 1 ? kSprayDupacks : 3);
-  }
-  static constexpr int kSprayDupacks = 32;
-  // Retransmission timeout before backoff: 200 us, a data-centre minimum RTO (the DCTCP paper
-  // ran 10 ms; data-centre stacks and simulators use 200 us to 1 ms for 10-400G fabrics).
-  Time min_rto = Time::microseconds(200);
-};
-
-// Which DCQCN reaction point: the paper's algorithm (its Figure 7 and section 3), or the one in
-// its authors' simulator (ns3-rdma), which differs in its counters and in how fast it climbs
-// back (dcqcn.h lists the differences).
-enum class DcqcnVariant { Paper, Ns3Rdma };
-const char* to_string(DcqcnVariant v);
-std::optional<DcqcnVariant> parse_dcqcn_variant(std::string_view name);
-
-// DCQCN rate control (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
-// SIGCOMM 2015): the reaction point at the sender, the notification point at the receiver.
-// Defaults are the paper's where it gives one; each says where it comes from, and dcqcn.h how
-// it is used. `for_variant(Ns3Rdma)` takes the counters of the authors' simulator instead.
-struct DcqcnOptions {
-  DcqcnVariant variant = DcqcnVariant::Paper;
-  // The defaults of a variant: the ones below for the paper; for ns3-rdma its config.txt's
-  // RP_TIMER (60 us) and BYTE_COUNTER (300,000 bytes), the rest as below (its config gives the
-  // same g, alpha timer, CNP interval, F, R_AI and R_HAI).
-  static DcqcnOptions for_variant(DcqcnVariant v);
-  // alpha's gain: 1/256 (the paper's g).
-  double g = 1.0 / 256.0;
-  // alpha decays, alpha = (1 - g) alpha, every 55 us without a CNP (the paper's K).
-  Time alpha_timer = Time::microseconds(55);
-  // Rate-increase timer: a step every 55 us (the paper's T).
-  Time rate_timer = Time::microseconds(55);
-  // Rate-increase byte counter: a step every 10 MB sent (the paper's B, in decimal megabytes).
-  Bytes byte_counter = Bytes(10000000);
-  // Fast-recovery steps before additive increase: 5 (the paper's F).
-  int fast_recovery_steps = 5;
-  // Additive increase of the target rate per step: 40 Mb/s (the paper's R_AI).
-  Rate additive_increase = Rate::gbps(0.04);
-  // Hyper increase per step: 200 Mb/s. The paper gives no value for R_HAI; 200 Mb/s is what its
-  // authors' simulator runs with R_AI = 40 Mb/s (github.com/bobzhuyb/ns3-rdma,
-  // windows/ns-3-dev/mix/config.txt, RATE_HAI).
-  Rate hyper_increase = Rate::gbps(0.2);
-  // Notification point: at most one CNP per flow per 50 us (the paper's N).
-  Time cnp_interval = Time::microseconds(50);
-  // The rate never falls below 100 Mb/s (the same simulator's MinRate; the paper gives none), or
-  // below the line rate of a route slower than that.
-  Rate min_rate = Rate::gbps(0.1);
-};
-
-// RoCEv2 reliable connection: go-back-N on NACK or timeout, over PFC.
-struct RoceOptions {
-  // Go-back-N timeout after the last progress: 1 ms. Lossless (PFC) fabrics rarely need it; NICs
-  // configure it as the InfiniBand local ACK timeout 4.096 us x 2^n, and n = 8 is 1.05 ms.
-  Time rto = Time::microseconds(1000);
-};
-
-// IRN (Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018): selective
-// retransmission and at most a bandwidth-delay product in flight, without PFC.
-struct IrnOptions {
-  // Timeouts, the paper's: RTO_low = 100 us while at most N = 3 packets are in
-  // flight (a small message's tail loss is found quickly), RTO_high = 320 us otherwise.
-  Time rto_low = Time::microseconds(100);
-  Time rto_high = Time::microseconds(320);
-  int low_packets = 3;
-  // DCQCN rate control on top: the paper evaluates IRN with and without it; on by default, so
-  // that IRN differs from roce-dcqcn only in loss recovery and BDP-FC.
-  bool dcqcn = true;
-};
 
 // Priority flow control (IEEE 802.1Qbb) at switch ports for lossless traffic: a switch counts
 // the bytes it holds from each input link and pauses the sender on that link at `xoff`,
@@ -118,7 +25,8 @@ struct PfcOptions {
 };
 
 struct PacketBackendOptions {
-  PacketTransport transport = PacketTransport::Dctcp;
+  // The transport and its own settings (transports.h; DCTCP by default).
+  TransportChoice transport;
   // Payload bytes per packet: 4096, the RoCEv2 / InfiniBand MTU common in GPU clusters.
   Bytes mtu = Bytes(4096);
   // Header bytes per packet on the wire: 64 (Ethernet 14 + FCS 4, IPv4 20, UDP 8, BTH 12, ICRC
@@ -137,13 +45,9 @@ struct PacketBackendOptions {
   // step).
   Bytes ecn_max = Bytes(0);
   double ecn_pmax = 1.0;
-  // Lossless switch ports with PFC: on by default for roce-dcqcn only.
+  // Lossless switch ports with PFC: on by default for the transports that say so (roce-dcqcn).
   std::optional<bool> pfc;
   PfcOptions pfc_thresholds;
-  DctcpOptions dctcp;
-  DcqcnOptions dcqcn;
-  RoceOptions roce;
-  IrnOptions irn;
   // Packet spraying (docs/packet.md, "Routing"): each flow's packets take up to this many
   // equal-cost routes in turn; 1 (the default) is per-flow ECMP.
   int spray_paths = 1;
@@ -153,15 +57,12 @@ struct PacketBackendOptions {
   // about them while it runs; empty for settings made in code.
   std::string source;
 
-  bool pfc_enabled() const { return pfc.value_or(transport == PacketTransport::RoceDcqcn); }
+  bool pfc_enabled() const { return pfc.value_or(transport->lossless()); }
 };
 
-// The variant of the congestion control the transport runs: DCTCP's ("rfc8257", "htsim"), or
-// DCQCN's ("paper", "ns3-rdma") for RoCE and for IRN with DCQCN; "none" for IRN without it.
-const char* congestion_control_variant(const PacketBackendOptions& o);
-
 // mfabric::Error(file, field, expectation) for a setting out of range (fields named
-// `prefix`.name): the checks that need no topology.
+// `prefix`.name): the checks that need no topology, the packet settings' and then the
+// transport's.
 void check_packet_options(const PacketBackendOptions& o, const std::string& file = "",
                           const std::string& prefix = "simulation");
 
@@ -196,12 +97,22 @@ inline constexpr Time kMaxPacketTimer = Time::milliseconds(60'000);
 // simulated time).
 inline constexpr double kMinIncreaseFraction = 1e-6;
 
-// mfabric::Error(file, field, expectation) for a timer or rate of the settings in force for the
-// chosen transport outside the limits of the fabric's links (`limits`): each timer from
-// limits.packet_time to kMaxPacketTimer, the byte counter at least a packet, DCQCN's rates at
-// most the fastest link's. Settings of other transports are not looked at.
+// mfabric::Error(file, field, expectation) for a timer or rate of the chosen transport's settings
+// outside the limits of the fabric's links (`limits`): each timer from limits.packet_time to
+// kMaxPacketTimer, DCQCN's byte counter at least a packet and its rates at most the fastest
+// link's (TransportSettings::check).
 void check_packet_options(const PacketBackendOptions& o, const PacketLinkLimits& limits,
                           const std::string& file = "", const std::string& prefix = "simulation");
+// What the transports' limit checks share: mfabric::Error(file, field, ...) unless
+// floor <= value <= kMaxPacketTimer, `why` saying where the floor comes from.
+void check_packet_timer(const std::string& file, const std::string& field, Time value, Time floor,
+                        const std::string& why);
+// "one 4160-byte packet (mtu + header) at the slowest network link's 100Gbps": why a timer
+// has limits.packet_time as its floor.
+std::string one_packet_at_slowest_link(const PacketBackendOptions& o,
+                                       const PacketLinkLimits& limits);
+// The floor of a retransmission timeout: one_packet_at_slowest_link() and what a shorter one does.
+std::string timeout_floor_reason(const PacketBackendOptions& o, const PacketLinkLimits& limits);
 // Both checks, the second with the limits of topology `t` (when it has a network link).
 void check_packet_options(const PacketBackendOptions& o, const fabric::Topology& t,
                           const std::string& file = "", const std::string& prefix = "simulation");

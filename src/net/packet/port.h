@@ -10,7 +10,8 @@
 #include <deque>
 #include <vector>
 
-#include "net/backend.h"
+#include "net/backend_stats.h"
+#include "net/packet_report.h"
 
 namespace mfabric::net::packet {
 

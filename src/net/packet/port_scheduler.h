@@ -11,7 +11,6 @@
 #include <cstdint>
 
 #include "core/units.h"
-#include "net/backend.h"
 #include "net/packet/event_queue.h"
 #include "net/packet/flow_pool.h"
 #include "net/packet/packet_options.h"
@@ -21,6 +20,7 @@
 #include "net/packet/port_table.h"
 #include "net/packet/route_table.h"
 #include "net/packet/transport.h"
+#include "net/packet_report.h"
 
 namespace mfabric::net::packet {
 

@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "fabric/topology.h"
-#include "net/backend.h"
+#include "net/backend_stats.h"
 #include "net/link_table.h"
 #include "net/link_timeline.h"
 #include "net/packet/packet_options.h"
 #include "net/packet/port.h"
+#include "net/packet_report.h"
 #include "net/router.h"
 
 namespace mfabric::net::packet {

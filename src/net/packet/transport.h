@@ -2,7 +2,7 @@
 // may put on the wire next, what the receiver answers, what the sender does with the answer and
 // when its timers fire. One object serves all flows, with its per-flow state in its own arrays
 // (indexed by the backend's flow slot), so that a transport is a small object with one job:
-// DCTCP (dctcp.h), RoCEv2 with DCQCN, IRN.
+// DCTCP, RoCEv2 with DCQCN, IRN (transports/; transports.h names them).
 //
 // The packet network (packet_network.h) owns packets (packet_pool.h), ports (port_table.h) and
 // time; its port scheduler (port_scheduler.h) asks the transport for the next packet when the

@@ -1,24 +1,59 @@
+// The transports `simulation.transport` accepts: one line each.
 #include "net/packet/transports.h"
 
-#include "net/packet/dctcp.h"
-#include "net/packet/irn.h"
-#include "net/packet/roce.h"
+#include <algorithm>
 
-namespace mfabric::net::packet {
+#include "net/packet/transports/dctcp.h"
+#include "net/packet/transports/irn.h"
+#include "net/packet/transports/roce_dcqcn.h"
 
-std::unique_ptr<Transport> make_transport(TransportHost& host, const PacketBackendOptions& o) {
-  switch (o.transport) {
-    case PacketTransport::Dctcp: {
-      DctcpOptions dctcp = o.dctcp;
-      dctcp.dupacks = dctcp.effective_dupacks(o.spray_paths);
-      return std::make_unique<Dctcp>(host, dctcp, o.mtu);
-    }
-    case PacketTransport::RoceDcqcn:
-      return std::make_unique<Roce>(host, o.roce, o.dcqcn, o.mtu, o.header);
-    case PacketTransport::Irn:
-      return std::make_unique<Irn>(host, o.irn, o.dcqcn, o.mtu, o.header);
-  }
-  return nullptr;  // not reached: every PacketTransport has a case
+namespace mfabric::net {
+
+TransportRegistry& packet_transports() {
+  static TransportRegistry registry(
+      "transport",
+      {
+          transport_entry<DctcpSettings>("DCTCP (RFC 8257) over TCP NewReno, an ACK per packet"),
+          transport_entry<RoceDcqcnSettings>(
+              "RoCEv2 reliable connection, go-back-N, DCQCN rate control, over PFC"),
+          transport_entry<IrnSettings>(
+              "IRN: selective retransmission and BDP flow control, DCQCN on top, without PFC"),
+      });
+  return registry;
 }
 
-}  // namespace mfabric::net::packet
+TransportChoice::TransportChoice() : TransportChoice(kDefaultTransport) {}
+
+TransportChoice::TransportChoice(std::string_view name)
+    : TransportChoice(packet_transports().at(name).factory()) {}
+
+TransportChoice::TransportChoice(std::unique_ptr<TransportSettings> settings)
+    : settings_(std::move(settings)) {}
+
+bool reads_block(const TransportSettings& s, std::string_view key) {
+  const std::vector<SettingsBlock> blocks = s.blocks();
+  return std::any_of(blocks.begin(), blocks.end(),
+                     [&](const SettingsBlock& b) { return b.key == key; });
+}
+
+std::vector<SettingsBlock> transport_blocks() {
+  std::vector<SettingsBlock> out;
+  for (const TransportRegistry::Entry& e : packet_transports().entries()) {
+    for (SettingsBlock& b : e.factory()->blocks()) {
+      const bool seen = std::any_of(out.begin(), out.end(),
+                                    [&](const SettingsBlock& o) { return o.key == b.key; });
+      if (!seen) out.push_back(std::move(b));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> transports_reading(std::string_view key) {
+  std::vector<std::string> out;
+  for (const TransportRegistry::Entry& e : packet_transports().entries()) {
+    if (reads_block(*e.factory(), key)) out.push_back(e.name);
+  }
+  return out;
+}
+
+}  // namespace mfabric::net

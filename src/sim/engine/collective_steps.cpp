@@ -10,8 +10,7 @@ namespace mfabric::sim::engine {
 using workload::TaskId;
 
 fabric::NodeId BackendCircuits::circuit_peer(fabric::NodeId nic) const {
-  const net::Circuits* circuits = backend_.circuits();
-  return circuits == nullptr ? fabric::kNoNode : circuits->circuit_peer(nic);
+  return circuits_ == nullptr ? fabric::kNoNode : circuits_->circuit_peer(nic);
 }
 
 collective::CollectiveRequest CollectiveSteps::request(const workload::TaskGraph& graph, TaskId id,

@@ -14,6 +14,7 @@
 #include "core/units.h"
 #include "fabric/topology.h"
 #include "net/backend.h"
+#include "net/circuits.h"
 #include "workload/task_graph.h"
 
 namespace mfabric::sim::engine {
@@ -22,16 +23,17 @@ namespace mfabric::sim::engine {
 // have failed (never picked as a proxy).
 class BackendCircuits final : public collective::CircuitView {
  public:
-  // `failed`: per topology node, nonzero once failed; null: nothing fails. Not owned.
+  // `failed`: per topology node, nonzero once failed; null: nothing fails. Not owned. A
+  // backend's capabilities are fixed over its life: its circuits are looked up once.
   BackendCircuits(const net::Backend& backend, const std::vector<std::uint8_t>* failed)
-      : backend_(backend), failed_(failed) {}
+      : circuits_(backend.circuits()), failed_(failed) {}
   fabric::NodeId circuit_peer(fabric::NodeId nic) const override;
   bool usable(fabric::NodeId node) const override {
     return failed_ == nullptr || (*failed_)[static_cast<std::size_t>(node)] == 0;
   }
 
  private:
-  const net::Backend& backend_;
+  const net::Circuits* circuits_;
   const std::vector<std::uint8_t>* failed_;
 };
 

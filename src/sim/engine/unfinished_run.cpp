@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "net/backend_stats.h"
+
 namespace mfabric::sim::engine {
 namespace {
 
@@ -47,7 +49,9 @@ Error unfinished_error(const workload::TaskGraph& graph, const fabric::Topology&
                              "released ({} held in all)",
                              head, id, graph.label(id), held.size()));
   }
-  const std::vector<net::StalledTransfer> stalled = backend.stalled_transfers(1);
+  const net::BackendStats* stats = backend.stats();
+  const std::vector<net::StalledTransfer> stalled =
+      stats == nullptr ? std::vector<net::StalledTransfer>{} : stats->stalled_transfers(1);
   if (!stalled.empty()) {
     const net::StalledTransfer& st = stalled.front();
     std::string task;

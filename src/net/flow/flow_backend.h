@@ -33,6 +33,9 @@
 #include <vector>
 
 #include "net/backend.h"
+#include "net/backend_stats.h"
+#include "net/circuits.h"
+#include "net/link_timeline.h"
 #include "net/router.h"
 
 namespace mfabric::net {
@@ -74,7 +77,10 @@ inline constexpr double kMaxCompletionBatching = 0.1;
 void check_completion_batching(double fraction, const std::string& file = "",
                                const std::string& field = "completion_batching");
 
-class FlowBackend final : public Backend, public Circuits {
+class FlowBackend final : public Backend,
+                          public Circuits,
+                          public BackendStats,
+                          public TimelineRecorder {
  public:
   // The topology must outlive the backend. Links (not nodes) may be appended to it later (tests
   // do) while it has no optical NICs; they are picked up at the next start() or set_link_rate().
@@ -103,7 +109,9 @@ class FlowBackend final : public Backend, public Circuits {
   void record_timeline(const TimelineOptions& options) override;
   std::optional<LinkTimeline> take_timeline() override;
 
-  Circuits* circuits() override { return this; }
+  Capabilities capabilities() override {
+    return {.circuits = this, .stats = this, .timeline = this};
+  }
 
   // Circuits
   fabric::LinkId connect(fabric::NodeId nic_a, fabric::NodeId nic_b) override;

@@ -1,5 +1,5 @@
 // DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015): the
-// rate control that RoCEv2 NICs run, shared by the RoCE and IRN transports (roce.h, irn.h).
+// rate control that RoCEv2 NICs run, shared by the RoCE and IRN transports (roce_dcqcn.h, irn.h).
 //
 // Reaction point (DcqcnRate, at the sender), per flow: the current rate Rc, paced per packet, a
 // target rate Rt and alpha, an estimate of how congested the path is.
@@ -40,14 +40,78 @@
 //
 // Notification point (DcqcnNotificationPoint, at the receiver): a CNP for a flow when a packet
 // arrives marked CE, at most one per flow per cnp_interval.
+//
+// Its options (DcqcnOptions) are the `simulation.dcqcn` block, which both transports read:
+// parse_dcqcn and check_dcqcn are their YAML and checks, for each of them.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/units.h"
-#include "net/packet/packet_options.h"
 #include "net/packet/transport.h"
+#include "net/packet/transport_settings.h"
+
+namespace mfabric::net {
+
+// Which DCQCN reaction point: the paper's algorithm (its Figure 7 and section 3), or the one in
+// its authors' simulator (ns3-rdma), which differs in its counters and in how fast it climbs
+// back (the differences above).
+enum class DcqcnVariant { Paper, Ns3Rdma };
+const char* to_string(DcqcnVariant v);
+std::optional<DcqcnVariant> parse_dcqcn_variant(std::string_view name);
+
+// DCQCN rate control (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
+// SIGCOMM 2015): the reaction point at the sender, the notification point at the receiver.
+// Defaults are the paper's where it gives one; each says where it comes from, and the comment
+// above how it is used. `for_variant(Ns3Rdma)` takes the counters of the authors' simulator
+// instead.
+struct DcqcnOptions {
+  DcqcnVariant variant = DcqcnVariant::Paper;
+  // The defaults of a variant: the ones below for the paper; for ns3-rdma its config.txt's
+  // RP_TIMER (60 us) and BYTE_COUNTER (300,000 bytes), the rest as below (its config gives the
+  // same g, alpha timer, CNP interval, F, R_AI and R_HAI).
+  static DcqcnOptions for_variant(DcqcnVariant v);
+  // alpha's gain: 1/256 (the paper's g).
+  double g = 1.0 / 256.0;
+  // alpha decays, alpha = (1 - g) alpha, every 55 us without a CNP (the paper's K).
+  Time alpha_timer = Time::microseconds(55);
+  // Rate-increase timer: a step every 55 us (the paper's T).
+  Time rate_timer = Time::microseconds(55);
+  // Rate-increase byte counter: a step every 10 MB sent (the paper's B, in decimal megabytes).
+  Bytes byte_counter = Bytes(10000000);
+  // Fast-recovery steps before additive increase: 5 (the paper's F).
+  int fast_recovery_steps = 5;
+  // Additive increase of the target rate per step: 40 Mb/s (the paper's R_AI).
+  Rate additive_increase = Rate::gbps(0.04);
+  // Hyper increase per step: 200 Mb/s. The paper gives no value for R_HAI; 200 Mb/s is what its
+  // authors' simulator runs with R_AI = 40 Mb/s (github.com/bobzhuyb/ns3-rdma,
+  // windows/ns-3-dev/mix/config.txt, RATE_HAI).
+  Rate hyper_increase = Rate::gbps(0.2);
+  // Notification point: at most one CNP per flow per 50 us (the paper's N).
+  Time cnp_interval = Time::microseconds(50);
+  // The rate never falls below 100 Mb/s (the same simulator's MinRate; the paper gives none), or
+  // below the line rate of a route slower than that.
+  Rate min_rate = Rate::gbps(0.1);
+};
+
+// The `simulation.dcqcn` block, read by the transports that run DCQCN.
+SettingsBlock dcqcn_block();
+// Reads `simulation.dcqcn`, if there, into q: a variant first brings its defaults, then the
+// fields given override them.
+void parse_dcqcn(const Fields& simulation, DcqcnOptions& q);
+// mfabric::Error(file, `prefix`.dcqcn.key, expectation) for a setting out of range; without a
+// topology, then against the limits of a fabric's links (timers from limits.packet_time, the
+// byte counter at least a packet, the rates at most the fastest link's).
+void check_dcqcn(const DcqcnOptions& q, const std::string& file, const std::string& prefix);
+void check_dcqcn(const DcqcnOptions& q, const PacketBackendOptions& o,
+                 const PacketLinkLimits& limits, const std::string& file,
+                 const std::string& prefix);
+
+}  // namespace mfabric::net
 
 namespace mfabric::net::packet {
 

@@ -1,4 +1,4 @@
-#include "net/spraying_backend.h"
+#include "net/flow/spraying_backend.h"
 
 #include <fmt/format.h>
 
@@ -56,7 +56,7 @@ TransferId SprayingBackend::start(const net::Transfer& t, DoneCallback on_done) 
 }
 
 std::vector<StalledTransfer> SprayingBackend::stalled_transfers(std::size_t limit) const {
-  std::vector<StalledTransfer> out = inner_->stalled_transfers(limit);
+  std::vector<StalledTransfer> out = inner_stats().stalled_transfers(limit);
   for (StalledTransfer& s : out) {
     const auto it = outer_of_inner_.find(s.id);
     if (it != outer_of_inner_.end()) s.id = it->second;

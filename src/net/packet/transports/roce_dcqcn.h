@@ -22,12 +22,51 @@
 // has not come, next_packet() returns -1 and sets the flow's timer to wake it then (or at an
 // earlier DCQCN rate increase, which may bring the time forward). The flow's one timer carries
 // that pacing wake-up and the retransmission timeout, whichever is earlier.
+//
+// The unit of transport `roce-dcqcn` (transports.h): its options and their YAML
+// (`simulation.roce` and `simulation.dcqcn`), their checks, PFC on by default and its factory
+// (RoceDcqcnSettings), and the transport itself (Roce).
 #pragma once
 
+#include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
-#include "net/packet/packet_options.h"
-#include "net/packet/rdma_transport.h"
+#include "net/packet/transport_settings.h"
+#include "net/packet/transports/dcqcn.h"
+#include "net/packet/transports/rdma_transport.h"
+
+namespace mfabric::net {
+
+// RoCEv2 reliable connection: go-back-N on NACK or timeout, over PFC.
+struct RoceOptions {
+  // Go-back-N timeout after the last progress: 1 ms. Lossless (PFC) fabrics rarely need it; NICs
+  // configure it as the InfiniBand local ACK timeout 4.096 us x 2^n, and n = 8 is 1.05 ms.
+  Time rto = Time::microseconds(1000);
+};
+
+// Transport `roce-dcqcn`: RoCE's options from `simulation.roce`, DCQCN's from
+// `simulation.dcqcn`; lossless (PFC) switch ports by default, as RoCE NICs expect.
+struct RoceDcqcnSettings final : TransportSettings {
+  static constexpr std::string_view kName = "roce-dcqcn";
+  RoceOptions roce;
+  DcqcnOptions dcqcn;
+
+  std::string_view name() const override { return kName; }
+  std::vector<SettingsBlock> blocks() const override;
+  void parse(const Fields& simulation) override;
+  void check(const PacketBackendOptions& o, const std::string& file,
+             const std::string& prefix) const override;
+  void check(const PacketBackendOptions& o, const PacketLinkLimits& limits, const std::string& file,
+             const std::string& prefix) const override;
+  bool lossless() const override { return true; }
+  const char* congestion_control_variant() const override { return to_string(dcqcn.variant); }
+  std::unique_ptr<packet::Transport> make(packet::TransportHost& host,
+                                          const PacketBackendOptions& o) const override;
+};
+
+}  // namespace mfabric::net
 
 namespace mfabric::net::packet {
 

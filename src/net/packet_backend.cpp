@@ -1,4 +1,4 @@
-#include "net/packet/packet_backend.h"
+#include "net/packet_backend.h"
 
 #include <fmt/format.h>
 

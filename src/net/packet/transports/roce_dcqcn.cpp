@@ -1,6 +1,46 @@
-#include "net/packet/roce.h"
+#include "net/packet/transports/roce_dcqcn.h"
 
 #include <algorithm>
+
+#include "core/error.h"
+#include "core/yaml_fields.h"
+#include "net/packet/packet_options.h"
+
+namespace mfabric::net {
+
+std::vector<SettingsBlock> RoceDcqcnSettings::blocks() const {
+  return {dcqcn_block(), {"roce", "RoCE settings"}};
+}
+
+void RoceDcqcnSettings::parse(const Fields& simulation) {
+  parse_dcqcn(simulation, dcqcn);
+  if (simulation.has("roce")) {
+    const Fields d(simulation.get("roce"), simulation.source(), simulation.field("roce"), {"rto"});
+    roce.rto = d.optional_time("rto").value_or(roce.rto);
+  }
+}
+
+void RoceDcqcnSettings::check(const PacketBackendOptions& /*o*/, const std::string& file,
+                              const std::string& prefix) const {
+  check_dcqcn(dcqcn, file, prefix);
+  if (roce.rto.ps() <= 0) {
+    throw Error(file, prefix + ".roce.rto", "a positive time");
+  }
+}
+
+void RoceDcqcnSettings::check(const PacketBackendOptions& o, const PacketLinkLimits& limits,
+                              const std::string& file, const std::string& prefix) const {
+  check_packet_timer(file, prefix + ".roce.rto", roce.rto, limits.packet_time,
+                     timeout_floor_reason(o, limits));
+  check_dcqcn(dcqcn, o, limits, file, prefix);
+}
+
+std::unique_ptr<packet::Transport> RoceDcqcnSettings::make(packet::TransportHost& host,
+                                                           const PacketBackendOptions& o) const {
+  return std::make_unique<packet::Roce>(host, roce, dcqcn, o.mtu, o.header);
+}
+
+}  // namespace mfabric::net
 
 namespace mfabric::net::packet {
 

@@ -1,4 +1,4 @@
-#include "net/packet/rdma_transport.h"
+#include "net/packet/transports/rdma_transport.h"
 
 #include <algorithm>
 

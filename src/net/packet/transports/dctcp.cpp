@@ -1,7 +1,87 @@
-#include "net/packet/dctcp.h"
+#include "net/packet/transports/dctcp.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include "core/error.h"
+#include "core/yaml_fields.h"
+#include "net/packet/packet_options.h"
+
+namespace mfabric::net {
+
+namespace {
+const std::vector<std::string> kDctcpFields = {"g",       "initial_window", "max_window",
+                                               "min_rto", "dupacks",        "variant"};
+}  // namespace
+
+const char* to_string(DctcpVariant v) {
+  return v == DctcpVariant::Htsim ? "htsim" : "rfc8257";
+}
+
+std::vector<SettingsBlock> DctcpSettings::blocks() const {
+  return {{"dctcp", "DCTCP settings"}};
+}
+
+void DctcpSettings::parse(const Fields& simulation) {
+  if (!simulation.has("dctcp")) return;
+  const Fields d(simulation.get("dctcp"), simulation.source(), simulation.field("dctcp"),
+                 kDctcpFields);
+  dctcp.g = d.optional_double("g").value_or(dctcp.g);
+  dctcp.initial_window = d.optional_int("initial_window").value_or(dctcp.initial_window);
+  dctcp.max_window = d.optional_bytes("max_window").value_or(dctcp.max_window);
+  dctcp.min_rto = d.optional_time("min_rto").value_or(dctcp.min_rto);
+  dctcp.dupacks = d.optional_int("dupacks").value_or(dctcp.dupacks);
+  if (d.has("variant")) {
+    const std::string v = *d.optional_string("variant");
+    if (v != "rfc8257" && v != "htsim") {
+      throw Error(d.source(), d.field("variant"), fmt::format("'rfc8257' or 'htsim', got '{}'", v));
+    }
+    dctcp.variant = v == "htsim" ? DctcpVariant::Htsim : DctcpVariant::Rfc8257;
+  }
+}
+
+void DctcpSettings::check(const PacketBackendOptions& o, const std::string& file,
+                          const std::string& prefix) const {
+  const auto field = [&](const char* name) { return prefix + ".dctcp." + name; };
+  if (!(dctcp.g > 0 && dctcp.g <= 1)) {
+    throw Error(file, field("g"), fmt::format("in (0, 1], got {}", dctcp.g));
+  }
+  if (dctcp.initial_window < 1 || dctcp.initial_window > 1000) {
+    throw Error(file, field("initial_window"),
+                fmt::format("1 to 1000 packets, got {}", dctcp.initial_window));
+  }
+  if (dctcp.max_window.count() < o.mtu.count()) {
+    throw Error(file, field("max_window"),
+                fmt::format("at least one MTU ({} bytes), got {}", o.mtu.count(),
+                            dctcp.max_window.count()));
+  }
+  if (dctcp.dupacks < 0 || dctcp.dupacks > 100000) {
+    throw Error(file, field("dupacks"),
+                fmt::format("1 to 100000 duplicate ACKs (0: automatic), got {}", dctcp.dupacks));
+  }
+  if (dctcp.min_rto.ps() <= 0) {
+    throw Error(file, field("min_rto"), "a positive time");
+  }
+}
+
+void DctcpSettings::check(const PacketBackendOptions& o, const PacketLinkLimits& limits,
+                          const std::string& file, const std::string& prefix) const {
+  // DCTCP runs no DCQCN: its retransmission timeout is its one timer.
+  check_packet_timer(file, prefix + ".dctcp.min_rto", dctcp.min_rto, limits.packet_time,
+                     timeout_floor_reason(o, limits));
+}
+
+std::unique_ptr<packet::Transport> DctcpSettings::make(packet::TransportHost& host,
+                                                       const PacketBackendOptions& o) const {
+  // Packet spraying reorders packets: the duplicate-ACK threshold rises with it.
+  DctcpOptions options = dctcp;
+  options.dupacks = options.effective_dupacks(o.spray_paths);
+  return std::make_unique<packet::Dctcp>(host, options, o.mtu);
+}
+
+}  // namespace mfabric::net
 
 namespace mfabric::net::packet {
 

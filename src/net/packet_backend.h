@@ -1,9 +1,11 @@
 // The `packet` backend (docs/network.md, "Packet backend"): transfers that cross the network run
-// as packets on a PacketNetwork (packet_network.h), transfers inside one server (GPU - NVSwitch -
-// GPU, no network link, no proxy) as fluid flows on a FlowBackend: NVLink is lossless and
-// credit-based, and cutting terabytes of tensor-parallel traffic into MTU packets would cost
-// billions of events and show nothing a transport does. A composition of the two parts, not a
-// third model: each part keeps its own clock, links and statistics, and this backend merges them.
+// as packets on a PacketNetwork (packet/packet_network.h), transfers inside one server (GPU -
+// NVSwitch - GPU, no network link, no proxy) as fluid flows on a FlowBackend (flow/): NVLink is
+// lossless and credit-based, and cutting terabytes of tensor-parallel traffic into MTU packets
+// would cost billions of events and show nothing a transport does. A composition of the two parts,
+// not a third model: each part keeps its own clock, links and statistics, and this backend merges
+// them. It sits at the top of net/, which may include both of its folders: net/packet and net/flow
+// never include each other (cmake/check_layers.cmake).
 //
 // One id sequence for both parts, in start order. At each timestamp the fluid part's events run
 // first, then the packets' (either may start transfers of the other at that time). The fluid
@@ -20,12 +22,15 @@
 #include <vector>
 
 #include "net/backend.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "net/packet/packet_network.h"
 
 namespace mfabric::net {
 
-class PacketBackend final : public Backend {
+class PacketBackend final : public Backend,
+                            public BackendStats,
+                            public TimelineRecorder,
+                            public PacketReporting {
  public:
   // The topology must outlive the backend. mfabric::Error for options out of range.
   explicit PacketBackend(const fabric::Topology& topology,
@@ -42,11 +47,14 @@ class PacketBackend final : public Backend {
   const std::vector<ChannelStats>& channel_stats() const override;
   std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
   TransferTotals totals() const override;
-  std::optional<PacketReport> packet_report() const override { return network_.packet_report(); }
+  PacketReport packet_report() const override { return network_.packet_report(); }
   // Both parts count; their bins are added together.
   void record_timeline(const TimelineOptions& options) override;
   std::optional<LinkTimeline> take_timeline() override;
-  Circuits* circuits() override { return &network_; }
+  // Circuits are the packet part's (transfers inside a server never cross one).
+  Capabilities capabilities() override {
+    return {.circuits = &network_, .stats = this, .timeline = this, .packets = this};
+  }
 
   const PacketBackendOptions& options() const { return network_.options(); }
   // The packet part's ports and counters (inside a server there are no packets).

@@ -1,16 +1,22 @@
-#include "net/flow_backend.h"
-
-#include <fmt/format.h>
+// The state of a FlowBackend (flow_backend.h) and the lifecycle of its flows: started, routed
+// onto the table, given rates by the solver, drained, delivered, paused, moved. Its own header
+// so that the backend's methods can live in one file per job (flow_backend.cpp: the core;
+// flow_backend_circuits.cpp: circuits and re-routing; flow_backend_stats.cpp: statistics and
+// timelines) while the per-event work stays inline where the event loop calls it.
+#pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
-#include <stdexcept>
+#include <memory>
+#include <optional>
+#include <vector>
 
-#include "core/error.h"
 #include "net/flow/channel_ledger.h"
 #include "net/flow/completion_batching.h"
 #include "net/flow/completion_queues.h"
+#include "net/flow/flow_backend.h"
 #include "net/flow/flow_records.h"
 #include "net/flow/flow_table.h"
 #include "net/flow/max_min_solver.h"
@@ -18,37 +24,27 @@
 
 namespace mfabric::net {
 
-using fabric::LinkId;
-using fabric::Topology;
-
-namespace {
-
-// Rates within this relative distance are the same rate: the flow keeps its completion event.
-constexpr double kSameRate = 1e-9;
-
-using flow::Chan;
-using flow::ChannelLedger;
-using flow::Cold;
-using flow::CompletionBatching;
-using flow::Delivery;
-using flow::DeliveryLater;
-using flow::drain_ps;
-using flow::DrainQueue;
-using flow::FlowState;
-using flow::FlowTable;
-using flow::Hot;
-using flow::kBytesPerBitPs;
-using flow::kInf;
-using flow::kRel;
-using flow::MaxMinSolver;
-
-}  // namespace
-
-// The backend's lifecycle of flows: started, routed onto the table, given rates by the solver,
-// drained, delivered, paused, moved. The records are the table's (flow_table.h) and the
-// ledger's (channel_ledger.h); the rates the solver's (max_min_solver.h).
+// The records are the table's (flow_table.h) and the ledger's (channel_ledger.h); the rates the
+// solver's (max_min_solver.h).
 struct FlowBackend::State {
-  const Topology& topo;
+  using Chan = flow::Chan;
+  using ChannelLedger = flow::ChannelLedger;
+  using Cold = flow::Cold;
+  using CompletionBatching = flow::CompletionBatching;
+  using Delivery = flow::Delivery;
+  using DeliveryLater = flow::DeliveryLater;
+  using DrainQueue = flow::DrainQueue;
+  using FlowState = flow::FlowState;
+  using FlowTable = flow::FlowTable;
+  using Hot = flow::Hot;
+  using MaxMinSolver = flow::MaxMinSolver;
+  using LinkId = fabric::LinkId;
+  static constexpr double kInf = flow::kInf;
+  static constexpr double kRel = flow::kRel;
+  // Rates within this relative distance are the same rate: the flow keeps its completion event.
+  static constexpr double kSameRate = 1e-9;
+
+  const fabric::Topology& topo;
   LinkTable links;
   Router router;
   Route route;  // scratch
@@ -90,7 +86,7 @@ struct FlowBackend::State {
   // Bytes per channel per time bin, when record_timeline() asked for them.
   std::unique_ptr<LinkTimeline> timeline;
 
-  State(const Topology& t, const FlowBackendOptions& o)
+  State(const fabric::Topology& t, const FlowBackendOptions& o)
       : topo(t), links(t), router(links), batching(o.completion_batching) {
     sync();
   }
@@ -217,7 +213,8 @@ struct FlowBackend::State {
     const double rate = table.hot(s).rate;
     const Cold& c = table.cold(s);
     if (!(rate > 0) || now <= c.last) return c.remaining;
-    return std::max(0.0, c.remaining - rate * static_cast<double>(now - c.last) * kBytesPerBitPs);
+    return std::max(0.0,
+                    c.remaining - rate * static_cast<double>(now - c.last) * flow::kBytesPerBitPs);
   }
 
   // The flow's remaining bytes brought up to now.
@@ -235,7 +232,7 @@ struct FlowBackend::State {
 
   void push_drain(std::int32_t slot) {
     const Cold& c = cold_of(slot);
-    const std::int64_t d = drain_ps(c.remaining, hot_of(slot).rate);
+    const std::int64_t d = flow::drain_ps(c.remaining, hot_of(slot).rate);
     // Stalled (rate 0) or draining past the end of the picosecond clock: no event. If nothing
     // else changes its rate, the engine ends with the transfer unfinished and asks
     // stalled_transfers() why.
@@ -440,320 +437,5 @@ struct FlowBackend::State {
     }
   }
 };
-
-void check_completion_batching(double fraction, const std::string& file, const std::string& field) {
-  if (!(fraction >= 0 && fraction <= kMaxCompletionBatching)) {
-    throw Error(
-        file, field,
-        fmt::format("must be a fraction of a transfer's age between 0 (exact) and {}, got {}",
-                    kMaxCompletionBatching, fraction));
-  }
-}
-
-FlowBackend::FlowBackend(const Topology& topology, const FlowBackendOptions& options)
-    : s_(std::make_unique<State>(topology, options)) {
-  check_completion_batching(options.completion_batching);
-}
-
-FlowBackend::~FlowBackend() = default;
-
-TransferId FlowBackend::start(const net::Transfer& t, DoneCallback on_done) {
-  State& s = *s_;
-  s.sync();
-  check_transfer(t);
-  s.router.route(t.src, t.dst, t.flow_hash, s.route);
-
-  const std::int32_t slot = s.table.allocate();
-  const TransferId id = s.next_id++;
-  Cold& c = s.cold_of(slot);
-  c.id = id;
-  c.size = t.size.count();
-  c.src = t.src;
-  c.dst = t.dst;
-  c.hash = t.flow_hash;
-  c.cost = s.route.cost;
-  c.latency_hops = t.latency_hops;
-  c.latency_ps = s.route.latency.ps() * t.latency_hops;
-  c.remaining = static_cast<double>(t.size.count());
-  c.last = s.now;
-  c.started = s.now;
-  c.last_v = 0;
-  Hot& f = s.hot_of(slot);
-  f.rate = 0;
-  f.len = 0;
-  s.cold_of(slot).on_done = std::move(on_done);
-  ++s.active;
-  ++s.events;
-  ++s.totals.started;
-  s.totals.bytes_sent += t.size.count();
-  if (t.size.count() == 0 || s.route.channels.empty()) {
-    // Nothing to drain (or nothing to cross): only the latency remains.
-    s.deliver_at(slot, s.now + (s.route.channels.empty() ? 0 : c.latency_ps));
-    return id;
-  }
-  f.state = FlowState::Active;
-  s.attach(slot, s.route);
-  return id;
-}
-
-void FlowBackend::set_link_rate(LinkId link, Rate rate) {
-  State& s = *s_;
-  s.sync();
-  check_link_rate(s.links, link, rate);
-  for (ChannelId c : {2 * link, 2 * link + 1}) {
-    s.settle(c);
-    s.chan(c).cap = rate.bps();
-    s.seeds.push_back(c);
-  }
-  // A mirrored PCIe channel must stay at least as fast as its cable.
-  for (ChannelId c : {2 * link, 2 * link + 1}) {
-    const ChannelId t = s.mirrors.cable_of(c);
-    if (t >= 0 && s.chan(c).cap < s.chan(t).cap) s.unmirror(link);
-    const ChannelId m = s.mirrors.pcie_of(c);
-    if (m >= 0 && s.chan(m).cap < s.chan(c).cap) s.unmirror(link_of_channel(m));
-  }
-  s.force(0);
-  const bool was_up = s.router.link_up(link);
-  const bool is_up = rate.bps() > 0;
-  s.mark_down(link, !is_up);
-  if (was_up == is_up) return;
-  s.router.set_link_up(link, is_up);
-  if (!is_up) s.reroute_off(link);
-}
-
-Time FlowBackend::now() const {
-  return Time::picoseconds(s_->now);
-}
-
-std::optional<Time> FlowBackend::next_event_time() const {
-  s_->flush();
-  const auto t = s_->peek();
-  if (!t) return std::nullopt;
-  return Time::picoseconds(*t);
-}
-
-void FlowBackend::advance(Time t) {
-  State& s = *s_;
-  if (t.ps() < s.now) {
-    throw std::logic_error(
-        fmt::format("FlowBackend::advance: time {} ps is before now ({} ps)", t.ps(), s.now));
-  }
-  s.flush();
-  for (;;) {
-    const auto next = s.peek();
-    if (!next || *next > t.ps()) break;
-    s.now = *next;
-    // Everything at this timestamp is one batch: flows whose bytes are done leave their
-    // channels, completions fire (their callbacks may start transfers), then one recomputation.
-    while (!s.drains.empty() && s.drains.top_time() == s.now) {
-      const std::int32_t slot = s.drains.top();
-      s.drains.erase(slot);
-      s.finish_draining(slot);
-    }
-    while (!s.deliveries.empty() && s.deliveries.front().t == s.now) {
-      std::pop_heap(s.deliveries.begin(), s.deliveries.end(), DeliveryLater{});
-      const Delivery d = s.deliveries.back();
-      s.deliveries.pop_back();
-      s.fire(d);
-    }
-    s.flush();
-  }
-  s.now = t.ps();
-}
-
-std::size_t FlowBackend::active_transfers() const {
-  return s_->active;
-}
-
-std::int64_t FlowBackend::events_processed() const {
-  return s_->events;
-}
-
-const std::vector<ChannelStats>& FlowBackend::channel_stats() const {
-  return s_->channels.settle_all(s_->now, s_->mirrors);
-}
-
-void FlowBackend::record_timeline(const TimelineOptions& options) {
-  State& s = *s_;
-  s.sync();
-  s.timeline = std::make_unique<LinkTimeline>(s.links, options);
-  s.channels.count_into(s.timeline.get(), s.now);
-}
-
-std::optional<LinkTimeline> FlowBackend::take_timeline() {
-  State& s = *s_;
-  if (!s.timeline) return std::nullopt;
-  s.channels.settle_all(s.now, s.mirrors);
-  // A PCIe channel mirroring its NIC's cable was never in a route: it carried what the cable did.
-  for (std::size_t c = 0; c < s.timeline->channels(); ++c) {
-    const ChannelId cable = s.mirrors.cable_of(static_cast<ChannelId>(c));
-    if (cable >= 0) s.timeline->copy(cable, static_cast<ChannelId>(c));
-  }
-  s.channels.count_into(nullptr, s.now);
-  s.timeline->close();
-  std::optional<LinkTimeline> out(std::move(*s.timeline));
-  s.timeline.reset();
-  return out;
-}
-
-std::optional<Rate> FlowBackend::rate_of(TransferId id) const {
-  s_->flush();
-  const std::int32_t slot = s_->table.find_active(id);
-  if (slot < 0) return std::nullopt;
-  return Rate::bits_per_second(s_->hot_of(slot).rate);
-}
-
-std::vector<ChannelId> FlowBackend::channels_of(TransferId id) const {
-  const std::int32_t slot = s_->table.find_active(id);
-  if (slot < 0) return {};
-  return s_->full_path(slot);
-}
-
-std::vector<StalledTransfer> FlowBackend::stalled_transfers(std::size_t limit) const {
-  State& s = *s_;
-  s.flush();
-  std::vector<StalledTransfer> out;
-  for (std::size_t i = 0; i < s.table.slots() && out.size() < limit; ++i) {
-    const auto slot = static_cast<std::int32_t>(i);
-    const bool paused = s.table.hot(slot).state == FlowState::Paused;
-    if (!paused && (s.table.hot(slot).state != FlowState::Active || s.drains.contains(slot)))
-      continue;
-    StalledTransfer st;
-    const Cold& c = s.table.cold(slot);
-    st.id = c.id;
-    st.src = c.src;
-    st.dst = c.dst;
-    st.rate = Rate::bits_per_second(s.table.hot(slot).rate);
-    st.remaining = Bytes(static_cast<std::int64_t>(std::min(s.remaining_now(slot), 9e18)));
-    st.why =
-        st.rate.bps() > 0 ? StalledTransfer::Why::PastTimeRange : StalledTransfer::Why::LinkDown;
-    if (paused) st.why = StalledTransfer::Why::Paused;
-    for (ChannelId ch : s.full_path(slot)) {
-      if (!s.router.link_up(link_of_channel(ch))) {
-        st.down_link = link_of_channel(ch);
-        break;
-      }
-    }
-    out.push_back(st);
-  }
-  return out;
-}
-
-TransferTotals FlowBackend::totals() const {
-  return s_->totals;
-}
-
-LinkId FlowBackend::connect(fabric::NodeId nic_a, fabric::NodeId nic_b) {
-  State& s = *s_;
-  s.sync();
-  const LinkId id = s.links.connect(nic_a, nic_b);
-  const double rate = s.links.link(id).rate.bps();
-  for (ChannelId c : {2 * id, 2 * id + 1}) {
-    s.settle(c);
-    s.chan(c).cap = rate;
-  }
-  s.router.set_link_up(id, rate > 0);
-  s.mark_down(id, !(rate > 0));
-  return id;
-}
-
-void FlowBackend::disconnect(LinkId circuit) {
-  State& s = *s_;
-  if (!s.links.connected(circuit)) {
-    throw Error("", "circuit", fmt::format("link {} is not a connected circuit", circuit));
-  }
-  s.flush();  // rates as of now, so that paused flows keep exactly the bytes they have left
-  s.pause_off(circuit);
-  for (ChannelId c : {2 * circuit, 2 * circuit + 1}) {
-    s.settle(c);
-    s.chan(c).cap = 0;
-  }
-  s.router.set_link_up(circuit, false);
-  s.mark_down(circuit, false);  // a free slot: no route crosses it
-  s.links.disconnect(circuit);
-  s.force(0);
-}
-
-void FlowBackend::resume_paused() {
-  resume_paused_on(std::vector<bool>(static_cast<std::size_t>(s_->topo.cluster().servers), true));
-}
-
-void FlowBackend::resume_paused(std::span<const fabric::NodeId> nics) {
-  resume_paused_on(servers_of_nics(s_->topo, nics));
-}
-
-void FlowBackend::resume_paused_on(const std::vector<bool>& servers) {
-  State& s = *s_;
-  std::vector<std::int32_t> slots;
-  std::vector<std::int32_t> still;
-  // A transfer relayed to or from a server cut off from the EPS crosses a circuit of the other
-  // end's region: either end on the servers resumes it.
-  const auto inside = [&](fabric::NodeId gpu) {
-    return servers[static_cast<std::size_t>(s.topo.node(gpu).server)];
-  };
-  for (std::int32_t slot : s.paused) {
-    const Cold& c = s.cold_of(slot);
-    (inside(c.src) || inside(c.dst) ? slots : still).push_back(slot);
-  }
-  s.paused.swap(still);
-  for (std::int32_t slot : slots) {
-    Cold& c = s.cold_of(slot);
-    s.router.route(c.src, c.dst, c.hash, s.route);
-    c.cost = s.route.cost;
-    c.latency_ps = s.route.latency.ps() * c.latency_hops;
-    c.last = s.now;
-    s.hot_of(slot).state = FlowState::Active;
-    s.attach(slot, s.route);
-  }
-}
-
-void FlowBackend::reroute(std::span<const fabric::NodeId> nics) {
-  State& s = *s_;
-  const std::vector<bool> servers = servers_of_nics(s.topo, nics);
-  s.flush();  // rates up to date before the bytes sent so far are counted
-  for (std::size_t i = 0; i < s.table.slots(); ++i) {
-    const auto slot = static_cast<std::int32_t>(i);
-    if (s.table.hot(slot).state != FlowState::Active) continue;
-    Cold& c = s.cold_of(slot);
-    if (!servers[static_cast<std::size_t>(s.topo.node(c.src).server)]) continue;
-    if (!s.router.find(c.src, c.dst, c.hash, s.route, false) || !(s.route.cost < c.cost)) continue;
-    s.move_to(slot, s.route);
-  }
-}
-
-void FlowBackend::reroute_down() {
-  State& s = *s_;
-  s.sync();
-  if (s.links_down == 0) return;
-  // In slot order, for determinism; a transfer with no route over up links stays where it is.
-  for (std::size_t i = 0; i < s.table.slots(); ++i) {
-    const auto slot = static_cast<std::int32_t>(i);
-    if (s.table.hot(slot).state != FlowState::Active || !s.crosses_down_link(slot)) continue;
-    const Cold& c = s.cold_of(slot);
-    if (!s.router.find(c.src, c.dst, c.hash, s.route, false)) continue;
-    s.move_to(slot, s.route);
-  }
-}
-
-std::size_t FlowBackend::paused_transfers() const {
-  return s_->paused.size();
-}
-
-fabric::NodeId FlowBackend::circuit_peer(fabric::NodeId nic) const {
-  const fabric::LinkId c = links().circuit_at(nic);
-  return c < 0 ? fabric::kNoNode : links().other_end(c, nic);
-}
-
-const LinkTable& FlowBackend::links() const {
-  return s_->links;
-}
-
-SolverStats FlowBackend::solver_stats() const {
-  return s_->solver;
-}
-
-const Router& FlowBackend::router() const {
-  return s_->router;
-}
 
 }  // namespace mfabric::net

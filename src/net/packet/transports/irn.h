@@ -21,19 +21,65 @@
 //     starts a recovery, which sends them again in order. A retransmission that is lost again is
 //     recovered this way. After a timeout the timer starts again with the first packet sent: at
 //     most one timeout per packet sent.
-//   - With IrnOptions::dcqcn, packets are paced at the DCQCN rate as in roce.h: can_send() says
-//     whether there is a packet to send, pacing aside, and next_packet() returns -1 and sets the
-//     flow's timer when the pacing time has not come. The flow's one timer carries the pacing
-//     wake-up and the timeout, whichever is earlier.
+//   - With IrnOptions::dcqcn, packets are paced at the DCQCN rate as in roce_dcqcn.h:
+//     can_send() says whether there is a packet to send, pacing aside, and next_packet() returns
+//     -1 and sets the flow's timer when the pacing time has not come. The flow's one timer
+//     carries the pacing wake-up and the timeout, whichever is earlier.
 // Losses do not change the rate: only CNPs do, as in the paper's IRN over DCQCN.
+//
+// The unit of transport `irn` (transports.h): its options and their YAML (`simulation.irn` and
+// `simulation.dcqcn`), their checks and its factory (IrnSettings), and the transport (Irn).
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
-#include "net/packet/packet_options.h"
-#include "net/packet/rdma_transport.h"
-#include "net/packet/receive_window.h"
+#include "net/packet/transport_settings.h"
+#include "net/packet/transports/dcqcn.h"
+#include "net/packet/transports/rdma_transport.h"
+#include "net/packet/transports/receive_window.h"
+
+namespace mfabric::net {
+
+// IRN (Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018): selective
+// retransmission and at most a bandwidth-delay product in flight, without PFC.
+struct IrnOptions {
+  // Timeouts, the paper's: RTO_low = 100 us while at most N = 3 packets are in
+  // flight (a small message's tail loss is found quickly), RTO_high = 320 us otherwise.
+  Time rto_low = Time::microseconds(100);
+  Time rto_high = Time::microseconds(320);
+  int low_packets = 3;
+  // DCQCN rate control on top: the paper evaluates IRN with and without it; on by default, so
+  // that IRN differs from roce-dcqcn only in loss recovery and BDP-FC.
+  bool dcqcn = true;
+};
+
+// Transport `irn`: IRN's options from `simulation.irn`, DCQCN's from `simulation.dcqcn` (used
+// while irn.dcqcn is on); no PFC by default.
+struct IrnSettings final : TransportSettings {
+  static constexpr std::string_view kName = "irn";
+  IrnOptions irn;
+  DcqcnOptions dcqcn;
+
+  std::string_view name() const override { return kName; }
+  std::vector<SettingsBlock> blocks() const override;
+  void parse(const Fields& simulation) override;
+  void check(const PacketBackendOptions& o, const std::string& file,
+             const std::string& prefix) const override;
+  void check(const PacketBackendOptions& o, const PacketLinkLimits& limits, const std::string& file,
+             const std::string& prefix) const override;
+  void check_used(const Fields& simulation) const override;
+  const char* congestion_control_variant() const override {
+    return irn.dcqcn ? to_string(dcqcn.variant) : "none";
+  }
+  std::unique_ptr<packet::Transport> make(packet::TransportHost& host,
+                                          const PacketBackendOptions& o) const override;
+};
+
+}  // namespace mfabric::net
 
 namespace mfabric::net::packet {
 

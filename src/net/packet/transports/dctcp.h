@@ -16,13 +16,70 @@
 //
 // Receiver: keeps out-of-order packets (receive_window.h) and acknowledges each arrival with
 // the cumulative point and the arriving packet's CE mark.
+//
+// The unit of transport `dctcp` (transports.h): its options and their YAML (`simulation.dctcp`),
+// their checks and its factory (DctcpSettings), and the transport itself (Dctcp).
 #pragma once
 
+#include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
-#include "net/packet/packet_options.h"
-#include "net/packet/receive_window.h"
+#include "core/units.h"
 #include "net/packet/transport.h"
+#include "net/packet/transport_settings.h"
+#include "net/packet/transports/receive_window.h"
+
+namespace mfabric::net {
+
+// When DCTCP cuts its window: RFC 8257's at the first ECN-Echo of a window (with the alpha of
+// the windows before), or htsim's at the end of each window that saw a mark (with that window's
+// alpha folded in).
+enum class DctcpVariant { Rfc8257, Htsim };
+const char* to_string(DctcpVariant v);
+
+// DCTCP (RFC 8257) over a TCP NewReno sender with an ACK per packet.
+struct DctcpOptions {
+  DctcpVariant variant = DctcpVariant::Rfc8257;
+  // Weight of the newest window's marked fraction in alpha: 1/16 (RFC 8257, section 4.2).
+  double g = 1.0 / 16.0;
+  // Packets a flow may send before its first ACK: 10 (RFC 6928).
+  int initial_window = 10;
+  // The receiver's window, bytes: the most a flow has in flight. 4 MiB: above the bandwidth-delay
+  // product of every default fabric (400G x 12 us = 600 kB), so it binds only on NVLink.
+  Bytes max_window = Bytes::mib(4);
+  // Duplicate ACKs that start a fast retransmission; 0 (the default) chooses: 3 (RFC 5681) with
+  // per-flow ECMP, kSprayDupacks with packet spraying, which reorders packets by up to the
+  // difference between its paths' queues (docs/packet.md, "Routing").
+  int dupacks = 0;
+  int effective_dupacks(int spray_paths) const {
+    return dupacks > 0 ? dupacks : (spray_paths > 1 ? kSprayDupacks : 3);
+  }
+  static constexpr int kSprayDupacks = 32;
+  // Retransmission timeout before backoff: 200 us, a data-centre minimum RTO (the DCTCP paper
+  // ran 10 ms; data-centre stacks and simulators use 200 us to 1 ms for 10-400G fabrics).
+  Time min_rto = Time::microseconds(200);
+};
+
+// Transport `dctcp`: its options from `simulation.dctcp`; no PFC by default.
+struct DctcpSettings final : TransportSettings {
+  static constexpr std::string_view kName = "dctcp";
+  DctcpOptions dctcp;
+
+  std::string_view name() const override { return kName; }
+  std::vector<SettingsBlock> blocks() const override;
+  void parse(const Fields& simulation) override;
+  void check(const PacketBackendOptions& o, const std::string& file,
+             const std::string& prefix) const override;
+  void check(const PacketBackendOptions& o, const PacketLinkLimits& limits, const std::string& file,
+             const std::string& prefix) const override;
+  const char* congestion_control_variant() const override { return to_string(dctcp.variant); }
+  std::unique_ptr<packet::Transport> make(packet::TransportHost& host,
+                                          const PacketBackendOptions& o) const override;
+};
+
+}  // namespace mfabric::net
 
 namespace mfabric::net::packet {
 

@@ -15,10 +15,11 @@
 #include <vector>
 
 #include "net/backend.h"
+#include "net/backend_stats.h"
 
 namespace mfabric::net {
 
-class SprayingBackend final : public Backend {
+class SprayingBackend final : public Backend, public BackendStats {
  public:
   // Parts of at least this many bytes (smaller transfers are split into fewer parts).
   static constexpr std::int64_t kMinSprayPart = 4096;
@@ -31,20 +32,22 @@ class SprayingBackend final : public Backend {
   Time now() const override { return inner_->now(); }
   std::optional<Time> next_event_time() const override { return inner_->next_event_time(); }
   void advance(Time t) override { inner_->advance(t); }
+  // The inner backend's, but for the statistics of transfers: ours are its parts' sums (when it
+  // counts). Its circuits pause, resume and reroute its parts.
+  Capabilities capabilities() override {
+    Capabilities c = inner_->capabilities();
+    if (c.stats != nullptr) c.stats = this;
+    return c;
+  }
+
+  // BackendStats: the inner backend's channels and events; transfers counted whole.
   std::size_t active_transfers() const override { return active_; }
-  std::int64_t events_processed() const override { return inner_->events_processed(); }
+  std::int64_t events_processed() const override { return inner_stats().events_processed(); }
   const std::vector<ChannelStats>& channel_stats() const override {
-    return inner_->channel_stats();
+    return inner_stats().channel_stats();
   }
   std::vector<StalledTransfer> stalled_transfers(std::size_t limit) const override;
   TransferTotals totals() const override;
-  std::optional<PacketReport> packet_report() const override { return inner_->packet_report(); }
-  void record_timeline(const TimelineOptions& options) override {
-    inner_->record_timeline(options);
-  }
-  std::optional<LinkTimeline> take_timeline() override { return inner_->take_timeline(); }
-  // The inner backend's circuits: they pause, resume and reroute its parts.
-  Circuits* circuits() override { return inner_->circuits(); }
 
   const Backend& inner() const { return *inner_; }
 
@@ -55,6 +58,8 @@ class SprayingBackend final : public Backend {
     std::int64_t size;
     DoneCallback on_done;
   };
+
+  const BackendStats& inner_stats() const { return *inner_->stats(); }
 
   std::unique_ptr<Backend> inner_;
   int paths_;

@@ -1,14 +1,13 @@
-// What the RDMA transports (RoCE, roce.h; IRN, irn.h) share: DCQCN at the sender when it paces
-// the flow (always for RoCE, with IrnOptions::dcqcn for IRN), the CNP notification point at the
-// receiver, one timer per flow for the retransmission timeout and the pacing wake-up, and the
+// What the RDMA transports (RoCE, roce_dcqcn.h; IRN, irn.h) share: DCQCN at the sender when it
+// paces the flow (always for RoCE, with IrnOptions::dcqcn for IRN), the CNP notification point at
+// the receiver, one timer per flow for the retransmission timeout and the pacing wake-up, and the
 // counters. The loss recovery (go-back-N, selective repeat) is each transport's own.
 #pragma once
 
 #include <cstdint>
 
-#include "net/packet/dcqcn.h"
-#include "net/packet/packet_options.h"
 #include "net/packet/transport.h"
+#include "net/packet/transports/dcqcn.h"
 
 namespace mfabric::net::packet {
 

@@ -1,7 +1,70 @@
-#include "net/packet/irn.h"
+#include "net/packet/transports/irn.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include "core/error.h"
+#include "core/yaml_fields.h"
+#include "net/packet/packet_options.h"
+
+namespace mfabric::net {
+
+std::vector<SettingsBlock> IrnSettings::blocks() const {
+  return {dcqcn_block(), {"irn", "IRN settings"}};
+}
+
+void IrnSettings::parse(const Fields& simulation) {
+  parse_dcqcn(simulation, dcqcn);
+  if (!simulation.has("irn")) return;
+  const Fields d(simulation.get("irn"), simulation.source(), simulation.field("irn"),
+                 {"rto_low", "rto_high", "low_packets", "dcqcn"});
+  irn.rto_low = d.optional_time("rto_low").value_or(irn.rto_low);
+  irn.rto_high = d.optional_time("rto_high").value_or(irn.rto_high);
+  irn.low_packets = d.optional_int("low_packets").value_or(irn.low_packets);
+  irn.dcqcn = d.optional_bool("dcqcn").value_or(irn.dcqcn);
+}
+
+void IrnSettings::check(const PacketBackendOptions& /*o*/, const std::string& file,
+                        const std::string& prefix) const {
+  const auto field = [&](const char* name) { return prefix + ".irn." + name; };
+  check_dcqcn(dcqcn, file, prefix);
+  if (irn.rto_low.ps() <= 0) {
+    throw Error(file, field("rto_low"), "a positive time");
+  }
+  if (irn.rto_high < irn.rto_low) {
+    throw Error(file, field("rto_high"),
+                fmt::format("at least irn.rto_low ({}), got {}", mfabric::to_string(irn.rto_low),
+                            mfabric::to_string(irn.rto_high)));
+  }
+  if (irn.low_packets < 0) {
+    throw Error(file, field("low_packets"), fmt::format("not negative, got {}", irn.low_packets));
+  }
+}
+
+void IrnSettings::check(const PacketBackendOptions& o, const PacketLinkLimits& limits,
+                        const std::string& file, const std::string& prefix) const {
+  const std::string why = timeout_floor_reason(o, limits);
+  check_packet_timer(file, prefix + ".irn.rto_low", irn.rto_low, limits.packet_time, why);
+  check_packet_timer(file, prefix + ".irn.rto_high", irn.rto_high, limits.packet_time, why);
+  if (irn.dcqcn) check_dcqcn(dcqcn, o, limits, file, prefix);
+}
+
+void IrnSettings::check_used(const Fields& simulation) const {
+  if (simulation.has("dcqcn") && !irn.dcqcn) {
+    throw Error(simulation.source(), simulation.field("dcqcn"),
+                "DCQCN settings, but simulation.irn.dcqcn is false (IRN without DCQCN), so they "
+                "would be ignored: remove them or turn irn.dcqcn on");
+  }
+}
+
+std::unique_ptr<packet::Transport> IrnSettings::make(packet::TransportHost& host,
+                                                     const PacketBackendOptions& o) const {
+  return std::make_unique<packet::Irn>(host, irn, dcqcn, o.mtu, o.header);
+}
+
+}  // namespace mfabric::net
 
 namespace mfabric::net::packet {
 
