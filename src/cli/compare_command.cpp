@@ -252,7 +252,7 @@ Command register_compare(CLI::App& command) {
   app->add_option("--servers", o->servers, "Servers in the cluster (default: 128)");
   app->add_option(
       "--backend", o->backend,
-      fmt::format("Network backend: {} (default: flow)", fmt::join(net::backend_names(), " or ")));
+      fmt::format("Network backend: {} (default: flow)", fmt::join(net::backends().names(), " or ")));
   app->add_option("--assumptions", o->assumptions,
                   "default, or paper: the paper's evaluation as its authors computed it "
                   "(paper-measurement calibration, mFabric under paper-sim, direct all-to-alls "

@@ -7,6 +7,8 @@
 #include "collective/lowering.h"
 #include "control/planner.h"
 #include "fabric/fabric_kinds.h"
+#include "net/backends.h"
+#include "net/packet/transports.h"
 #include "sim/fabric_controllers.h"
 #include "sim/policy.h"
 
@@ -68,6 +70,13 @@ std::vector<PluginRegistry> plugin_registries() {
       registry_of(fabric::fabric_kinds(), "Fabric kinds", "src/fabric/fabric_kinds.cpp",
                   "`src/fabric/kinds/<kind>.{h,cpp}`, a function returning its `FabricKind` "
                   "(parameters, traits, builder, paper formula)"),
+      registry_of(net::backends(), "Network backends", "src/net/backends.cpp",
+                  "a class on `net::Backend` (net/backend.h) in its own folder of net/, with the "
+                  "capabilities it models"),
+      registry_of(net::packet_transports(), "Packet transports",
+                  "src/net/packet/transports.cpp",
+                  "`src/net/packet/transports/<name>.{h,cpp}`: its `TransportSettings` (options, "
+                  "YAML, checks, traits, factory) and its `packet::Transport`"),
       registry_of(control::planners(), "Circuit planners", "src/control/planner.cpp",
                   "`src/control/<name>_planner.cpp` on `control::Planner`"),
       registry_of(collective::lowerings(), "Collective algorithms", "src/collective/lowerings.cpp",

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fabric/builders.h"
-#include "net/flow_backend.h"
+#include "net/flow/flow_backend.h"
 #include "sim/engine/collective_steps.h"
 #include "sim/engine/compute_streams.h"
 #include "sim/engine/task_states.h"
