@@ -21,11 +21,12 @@ set(allowed_tl1 core fabric workload control tl1)
 set(allowed_ocs core fabric workload control tl1 ocs)
 set(allowed_controller core fabric workload control tl1 controller)
 set(allowed_collective core fabric workload net collective)
-set(allowed_sim core fabric workload net collective control sim)
+set(allowed_config core fabric workload net collective control config)
+set(allowed_sim core fabric workload net collective control config sim)
 set(allowed_runtime core fabric workload control collective mpi runtime)
-set(allowed_study core fabric workload net collective control sim mpi study)
-set(allowed_report core fabric workload net collective control sim mpi study report)
-set(allowed_cli core fabric workload net collective control sim mpi study report tl1 ocs controller
+set(allowed_study core fabric workload net collective control config sim mpi study)
+set(allowed_report core fabric workload net collective control config sim mpi study report)
+set(allowed_cli core fabric workload net collective control config sim mpi study report tl1 ocs controller
                 runtime cli)
 
 file(GLOB folders RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/*)

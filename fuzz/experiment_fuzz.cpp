@@ -11,7 +11,8 @@
 #include "core/error.h"
 #include "core/yaml_fields.h"
 #include "fuzz_support.h"
-#include "sim/experiment.h"
+#include "config/experiment.h"
+#include "sim/load_experiment.h"
 
 namespace {
 

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "config/experiment.h"
 #include "core/error.h"
 #include "core/input_files.h"
 #include "core/json_text.h"
@@ -18,7 +19,7 @@
 #include "fabric/cost.h"
 #include "net/backends.h"
 #include "report/compare_report.h"
-#include "sim/experiment.h"
+#include "sim/load_experiment.h"
 #include "study/compare.h"
 #include "study/parallel.h"
 
@@ -69,15 +70,15 @@ study::CompareSpec spec_from(const CompareOptions& o) {
   study::CompareSpec spec = o.full ? study::paper_compare() : study::paper_compare_quick();
   if (!o.experiment.empty()) {
     spec.description = fmt::format("the job of {}", o.experiment);
-    const sim::Experiment e = sim::load_experiment(o.experiment);
+    const config::Experiment e = sim::load_experiment(o.experiment);
     if (!e.model) {
       throw Error(o.experiment, "workload",
                   "compare needs a training job (workload.model); a collective or a Chakra trace "
                   "runs with 'mfabric simulate'");
     }
     spec.base = e;
-    const sim::ModelWorkload& w = *e.model;
-    study::ModelSetup m;
+    const config::TrainingJob& w = *e.model;
+    config::TrainingJob m;
     m.model = w.model;
     m.tp = w.tp;
     m.pp = w.pp;
@@ -250,9 +251,9 @@ Command register_compare(CLI::App& command) {
                               "first five)",
                               fmt::join(paper_fabric_labels(), ", ")));
   app->add_option("--servers", o->servers, "Servers in the cluster (default: 128)");
-  app->add_option(
-      "--backend", o->backend,
-      fmt::format("Network backend: {} (default: flow)", fmt::join(net::backends().names(), " or ")));
+  app->add_option("--backend", o->backend,
+                  fmt::format("Network backend: {} (default: flow)",
+                              fmt::join(net::backends().names(), " or ")));
   app->add_option("--assumptions", o->assumptions,
                   "default, or paper: the paper's evaluation as its authors computed it "
                   "(paper-measurement calibration, mFabric under paper-sim, direct all-to-alls "

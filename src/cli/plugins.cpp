@@ -73,8 +73,7 @@ std::vector<PluginRegistry> plugin_registries() {
       registry_of(net::backends(), "Network backends", "src/net/backends.cpp",
                   "a class on `net::Backend` (net/backend.h) in its own folder of net/, with the "
                   "capabilities it models"),
-      registry_of(net::packet_transports(), "Packet transports",
-                  "src/net/packet/transports.cpp",
+      registry_of(net::packet_transports(), "Packet transports", "src/net/packet/transports.cpp",
                   "`src/net/packet/transports/<name>.{h,cpp}`: its `TransportSettings` (options, "
                   "YAML, checks, traits, factory) and its `packet::Transport`"),
       registry_of(control::planners(), "Circuit planners", "src/control/planner.cpp",

@@ -9,13 +9,14 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "config/experiment.h"
 #include "core/error.h"
 #include "core/output_text.h"
 #include "fabric/builders.h"
 #include "report/gnuplot.h"
 #include "report/simulation_report.h"
 #include "report/trace_filter.h"
-#include "sim/experiment.h"
+#include "sim/load_experiment.h"
 #include "sim/simulation.h"
 
 namespace mfabric::cli {
@@ -51,7 +52,7 @@ Time time_bin(const std::string& text) {
 }
 
 // --trace-gpus and --trace-stage, checked against the experiment before the run.
-report::TraceFilter trace_filter(const SimulateOptions& o, const sim::Experiment& e) {
+report::TraceFilter trace_filter(const SimulateOptions& o, const config::Experiment& e) {
   report::TraceFilter filter;
   if (!o.trace_gpus.empty()) {
     filter.gpus = with_context("", "--trace-gpus", [&] {
@@ -82,21 +83,21 @@ int run_simulate(const SimulateOptions& o) {
   if (!o.max_memory.empty()) {
     max_memory = with_context("", "--max-memory", [&] { return parse_bytes(o.max_memory); });
   }
-  sim::Experiment e = sim::load_experiment(o.experiment, max_memory);
+  config::Experiment e = sim::load_experiment(o.experiment, max_memory);
   if (!o.fabric.empty()) {
     e.fabric = with_context("", "--fabric", [&] { return Spec::parse(o.fabric); });
-    sim::fit_regions_to_job(e);
+    config::fit_regions_to_job(e);
   }
-  std::optional<sim::Experiment> reference;
+  std::optional<config::Experiment> reference;
   if (!o.vs.empty()) {
     reference = e;
     reference->fabric = with_context("", "--vs", [&] { return Spec::parse(o.vs); });
-    sim::fit_regions_to_job(*reference);
+    config::fit_regions_to_job(*reference);
     with_context("", "--vs", [&] {
       return fabric::build_fabric(reference->fabric, reference->cluster).tiers();
     });
   }
-  const std::optional<std::string> mismatch = sim::region_mismatch(e);
+  const std::optional<std::string> mismatch = config::region_mismatch(e);
   // A --out DIR that cannot take the outputs, or a bad option for them, fails now, not after a
   // long run.
   if (!o.out.empty()) report::check_simulation_outputs(o.out);
@@ -108,7 +109,7 @@ int run_simulate(const SimulateOptions& o) {
   outputs.flows = o.flows;
   outputs.link_utilisation = o.links_over_time;
   outputs.report = report::find_on_path("gnuplot").has_value();
-  if (o.iterations) sim::set_iterations(e, *o.iterations, "--iterations");
+  if (o.iterations) config::set_iterations(e, *o.iterations, "--iterations");
   // Progress for runs longer than a couple of seconds, every half second at most.
   ProgressLine progress("simulate", o.quiet);
   std::chrono::steady_clock::time_point last_shown;

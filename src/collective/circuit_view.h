@@ -13,7 +13,7 @@ class CircuitView {
   virtual ~CircuitView() = default;
   // The NIC at the other end of the circuit at `nic`, or fabric::kNoNode when it has none.
   virtual fabric::NodeId circuit_peer(fabric::NodeId nic) const = 0;
-  // False for a GPU or NIC that has failed (sim/failures.h): a lowering never picks it as a
+  // False for a GPU or NIC that has failed (config/failures.h): a lowering never picks it as a
   // proxy.
   virtual bool usable(fabric::NodeId /*node*/) const { return true; }
 };

@@ -338,7 +338,7 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
                      {"kind", s.reconfiguration ? "reconfiguration" : "all-to-all"}});
   }
   nlohmann::json models = nlohmann::json::array();
-  for (const study::ModelSetup& m : r.models) {
+  for (const config::TrainingJob& m : r.models) {
     models.push_back({{"model", m.model},
                       {"tp", m.tp},
                       {"pp", m.pp},

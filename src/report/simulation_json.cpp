@@ -92,9 +92,9 @@ nlohmann::json reconfiguration_json(const SimulationReport& r) {
 // The failed parts, the ranks moved to spares and, on mFabric, the ports and relays.
 nlohmann::json failures_json(const SimulationReport& r) {
   nlohmann::json parts = nlohmann::json::array();
-  for (const sim::Failure& f : r.experiment.failures) {
-    nlohmann::json part = {{"kind", sim::to_string(f.kind)}, {"server", f.server}};
-    if (f.kind != sim::FailureKind::Server) part["index"] = f.index;
+  for (const config::Failure& f : r.experiment.failures) {
+    nlohmann::json part = {{"kind", config::to_string(f.kind)}, {"server", f.server}};
+    if (f.kind != config::FailureKind::Server) part["index"] = f.index;
     part["at_s"] = f.at ? nlohmann::json(f.at->seconds()) : nlohmann::json(nullptr);
     parts.push_back(std::move(part));
   }

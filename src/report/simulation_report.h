@@ -9,11 +9,11 @@
 #include <iosfwd>
 #include <string>
 
+#include "config/experiment.h"
 #include "core/json_text.h"  // the JSON these functions return is printed with json_text()
 #include "fabric/topology.h"
 #include "report/trace_filter.h"
 #include "sim/engine.h"
-#include "sim/experiment.h"
 #include "sim/simulation.h"
 #include "workload/task_graph.h"
 
@@ -22,7 +22,7 @@ namespace mfabric::report {
 inline constexpr const char* kResultsSchema = "mfabric.simulate/1";
 
 struct SimulationReport {
-  const sim::Experiment& experiment;
+  const config::Experiment& experiment;
   const fabric::Topology& topology;
   const workload::TaskGraph& graph;
   const sim::RunResult& result;

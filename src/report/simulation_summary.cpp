@@ -8,7 +8,7 @@ std::string traffic_key(std::size_t k) {
   return workload::to_string(sim::kTrafficClasses[k]);
 }
 
-std::string workload_label(const sim::Experiment& e) {
+std::string workload_label(const config::Experiment& e) {
   if (e.model) {
     const auto& w = *e.model;
     return fmt::format("{} (TP {}, PP {}, EP {})", w.model, w.tp, w.pp, w.ep);

@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <string>
 
+#include "config/experiment.h"
 #include "sim/engine.h"
-#include "sim/experiment.h"
 
 namespace mfabric::report {
 
@@ -15,7 +15,7 @@ namespace mfabric::report {
 // appears without a change here.
 std::string traffic_key(std::size_t k);
 // "mixtral-8x7b (TP 1, PP 1, EP 8)", or the micro-benchmark, connection matrix or Chakra trace.
-std::string workload_label(const sim::Experiment& e);
+std::string workload_label(const config::Experiment& e);
 // Events the run handled per second of wall time (0 when it took no measurable time).
 double events_per_second(const sim::RunResult& res);
 

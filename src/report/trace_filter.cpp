@@ -52,7 +52,7 @@ std::vector<GpuRange> parse_gpu_list(std::string_view text) {
   return gpus;
 }
 
-void check_traced_gpus(const std::vector<GpuRange>& gpus, const sim::Experiment& e) {
+void check_traced_gpus(const std::vector<GpuRange>& gpus, const config::Experiment& e) {
   const std::int64_t cluster =
       static_cast<std::int64_t>(e.cluster.servers) * e.cluster.gpus_per_server;
   for (const GpuRange& range : gpus) {
@@ -65,7 +65,7 @@ void check_traced_gpus(const std::vector<GpuRange>& gpus, const sim::Experiment&
   }
 }
 
-void check_traced_stage(int stage, const sim::Experiment& e) {
+void check_traced_stage(int stage, const config::Experiment& e) {
   if (!e.model) {
     throw Error("", "",
                 "only a training job (workload.model) has pipeline stages; this experiment's "
@@ -83,7 +83,7 @@ std::vector<bool> traced_gpus(const sim::Simulation& run, const TraceFilter& fil
   return traced_gpus(run.experiment, run.graph, run.spares, filter);
 }
 
-std::vector<bool> traced_gpus(const sim::Experiment& e, const workload::TaskGraph& graph,
+std::vector<bool> traced_gpus(const config::Experiment& e, const workload::TaskGraph& graph,
                               const std::vector<sim::SpareMove>& spares,
                               const TraceFilter& filter) {
   const auto gpus = static_cast<std::size_t>(graph.gpus());

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/experiment.h"
+#include "config/experiment.h"
 #include "sim/simulation.h"
 
 namespace mfabric::report {
@@ -31,14 +31,14 @@ std::vector<GpuRange> parse_gpu_list(std::string_view text);
 // Before the run, mfabric::Error (no field) when the filter cannot select anything meaningful:
 // a GPU beyond the cluster's GPUs; a stage without a training job, or not below its pipeline
 // stages (workload.pp).
-void check_traced_gpus(const std::vector<GpuRange>& gpus, const sim::Experiment& e);
-void check_traced_stage(int stage, const sim::Experiment& e);
+void check_traced_gpus(const std::vector<GpuRange>& gpus, const config::Experiment& e);
+void check_traced_stage(int stage, const config::Experiment& e);
 
 // Per GPU of the run's graph: whether its tracks are in the trace (every condition of the
 // filter holds). A GPU's stage is its rank's: ranks are laid out with the pipeline stage
 // outermost (workload/parallelism.h); a spare that took a failed GPU's rank has that rank's.
 std::vector<bool> traced_gpus(const sim::Simulation& run, const TraceFilter& filter);
-std::vector<bool> traced_gpus(const sim::Experiment& e, const workload::TaskGraph& graph,
+std::vector<bool> traced_gpus(const config::Experiment& e, const workload::TaskGraph& graph,
                               const std::vector<sim::SpareMove>& spares, const TraceFilter& filter);
 
 }  // namespace mfabric::report

@@ -34,13 +34,18 @@ struct ControlReport {
 struct ControlSetup {
   const workload::TaskGraph& graph;
   const fabric::Topology& topology;
-  // GPUs that spares took over (sim/failures.h): members of an EP group may sit outside its
+  // GPUs that spares took over (config/failures.h): members of an EP group may sit outside its
   // region.
   const std::vector<std::int32_t>& spare_gpus;
 };
 
-using FabricControllerRegistry =
-    Registry<std::function<std::unique_ptr<FabricControl>(const ControlSetup&)>>;
+// A controller of the registry: how it is made for a run, and how its settings on a topology
+// are checked before any run (null: nothing to check).
+struct FabricControllerUnit {
+  std::function<std::unique_ptr<FabricControl>(const ControlSetup&)> make;
+  std::function<void(const fabric::Topology&)> check = {};
+};
+using FabricControllerRegistry = Registry<FabricControllerUnit>;
 FabricControllerRegistry& fabric_controllers();
 
 // The controller the topology's kind names, or null for a fabric nothing controls (and for a

@@ -4,8 +4,9 @@
 
 namespace mfabric::sim {
 
-FailureInjector::FailureInjector(std::vector<Failure> failures, const fabric::Topology& topology,
-                                 FabricController* inner, MfabricControl* mfabric)
+FailureInjector::FailureInjector(std::vector<config::Failure> failures,
+                                 const fabric::Topology& topology, FabricController* inner,
+                                 MfabricControl* mfabric)
     : failures_(std::move(failures)),
       topology_(topology),
       inner_(inner),
@@ -18,7 +19,7 @@ void FailureInjector::attach(EngineContext& engine) {
   if (inner_ != nullptr) inner_->attach(engine);
   // Failures at start are in place before any traffic; the others at their times, after the
   // network and compute events of that time.
-  for (const Failure& f : failures_) {
+  for (const config::Failure& f : failures_) {
     if (f.time() == Time::zero()) {
       apply(f);
     } else {
@@ -39,18 +40,19 @@ void FailureInjector::collective_finished(workload::TaskId id) {
   if (inner_ != nullptr) inner_->collective_finished(id);
 }
 
-void FailureInjector::apply(const Failure& f) {
+void FailureInjector::apply(const config::Failure& f) {
   ++applied_;
-  if (f.kind == FailureKind::Server) server_down_[static_cast<std::size_t>(f.server)] = true;
-  if (f.kind == FailureKind::Gpu) links_down(topology_.gpu(f.server, f.index));
-  if (f.kind == FailureKind::Server) {
+  if (f.kind == config::FailureKind::Server)
+    server_down_[static_cast<std::size_t>(f.server)] = true;
+  if (f.kind == config::FailureKind::Gpu) links_down(topology_.gpu(f.server, f.index));
+  if (f.kind == config::FailureKind::Server) {
     for (int k = 0; k < topology_.cluster().gpus_per_server; ++k)
       links_down(topology_.gpu(f.server, k));
   }
   for (const fabric::NodeId nic : failed_nics(f, topology_))
     fail_nic(nic);
   // A server that has lost its last EPS NIC keeps a way out through a peer.
-  if (mfabric_ != nullptr && f.kind != FailureKind::Server && cut_off_from_eps(f.server)) {
+  if (mfabric_ != nullptr && f.kind != config::FailureKind::Server && cut_off_from_eps(f.server)) {
     std::vector<bool> can_relay;
     const fabric::Region& r = mfabric_->region_of_server(f.server);
     for (int s = r.first_server; s < r.first_server + r.servers; ++s)

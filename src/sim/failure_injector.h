@@ -11,16 +11,17 @@
 //     region, which forwards its traffic over the EPS (MfabricControl::isolate);
 //   - transfers crossing the failed links move to what is up (proxies, the other EPS NIC, the
 //     EPS, a relay): Backend::reroute_down(). None is lost.
-// GPU and server failures happen at start (sim/failures.h), after the spares took their ranks
+// GPU and server failures happen at start (config/failures.h), after the spares took their ranks
 // (the task graph was moved before the run): the failed parts are then idle.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "config/failures.h"
 #include "fabric/topology.h"
 #include "sim/engine.h"
-#include "sim/failures.h"
+#include "sim/spares.h"
 
 namespace mfabric::sim {
 
@@ -29,7 +30,7 @@ class MfabricControl;
 class FailureInjector final : public FabricController {
  public:
   // inner: the fabric's controller or null; mfabric: the same object when it is mFabric's.
-  FailureInjector(std::vector<Failure> failures, const fabric::Topology& topology,
+  FailureInjector(std::vector<config::Failure> failures, const fabric::Topology& topology,
                   FabricController* inner, MfabricControl* mfabric);
 
   void attach(EngineContext& engine) override;
@@ -43,13 +44,13 @@ class FailureInjector final : public FabricController {
   int applied() const { return applied_; }
 
  private:
-  void apply(const Failure& f);
+  void apply(const config::Failure& f);
   void fail_nic(fabric::NodeId nic);
   void links_down(fabric::NodeId node);
   // A server whose EPS NICs have all failed (and that is not itself down).
   bool cut_off_from_eps(int server) const;
 
-  std::vector<Failure> failures_;
+  std::vector<config::Failure> failures_;
   const fabric::Topology& topology_;
   FabricController* inner_;
   MfabricControl* mfabric_;

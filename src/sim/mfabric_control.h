@@ -55,7 +55,7 @@ struct ControlStats {
   // against the real one (sum |predicted - real| / sum real over server pairs).
   std::int64_t predictions = 0;
   double prediction_error = 0;
-  // Failures (sim/failures.h): OCS ports taken out of their regions, relay circuits pinned for
+  // Failures (config/failures.h): OCS ports taken out of their regions, relay circuits pinned for
   // servers cut off from the EPS.
   std::int64_t failed_ports = 0;
   std::int64_t relays = 0;
@@ -81,7 +81,7 @@ class MfabricControl final : public FabricControl,
  public:
   // Throws mfabric::Error when the topology has no regions or an EP all-to-all spans two
   // regions. Members of an EP group on `spare_gpus` (spares that took failed GPUs' ranks,
-  // sim/failures.h) may sit outside the group's region: their traffic goes over the EPS, and the
+  // sim/spares.h) may sit outside the group's region: their traffic goes over the EPS, and the
   // region's circuits are planned for the members inside it.
   MfabricControl(const workload::TaskGraph& graph, const fabric::Topology& topology,
                  ControlPlane plane, const std::vector<std::int32_t>& spare_gpus = {});

@@ -2,16 +2,16 @@
 
 #include <memory>
 
+#include "config/workload_builder.h"
 #include "core/error.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
 #include "sim/fabric_controllers.h"
 #include "sim/failure_injector.h"
-#include "sim/workload_builder.h"
 
 namespace mfabric::sim {
 
-collective::AlgorithmChoice algorithms_of(const Experiment& e) {
+collective::AlgorithmChoice algorithms_of(const config::Experiment& e) {
   collective::AlgorithmChoice algorithms = e.algorithms;
   if (!e.micro || e.micro->algorithm.empty()) return algorithms;
   switch (e.micro->collective) {
@@ -31,8 +31,8 @@ collective::AlgorithmChoice algorithms_of(const Experiment& e) {
   return algorithms;
 }
 
-Simulation simulate(Experiment experiment, const SimulationOptions& options) {
-  const Experiment& e = experiment;
+Simulation simulate(config::Experiment experiment, const SimulationOptions& options) {
+  const config::Experiment& e = experiment;
   EngineOptions engine;
   // An unknown algorithm name fails before anything is built.
   engine.algorithms = with_context(e.source, "workload.algorithm", [&] {
@@ -50,13 +50,13 @@ Simulation simulate(Experiment experiment, const SimulationOptions& options) {
     return fabric::build_fabric(e.fabric, e.cluster, e.max_memory.count());
   });
   // The fabric may differ from the one the experiment was loaded with (simulate --fabric).
-  check_packet_limits(e, topology);
-  workload::TaskGraph graph = build_workload(e);
-  // Spares take the ranks of failed GPUs and servers before the run (sim/failures.h).
+  config::check_packet_limits(e, topology);
+  workload::TaskGraph graph = config::build_workload(e);
+  // Spares take the ranks of failed GPUs and servers before the run (sim/spares.h).
   std::vector<SpareMove> spares;
   std::vector<std::int32_t> spare_gpus;
   if (!e.failures.empty()) {
-    check_failures(e.failures, topology, e.source);
+    config::check_failures(e.failures, topology, e.source);
     SparePlacement placement = place_spares(e.failures, topology, graph.gpus(), e.source);
     if (!placement.moves.empty()) {
       graph.move_gpus(placement.gpu_of,

@@ -8,10 +8,11 @@
 #include <optional>
 
 #include "collective/lowering.h"
+#include "config/experiment.h"
 #include "fabric/topology.h"
 #include "sim/engine.h"
-#include "sim/experiment.h"
 #include "sim/mfabric_control.h"
+#include "sim/spares.h"
 #include "sim/topoopt_control.h"
 #include "workload/task_graph.h"
 
@@ -31,7 +32,7 @@ struct SimulationOptions {
 
 // Everything a run made, for reports.
 struct Simulation {
-  Experiment experiment;
+  config::Experiment experiment;
   fabric::Topology topology;
   workload::TaskGraph graph;
   RunResult result;
@@ -46,10 +47,10 @@ struct Simulation {
 // Builds the experiment's fabric and workload, runs them on the backend `experiment.backend`
 // names and returns all four. Throws mfabric::Error naming the experiment file and field for
 // bad input (a fabric that cannot be built, an unknown algorithm, a job too big).
-Simulation simulate(Experiment experiment, const SimulationOptions& options = {});
+Simulation simulate(config::Experiment experiment, const SimulationOptions& options = {});
 
 // The collective algorithms a run uses: the experiment's `algorithms`, with a microbenchmark's
 // own `algorithm` for its collective kind.
-collective::AlgorithmChoice algorithms_of(const Experiment& e);
+collective::AlgorithmChoice algorithms_of(const config::Experiment& e);
 
 }  // namespace mfabric::sim

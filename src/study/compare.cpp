@@ -20,12 +20,6 @@ const char* const kMfabricSpec = "mfabric:alpha=6,reconfiguration=25ms,policy=bl
 const char* const kMfabricPaperSimSpec =
     "mfabric:alpha=6,reconfiguration=25ms,policy=paper-sim,planner=greedy";
 
-// The servers of one EP group: the region of a fabric with regions when its spec names none.
-int region_servers(const ModelSetup& m, const fabric::ClusterSpec& c) {
-  const int gpus = m.ep * m.tp;
-  return std::max(1, std::min(c.servers, (gpus + c.gpus_per_server - 1) / c.gpus_per_server));
-}
-
 }  // namespace
 
 fabric::CostConvention counted_convention(fabric::CostConvention c) {
@@ -90,11 +84,11 @@ void relate_to_fat_tree(std::vector<CompareRun>& runs, fabric::CostConvention co
   }
 }
 
-std::vector<ModelSetup> paper_models() {
+std::vector<config::TrainingJob> paper_models() {
   // Reference section 5: TP, PP, EP, micro-batch 8, global batch 128, seq 4096; DP = 1024 GPUs /
   // (TP x PP x EP). Qwen-MoE in its 32-expert EP 32 simulation variant.
   const auto setup = [](const char* model, int tp, int pp, int ep) {
-    ModelSetup m;
+    config::TrainingJob m;
     m.model = model;
     m.tp = tp;
     m.pp = pp;
@@ -106,12 +100,12 @@ std::vector<ModelSetup> paper_models() {
           setup("llama-moe-6.7b", 1, 4, 16)};
 }
 
-ModelSetup paper_setup(const std::string& model, const std::string& field) {
-  for (const ModelSetup& m : paper_models()) {
+config::TrainingJob paper_setup(const std::string& model, const std::string& field) {
+  for (const config::TrainingJob& m : paper_models()) {
     if (m.model == model) return m;
   }
   std::string known;
-  for (const ModelSetup& m : paper_models())
+  for (const config::TrainingJob& m : paper_models())
     known += (known.empty() ? "" : ", ") + m.model;
   throw Error("", field,
               fmt::format("no paper setup for model '{}' (known: {}); give an experiment file "
@@ -211,30 +205,24 @@ CompareSpec paper_compare_quick() {
   return s;
 }
 
-sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& m, Rate link,
-                               const FabricChoice& fabric) {
-  sim::Experiment e = spec.base;
+config::Experiment run_experiment(const CompareSpec& spec, const config::TrainingJob& m, Rate link,
+                                  const FabricChoice& fabric) {
+  config::Experiment e = spec.base;
   e.cluster.link = link;
   e.fabric = Spec::parse(fabric.spec);
   if (!fabric.all_to_all.empty()) e.algorithms.all_to_all = fabric.all_to_all;
   // A fabric with regions gets one EP group per region unless its spec says otherwise.
-  e.fabric = fabric::with_region(e.fabric, region_servers(m, e.cluster));
-  sim::ModelWorkload w;
-  w.model = m.model;
-  w.tp = m.tp;
-  w.pp = m.pp;
-  w.ep = m.ep;
-  w.dp = m.dp;
-  w.micro_batch = m.micro_batch;
-  w.global_batch = m.global_batch;
-  w.seq = m.seq;
+  e.fabric = fabric::with_region(e.fabric, config::ep_group_servers(m, e.cluster));
+  // The model and its parallelism; how it trains (routing, schedule, overlap) is the base
+  // experiment's.
+  config::TrainingJob job = m;
   if (spec.base.model) {
-    w.routing_trace = spec.base.model->routing_trace;
-    w.synthetic = spec.base.model->synthetic;
-    w.schedule = spec.base.model->schedule;
-    w.overlap = spec.base.model->overlap;
+    job.routing_trace = spec.base.model->routing_trace;
+    job.synthetic = spec.base.model->synthetic;
+    job.schedule = spec.base.model->schedule;
+    job.overlap = spec.base.model->overlap;
   }
-  e.model = w;
+  e.model = job;
   e.micro.reset();
   e.chakra.clear();
   e.connection_matrix.clear();

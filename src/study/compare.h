@@ -9,28 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "config/experiment.h"
 #include "core/units.h"
 #include "fabric/cost.h"
 #include "fabric/fabric_kind.h"
-#include "sim/experiment.h"
 #include "sim/simulation.h"
 
 namespace mfabric::study {
 
-// One model of a comparison and the parallelism it runs with.
-struct ModelSetup {
-  std::string model;  // a zoo name or a model file
-  int tp = 1, pp = 1, ep = 1;
-  std::optional<int> dp;  // default: GPUs / (tp x pp x ep)
-  int micro_batch = 8;
-  int global_batch = 128;
-  int seq = 4096;
-};
-
 // The paper's models with its parallelism (reference section 5, docs/compare.md).
-std::vector<ModelSetup> paper_models();
+std::vector<config::TrainingJob> paper_models();
 // The paper's setup of `model` (a zoo name); mfabric::Error naming `field` when it has none.
-ModelSetup paper_setup(const std::string& model, const std::string& field);
+config::TrainingJob paper_setup(const std::string& model, const std::string& field);
 
 // A fabric of the comparison: a short label for tables and a fabric spec (fabric/builders.h).
 // mFabric's region size is filled in per model (EP x TP / GPUs per server servers) unless the
@@ -76,12 +66,12 @@ Assumptions parse_assumptions(const std::string& text, const std::string& field)
 std::vector<FabricChoice> fabrics_for(Assumptions a);
 
 struct CompareSpec {
-  std::vector<ModelSetup> models;
+  std::vector<config::TrainingJob> models;
   std::vector<Rate> links;
   std::vector<FabricChoice> fabrics;
   // Cluster (its link is replaced by each of `links`), seed, GPU, simulation settings; its
   // fabric and workload are replaced by each run's.
-  sim::Experiment base;
+  config::Experiment base;
   int jobs = 0;                                    // threads; 0 = the machine's cores
   Assumptions assumptions = Assumptions::Default;  // recorded; the fields above carry them
   // What the set is, for the outputs: "the paper's evaluation, quick subset", "experiment X".
@@ -185,7 +175,7 @@ struct CompareResult {
   // How network cost is counted, for every cost and perf/$ figure (docs/cost-model.md).
   fabric::CostConvention cost_convention = fabric::CostConvention::Paper;
   std::string backend = "flow";
-  double completion_batching = 0;  // the flow backend's (sim/experiment.h)
+  double completion_batching = 0;  // the flow backend's (config/experiment.h)
   std::vector<CompareRun> runs;    // models x links x fabrics, in that order
   // The timeline of the first mFabric run that finished: "model link fabric", its spans.
   std::string timeline_run;
@@ -199,7 +189,7 @@ struct CompareResult {
   int gpus_per_server = 0;
   int nics_per_server = 0;
   std::string gpu;
-  std::vector<ModelSetup> models;
+  std::vector<config::TrainingJob> models;
   std::size_t resumed = 0;  // runs taken from the journal
   // The journal's records of every run that finished, in the runs' order (JSON lines): what
   // `compare --out DIR` leaves in DIR/points.jsonl with the results, so that the two agree.
@@ -249,7 +239,7 @@ std::vector<TimelineSpan> region_timeline(const sim::Simulation& s);
 // Tokens one iteration of the experiment's training job trains: global batch x EP x sequence
 // (each EP rank of a DP replica runs its own micro-batches, docs/workload.md); 0 for other
 // workloads.
-double tokens_per_iteration(const sim::Experiment& e);
+double tokens_per_iteration(const config::Experiment& e);
 
 // Whether the run is the baseline's (label kBaselineLabel).
 bool is_baseline_run(const CompareRun& run);
@@ -270,7 +260,7 @@ bool is_reconfigurable_run(const CompareRun& run);
 const fabric::FabricKind* kind_of_run(const CompareRun& run);
 
 // The experiment of one run (exposed for tests).
-sim::Experiment run_experiment(const CompareSpec& spec, const ModelSetup& model, Rate link,
-                               const FabricChoice& fabric);
+config::Experiment run_experiment(const CompareSpec& spec, const config::TrainingJob& model,
+                                  Rate link, const FabricChoice& fabric);
 
 }  // namespace mfabric::study

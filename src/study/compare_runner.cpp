@@ -32,7 +32,7 @@ namespace {
 // One run of the grid: its model, link and fabric, the fingerprint its journal record must
 // carry, and its estimated cost (the longest runs start first).
 struct CompareJob {
-  const ModelSetup* model;
+  const config::TrainingJob* model;
   Rate link;
   const FabricChoice* fabric;
   std::string fingerprint;
@@ -83,11 +83,12 @@ CompareResult result_header(const CompareSpec& spec) {
 // The models whose job fits the cluster: DP = GPUs / (TP x PP x EP), or the job's own DP. A model
 // that does not is left out with a note in `result.skipped` (a smaller cluster still answers for
 // the others); an unknown model, or none that fits, is an error.
-std::vector<const ModelSetup*> fitting_models(const CompareSpec& spec, CompareResult& result) {
+std::vector<const config::TrainingJob*> fitting_models(const CompareSpec& spec,
+                                                       CompareResult& result) {
   const int gpus = spec.base.cluster.servers * spec.base.cluster.gpus_per_server;
-  std::vector<const ModelSetup*> models;
+  std::vector<const config::TrainingJob*> models;
   std::optional<Error> first_misfit;
-  for (const ModelSetup& m : spec.models) {
+  for (const config::TrainingJob& m : spec.models) {
     const workload::ModelSpec model =
         with_context("", "--models", [&] { return workload::load_model(m.model); });
     try {
@@ -110,13 +111,13 @@ std::vector<const ModelSetup*> fitting_models(const CompareSpec& spec, CompareRe
 // run's cluster first so that a bad one fails before anything runs; their empty records in
 // `result.runs`.
 std::vector<CompareJob> make_jobs(const CompareSpec& spec,
-                                  const std::vector<const ModelSetup*>& models,
+                                  const std::vector<const config::TrainingJob*>& models,
                                   CompareResult& result) {
   std::vector<CompareJob> jobs;
-  for (const ModelSetup* m : models) {
+  for (const config::TrainingJob* m : models) {
     for (const Rate link : spec.links) {
       for (const FabricChoice& f : spec.fabrics) {
-        const sim::Experiment e =
+        const config::Experiment e =
             with_context("", "--fabrics", [&] { return run_experiment(spec, *m, link, f); });
         with_context("", "--fabrics",
                      [&] { return fabric::build_fabric(e.fabric, e.cluster).tiers(); });

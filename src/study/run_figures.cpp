@@ -93,7 +93,7 @@ void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_p
   }
 }
 
-double tokens_per_iteration(const sim::Experiment& e) {
+double tokens_per_iteration(const config::Experiment& e) {
   if (!e.model) return 0;
   return static_cast<double>(e.model->global_batch) * e.model->ep * e.model->seq;
 }

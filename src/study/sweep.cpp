@@ -13,6 +13,7 @@
 #include "core/spec.h"
 #include "core/yaml_fields.h"
 #include "fabric/fabric_kinds.h"
+#include "sim/load_experiment.h"
 
 namespace mfabric::study {
 namespace {
@@ -364,7 +365,7 @@ std::string point_fingerprint(const SweepSpec& spec, std::size_t k) {
   return fmt::format("{:016x}", fnv1a(point_yaml(spec, k)));
 }
 
-sim::Experiment point_experiment(const SweepSpec& spec, std::size_t k) {
+config::Experiment point_experiment(const SweepSpec& spec, std::size_t k) {
   const std::string text = point_yaml(spec, k);
   try {
     return sim::parse_experiment(text, spec.experiment_source);
@@ -382,10 +383,10 @@ std::vector<double> check_points(const SweepSpec& spec) {
   return costs;
 }
 
-double estimated_cost(const sim::Experiment& e) {
+double estimated_cost(const config::Experiment& e) {
   const double gpus = static_cast<double>(e.cluster.servers) * e.cluster.gpus_per_server;
   if (!e.model) return gpus;
-  const sim::ModelWorkload& w = *e.model;
+  const config::TrainingJob& w = *e.model;
   const double micro_batches =
       w.micro_batch > 0 ? std::max(1.0, static_cast<double>(w.global_batch) / w.micro_batch) : 1;
   return gpus * std::max(1, w.ep) * micro_batches * e.iterations;

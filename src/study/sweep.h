@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "config/experiment.h"
 #include "fabric/cost.h"
-#include "sim/experiment.h"
 
 namespace mfabric::study {
 
@@ -97,7 +97,7 @@ std::string point_fingerprint(const SweepSpec& spec, std::size_t k);
 
 // The experiment of point k; mfabric::Error naming the sweep file and the point when a field
 // does not fit the experiment (the loader's message, located at the point).
-sim::Experiment point_experiment(const SweepSpec& spec, std::size_t k);
+config::Experiment point_experiment(const SweepSpec& spec, std::size_t k);
 
 // Every point's experiment loads and its fabric builds: a sweep with a bad point is refused
 // before any point runs. Returns each point's estimated_cost, read on the way (loading a point
@@ -107,6 +107,6 @@ std::vector<double> check_points(const SweepSpec& spec);
 // A rough, relative estimate of a run's cost, to balance points over threads and MPI ranks:
 // GPUs x EP group size x micro-batches x iterations for a training job (the EP all-to-alls
 // dominate, docs/performance.md), the GPUs otherwise.
-double estimated_cost(const sim::Experiment& e);
+double estimated_cost(const config::Experiment& e);
 
 }  // namespace mfabric::study

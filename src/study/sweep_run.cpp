@@ -342,7 +342,7 @@ SweepRun run_point(const SweepSpec& spec, std::size_t k) {
   const auto start = std::chrono::steady_clock::now();
   CompareRun& r = run.figures;
   try {
-    const sim::Experiment e = point_experiment(spec, k);
+    const config::Experiment e = point_experiment(spec, k);
     r.model = e.model ? e.model->model : "";
     r.link_gbps = e.cluster.link.bps() / 1e9;
     r.fabric = e.fabric.name();

@@ -19,7 +19,8 @@
 
 #include "core/error.h"
 #include "core/output_text.h"
-#include "sim/experiment.h"
+#include "config/experiment.h"
+#include "sim/load_experiment.h"
 
 namespace mfabric::report {
 namespace {
@@ -40,7 +41,7 @@ workload: {model: mixtral-8x7b, tp: 2, pp: 2, ep: 2, global_batch: 4, micro_batc
 using SimRun = sim::Simulation;
 
 // As simulate --out runs it: spans, flows and the links' bytes per time bin.
-SimRun simulate_with_spans(sim::Experiment e) {
+SimRun simulate_with_spans(config::Experiment e) {
   sim::SimulationOptions options;
   options.record_spans = true;
   options.record_flows = true;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "sim/load_experiment.h"
 
 namespace mfabric::report {
 namespace {
@@ -37,7 +38,7 @@ TEST(GpuList, NumbersAndRanges) {
   EXPECT_NE(error_of([&] { parse_gpu_list("7-3"); }).find("runs backwards"), std::string::npos);
 }
 
-sim::Experiment training(int pp) {
+config::Experiment training(int pp) {
   return sim::parse_experiment(
       "cluster: {servers: 2, gpus_per_server: 4, nics_per_server: 4}\nfabric: fat-tree\n"
       "workload: {model: mixtral-8x7b, tp: 2, pp: " +
@@ -46,7 +47,7 @@ sim::Experiment training(int pp) {
 }
 
 TEST(TraceFilterChecks, GpusOfTheClusterAndStagesOfTheJob) {
-  const sim::Experiment e = training(2);
+  const config::Experiment e = training(2);
   EXPECT_NO_THROW(check_traced_gpus(parse_gpu_list("0-7"), e));
   EXPECT_NE(error_of([&] {
               check_traced_gpus(parse_gpu_list("2,8"), e);
@@ -55,7 +56,7 @@ TEST(TraceFilterChecks, GpusOfTheClusterAndStagesOfTheJob) {
   EXPECT_NO_THROW(check_traced_stage(1, e));
   EXPECT_NE(error_of([&] { check_traced_stage(2, e); }).find("2 pipeline stages"),
             std::string::npos);
-  const sim::Experiment micro = sim::parse_experiment(
+  const config::Experiment micro = sim::parse_experiment(
       "cluster: {servers: 2}\nfabric: fat-tree\nworkload: {collective: all-reduce, bytes: 1MiB}\n",
       "m.yaml");
   EXPECT_NE(error_of([&] { check_traced_stage(0, micro); }).find("training job"),
@@ -63,7 +64,7 @@ TEST(TraceFilterChecks, GpusOfTheClusterAndStagesOfTheJob) {
 }
 
 TEST(TracedGpus, AStageIsItsRanksAndASpareTakesItsRank) {
-  const sim::Experiment e = training(2);
+  const config::Experiment e = training(2);
   workload::TaskGraph graph(8);
   TraceFilter stage;
   stage.stage = 0;

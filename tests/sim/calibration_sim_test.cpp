@@ -6,10 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "config/experiment.h"
+#include "config/workload_builder.h"
 #include "core/error.h"
-#include "sim/experiment.h"
+#include "sim/load_experiment.h"
 #include "sim/simulation.h"
-#include "sim/workload_builder.h"
 #include "workload/training.h"
 
 namespace mfabric::sim {
@@ -91,9 +92,9 @@ fabric: fat-tree
 workload: {model: mixtral-8x7b, tp: 4, pp: 1, ep: 8, global_batch: 8}
 calibration: {compute: {replay: measured.csv}}
 )";
-  const Experiment e = load_experiment(path);
+  const config::Experiment e = load_experiment(path);
   EXPECT_EQ(e.calibration.replay, (dir / "measured.csv").string());
-  const workload::TaskGraph g = build_workload(e);
+  const workload::TaskGraph g = config::build_workload(e);
   int experts = 0;
   for (const workload::Task& t : g.tasks()) {
     if (t.op != workload::Op::Experts || t.phase != workload::Phase::Forward) continue;
@@ -141,10 +142,10 @@ workload: {model: mixtral-8x7b, tp: 4, pp: 4, ep: 8, micro_batch: 8, global_batc
 )";
 
 double busiest_expert_forward_s(const std::string& yaml) {
-  const Experiment e = parse_experiment(yaml, "measured.yaml");
+  const config::Experiment e = parse_experiment(yaml, "measured.yaml");
   workload::TrainingSpec spec;
   // The summary of the built graph: what `mfabric workload` reports.
-  const workload::TaskGraph g = build_workload(e);
+  const workload::TaskGraph g = config::build_workload(e);
   spec.model = workload::load_model("mixtral-8x7b");
   spec.parallelism = {.tp = 4, .pp = 4, .ep = 8, .dp = 1};
   spec.micro_batch = 8;

@@ -8,11 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "config/experiment.h"
 #include "fabric/builders.h"
 #include "net/flow/flow_backend.h"
 #include "report/simulation_report.h"
 #include "sim/engine.h"
-#include "sim/experiment.h"
+#include "sim/load_experiment.h"
 #include "workload/chakra_test_util.h"
 
 namespace mfabric::sim {
@@ -110,7 +111,7 @@ TEST(ChakraSim, CommunicationOnlyTraceIsExposedAndCountedAsOther) {
   }
 
   // The report names the class "other".
-  Experiment e;
+  config::Experiment e;
   e.source = "test.yaml";
   e.chakra = dir.prefix();
   const nlohmann::json j = report::results_json({e, topology, graph, r}, false);
@@ -147,10 +148,10 @@ TEST(ChakraSim, AllGatherMovesNTimesCommSize) {
 }
 
 TEST(ChakraSim, ExperimentFields) {
-  const Experiment e = parse_experiment(R"(
+  const config::Experiment e = parse_experiment(R"(
 workload: {chakra: traces/job, chakra_control_deps: ignore, chakra_comm_groups: groups.json}
 )",
-                                        "runs/test.yaml");
+                                                "runs/test.yaml");
   EXPECT_EQ(e.chakra, "runs/traces/job");
   EXPECT_EQ(e.chakra_control_deps, workload::ControlDeps::Ignore);
   EXPECT_EQ(e.chakra_comm_groups, "runs/groups.json");

@@ -7,11 +7,12 @@
 #include <set>
 #include <string>
 
+#include "config/experiment.h"
 #include "core/error.h"
 #include "report/simulation_report.h"
 #include "scratch_dir.h"
 #include "sim/engine.h"
-#include "sim/experiment.h"
+#include "sim/load_experiment.h"
 #include "sim/simulation.h"
 #include "test_text.h"
 

@@ -1,6 +1,7 @@
 // The mFabric control plane in whole simulations: circuits change during training and nothing
 // is lost (docs/control-plane.md).
 #include "sim/mfabric_control.h"
+#include "sim/load_experiment.h"
 
 #include <gtest/gtest.h>
 

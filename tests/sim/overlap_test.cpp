@@ -6,9 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/experiment.h"
+#include "config/experiment.h"
+#include "config/workload_builder.h"
+#include "sim/load_experiment.h"
 #include "sim/simulation.h"
-#include "sim/workload_builder.h"
 #include "workload/tiny_model.h"
 
 namespace mfabric::sim {

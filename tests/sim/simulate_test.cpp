@@ -4,9 +4,10 @@
 
 #include <cmath>
 
+#include "config/experiment.h"
 #include "report/simulation_report.h"
 #include "sim/engine.h"
-#include "sim/experiment.h"
+#include "sim/load_experiment.h"
 #include "sim/simulation.h"
 
 namespace mfabric::sim {

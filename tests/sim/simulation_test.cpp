@@ -1,7 +1,8 @@
 // sim::simulate as a library call: the backend by name, and concurrent runs on threads giving
 // the same results as the same runs one after the other (no shared mutable state).
 #include "sim/simulation.h"
-#include "sim/workload_builder.h"
+#include "config/workload_builder.h"
+#include "sim/load_experiment.h"
 
 #include <gtest/gtest.h>
 
@@ -62,8 +63,8 @@ TEST(Simulation, BackendIsChosenByName) {
     EXPECT_NE(what.find("simulation.backend"), std::string::npos) << what;
     EXPECT_NE(what.find("known: flow, packet"), std::string::npos) << what;
   }
-  // The library call checks the name too (an Experiment built in code skips the parser).
-  Experiment e = parse_experiment(kAllReduce, "t.yaml");
+  // The library call checks the name too (an config::Experiment built in code skips the parser).
+  config::Experiment e = parse_experiment(kAllReduce, "t.yaml");
   e.backend = "fluid";
   EXPECT_THROW(simulate(e), Error);
   // And both backends run the same job, to the same bytes.
@@ -81,7 +82,7 @@ TEST(Simulation, BackendIsChosenByName) {
 }
 
 TEST(Simulation, MicroBenchmarkAlgorithmOverridesItsCollectiveOnly) {
-  const Experiment e = parse_experiment(kAllReduce, "t.yaml");
+  const config::Experiment e = parse_experiment(kAllReduce, "t.yaml");
   const collective::AlgorithmChoice a = algorithms_of(e);
   EXPECT_EQ(a.all_reduce, "ring");
   EXPECT_EQ(a.all_to_all, collective::AlgorithmChoice{}.all_to_all);
@@ -124,10 +125,10 @@ TEST(Examples, EveryExampleLoadsAndBuilds) {
         entry.path().parent_path().filename() == "sweeps")
       continue;
     SCOPED_TRACE(entry.path().string());
-    const Experiment e = load_experiment(entry.path().string());
+    const config::Experiment e = load_experiment(entry.path().string());
     EXPECT_NO_THROW(fabric::build_fabric(e.fabric, e.cluster));
     if (e.micro) {
-      EXPECT_GT(build_workload(e).size(), 0u);
+      EXPECT_GT(config::build_workload(e).size(), 0u);
     }
     ++experiments;
   }

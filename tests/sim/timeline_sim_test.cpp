@@ -6,6 +6,7 @@
 #include <string>
 
 #include "report/simulation_report.h"
+#include "sim/load_experiment.h"
 #include "sim/simulation.h"
 
 namespace mfabric::sim {

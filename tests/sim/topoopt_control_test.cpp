@@ -9,14 +9,15 @@
 #include <set>
 #include <string>
 
+#include "config/experiment.h"
+#include "config/workload_builder.h"
 #include "control/job_demand.h"
 #include "core/error.h"
 #include "fabric/builders.h"
 #include "net/flow/flow_backend.h"
 #include "report/simulation_report.h"
-#include "sim/experiment.h"
+#include "sim/load_experiment.h"
 #include "sim/simulation.h"
-#include "sim/workload_builder.h"
 
 namespace mfabric::sim {
 namespace {
@@ -30,9 +31,9 @@ workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batc
 )";
 
 TEST(TopoOptControl, ConnectsExactlyThePlannedLinksBeforeTheFirstEvent) {
-  const Experiment e = parse_experiment(kTopoOptTraining, "t.yaml");
+  const config::Experiment e = parse_experiment(kTopoOptTraining, "t.yaml");
   const fabric::Topology t = fabric::build_fabric(e.fabric, e.cluster);
-  const workload::TaskGraph graph = build_workload(e);
+  const workload::TaskGraph graph = config::build_workload(e);
   net::FlowBackend backend(t);
   TopoOptControl control(graph, t);
   const control::TopoOptTopology& plan = control.plan();
@@ -101,9 +102,9 @@ TEST(TopoOptSimulation, DegreeTwoTrainingIsForwardedThroughServers) {
   // servers, DP), so some traffic must cross intermediate servers; all of it arrives.
   std::string yaml = kTopoOptTraining;
   yaml.replace(yaml.find("servers: 8,"), 11, "servers: 8, nics_per_server: 2,");
-  const Experiment e = parse_experiment(yaml, "t.yaml");
+  const config::Experiment e = parse_experiment(yaml, "t.yaml");
   const fabric::Topology t = fabric::build_fabric(e.fabric, e.cluster);
-  const workload::TaskGraph graph = build_workload(e);
+  const workload::TaskGraph graph = config::build_workload(e);
   TopoOptControl control(graph, t);
   const control::JobDemand demand = control::job_demand(graph, t.cluster().gpus_per_server);
   std::set<std::pair<int, int>> linked;
@@ -187,9 +188,9 @@ workload: {collective: all-reduce, bytes: 1MiB, algorithm: ring}
 }
 
 TEST(TopoOptControl, RejectsAFabricWithoutAPatchPanel) {
-  const Experiment e = parse_experiment(kTopoOptTraining, "t.yaml");
+  const config::Experiment e = parse_experiment(kTopoOptTraining, "t.yaml");
   const fabric::Topology t = fabric::build_fabric("fat-tree", e.cluster);
-  const workload::TaskGraph graph = build_workload(e);
+  const workload::TaskGraph graph = config::build_workload(e);
   EXPECT_THROW(TopoOptControl(graph, t), Error);
 }
 

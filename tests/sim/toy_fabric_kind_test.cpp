@@ -6,11 +6,12 @@
 #include <string>
 
 #include "collective/lowering.h"
+#include "config/experiment.h"
 #include "core/error.h"
 #include "fabric/builders.h"
 #include "fabric/cost.h"
 #include "fabric/fabric_kinds.h"
-#include "sim/experiment.h"
+#include "sim/load_experiment.h"
 #include "sim/simulation.h"
 
 namespace mfabric::sim {

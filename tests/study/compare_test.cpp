@@ -31,7 +31,7 @@ TEST(Compare, ThePapersGrid) {
   EXPECT_EQ(s.fabrics.size(), 5u);
   EXPECT_EQ(s.base.cluster.servers, 128);
   // Every model fills 1024 GPUs: DP = 1024 / (TP x PP x EP) is whole.
-  for (const ModelSetup& m : s.models)
+  for (const config::TrainingJob& m : s.models)
     EXPECT_EQ(1024 % (m.tp * m.pp * m.ep), 0) << m.model;
   EXPECT_EQ(paper_setup("deepseek-r1", "--models").pp, 16);
   EXPECT_EQ(error_field([] { paper_setup("gpt-5", "--models"); }), "--models");
@@ -46,8 +46,8 @@ TEST(Compare, FabricsByLabelOrSpec) {
 
 TEST(Compare, MfabricGetsOneEpGroupPerRegion) {
   const CompareSpec s = paper_compare();
-  const ModelSetup qwen = paper_setup("qwen-moe-32", "");
-  const sim::Experiment e = run_experiment(s, qwen, Rate::gbps(400), s.fabrics.back());
+  const config::TrainingJob qwen = paper_setup("qwen-moe-32", "");
+  const config::Experiment e = run_experiment(s, qwen, Rate::gbps(400), s.fabrics.back());
   // EP 32 x TP 1 / 8 GPUs per server = 4 servers.
   EXPECT_EQ(e.fabric.params().at("region"), "4");
   EXPECT_EQ(e.cluster.link, Rate::gbps(400));
@@ -58,7 +58,7 @@ TEST(Compare, MfabricGetsOneEpGroupPerRegion) {
 CompareSpec small(int jobs) {
   CompareSpec s = paper_compare();
   s.base.cluster.servers = 8;
-  ModelSetup m = paper_setup("mixtral-8x7b", "");
+  config::TrainingJob m = paper_setup("mixtral-8x7b", "");
   m.pp = 2;
   m.micro_batch = 2;
   m.global_batch = 8;

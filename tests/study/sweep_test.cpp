@@ -52,7 +52,7 @@ TEST(Sweep, GridThenPointsInOrder) {
 
 TEST(Sweep, APointSetsItsFieldsAndKeepsTheRest) {
   const SweepSpec s = parse_sweep(kSweep, "t.yaml");
-  const sim::Experiment e = point_experiment(s, 4);  // 1s, 200G
+  const config::Experiment e = point_experiment(s, 4);  // 1s, 200G
   EXPECT_EQ(e.cluster.link.bps(), 200e9);
   EXPECT_EQ(e.cluster.servers, 4);
   EXPECT_EQ(e.fabric.name(), "mfabric");
@@ -61,7 +61,7 @@ TEST(Sweep, APointSetsItsFieldsAndKeepsTheRest) {
   ASSERT_TRUE(e.model);
   EXPECT_EQ(e.model->ep, 8);
   // A whole fabric replaced: none of mFabric's parameters stay behind.
-  const sim::Experiment f = point_experiment(s, 6);
+  const config::Experiment f = point_experiment(s, 6);
   EXPECT_EQ(f.fabric.name(), "fat-tree");
   EXPECT_TRUE(f.fabric.params().empty());
   EXPECT_EQ(f.cluster.servers, 2);
@@ -173,7 +173,7 @@ TEST(Sweep, PaperAssumptionsGiveTheCalibrationAndTheController) {
   EXPECT_EQ(point_experiment(delay, 0).calibration.name, "roofline");
   const std::string before = point_fingerprint(delay, 0);
   apply_paper_assumptions(delay);
-  const sim::Experiment e = point_experiment(delay, 0);
+  const config::Experiment e = point_experiment(delay, 0);
   EXPECT_EQ(e.calibration.name, "paper-measurement");
   EXPECT_EQ(e.calibration.compute.expert_gemm, 0.129);
   EXPECT_EQ(e.fabric.params().at("policy"), "paper-sim");
@@ -201,7 +201,7 @@ TEST(Sweep, PaperAssumptionsGiveTheCalibrationAndTheController) {
   apply_paper_assumptions(own);
   bool reuse = false;
   for (std::size_t i = 0; i < own.points.size(); ++i) {
-    const sim::Experiment point = point_experiment(own, i);
+    const config::Experiment point = point_experiment(own, i);
     reuse |=
         point.fabric.name() == "mfabric" && point.fabric.params().at("policy") == "reuse-previous";
   }
@@ -219,7 +219,7 @@ TEST(Sweep, TheAlphaStudyKeepsTheNetworkCostOfTheReference) {
   double previous_eps = 1e18;
   int mfabric_points = 0;
   for (std::size_t i = 0; i < alpha.points.size(); ++i) {
-    const sim::Experiment e = point_experiment(alpha, i);
+    const config::Experiment e = point_experiment(alpha, i);
     const fabric::Topology t = fabric::build_fabric(e.fabric, e.cluster);
     if (t.kind() != "mfabric") continue;
     ++mfabric_points;

@@ -1,4 +1,4 @@
-#include "sim/packet_settings.h"
+#include "config/packet_settings.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include "net/packet/packet_options.h"
 #include "net/packet/transports.h"
 
-namespace mfabric::sim {
+namespace mfabric::config {
 namespace {
 
 // Settings of the packet backend only (docs/network.md, "Packet backend"), besides the blocks
@@ -176,4 +176,4 @@ void check_packet_limits(const Experiment& e, const fabric::Topology& topology) 
   check_micro_transfers(e, topology);
 }
 
-}  // namespace mfabric::sim
+}  // namespace mfabric::config

@@ -1,6 +1,6 @@
 // Failures of an experiment (docs/reliability.md, "Failures"): the parts of the fabric that fail
-// and when, checked against the fabric and the job, and the spares that take the ranks of
-// failed GPUs and servers.
+// and when, read from the experiment file and checked against the fabric and the job. The spares
+// that take the ranks of failed GPUs and servers are the simulator's (sim/spares.h).
 //
 //   failures:
 //     - {kind: nic, server: 3, index: 0, at: start}   # NIC 0 of server 3, before training
@@ -27,7 +27,7 @@ namespace YAML {
 class Node;
 }
 
-namespace mfabric::sim {
+namespace mfabric::config {
 
 enum class FailureKind { Nic, OcsPort, Gpu, Server };
 const char* to_string(FailureKind k);
@@ -57,29 +57,15 @@ std::vector<Failure> parse_failures(const YAML::Node& node, const std::string& s
 void check_failures(const std::vector<Failure>& failures, const fabric::Topology& topology,
                     const std::string& source);
 
-// A failed GPU's rank on its spare.
-struct SpareMove {
-  int failure = 0;  // index into the failures
-  int from_gpu = 0;
-  int to_gpu = 0;
-};
-
-// Where the job's GPUs run once the spares have taken the failed ones' ranks: gpu_of[g] for
-// every GPU g of the job, and the moves made. Spares are the cluster's GPUs the job does not use
-// (give the cluster more servers than the job needs, and workload.dp). A failed server's ranks
-// go to the first idle server of its own region (on mFabric; it then gets the region's
-// circuits), else to the first idle server (over the EPS); a failed GPU's rank to the first idle
-// GPU of its own region, else the first idle GPU. Failed parts are never spares. Throws
-// mfabric::Error(source, "failures[k]", ...) naming the failure when no spare is left.
-struct SparePlacement {
-  std::vector<std::int32_t> gpu_of;
-  std::vector<SpareMove> moves;
-};
-SparePlacement place_spares(const std::vector<Failure>& failures, const fabric::Topology& topology,
-                            int job_gpus, const std::string& source);
-
 // The NICs a failure takes out of use: a NIC itself; an OCS port's NIC; a GPU's NICs (a NIC is
 // reached only over its GPU's PCIe link); every NIC of a server.
 std::vector<fabric::NodeId> failed_nics(const Failure& f, const fabric::Topology& topology);
 
-}  // namespace mfabric::sim
+// "failures[k]": the field of the k-th failure, for messages.
+std::string failure_field(std::size_t k);
+
+// The local index of a server's first OCS NIC on a fabric with an OCS (its last
+// circuit_degree() NICs): OCS port i of a server is its NIC first_ocs_nic + i.
+int first_ocs_nic(const fabric::Topology& t);
+
+}  // namespace mfabric::config

@@ -9,27 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "config/experiment.h"
+#include "config/packet_experiment.h"
 #include "core/error.h"
 #include "net/toy_transport.h"
-#include "sim/experiment.h"
-#include "sim/simulation.h"
 
-namespace mfabric::sim {
+namespace mfabric::config {
 namespace packet_settings_test {
-
-// Four hosts of one GPU and one 100G NIC: a 4160-byte packet (4096 + 64 header) takes 332.8 ns
-// on every network link.
-std::string experiment(const std::string& simulation, const std::string& bytes = "1MiB") {
-  return "cluster: {servers: 4, gpus_per_server: 1, nics_per_server: 1, link: 100G}\n"
-         "fabric: fat-tree\n"
-         "workload: {collective: all-to-all, bytes: " +
-         bytes + ", group: all}\nsimulation: {backend: packet, " + simulation + "}\n";
-}
 
 // The error parsing `simulation` settings gives, if any.
 std::optional<Error> refusal(const std::string& simulation, const std::string& bytes = "1MiB") {
   try {
-    parse_experiment(experiment(simulation, bytes), "exp.yaml");
+    read_experiment(testing::packet_experiment(simulation, bytes), "exp.yaml");
   } catch (const Error& e) {
     return e;
   }
@@ -115,14 +106,14 @@ TEST(PacketSettings, TheFloorsFollowTheLinkRateAndThePacketSize) {
       "cluster: {servers: 4, gpus_per_server: 1, nics_per_server: 1, link: 100Mbps}\n"
       "fabric: fat-tree\nworkload: {collective: all-to-all, bytes: 1MiB, group: all}\n";
   try {
-    parse_experiment(slow + "simulation: {backend: packet, transport: roce-dcqcn}\n", "exp.yaml");
+    read_experiment(slow + "simulation: {backend: packet, transport: roce-dcqcn}\n", "exp.yaml");
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.field(), "simulation.dcqcn.alpha_timer") << e.what();  // roce.rto's 1 ms passes
     EXPECT_NE(e.message().find("got 55us"), std::string::npos) << e.what();
   }
-  EXPECT_NO_THROW(parse_experiment(slow + "simulation: {backend: packet, dctcp: {min_rto: 1ms}}\n",
-                                   "exp.yaml"));
+  EXPECT_NO_THROW(
+      read_experiment(slow + "simulation: {backend: packet, dctcp: {min_rto: 1ms}}\n", "exp.yaml"));
 }
 
 TEST(PacketSettings, DcqcnCountsAndRatesAgainstThePacketAndTheLinkRate) {
@@ -180,15 +171,14 @@ TEST(PacketSettings, SettingsOfAnotherTransportAreRefused) {
 }
 
 // A transport registered by a test (tests/net/toy_transport.h) is an experiment's like the
-// built-in ones: its block is a `simulation:` key, read and checked by the transport, refused
-// for another transport, and its runs complete.
+// built-in ones: its block is a `simulation:` key, read and checked by the transport, and refused
+// for another transport (its runs: tests/sim/packet_settings_sim_test.cpp).
 TEST(PacketSettings, ARegisteredTransportReadsItsOwnBlock) {
   net::testing::register_toy_transport();
-  const Experiment e = parse_experiment(experiment("transport: toy, toy: {window: 8}"), "exp.yaml");
+  const Experiment e =
+      read_experiment(testing::packet_experiment("transport: toy, toy: {window: 8}"), "exp.yaml");
   ASSERT_NE(e.packet.transport.get<net::testing::ToySettings>(), nullptr);
   EXPECT_EQ(e.packet.transport.get<net::testing::ToySettings>()->window, 8);
-  const Simulation run = simulate(e);
-  EXPECT_EQ(run.result.transfers.bytes_delivered, run.result.transfers.bytes_sent);
   expect_refused("transport: toy, toy: {window: 0}", "simulation.toy.window", {"got 0"});
   expect_refused("transport: toy, toy: {windw: 2}", "simulation.toy.windw", {"window"});
   expect_refused("transport: dctcp, toy: {window: 2}", "simulation.toy",
@@ -214,40 +204,12 @@ TEST(PacketSettings, ATransferAFlowCannotHoldIsFoundAtLoad) {
   }
   EXPECT_FALSE(refusal("mtu: 64B", std::to_string(4 * largest) + "B").has_value());
   // One collective per server stays inside it: fluid, no packets, any size.
-  EXPECT_NO_THROW(parse_experiment(
+  EXPECT_NO_THROW(read_experiment(
       "cluster: {servers: 2, gpus_per_server: 2, nics_per_server: 1, link: 100G}\n"
       "fabric: fat-tree\nworkload: {collective: all-to-all, bytes: 1024TiB, group: per-server}\n"
       "simulation: {backend: packet, mtu: 64B}\n",
       "exp.yaml"));
 }
 
-// Values just inside the limits run, quickly: each timer one picosecond above its floor, the
-// DCQCN rates at theirs. At these settings RoCE and IRN time out (a timeout is never shorter
-// than the route's round trip, and at most one per packet sent) and the run completes.
-TEST(PacketSettings, ValuesJustInsideTheLimitsRun) {
-  const std::vector<std::string> runs = {
-      "transport: dctcp, dctcp: {min_rto: 332801ps}",
-      "transport: roce-dcqcn, ecn_threshold: 20kB, roce: {rto: 332801ps}, dcqcn: {alpha_timer: "
-      "332801ps, rate_timer: 332801ps, cnp_interval: 332801ps, byte_counter: 4160B}",
-      "transport: roce-dcqcn, ecn_threshold: 20kB, roce: {rto: 332801ps}, dcqcn: {variant: "
-      "ns3-rdma, rate_timer: 665601ps, min_rate: 1Mbps, additive_increase: 100Kbps, "
-      "hyper_increase: 100Kbps}",
-      "transport: roce-dcqcn, ecn_threshold: 20kB, roce: {rto: 332801ps}, dcqcn: {min_rate: "
-      "1Mbps, additive_increase: 100Kbps, hyper_increase: 100Kbps}",
-      "transport: irn, ecn_threshold: 20kB, irn: {rto_low: 332801ps, rto_high: 332801ps}, dcqcn: "
-      "{alpha_timer: 332801ps, rate_timer: 332801ps, cnp_interval: 332801ps, min_rate: 1Mbps}",
-  };
-  for (const std::string& settings : runs) {
-    SCOPED_TRACE(settings);
-    const Simulation run = simulate(parse_experiment(experiment(settings), "exp.yaml"));
-    const RunResult& r = run.result;
-    EXPECT_GT(r.makespan, Time::zero());
-    ASSERT_TRUE(r.packets.has_value());
-    EXPECT_EQ(r.transfers.bytes_delivered, r.transfers.bytes_sent);
-    EXPECT_EQ(r.transfers.bytes_delivered, 4 * 3 * (std::int64_t{1} << 20) / 4);
-    EXPECT_LE(r.packets->timeouts, r.packets->packets_sent);
-  }
-}
-
 }  // namespace packet_settings_test
-}  // namespace mfabric::sim
+}  // namespace mfabric::config

@@ -3,21 +3,22 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "collective/lowering.h"
+#include "config/failures.h"
 #include "core/spec.h"
 #include "fabric/topology.h"
 #include "net/packet/packet_options.h"
-#include "sim/failures.h"
 #include "workload/calibration.h"
 #include "workload/chakra.h"
 #include "workload/routing.h"
 #include "workload/task_graph.h"
 #include "workload/training.h"
 
-namespace mfabric::sim {
+namespace mfabric::config {
 
 // A single collective instead of a model: {collective, bytes, group, algorithm}.
 struct MicroBenchmark {
@@ -29,7 +30,10 @@ struct MicroBenchmark {
   std::string algorithm;  // empty: the default for the collective (lowering.h)
 };
 
-struct ModelWorkload {
+// A training job: the model, its parallelism, batch and schedule, what overlaps, and its expert
+// routing. The one description of a job, for an experiment's `workload:` and for each model of a
+// comparison (study/compare.h).
+struct TrainingJob {
   std::string model = "mixtral-8x22b";
   int tp = 1, pp = 1, ep = 1;
   std::optional<int> dp;  // default: GPUs / (tp x pp x ep)
@@ -55,7 +59,7 @@ struct Experiment {
   fabric::ClusterSpec cluster;
   std::string gpu = "h800";
   Spec fabric{"fat-tree", {}};
-  std::optional<ModelWorkload> model;
+  std::optional<TrainingJob> model;
   std::optional<MicroBenchmark> micro;
   std::string chakra;  // a Chakra trace prefix
   workload::ControlDeps chakra_control_deps = workload::ControlDeps::Relaxed;
@@ -78,7 +82,7 @@ struct Experiment {
   // Jobs whose estimated memory is above this are refused before they are built
   // (workload::check_job_size).
   Bytes max_memory = Bytes(workload::kDefaultMaxJobMemory);
-  // Parts of the fabric that fail, and when (sim/failures.h, docs/reliability.md).
+  // Parts of the fabric that fail, and when (config/failures.h, docs/reliability.md).
   std::vector<Failure> failures;
   // How fast compute and collectives really are (workload/calibration.h, docs/calibration.md);
   // its replay path is already relative to the working directory.
@@ -93,28 +97,40 @@ void set_iterations(Experiment& e, int iterations, const std::string& field);
 // Sets e.completion_batching; mfabric::Error naming `field` outside 0..net::kMaxCompletionBatching.
 void set_completion_batching(Experiment& e, double fraction, const std::string& field);
 
-// Throws mfabric::Error(path, field, expectation) on unreadable files, YAML errors, unknown keys,
-// missing or invalid values.
+// What a layer above config/ checks of the built fabric while an experiment is read: the
+// simulator checks its fabric controller's settings (sim/load_experiment.h). An mfabric::Error it
+// throws is reported as the experiment's.
+using FabricCheck = std::function<void(const fabric::Topology&)>;
+
+// Reads an experiment file (read_experiment_file) or its text. Throws mfabric::Error(path, field,
+// expectation) on unreadable files, YAML errors, unknown keys, missing or invalid values, a
+// fabric that cannot be built, failures it does not have, packet settings it cannot take, and
+// whatever `check` refuses of the built fabric.
 // `max_memory`, when given (simulate --max-memory), replaces simulation.max_memory before the
 // size checks of loading (the topology and network estimates) are made.
-Experiment load_experiment(const std::string& path, std::optional<Bytes> max_memory = std::nullopt);
-Experiment parse_experiment(const std::string& yaml_text, const std::string& source,
-                            std::optional<Bytes> max_memory = std::nullopt);
+Experiment read_experiment_file(const std::string& path,
+                                std::optional<Bytes> max_memory = std::nullopt,
+                                const FabricCheck& check = {});
+Experiment read_experiment(const std::string& yaml_text, const std::string& source,
+                           std::optional<Bytes> max_memory = std::nullopt,
+                           const FabricCheck& check = {});
 
 // The network of a simulation (topology, routes, the backend's channels and link statistics)
 // takes about six times the topology's estimate (measured on the flow backend at 8192 servers of
 // 8 GPUs and NICs and at 1024 of 64: 6.2x and 6.3x); eight bounds it.
 inline constexpr double kNetworkBytesPerTopologyByte = 8;
 // Throws mfabric::Error naming simulation.max_memory when the network of e's cluster is estimated
-// above e.max_memory; parse_experiment calls it before the fabric is built.
+// above e.max_memory; read_experiment calls it before the fabric is built.
 void check_network_size(const Experiment& e);
 
-// Servers one EP group of the experiment's training job spans (EP x TP GPUs in whole servers, at
-// most the cluster); 0 without a training job.
+// Servers one EP group of a training job spans on `cluster` (EP x TP GPUs in whole servers, at
+// most the cluster): the region of a fabric whose regions hold one EP group each.
+int ep_group_servers(const TrainingJob& job, const fabric::ClusterSpec& cluster);
+// That of the experiment's training job; 0 without one.
 int ep_group_servers(const Experiment& e);
 // mFabric's regions sized to the job: an mfabric fabric that names no region gets one region
 // per EP group (ep_group_servers), when that divides the servers, as compare has always done;
-// true when it set one. Called by parse_experiment, and again by a command that replaces the
+// true when it set one. Called by read_experiment, and again by a command that replaces the
 // fabric (simulate --fabric).
 bool fit_regions_to_job(Experiment& e);
 // When the experiment's mFabric regions hold several EP groups each: one sentence saying so
@@ -125,8 +141,8 @@ std::optional<std::string> region_mismatch(const Experiment& e);
 
 // With the packet backend, its settings against the built fabric: the timers and rates against
 // its network links (net::check_packet_options) and a micro-benchmark's transfers against the
-// packets a flow may have. parse_experiment calls it; simulate() again when the fabric was
+// packets a flow may have. read_experiment calls it; simulate() again when the fabric was
 // replaced after loading (simulate --fabric).
 void check_packet_limits(const Experiment& e, const fabric::Topology& topology);
 
-}  // namespace mfabric::sim
+}  // namespace mfabric::config

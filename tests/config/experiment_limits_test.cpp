@@ -4,11 +4,11 @@
 
 #include <string>
 
+#include "config/experiment.h"
 #include "core/error.h"
 #include "fabric/topology.h"
-#include "sim/experiment.h"
 
-namespace mfabric::sim {
+namespace mfabric::config {
 namespace {
 
 const std::string kJob =
@@ -24,7 +24,7 @@ TEST(ExperimentLimits, TheNetworkIsEstimatedBeforeTheFabricIsBuilt) {
   EXPECT_GT(network, 20e6);
   EXPECT_LT(network, 60e6);
   try {
-    parse_experiment(kJob + "simulation: {max_memory: 16MiB}\n", "e.yaml");
+    read_experiment(kJob + "simulation: {max_memory: 16MiB}\n", "e.yaml");
     ADD_FAILURE() << "expected the network estimate to be refused";
   } catch (const Error& e) {
     EXPECT_EQ(e.field(), "simulation.max_memory");
@@ -33,21 +33,21 @@ TEST(ExperimentLimits, TheNetworkIsEstimatedBeforeTheFabricIsBuilt) {
               std::string::npos)
         << e.what();
   }
-  EXPECT_NO_THROW(parse_experiment(kJob, "e.yaml"));
+  EXPECT_NO_THROW(read_experiment(kJob, "e.yaml"));
 }
 
 TEST(ExperimentLimits, ACallersLimitReplacesTheFilesBeforeTheChecks) {
   // simulate --max-memory: raises the file's limit for the size checks, and lowers it.
   EXPECT_NO_THROW(
-      parse_experiment(kJob + "simulation: {max_memory: 16MiB}\n", "e.yaml", Bytes::gib(1)));
-  EXPECT_THROW(parse_experiment(kJob, "e.yaml", Bytes::mib(16)), Error);
+      read_experiment(kJob + "simulation: {max_memory: 16MiB}\n", "e.yaml", Bytes::gib(1)));
+  EXPECT_THROW(read_experiment(kJob, "e.yaml", Bytes::mib(16)), Error);
 }
 
 TEST(ExperimentLimits, NameAndDescriptionAreText) {
-  EXPECT_THROW(parse_experiment("name: {a: 1}\n" + kJob, "e.yaml"), Error);
-  EXPECT_THROW(parse_experiment("description: [x]\n" + kJob, "e.yaml"), Error);
-  EXPECT_NO_THROW(parse_experiment("name: a job\ndescription: two words\n" + kJob, "e.yaml"));
+  EXPECT_THROW(read_experiment("name: {a: 1}\n" + kJob, "e.yaml"), Error);
+  EXPECT_THROW(read_experiment("description: [x]\n" + kJob, "e.yaml"), Error);
+  EXPECT_NO_THROW(read_experiment("name: a job\ndescription: two words\n" + kJob, "e.yaml"));
 }
 
 }  // namespace
-}  // namespace mfabric::sim
+}  // namespace mfabric::config

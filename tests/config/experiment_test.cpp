@@ -1,18 +1,18 @@
-#include "sim/experiment.h"
-#include "sim/workload_builder.h"
+#include "config/experiment.h"
+#include "config/workload_builder.h"
 
 #include <gtest/gtest.h>
 
 #include "core/error.h"
 #include "net/packet/transports/roce_dcqcn.h"
 
-namespace mfabric::sim {
+namespace mfabric::config {
 namespace {
 
 // The error's field, or "" when parsing succeeded.
 std::string error_field(const std::string& yaml) {
   try {
-    parse_experiment(yaml, "exp.yaml");
+    read_experiment(yaml, "exp.yaml");
   } catch (const Error& e) {
     EXPECT_EQ(e.source(), "exp.yaml") << e.what();
     return e.field();
@@ -21,7 +21,7 @@ std::string error_field(const std::string& yaml) {
 }
 
 TEST(Experiment, ParsesEverySection) {
-  const Experiment e = parse_experiment(R"(
+  const Experiment e = read_experiment(R"(
 name: test
 seed: 42
 cluster: {servers: 16, gpus_per_server: 8, nics_per_server: 8, link: 200G, link_latency: 500ns,
@@ -31,7 +31,7 @@ workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, micro_batch: 4, global_batc
            schedule: gpipe, routing: {synthetic: {skew_initial: 1.5, layer_correlation: 0.5}}}
 simulation: {backend: flow, iterations: 3, algorithms: {all_reduce: ring}}
 )",
-                                        "exp.yaml");
+                                       "exp.yaml");
   EXPECT_EQ(e.seed, 42u);
   EXPECT_EQ(e.cluster.servers, 16);
   EXPECT_DOUBLE_EQ(e.cluster.link.gbps(), 200);
@@ -50,13 +50,13 @@ simulation: {backend: flow, iterations: 3, algorithms: {all_reduce: ring}}
 }
 
 TEST(Experiment, FabricAsTextAndMicroBenchmarks) {
-  const Experiment e = parse_experiment(R"(
+  const Experiment e = read_experiment(R"(
 cluster: {servers: 4}
 fabric: "fat-tree:oversubscription=3"
 workload: {collective: all-to-all, bytes: 64MiB, group: per-rail}
 simulation: {iterations: 2}
 )",
-                                        "exp.yaml");
+                                       "exp.yaml");
   EXPECT_EQ(e.fabric.to_string(), "fat-tree:oversubscription=3");
   ASSERT_TRUE(e.micro.has_value());
   const workload::TaskGraph g = build_workload(e);
@@ -107,7 +107,7 @@ TEST(ExperimentErrors, NameTheField) {
                         "simulation: {backend: packet, dcqcn: {variant: mellanox}}\n"),
             "simulation.dcqcn.variant");
   // A DCQCN variant brings its counters; a field given with it overrides them.
-  const Experiment roce = parse_experiment(
+  const Experiment roce = read_experiment(
       "workload: {model: mixtral-8x7b}\nsimulation: {backend: packet, transport: roce-dcqcn, "
       "dcqcn: {variant: ns3-rdma, rate_timer: 70us}}\n",
       "t.yaml");
@@ -134,7 +134,7 @@ TEST(ExperimentErrors, NameTheField) {
                         "simulation: {routing: spray, spray_paths: 1}\n"),
             "simulation.spray_paths");
   EXPECT_EQ(
-      parse_experiment("workload: {model: mixtral-8x7b}\nsimulation: {routing: spray}\n", "t.yaml")
+      read_experiment("workload: {model: mixtral-8x7b}\nsimulation: {routing: spray}\n", "t.yaml")
           .spray_paths,
       kDefaultSprayPaths);
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {iterations: 0}\n"),
@@ -150,14 +150,14 @@ TEST(ExperimentErrors, NameTheField) {
 
 TEST(ExperimentErrors, MalformedYamlAndMissingFile) {
   try {
-    parse_experiment("workload: {model: [\n", "exp.yaml");
+    read_experiment("workload: {model: [\n", "exp.yaml");
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.source(), "exp.yaml");
     EXPECT_NE(std::string(e.what()).find("line"), std::string::npos);
   }
   try {
-    load_experiment("/nonexistent/exp.yaml");
+    read_experiment_file("/nonexistent/exp.yaml");
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.source(), "/nonexistent/exp.yaml");
@@ -165,7 +165,7 @@ TEST(ExperimentErrors, MalformedYamlAndMissingFile) {
 }
 
 TEST(ExperimentErrors, BadJobShapesNameTheWorkload) {
-  const Experiment e = parse_experiment(
+  const Experiment e = read_experiment(
       "cluster: {servers: 4}\nworkload: {model: mixtral-8x7b, tp: 4, pp: 1, ep: 8, dp: 4}\n",
       "exp.yaml");
   try {
@@ -178,13 +178,12 @@ TEST(ExperimentErrors, BadJobShapesNameTheWorkload) {
 
 TEST(Experiment, ModelFilePathsAreRelativeToTheExperimentFile) {
   const Experiment e =
-      parse_experiment("workload: {model: models/mine.yaml}\n", "studies/a/exp.yaml");
+      read_experiment("workload: {model: models/mine.yaml}\n", "studies/a/exp.yaml");
   EXPECT_EQ(e.model->model, "studies/a/models/mine.yaml");
   // A zoo name is not a path.
-  EXPECT_EQ(
-      parse_experiment("workload: {model: mixtral-8x7b}\n", "studies/a/exp.yaml").model->model,
-      "mixtral-8x7b");
-  EXPECT_EQ(parse_experiment("workload: {model: /abs/m.yaml}\n", "a/exp.yaml").model->model,
+  EXPECT_EQ(read_experiment("workload: {model: mixtral-8x7b}\n", "studies/a/exp.yaml").model->model,
+            "mixtral-8x7b");
+  EXPECT_EQ(read_experiment("workload: {model: /abs/m.yaml}\n", "a/exp.yaml").model->model,
             "/abs/m.yaml");
 }
 
@@ -200,9 +199,9 @@ TEST(ExperimentErrors, RangesMatchTheCommandLine) {
               "simulation.completion_batching")
         << bad;
   }
-  EXPECT_EQ(parse_experiment("workload: {model: mixtral-8x7b}\nsimulation: "
-                             "{completion_batching: 0}\n",
-                             "exp.yaml")
+  EXPECT_EQ(read_experiment("workload: {model: mixtral-8x7b}\nsimulation: "
+                            "{completion_batching: 0}\n",
+                            "exp.yaml")
                 .completion_batching,
             0.0);
   EXPECT_EQ(error_field("cluster: {link: 1bps}\nworkload: {model: mixtral-8x7b}\n"),
@@ -210,14 +209,14 @@ TEST(ExperimentErrors, RangesMatchTheCommandLine) {
   EXPECT_EQ(error_field("cluster: {servers: 70000}\nworkload: {model: mixtral-8x7b}\n"),
             "cluster.servers");
   EXPECT_EQ(error_field("workload: {collective: all-reduce, bytes: 2000TiB}\n"), "workload.bytes");
-  Experiment e = parse_experiment("workload: {model: mixtral-8x7b}\n", "exp.yaml");
+  Experiment e = read_experiment("workload: {model: mixtral-8x7b}\n", "exp.yaml");
   EXPECT_THROW(set_iterations(e, 0, "--iterations"), Error);
   set_iterations(e, 10000, "--iterations");
   EXPECT_EQ(e.iterations, 10000);
 }
 
 TEST(ExperimentErrors, JobAboveTheMemoryLimitIsRefusedBeforeItIsBuilt) {
-  const Experiment e = parse_experiment(
+  const Experiment e = read_experiment(
       "cluster: {servers: 16}\nworkload: {model: mixtral-8x7b, tp: 4, pp: 4, ep: 8}\n"
       "simulation: {max_memory: 1MiB}\n",
       "exp.yaml");
@@ -231,4 +230,4 @@ TEST(ExperimentErrors, JobAboveTheMemoryLimitIsRefusedBeforeItIsBuilt) {
 }
 
 }  // namespace
-}  // namespace mfabric::sim
+}  // namespace mfabric::config

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "config/experiment.h"
 #include "core/yaml_fields.h"
-#include "sim/experiment.h"
 
-namespace mfabric::sim {
+namespace mfabric::config {
 
 // The keys of `simulation:` that are packet settings: the packet backend's own, then every
 // block a registered transport reads.
@@ -20,4 +20,4 @@ std::vector<std::string> packet_setting_fields();
 // (or PFC off) would ignore.
 void parse_packet_options(const Fields& f, Experiment& e);
 
-}  // namespace mfabric::sim
+}  // namespace mfabric::config

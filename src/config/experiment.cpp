@@ -1,23 +1,22 @@
-#include "sim/experiment.h"
+#include "config/experiment.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
 
+#include "config/packet_settings.h"
 #include "core/error.h"
 #include "core/yaml_fields.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
 #include "net/flow/flow_backend.h"
 #include "net/router.h"
-#include "sim/mfabric_control.h"
-#include "sim/packet_settings.h"
 #include "workload/chakra.h"
 #include "workload/compute.h"
 #include "workload/connection_matrix.h"
 
-namespace mfabric::sim {
+namespace mfabric::config {
 namespace {
 
 const std::vector<std::string> kTopFields = {"name",       "description", "seed",
@@ -205,7 +204,7 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   }
   reject(kMicroOnly, "model");
   reject(kChakraOnly, "model");
-  ModelWorkload w;
+  TrainingJob w;
   w.model = *f.optional_string("model");
   {
     // A model file (not a zoo name) is relative to the experiment file, like every other path.
@@ -317,8 +316,8 @@ void check_network_size(const Experiment& e) {
   }
 }
 
-Experiment parse_experiment(const std::string& yaml_text, const std::string& source,
-                            std::optional<Bytes> max_memory) {
+Experiment read_experiment(const std::string& yaml_text, const std::string& source,
+                           std::optional<Bytes> max_memory, const FabricCheck& check) {
   Experiment e;
   e.source = source;
   const YAML::Node root = parse_yaml(yaml_text, source);
@@ -362,10 +361,11 @@ Experiment parse_experiment(const std::string& yaml_text, const std::string& sou
   });
   check_failures(e.failures, topology, source);
   check_packet_limits(e, topology);
-  // The control plane's planner and policy names, before any run.
-  if (topology.ocs() != nullptr) {
+  // What the layer above checks of the fabric (the simulator: its controller's planner, policy
+  // and switching rule), before any run.
+  if (check) {
     with_context(source, "", [&] {
-      make_control_plane(topology);
+      check(topology);
       return 0;
     });
   }
@@ -385,11 +385,14 @@ void set_iterations(Experiment& e, int iterations, const std::string& field) {
   e.iterations = iterations;
 }
 
+int ep_group_servers(const TrainingJob& job, const fabric::ClusterSpec& cluster) {
+  const int gpus = std::max(1, job.ep) * std::max(1, job.tp);
+  const int per_server = std::max(1, cluster.gpus_per_server);
+  return std::max(1, std::min(cluster.servers, (gpus + per_server - 1) / per_server));
+}
+
 int ep_group_servers(const Experiment& e) {
-  if (!e.model) return 0;
-  const int gpus = std::max(1, e.model->ep) * std::max(1, e.model->tp);
-  const int per_server = std::max(1, e.cluster.gpus_per_server);
-  return std::max(1, std::min(e.cluster.servers, (gpus + per_server - 1) / per_server));
+  return e.model ? ep_group_servers(*e.model, e.cluster) : 0;
 }
 
 bool fit_regions_to_job(Experiment& e) {
@@ -419,10 +422,11 @@ std::optional<std::string> region_mismatch(const Experiment& e) {
       group == 1 ? "" : "s", param, group);
 }
 
-Experiment load_experiment(const std::string& path, std::optional<Bytes> max_memory) {
-  return parse_experiment(
+Experiment read_experiment_file(const std::string& path, std::optional<Bytes> max_memory,
+                                const FabricCheck& check) {
+  return read_experiment(
       read_yaml_file(path, "experiment file", "a YAML experiment (docs/experiment.md)"), path,
-      max_memory);
+      max_memory, check);
 }
 
-}  // namespace mfabric::sim
+}  // namespace mfabric::config

@@ -1,4 +1,4 @@
-#include "sim/workload_builder.h"
+#include "config/workload_builder.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include "workload/compute.h"
 #include "workload/connection_matrix.h"
 
-namespace mfabric::sim {
+namespace mfabric::config {
 
 namespace {
 
@@ -101,7 +101,7 @@ workload::TaskGraph build_workload(const Experiment& e) {
     options.limits.max_memory = e.max_memory.count();
     return workload::read_chakra(e.chakra, options);
   }
-  const ModelWorkload& w = *e.model;
+  const TrainingJob& w = *e.model;
   workload::TrainingSpec spec;
   spec.model =
       with_context(e.source, "workload.model", [&] { return workload::load_model(w.model); });
@@ -149,4 +149,4 @@ workload::TaskGraph build_workload(const Experiment& e) {
                       [&] { return workload::build_training_graph(spec, trace); });
 }
 
-}  // namespace mfabric::sim
+}  // namespace mfabric::config

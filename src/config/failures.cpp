@@ -1,4 +1,4 @@
-#include "sim/failures.h"
+#include "config/failures.h"
 
 #include <fmt/format.h>
 
@@ -10,31 +10,24 @@
 #include "core/error.h"
 #include "core/yaml_fields.h"
 
-namespace mfabric::sim {
+namespace mfabric::config {
 namespace {
 
 const std::vector<std::string> kFailureFields = {"kind", "server", "index", "at"};
-
-std::string entry(std::size_t k) {
-  return fmt::format("failures[{}]", k);
-}
-
-// The OCS NICs of a server on a fabric with an OCS: the last circuit_degree() NICs.
-int first_ocs_nic(const fabric::Topology& t) {
-  return t.cluster().nics_per_server - t.circuit_degree();
-}
 
 bool has_ocs(const fabric::Topology& t) {
   return !t.regions().empty();
 }
 
-// The region of a server on mFabric, -1 elsewhere.
-int region_of_server(const fabric::Topology& t, int server) {
-  if (t.regions().empty()) return -1;
-  return server / t.regions().front().servers;
+}  // namespace
+
+std::string failure_field(std::size_t k) {
+  return fmt::format("failures[{}]", k);
 }
 
-}  // namespace
+int first_ocs_nic(const fabric::Topology& t) {
+  return t.cluster().nics_per_server - t.circuit_degree();
+}
 
 const char* to_string(FailureKind k) {
   switch (k) {
@@ -71,7 +64,7 @@ std::vector<Failure> parse_failures(const YAML::Node& node, const std::string& s
   out.reserve(node.size());
   std::size_t k = 0;
   for (const YAML::Node& item : node) {
-    const Fields f(item, source, entry(k++), kFailureFields);
+    const Fields f(item, source, failure_field(k++), kFailureFields);
     Failure x;
     if (!f.has("kind")) {
       throw Error(source, f.field("kind"), "is required: one of nic, ocs-port, gpu, server");
@@ -134,7 +127,7 @@ void check_failures(const std::vector<Failure>& failures, const fabric::Topology
   std::map<std::pair<int, int>, std::size_t> gpus_seen;
   for (std::size_t k = 0; k < failures.size(); ++k) {
     const Failure& f = failures[k];
-    const std::string at = entry(k);
+    const std::string at = failure_field(k);
     if (f.server >= c.servers) {
       throw Error(source, at + ".server",
                   fmt::format("server {} does not exist: the cluster has servers 0 to {}", f.server,
@@ -190,7 +183,7 @@ void check_failures(const std::vector<Failure>& failures, const fabric::Topology
     if (failures[k].kind == FailureKind::Server) {
       const int s = failures[k].server;
       if (server_failed[static_cast<std::size_t>(s)] >= 0) {
-        throw Error(source, entry(k),
+        throw Error(source, failure_field(k),
                     fmt::format("server {} already fails in failures[{}]", s,
                                 server_failed[static_cast<std::size_t>(s)]));
       }
@@ -201,13 +194,13 @@ void check_failures(const std::vector<Failure>& failures, const fabric::Topology
     const Failure& f = failures[k];
     if (f.kind == FailureKind::Server) continue;
     if (const int s = server_failed[static_cast<std::size_t>(f.server)]; s >= 0) {
-      throw Error(source, entry(k),
+      throw Error(source, failure_field(k),
                   fmt::format("server {} fails as a whole in failures[{}], with all its parts",
                               f.server, s));
     }
     if (f.kind == FailureKind::Gpu) {
       if (const auto [it, fresh] = gpus_seen.try_emplace({f.server, f.index}, k); !fresh) {
-        throw Error(source, entry(k),
+        throw Error(source, failure_field(k),
                     fmt::format("GPU {} of server {} already fails in failures[{}]", f.index,
                                 f.server, it->second));
       }
@@ -215,7 +208,7 @@ void check_failures(const std::vector<Failure>& failures, const fabric::Topology
     }
     const int nic = f.kind == FailureKind::OcsPort ? first_ocs_nic(topology) + f.index : f.index;
     if (const auto [it, fresh] = nics_seen.try_emplace({f.server, nic}, k); !fresh) {
-      throw Error(source, entry(k),
+      throw Error(source, failure_field(k),
                   fmt::format("NIC {} of server {} (its OCS port) already fails in "
                               "failures[{}]",
                               nic, f.server, it->second));
@@ -227,95 +220,13 @@ void check_failures(const std::vector<Failure>& failures, const fabric::Topology
     for (const fabric::NodeId n : failed_nics(failures[k], topology)) {
       const int local = topology.node(n).index;
       if (const auto it = nics_seen.find({gpu.first, local}); it != nics_seen.end()) {
-        throw Error(source, entry(it->second),
+        throw Error(source, failure_field(it->second),
                     fmt::format("NIC {} of server {} already fails with its GPU {} in "
                                 "failures[{}]",
                                 local, gpu.first, gpu.second, k));
       }
     }
   }
-}
-
-SparePlacement place_spares(const std::vector<Failure>& failures, const fabric::Topology& topology,
-                            int job_gpus, const std::string& source) {
-  const fabric::ClusterSpec& c = topology.cluster();
-  const int per = c.gpus_per_server;
-  const int all = c.servers * per;
-  SparePlacement p;
-  p.gpu_of.resize(static_cast<std::size_t>(job_gpus));
-  for (int g = 0; g < job_gpus; ++g)
-    p.gpu_of[static_cast<std::size_t>(g)] = g;
-  // A GPU is free when the job does not use it and it has not failed.
-  std::vector<bool> free(static_cast<std::size_t>(all), false);
-  for (int g = job_gpus; g < all; ++g)
-    free[static_cast<std::size_t>(g)] = true;
-  for (const Failure& f : failures) {
-    if (f.kind == FailureKind::Gpu)
-      free[static_cast<std::size_t>(f.server * per + f.index)] = false;
-    if (f.kind == FailureKind::Server) {
-      for (int k = 0; k < per; ++k)
-        free[static_cast<std::size_t>(f.server * per + k)] = false;
-    }
-  }
-  const auto server_free = [&](int s) {
-    for (int k = 0; k < per; ++k) {
-      if (!free[static_cast<std::size_t>(s * per + k)]) return false;
-    }
-    return true;
-  };
-  const auto move = [&](std::size_t k, int from, int to) {
-    free[static_cast<std::size_t>(to)] = false;
-    if (from < job_gpus) {
-      p.gpu_of[static_cast<std::size_t>(from)] = to;
-      p.moves.push_back({static_cast<int>(k), from, to});
-    }
-  };
-  const std::string idle_hint = fmt::format(
-      "the job uses {} of the cluster's {} GPUs; give the cluster more servers than the job "
-      "needs (cluster.servers) and workload.dp, so that some are left as spares",
-      job_gpus, all);
-  // Servers first, so that a whole idle server is not taken apart by a GPU's spare before.
-  for (std::size_t k = 0; k < failures.size(); ++k) {
-    const Failure& f = failures[k];
-    if (f.kind != FailureKind::Server) continue;
-    if (f.server * per >= job_gpus) continue;  // an idle server: nothing to move
-    const int region = region_of_server(topology, f.server);
-    int spare = -1;
-    for (int pass = 0; pass < 2 && spare < 0; ++pass) {
-      for (int s = 0; s < c.servers && spare < 0; ++s) {
-        if (pass == 0 && (region < 0 || region_of_server(topology, s) != region)) continue;
-        if (server_free(s)) spare = s;
-      }
-    }
-    if (spare < 0) {
-      throw Error(source, entry(k),
-                  fmt::format("server {} fails and no whole server is idle to take its ranks: {}",
-                              f.server, idle_hint));
-    }
-    for (int j = 0; j < per; ++j)
-      move(k, f.server * per + j, spare * per + j);
-  }
-  for (std::size_t k = 0; k < failures.size(); ++k) {
-    const Failure& f = failures[k];
-    if (f.kind != FailureKind::Gpu) continue;
-    const int from = f.server * per + f.index;
-    if (from >= job_gpus) continue;
-    const int region = region_of_server(topology, f.server);
-    int spare = -1;
-    for (int pass = 0; pass < 2 && spare < 0; ++pass) {
-      for (int g = 0; g < all && spare < 0; ++g) {
-        if (pass == 0 && (region < 0 || region_of_server(topology, g / per) != region)) continue;
-        if (free[static_cast<std::size_t>(g)]) spare = g;
-      }
-    }
-    if (spare < 0) {
-      throw Error(source, entry(k),
-                  fmt::format("GPU {} of server {} fails and no GPU is idle to take its rank: {}",
-                              f.index, f.server, idle_hint));
-    }
-    move(k, from, spare);
-  }
-  return p;
 }
 
 std::vector<fabric::NodeId> failed_nics(const Failure& f, const fabric::Topology& topology) {
@@ -344,4 +255,4 @@ std::vector<fabric::NodeId> failed_nics(const Failure& f, const fabric::Topology
   return {};
 }
 
-}  // namespace mfabric::sim
+}  // namespace mfabric::config
