@@ -1,0 +1,69 @@
+// The verdict sentences that open compare's outputs (compare_headline), checked as text.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fabric/cost.h"
+#include "report/compare_report.h"
+#include "report/compare_samples.h"
+
+// In the namespace of compare_samples.h (test files are compiled several to a translation unit).
+namespace mfabric::report::compare_html_test {
+namespace {
+
+TEST(CompareHeadline, ASentencePerModelAndLinkWithTheFiguresBehindIt) {
+  CompareResult r = one_model();
+  // Speed 10 / 12.5 = 0.80x; cost 1 / 4 = 0.25x; perf/$ 0.80 / 0.25 = 3.20x.
+  EXPECT_EQ(compare_headline(r),
+            std::vector<std::string>{
+                "m at 400G: mFabric trains at 0.80x the fat-tree's speed (12.50 s vs 10.00 s per "
+                "iteration) for 0.25x its network cost ($1,000,000 vs $4,000,000, paper "
+                "formulas), 3.20x its perf/$."});
+  // Built: cost 2 / 3 = 0.67x, perf/$ 0.80 / (2 / 3) = 1.20x.
+  r.cost_convention = fabric::CostConvention::Built;
+  EXPECT_EQ(compare_headline(r),
+            std::vector<std::string>{
+                "m at 400G: mFabric trains at 0.80x the fat-tree's speed (12.50 s vs 10.00 s per "
+                "iteration) for 0.67x its network cost ($2,000,000 vs $3,000,000, built "
+                "topology), 1.20x its perf/$."});
+}
+
+TEST(CompareHeadline, SaysWhatItCannotCompareAndNamesTheFailedRuns) {
+  CompareResult r = one_model();
+  r.runs[0].error = "stalled";
+  EXPECT_EQ(
+      compare_headline(r),
+      (std::vector<std::string>{
+          "m at 400G: mFabric takes 12.50 s per iteration and its network costs $1,000,000 "
+          "(paper formulas); the fat-tree run failed, so there is nothing to compare it with.",
+          "1 run failed: m at 400G on fat-tree (the errors are with the results)."}));
+  r.runs.erase(r.runs.begin());
+  EXPECT_EQ(compare_headline(r).at(0),
+            "m at 400G: mFabric takes 12.50 s per iteration and its network costs $1,000,000 "
+            "(paper formulas); there is no fat-tree run to compare it with.");
+  r.runs[0].error = "no route";
+  EXPECT_EQ(compare_headline(r).at(0),
+            "m at 400G: the mfabric run failed, so there is no verdict.");
+  r = one_model();
+  r.runs[1].fabric = "topoopt";
+  r.runs[1].reconfiguration.reset();
+  EXPECT_EQ(compare_headline(r).at(0).rfind("No mFabric run in this comparison", 0), 0u);
+  EXPECT_TRUE(compare_headline(CompareResult{}).empty());
+}
+
+TEST(CompareHeadline, EveryMfabricVariantHasItsSentenceNamedByItsLabel) {
+  CompareResult r = one_model();
+  CompareRun variant = r.runs[1];
+  variant.fabric = "mfabric:alpha=4";
+  variant.iteration_time_s = 20;  // speed 0.50x, perf/$ 0.50 / 0.25 = 2.00x
+  r.runs.push_back(variant);
+  const std::vector<std::string> h = compare_headline(r);
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].rfind("m at 400G: mFabric (mfabric) trains at 0.80x", 0), 0u) << h[0];
+  EXPECT_EQ(h[1].rfind("m at 400G: mFabric (mfabric:alpha=4) trains at 0.50x", 0), 0u) << h[1];
+  EXPECT_NE(h[1].find("2.00x its perf/$"), std::string::npos) << h[1];
+}
+
+}  // namespace
+}  // namespace mfabric::report::compare_html_test
