@@ -32,6 +32,35 @@ bool is_bare_password_char(char c) {
   return c > 0x20 && c <= 0x7e && c != ',' && c != ':' && c != ';' && c != '"';
 }
 
+// A command sent and not yet answered (Tl1Client::exchange_all).
+struct PendingCommand {
+  std::size_t index;
+  std::string what;
+  std::chrono::steady_clock::time_point bound;     // max_command_time after it was sent
+  std::chrono::steady_clock::time_point deadline;  // command_timeout after sent or last heard of
+  Tl1Response gathered;                            // the lines of continued responses ('>') so far
+  bool gathering = false;
+  std::size_t gathered_bytes = 0;
+};
+
+// Adds one response to the command's answer, which a response continued over several messages
+// ('>') builds up; true once the answer is whole.
+bool gather(PendingCommand& p, Tl1Response& response) {
+  if (p.gathering) {
+    p.gathered.lines.insert(p.gathered.lines.end(), response.lines.begin(), response.lines.end());
+    if (!response.comment.empty()) {
+      p.gathered.comment += (p.gathered.comment.empty() ? "" : " ") + response.comment;
+    }
+    p.gathered.completion = response.completion;
+    p.gathered.error_code = response.error_code;
+    p.gathered.continued = response.continued;
+  } else {
+    p.gathered = std::move(response);
+    p.gathering = true;
+  }
+  return !p.gathered.continued;
+}
+
 }  // namespace
 
 Tl1Client::Tl1Client(std::string address, Tl1Credentials credentials, Tl1ClientOptions options)
@@ -174,16 +203,8 @@ void Tl1Client::exchange_all(std::vector<Tl1Command>& commands, std::size_t wind
                              const std::function<void(std::size_t, Tl1Response&)>& answered,
                              const std::string* description) {
   using Clock = std::chrono::steady_clock;
+  using Pending = PendingCommand;
   const std::string source = "OCS " + printable(address_);
-  struct Pending {
-    std::size_t index;
-    std::string what;
-    Clock::time_point bound;     // max_command_time after it was sent
-    Clock::time_point deadline;  // command_timeout after it was sent or last heard of
-    Tl1Response gathered;        // the lines of continued responses ('>') so far
-    bool gathering = false;
-    std::size_t gathered_bytes = 0;
-  };
   std::map<std::string, Pending> pending;  // by CTAG
   std::size_t next = 0;
   const auto drop_connection = [&] {
@@ -271,19 +292,7 @@ void Tl1Client::exchange_all(std::vector<Tl1Command>& commands, std::size_t wind
     const auto it = pending.find(response.ctag);
     if (it == pending.end()) continue;  // a late answer to an earlier command
     Pending& p = it->second;
-    if (p.gathering) {
-      p.gathered.lines.insert(p.gathered.lines.end(), response.lines.begin(), response.lines.end());
-      if (!response.comment.empty()) {
-        p.gathered.comment += (p.gathered.comment.empty() ? "" : " ") + response.comment;
-      }
-      p.gathered.completion = response.completion;
-      p.gathered.error_code = response.error_code;
-      p.gathered.continued = response.continued;
-    } else {
-      p.gathered = std::move(response);
-      p.gathering = true;
-    }
-    if (p.gathered.continued) {
+    if (!gather(p, response)) {
       p.deadline = std::min(p.bound, Clock::now() + as_duration(options_.command_timeout));
       p.gathered_bytes += kMaxTl1LineBytes;  // counted high: a message's lines are at most this
       if (p.gathered_bytes > kMaxGatheredBytes) {
