@@ -116,11 +116,11 @@ TEST_F(ToyFabricKind, CostsItsBuiltTopologyAndItsPaperFormula) {
   EXPECT_EQ(fabric::bill_of_materials(t, CostConvention::Paper),
             (BillOfMaterials{.nics = 8, .transceivers = 16, .switch_ports = 8, .fibres = 8}));
   EXPECT_EQ(fabric::paper_bill_of_materials("star", 10, 4, 0, 1, CostConvention::Paper).fibres, 40);
-  const fabric::CostBreakdown cost =
-      fabric::network_cost(t, CostConvention::Built, fabric::PriceBook::paper_defaults());
-  const fabric::LinkPrices& p = fabric::PriceBook::paper_defaults().at(Rate::gbps(100));
-  EXPECT_DOUBLE_EQ(cost.total(),
-                   8 * p.nic + 16 * p.transceiver + 8 * p.switch_port + 8 * 500 * p.fibre_per_m);
+  const fabric::PriceBook prices = fabric::PriceBook::paper_defaults();
+  const fabric::CostBreakdown cost = fabric::network_cost(t, CostConvention::Built, prices);
+  const fabric::LinkPrices& p = prices.at(Rate::gbps(100));
+  EXPECT_DOUBLE_EQ(cost.total(), 8 * p.nic + 16 * p.transceiver + 8 * p.switch_port +
+                                     8 * prices.fibre_length_m() * p.fibre_per_m);
 }
 
 // One switch joining every NIC is one network, whoever builds it: the star and a fat-tree small
