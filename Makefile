@@ -14,6 +14,7 @@
 #   make validate  regenerate the generated tables of docs/validation.md (long: see
 #                docs/performance.md); VALIDATE_ONLY=script.sh for one script's tables
 #   make plugins-doc  regenerate docs/plugins.md from the registries (`mfabric plugins`)
+#   make calibrations  refit data/calibrations/h200-measured.yaml to data/measurements/
 #   make format  clang-format every C++ file
 #   make build   Release build only
 
@@ -31,7 +32,7 @@ FUZZ_SECONDS ?=
 FUZZ_RUNS ?=
 FUZZ_HARNESSES ?=
 
-.PHONY: all deps build demo test test-release test-sanitize fuzz bench validate plugins-doc format clean
+.PHONY: all deps build demo test test-release test-sanitize fuzz bench validate plugins-doc calibrations format clean
 
 all: build
 
@@ -75,6 +76,9 @@ validate: build
 
 plugins-doc: build
 	./$(RELEASE_DIR)/src/cli/mfabric plugins --format markdown > docs/plugins.md
+
+calibrations: build
+	bash scripts/fit-calibrations.sh ./$(RELEASE_DIR)/src/cli/mfabric
 
 format:
 	@find src tests bench -name '*.h' -o -name '*.cpp' | xargs clang-format -i

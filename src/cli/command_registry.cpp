@@ -32,6 +32,10 @@ CommandRegistry& commands() {
            "tasks, traffic by parallelism and compute time",
            register_workload},
           {"models", "List the MoE models of the shipped zoo", register_models},
+          {"kernel",
+           "Time one op (expert FFN, dense GEMM, attention, MoE permutation) as the compute model "
+           "sees it on a GPU; fit and check measured kernel tables",
+           register_kernel},
           {"trace", "Write a synthetic expert-routing trace (--out) or summarise one (--stats)",
            register_trace},
           {"plan",

@@ -40,6 +40,7 @@ Command register_ocs_emulator(CLI::App& command);
 Command register_controller(CLI::App& command);
 Command register_moe_bench(CLI::App& command);
 Command register_plugins(CLI::App& command);
+Command register_kernel(CLI::App& command);
 
 // The commands by name, in the order help lists them (command_registry.cpp).
 using CommandRegistry = Registry<Command (*)(CLI::App&)>;

@@ -11,6 +11,7 @@
 #include "core/output_text.h"
 #include "core/yaml_fields.h"
 #include "workload/embedded_yaml.h"
+#include "workload/kernel_tables_yaml.h"
 
 namespace mfabric::workload {
 
@@ -41,8 +42,8 @@ namespace {
 // A chain of `base:` references deeper than this is a cycle.
 constexpr int kMaxBaseDepth = 8;
 
-const std::vector<std::string> kCalibrationFields = {"name", "description", "base", "compute",
-                                                     "collectives"};
+const std::vector<std::string> kCalibrationFields = {
+    "name", "description", "gpu", "base", "compute", "collectives", "kernels"};
 const std::vector<std::string> kComputeFields = {"attention", "dense_gemm", "expert_gemm",
                                                  "generic",   "optimizer",  "replay"};
 const std::vector<std::string> kCostFields = {"efficiency", "overhead"};
@@ -141,9 +142,16 @@ Calibration parse_map(const YAML::Node& node, const std::string& source, const s
     c = with_context(source, f.field("base"), [&] { return load_named(*base, depth + 1); });
   }
   // Unnamed: the base's name, marked "+" when fields change it; "custom" without a base.
-  const bool changed = f.has("compute") || f.has("collectives");
+  const bool changed = f.has("compute") || f.has("collectives") || f.has("kernels");
   c.name = f.optional_string("name").value_or(f.has("base") ? (changed ? c.name + "+" : c.name)
                                                             : (changed ? "custom" : c.name));
+  if (const std::optional<std::string> gpu = f.optional_string("gpu")) {
+    c.gpu = with_context(source, f.field("gpu"), [&] { return find_gpu(*gpu).name; });
+  }
+  if (f.has("kernels")) {
+    c.kernels = std::make_shared<const KernelCalibration>(
+        parse_kernel_calibration(f.get("kernels"), source, f.field("kernels")));
+  }
   if (f.has("compute")) {
     const Fields cf(f.get("compute"), source, f.field("compute"), kComputeFields);
     c.compute.attention = fraction(cf, "attention", c.compute.attention, "peak FLOP/s");
@@ -190,6 +198,13 @@ std::vector<std::string> calibration_names() {
   return names;
 }
 
+std::optional<std::string> calibration_for_gpu(const std::string& gpu) {
+  for (const std::string& name : calibration_names()) {
+    if (ascii_lower(load_calibration(name).gpu) == ascii_lower(gpu)) return name;
+  }
+  return std::nullopt;
+}
+
 Calibration load_calibration(const std::string& name_or_path) {
   return load_named(name_or_path, 1);
 }
@@ -202,7 +217,7 @@ Calibration parse_calibration(const YAML::Node& node, const std::string& source,
   if (!node.IsMap()) {
     throw Error(source, path,
                 fmt::format("expected a calibration name such as 'paper-measurement' or a map "
-                            "{{base, compute, collectives}}, got {}",
+                            "{{base, compute, collectives, kernels}}, got {}",
                             describe(node)));
   }
   return parse_map(node, source, path, 1);

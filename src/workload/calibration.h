@@ -16,12 +16,14 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/units.h"
 #include "workload/compute.h"
+#include "workload/kernel_model.h"
 #include "workload/task_graph.h"
 #include "workload/training.h"
 
@@ -50,6 +52,9 @@ struct CollectiveCosts {
 
 struct Calibration {
   std::string name = "roofline";
+  // The GPU the calibration is for (its catalogue name); empty: any. `mfabric kernel` picks the
+  // shipped calibration of the GPU asked for.
+  std::string gpu;
   Efficiency compute;
   // Chakra COMP nodes that give num_ops but no duration_micros.
   double generic = 0.5;
@@ -59,6 +64,9 @@ struct Calibration {
   // Measured durations (ComputeReplay's CSV), a path; empty: none.
   std::string replay;
   CollectiveCosts collectives;
+  // Measured kernel tables (kernel_model.h); null: every op on the roofline with `compute`'s
+  // efficiencies. Shared: a calibration is copied into every run of a study.
+  std::shared_ptr<const KernelCalibration> kernels;
 };
 
 // Sets the compute side of `c` on a training job: its efficiencies and its optimizer step. The
@@ -67,12 +75,14 @@ void calibrate(TrainingSpec& spec, const Calibration& c);
 
 // The shipped calibrations' names, sorted ("paper-measurement", "roofline").
 std::vector<std::string> calibration_names();
+// The shipped calibration made for `gpu` (its `gpu:` field), if any.
+std::optional<std::string> calibration_for_gpu(const std::string& gpu);
 // A shipped calibration by name (case-insensitive) or a calibration YAML file by path; throws
 // mfabric::Error listing the names.
 Calibration load_calibration(const std::string& name_or_path);
 
 // Parses a calibration from an experiment: a scalar (a name or a file, as load_calibration) or a
-// map {base, compute, collectives}. Errors name `source` and fields under `path`. The replay path
+// map {base, compute, collectives, kernels}. Errors name `source` and fields under `path`. The replay path
 // is returned as written (the caller resolves it against its file).
 Calibration parse_calibration(const YAML::Node& node, const std::string& source,
                               const std::string& path);

@@ -25,11 +25,11 @@ const std::vector<GpuSpec>& gpu_catalogue() {
   // vendor data sheets. H800 is the export variant of H100: same compute and memory, less
   // NVLink (which the fabric, not this model, accounts for).
   static const std::vector<GpuSpec> gpus = {
-      {"A100", 312e12, 2.039e12},  // A100 SXM4 80GB
-      {"H100", 989e12, 3.35e12},   // H100 SXM5
-      {"H800", 989e12, 3.35e12},   // H800 SXM5
-      {"H200", 989e12, 4.8e12},    // H200 SXM (H100 compute, HBM3e)
-      {"B200", 2250e12, 8e12},     // B200 (HGX B200)
+      {"A100", 312e12, 2.039e12, 0},       // A100 SXM4 80GB (no FP8)
+      {"H100", 989e12, 3.35e12, 1979e12},  // H100 SXM5
+      {"H800", 989e12, 3.35e12, 1979e12},  // H800 SXM5
+      {"H200", 989e12, 4.8e12, 1979e12},   // H200 SXM (H100 compute, HBM3e)
+      {"B200", 2250e12, 8e12, 4500e12},    // B200 (HGX B200)
   };
   return gpus;
 }

@@ -105,11 +105,11 @@ TEST(Calibration, BadValuesNameTheFieldAndTheRange) {
                 .find("test.yaml: calibration.compute.expert_gem: unknown field"),
             std::string::npos);
   EXPECT_EQ(error_of("calibration: {base: nope}"),
-            "test.yaml: calibration.base: unknown calibration 'nope' (known: paper-measurement, "
-            "roofline; or a .yaml file)");
+            "test.yaml: calibration.base: unknown calibration 'nope' (known: h100-measured, "
+            "h200-measured, h800-measured, paper-measurement, roofline; or a .yaml file)");
   EXPECT_EQ(error_of("calibration: [1, 2]"),
             "test.yaml: calibration: expected a calibration name such as 'paper-measurement' or "
-            "a map {base, compute, collectives}, got a list");
+            "a map {base, compute, collectives, kernels}, got a list");
 }
 
 TEST(Calibration, AFileBasedOnItselfIsOneError) {
