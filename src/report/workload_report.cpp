@@ -51,6 +51,14 @@ nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload:
         {"pp", share(s.bytes_pp, total)}}},
       {"compute_time_s_per_stage", s.compute_s_per_stage},
       {"moe_layer_forward_s", {{"attention", s.attention_fwd_s}, {"experts", s.experts_fwd_s}}},
+      {"moe_layer_forward_ops_s",
+       [&] {
+         nlohmann::json ops = nlohmann::json::object();
+         for (const auto& [op, seconds] : s.moe_layer_fwd_ops)
+           ops[workload::to_string(op)] = seconds;
+         return ops;
+       }()},
+      {"compute_model", spec.kernels ? "measured kernels" : "roofline"},
   };
 }
 
@@ -90,6 +98,16 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
       "\nMoE layer forward, one micro-batch: attention + router {}, experts (busiest GPU) {}\n",
       to_string(Time::from_seconds(s.attention_fwd_s)),
       to_string(Time::from_seconds(s.experts_fwd_s)));
+  if (!s.moe_layer_fwd_ops.empty()) {
+    // Every compute task of the layer, the router and the permutation around the experts
+    // included: they sit on the compute stream before the all-to-all they feed.
+    Table ops({"MoE layer op (forward)", "busiest GPU"});
+    for (const auto& [op, seconds] : s.moe_layer_fwd_ops)
+      ops.add_row({workload::to_string(op), to_string(Time::from_seconds(seconds))});
+    out += fmt::format("\ncompute {}:\n", spec.kernels ? "from measured kernel tables"
+                                                       : "on the roofline (no measured kernels)");
+    out += ops.render();
+  }
   return out;
 }
 

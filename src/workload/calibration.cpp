@@ -186,6 +186,7 @@ Calibration parse_map(const YAML::Node& node, const std::string& source, const s
 void calibrate(TrainingSpec& spec, const Calibration& c) {
   spec.efficiency = c.compute;
   spec.optimizer_efficiency = c.optimizer;
+  spec.kernels = c.kernels;
 }
 
 std::vector<std::string> calibration_names() {

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/output_text.h"
 #include "core/yaml_fields.h"
+#include "workload/kernel_model.h"
 
 namespace mfabric::workload {
 
@@ -49,8 +50,8 @@ const GpuSpec& find_gpu(const std::string& name) {
 // ComputeModel
 
 ComputeModel::ComputeModel(const ModelSpec& model, const GpuSpec& gpu, const Efficiency& eff,
-                           const ComputeShape& shape)
-    : model_(model), gpu_(gpu), eff_(eff), shape_(shape) {
+                           const ComputeShape& shape, const KernelCalibration* kernels)
+    : model_(model), gpu_(gpu), eff_(eff), shape_(shape), kernels_(kernels) {
   const auto positive = [](const char* field, int value) {
     if (value < 1)
       throw Error("", field, fmt::format("expected a positive integer, got {}", value));
@@ -184,6 +185,7 @@ Time ComputeModel::roofline(double flops, double bytes, double efficiency, Phase
 // fused kernels keep on chip (attention scores, the FFN's hidden activations) are not counted.
 
 Time ComputeModel::attention(Phase phase) const {
+  if (kernels_) return measured_attention(phase);
   const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
   const double d = model_.dtype_bytes;
   const double bytes = static_cast<double>(model_.attention_params_per_layer()) * d +
@@ -192,6 +194,10 @@ Time ComputeModel::attention(Phase phase) const {
 }
 
 Time ComputeModel::router(Phase phase) const {
+  if (kernels_) {
+    KernelShape s = dense_shape(model_.hidden, model_.experts, tokens());
+    return kernel(s, phase);
+  }
   const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
   const double d = model_.dtype_bytes;
   const double bytes = static_cast<double>(model_.router_params()) * d +
@@ -213,6 +219,13 @@ Time ComputeModel::experts(std::int64_t token_assignments, int local_experts, Ph
   // No tokens: the grouped GEMM has no work, and experts without tokens are skipped without
   // reading their weights, so no time at all.
   if (token_assignments == 0) return roofline(0, 0, 1, phase);  // zero; validates phase
+  if (kernels_) {
+    // The experts of this GPU share its tokens evenly: the trace gives the rank's count, not the
+    // split among its experts. At least one token each: an expert with work runs a launch.
+    const std::int64_t per_expert =
+        std::max<std::int64_t>(1, (token_assignments + local_experts / 2) / local_experts);
+    return kernel(ffn_shape(model_.ffn_expert, local_experts, per_expert), phase);
+  }
   const double d = model_.dtype_bytes;
   const double n = static_cast<double>(token_assignments);
   const double bytes = static_cast<double>(local_experts) *
@@ -231,22 +244,129 @@ Time ComputeModel::all_tokens_ffn(std::int64_t params, double flops, Phase phase
 }
 
 Time ComputeModel::shared_experts(Phase phase) const {
+  if (kernels_ && model_.shared_experts > 0) {
+    return kernel(ffn_shape(model_.ffn_shared, model_.shared_experts, tokens()), phase);
+  }
   return all_tokens_ffn(model_.shared_experts == 0 ? 0 : model_.shared_expert_params(),
                         shared_expert_flops(), phase);
 }
 
 Time ComputeModel::dense_ffn(Phase phase) const {
+  if (kernels_ && model_.ffn_dense > 0) {
+    return kernel(ffn_shape(model_.ffn_dense, 1, tokens()), phase);
+  }
   return all_tokens_ffn(model_.ffn_dense == 0 ? 0 : model_.dense_ffn_params(), dense_ffn_flops(),
                         phase);
 }
 
 Time ComputeModel::lm_head(Phase phase) const {
+  if (kernels_) return kernel(dense_shape(model_.hidden, tp_share(model_.vocab), tokens()), phase);
   const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
   const double d = model_.dtype_bytes;
   const double bytes = static_cast<double>(model_.vocab) * model_.hidden * d  // weights
                        + t * model_.hidden * d                                // hidden in
                        + t * model_.vocab * d;                                // logits out
   return roofline(lm_head_flops(), bytes, eff_.dense_gemm, phase);
+}
+
+Time ComputeModel::permutation(Phase phase) const {
+  KernelShape s;
+  s.op = KernelOp::Permute;
+  s.hidden = tp_share(model_.hidden);
+  s.tokens = tokens();
+  s.top_k = model_.top_k;
+  s.experts = model_.experts;
+  s.dtype_bytes = model_.dtype_bytes;
+  return kernel(s, phase);
+}
+
+Time ComputeModel::kernel(const KernelShape& shape, Phase phase) const {
+  const KernelTime t = KernelModel(gpu_, kernels_, eff_).time(shape);
+  switch (phase) {
+    case Phase::Forward:
+      return t.forward;
+    case Phase::Backward:
+      return t.backward;
+    case Phase::Update:
+    case Phase::Other:
+      break;
+  }
+  throw Error("", "phase",
+              fmt::format("compute time is modelled for fwd and bwd, not {}", to_string(phase)));
+}
+
+// Attention as measured kernels: the query, key/value and output projections (dense GEMMs of
+// this TP rank's heads) and the causal attention core.
+Time ComputeModel::measured_attention(Phase phase) const {
+  const AttentionSpec& a = model_.attention;
+  const std::int64_t t = tokens();
+  const std::int64_t h = model_.hidden;
+  const std::int64_t heads = tp_share(a.heads);
+  KernelShape core;
+  core.op = KernelOp::Attention;
+  core.heads = heads;
+  core.seq = shape_.seq;
+  core.batch = shape_.micro_batch;
+  core.causal = true;
+  core.dtype_bytes = model_.dtype_bytes;
+  Time total;
+  if (a.kind == "mla") {
+    const std::int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    core.kv_heads = heads;
+    core.qk_head_dim = qk;
+    core.v_head_dim = a.v_head_dim;
+    // Low-rank projections: down-projections replicated on the TP ranks, up-projections split.
+    if (a.q_lora_rank > 0) {
+      total += kernel(dense_shape(h, a.q_lora_rank, t), phase);
+      total += kernel(dense_shape(a.q_lora_rank, heads * qk, t), phase);
+    } else {
+      total += kernel(dense_shape(h, heads * qk, t), phase);
+    }
+    total += kernel(dense_shape(h, a.kv_lora_rank + a.qk_rope_head_dim, t), phase);
+    total +=
+        kernel(dense_shape(a.kv_lora_rank, heads * (a.qk_nope_head_dim + a.v_head_dim), t), phase);
+    total += kernel(dense_shape(heads * a.v_head_dim, h, t), phase);
+  } else {
+    core.kv_heads = std::max<std::int64_t>(1, tp_share(a.kv_heads));
+    core.qk_head_dim = core.v_head_dim = a.head_dim;
+    total += kernel(dense_shape(h, (heads + 2 * core.kv_heads) * a.head_dim, t), phase);
+    total += kernel(dense_shape(heads * a.head_dim, h, t), phase);
+  }
+  return total + kernel(core, phase);
+}
+
+std::int64_t ComputeModel::tokens() const {
+  return static_cast<std::int64_t>(shape_.micro_batch) * shape_.seq;
+}
+
+std::int64_t ComputeModel::tp_share(std::int64_t n) const {
+  return std::max<std::int64_t>(1, n / shape_.tp);
+}
+
+KernelShape ComputeModel::dense_shape(std::int64_t in, std::int64_t out,
+                                      std::int64_t tokens) const {
+  KernelShape s;
+  s.op = KernelOp::Dense;
+  s.hidden = in;
+  s.ffn = out;
+  s.tokens = tokens;
+  s.dtype_bytes = model_.dtype_bytes;
+  return s;
+}
+
+// An FFN of `width` per expert (split among the TP ranks) as a loop of `count` experts with
+// `tokens` each: routed and shared experts, a dense layer's FFN (one expert).
+KernelShape ComputeModel::ffn_shape(std::int64_t width, std::int64_t count,
+                                    std::int64_t tokens) const {
+  KernelShape s;
+  s.op = KernelOp::Expert;
+  s.hidden = model_.hidden;
+  s.ffn = tp_share(width);
+  s.local_experts = count;
+  s.tokens = tokens;
+  s.gated = model_.gated_ffn;
+  s.dtype_bytes = model_.dtype_bytes;
+  return s;
 }
 
 Time ComputeModel::optimizer_step(std::int64_t params, double bytes_per_param,
@@ -270,7 +390,7 @@ Time ComputeModel::optimizer_step(std::int64_t params, double bytes_per_param,
 namespace {
 
 // The compute ops a replay file may time, in the order messages list them.
-constexpr std::array<Op, 6> kReplayOps = {Op::Attention,     Op::Router,   Op::Experts,
+constexpr std::array<Op, 7> kReplayOps = {Op::Attention,     Op::Router,   Op::Permute, Op::Experts,
                                           Op::SharedExperts, Op::DenseFfn, Op::LmHead};
 
 std::string_view trim(std::string_view s) {

@@ -55,10 +55,16 @@ struct ComputeShape {
   int tp = 1;
 };
 
+struct KernelCalibration;
+struct KernelShape;
+
 class ComputeModel {
  public:
+  // With `kernels` (a calibration's measured tables, kernel_model.h; kept by the caller), each op
+  // is timed as the kernel model's ops of its shape: projections and the router as dense GEMMs,
+  // the attention core, FFNs as expert loops, the permutation; the roofline with `eff` otherwise.
   ComputeModel(const ModelSpec& model, const GpuSpec& gpu, const Efficiency& eff,
-               const ComputeShape& shape);
+               const ComputeShape& shape, const KernelCalibration* kernels = nullptr);
 
   // Forward FLOPs per micro-batch for the whole TP group (not yet divided by TP).
   double attention_flops() const;
@@ -76,6 +82,10 @@ class ComputeModel {
   Time shared_experts(Phase phase) const;
   Time dense_ffn(Phase phase) const;
   Time lm_head(Phase phase) const;
+  // The MoE layer's token permutation around the experts (top-k, sort by expert, gather, and the
+  // weighted scatter back), all of it: this GPU's tokens, its TP slice of each (the slice the
+  // all-to-all carries).
+  Time permutation(Phase phase) const;
   // The optimizer step over `params` parameters held by this GPU (its TP share already taken),
   // kOptimizerBytesPerParam each, at `efficiency` of HBM bandwidth (memory-bound).
   Time optimizer_step(std::int64_t params, double bytes_per_param, double efficiency) const;
@@ -89,10 +99,19 @@ class ComputeModel {
   // An FFN every token of the micro-batch passes through (shared experts, dense FFN).
   Time all_tokens_ffn(std::int64_t params, double flops, Phase phase) const;
 
+  // The kernel model's time of `shape` in `phase` (kernels_ set).
+  Time kernel(const KernelShape& shape, Phase phase) const;
+  Time measured_attention(Phase phase) const;
+  std::int64_t tokens() const;  // of the micro-batch
+  std::int64_t tp_share(std::int64_t n) const;
+  KernelShape dense_shape(std::int64_t in, std::int64_t out, std::int64_t tokens) const;
+  KernelShape ffn_shape(std::int64_t width, std::int64_t count, std::int64_t tokens) const;
+
   ModelSpec model_;
   GpuSpec gpu_;
   Efficiency eff_;
   ComputeShape shape_;
+  const KernelCalibration* kernels_ = nullptr;
 };
 
 // Measured durations replacing the model's: CSV with a header line

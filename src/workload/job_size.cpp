@@ -27,11 +27,12 @@ JobSize estimate_job_size(const TrainingSpec& spec) {
   const double m = static_cast<double>(spec.global_batch) /
                    std::max(1.0, static_cast<double>(spec.micro_batch) * p.dp);
   // Per micro-batch of one DP replica (training.cpp's loops): compute on every GPU of the
-  // replica (forward and backward: attention, router, experts, shared experts per MoE layer;
+  // replica (forward and backward: attention, router, the permutation's two halves, experts,
+  // shared experts per MoE layer;
   // attention and FFN per dense layer; the LM head), TP all-reduces per EP rank (four per layer),
   // EP all-to-alls per TP rank (four per MoE layer), PP sends per GPU.
   const double per_gpu =
-      2.0 * (moe * (3 + (spec.model.shared_experts > 0 ? 1 : 0)) + dense * 2 + 1);
+      2.0 * (moe * (5 + (spec.model.shared_experts > 0 ? 1 : 0)) + dense * 2 + 1);
   const double per_micro_batch = p.ep * p.tp * per_gpu + (p.tp > 1 ? p.ep * 4.0 * layers : 0.0) +
                                  p.tp * 4.0 * moe + p.ep * p.tp * 2.0 * (p.pp - 1);
   const double per_iteration = m * p.dp * per_micro_batch + 2.0 * p.pp * p.tp * p.ep;

@@ -101,6 +101,8 @@ const char* to_string(Op o) {
       return "optimizer";
     case Op::Generic:
       return "generic";
+    case Op::Permute:
+      return "permute";
   }
   return "?";
 }

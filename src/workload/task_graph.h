@@ -58,6 +58,8 @@ enum class Op : std::uint8_t {
   ExpertGradAllReduce,
   Optimizer,  // the optimizer step after the gradient all-reduces (when calibrated)
   Generic,    // imported (Chakra) tasks
+  Permute,    // the MoE token permutation: before the dispatch (gather into expert order) and
+              // after the combine (the weighted scatter back), half of it each
 };
 
 const char* to_string(TaskKind k);

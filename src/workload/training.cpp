@@ -90,7 +90,7 @@ class GraphBuilder {
       : spec_(spec),
         layout_(spec.parallelism, spec.model, spec.gpus_per_server),
         compute_(spec.model, spec.gpu, spec.efficiency,
-                 ComputeShape{spec.micro_batch, spec.seq, spec.parallelism.tp}),
+                 ComputeShape{spec.micro_batch, spec.seq, spec.parallelism.tp}, spec.kernels.get()),
         p_(spec.parallelism),
         m_(spec.micro_batches()),
         tasks_(spec.parallelism, layout_, spec.overlap),
@@ -111,6 +111,9 @@ class GraphBuilder {
     }
     return modelled;
   }
+
+  // Half of a duration (the permutation runs in two halves around the all-to-alls).
+  static Time half(Time t) { return Time::picoseconds(t.ps() / 2); }
 
   // The same compute op, of duration `d`, on every GPU of the stage after its task in `cur`,
   // which then continues from it.
@@ -155,6 +158,9 @@ class GraphBuilder {
                               : Time::zero();
       compute_all(stage, cur, Op::Router, F, layer, mb, router);
       const std::vector<TaskId> gate = cur;
+      // The permutation's first half (top-k, sort by expert, gather) feeds the dispatch.
+      const Time permute = half(duration(Op::Permute, layer, F, compute_.permutation(F)));
+      compute_all(stage, cur, Op::Permute, F, layer, mb, permute);
       experts_.all_to_all(tasks_, stage, cur, Op::Dispatch, F, layer, mb, /*transposed=*/false);
       // Shared experts need only the gate's input: they run while the dispatch is in flight.
       if (spec_.model.shared_experts > 0) {
@@ -164,6 +170,8 @@ class GraphBuilder {
       }
       experts(stage, cur, F, layer, mb);
       experts_.all_to_all(tasks_, stage, cur, Op::Combine, F, layer, mb, /*transposed=*/true);
+      // Its second half: the weighted scatter back into token order.
+      compute_all(stage, cur, Op::Permute, F, layer, mb, permute);
       tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
     }
     if (stage == p_.pp - 1) {
@@ -193,10 +201,14 @@ class GraphBuilder {
             tasks_.compute(g, cur[i], Op::SharedExperts, B, layer, mb, shared);
           });
         }
-        // Gradients retrace the tokens: to the experts (the dispatch matrix), then back.
+        // Gradients retrace the tokens: through the scatter's gradient (a gather) to the experts
+        // (the dispatch matrix), then back and through the gather's gradient.
+        const Time permute = half(duration(Op::Permute, layer, B, compute_.permutation(B)));
+        compute_all(stage, cur, Op::Permute, B, layer, mb, permute);
         experts_.all_to_all(tasks_, stage, cur, Op::Combine, B, layer, mb, /*transposed=*/false);
         experts(stage, cur, B, layer, mb);
         experts_.all_to_all(tasks_, stage, cur, Op::Dispatch, B, layer, mb, /*transposed=*/true);
+        compute_all(stage, cur, Op::Permute, B, layer, mb, permute);
         const Time router = duration(Op::Router, layer, B, compute_.router(B));
         compute_all(stage, cur, Op::Router, B, layer, mb, router);
       } else {

@@ -18,8 +18,10 @@
 // the volume. DP replica d uses micro-batch (m + d x micro_batches) of the trace.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "workload/compute.h"
@@ -70,6 +72,9 @@ struct TrainingSpec {
   // Fraction of HBM bandwidth the optimizer step reaches; nullopt: the step is not modelled
   // (workload/calibration.h).
   std::optional<double> optimizer_efficiency;
+  // Measured kernel tables (kernel_model.h): with them each op is timed by its shape; without,
+  // by the roofline with `efficiency`.
+  std::shared_ptr<const KernelCalibration> kernels;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   OverlapSpec overlap;
   int iterations = 1;
@@ -112,6 +117,10 @@ struct WorkloadSummary {
   // router) and experts, averaged over layers, micro-batches and iterations (seconds).
   double attention_fwd_s = 0;
   double experts_fwd_s = 0;
+  // Each compute op of a MoE layer's forward for one micro-batch on the GPU where it takes
+  // longest (both halves of the permutation together), averaged like the above, in the order the
+  // layer runs them (seconds).
+  std::vector<std::pair<Op, double>> moe_layer_fwd_ops;
 };
 
 WorkloadSummary summarize(const TrainingSpec& spec, const TaskGraph& graph);

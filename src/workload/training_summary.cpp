@@ -25,6 +25,8 @@ WorkloadSummary summarize(const TrainingSpec& spec, const TaskGraph& graph) {
   std::int64_t attention_count = 0;
   // Busiest expert GPU per (iteration, layer, micro-batch): the slowest expert bounds the layer.
   std::map<std::tuple<int, int, int>, double> experts_max;
+  // Per (op, iteration, layer, micro-batch, GPU): the op's forward time in a MoE layer.
+  std::map<std::tuple<Op, int, int, int, int>, double> op_time;
   for (const Task& t : graph.tasks()) {
     switch (t.kind) {
       case TaskKind::Compute:
@@ -34,6 +36,9 @@ WorkloadSummary summarize(const TrainingSpec& spec, const TaskGraph& graph) {
             spec.model.is_moe_layer(t.layer)) {
           attention_sum += t.duration.seconds();
           attention_count += t.op == Op::Attention ? 1 : 0;
+        }
+        if (t.phase == Phase::Forward && t.layer >= 0 && spec.model.is_moe_layer(t.layer)) {
+          op_time[{t.op, t.iteration, t.layer, t.micro_batch, t.gpu}] += t.duration.seconds();
         }
         if (t.phase == Phase::Forward && t.op == Op::Experts) {
           double& m = experts_max[{t.iteration, t.layer, t.micro_batch}];
@@ -78,6 +83,25 @@ WorkloadSummary summarize(const TrainingSpec& spec, const TaskGraph& graph) {
     for (const auto& [key, v] : experts_max)
       sum += v;
     s.experts_fwd_s = sum / static_cast<double>(experts_max.size());
+  }
+  // The busiest GPU per (op, iteration, layer, micro-batch), then the mean per op.
+  std::map<std::tuple<Op, int, int, int>, double> op_max;
+  for (const auto& [key, v] : op_time) {
+    const auto& [op, it, layer, mb, gpu] = key;
+    double& m = op_max[{op, it, layer, mb}];
+    m = std::max(m, v);
+  }
+  std::map<Op, std::pair<double, int>> op_mean;
+  for (const auto& [key, v] : op_max) {
+    auto& [sum, n] = op_mean[std::get<0>(key)];
+    sum += v;
+    ++n;
+  }
+  for (Op op : {Op::Attention, Op::Router, Op::Permute, Op::SharedExperts, Op::Experts}) {
+    const auto it = op_mean.find(op);
+    if (it != op_mean.end()) {
+      s.moe_layer_fwd_ops.emplace_back(op, it->second.first / it->second.second);
+    }
   }
   return s;
 }

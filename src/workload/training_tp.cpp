@@ -20,7 +20,9 @@ void tp_all_reduce(TrainingTasks& tasks, const TrainingSpec& spec, int stage,
       bool pipelined = spec.overlap.tp_comm;
       for (int tp = 0; tp < p.tp && pipelined; ++tp) {
         const TaskId x = cur[static_cast<std::size_t>(tasks.local(tp, ep, dp))];
-        pipelined = x >= 0 && graph.task(x).kind == TaskKind::Compute;
+        // A GEMM, that is: the permutation's scatter back is not one, and is not chunked.
+        pipelined =
+            x >= 0 && graph.task(x).kind == TaskKind::Compute && graph.task(x).op != Op::Permute;
       }
       std::vector<std::int32_t> members;
       std::vector<TaskId> deps;

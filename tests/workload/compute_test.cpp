@@ -247,7 +247,7 @@ TEST(Replay, ErrorsNameFileLineAndColumn) {
   const Error op = replay_error("replay_bad_op.csv");
   EXPECT_EQ(op.source(), kData + "/replay_bad_op.csv:3");
   EXPECT_EQ(op.field(), "op");
-  EXPECT_NE(op.message().find("unknown op 'expert' (valid: attention, router, experts, "
+  EXPECT_NE(op.message().find("unknown op 'expert' (valid: attention, router, permute, experts, "
                               "shared-experts, dense-ffn, lm-head)"),
             std::string::npos)
       << op.what();
