@@ -16,12 +16,14 @@
 #include "core/json_text.h"
 #include "core/output_text.h"
 #include "core/provenance.h"
+#include "core/yaml_fields.h"
 #include "fabric/cost.h"
 #include "net/backends.h"
 #include "report/compare_report.h"
 #include "sim/load_experiment.h"
 #include "study/compare.h"
 #include "study/parallel.h"
+#include "workload/calibration.h"
 
 namespace mfabric::cli {
 namespace {
@@ -259,8 +261,9 @@ Command register_compare(CLI::App& command) {
                   "(paper-measurement calibration, mFabric under paper-sim, direct all-to-alls "
                   "on the baselines and each again with the hierarchical all-to-all)");
   app->add_option("--calibration", o->calibration,
-                  "Compute and collective calibration: roofline, paper-measurement, or a "
-                  "calibration YAML file (docs/calibration.md) (default: roofline)");
+                  fmt::format("Compute and collective calibration: {}, or a calibration YAML "
+                              "file (docs/calibration.md) (default: roofline)",
+                              join(workload::calibration_names())));
   app->add_option("-j,--jobs", o->jobs,
                   "Runs in parallel, at most the cores; 0: one per core (default: 0)");
   app->add_option("-o,--out", o->out,

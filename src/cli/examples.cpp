@@ -36,6 +36,13 @@ const std::map<std::string, std::string>& command_examples() {
        "  mfabric workload --model mixtral-8x22b --gpus 1024 --tp 8 --pp 8 --ep 8\n"
        "  mfabric workload --model mixtral-8x7b --gpus 64 --calibration paper-measurement\n"},
       {"models", "  mfabric models\n"},
+      {"kernel",
+       "  mfabric kernel expert --gpu h200 --hidden 7168 --ffn 2048 --local-experts 8 "
+       "--tokens-per-expert 512\n"
+       "  mfabric kernel attention --gpu h100 --heads 8 --kv-heads 2 --head-dim 128 --seq 4096 "
+       "--batch 8 --causal --json\n"
+       "  mfabric kernel permute --gpu h200 --hidden 4096 --tokens 32768 --top-k 2 --experts 8\n"
+       "  mfabric kernel check data/measurements/*.csv --leave-one-out\n"},
       {"trace",
        "  mfabric trace --model mixtral-8x7b --ep 8 --out routing.json\n"
        "  mfabric trace --stats routing.json\n"},

@@ -46,7 +46,10 @@ const CLI::Validator& known_gpu() {
 }
 
 void add_common(CLI::App* app, KernelOptions& o) {
-  app->add_option("--gpu", o.gpu, "GPU of the catalogue (A100, H100, H800, H200, B200)")
+  std::string gpus;
+  for (const workload::GpuSpec& g : workload::gpu_catalogue())
+    gpus += (gpus.empty() ? "" : ", ") + g.name;
+  app->add_option("--gpu", o.gpu, "GPU of the catalogue (" + gpus + ")")
       ->check(known_gpu())
       ->capture_default_str();
   app->add_option("--calibration", o.calibration,

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "core/yaml_fields.h"
 #include "report/workload_report.h"
 #include "workload/calibration.h"
 #include "workload/chakra.h"
@@ -183,8 +184,10 @@ Command register_workload(CLI::App& command) {
                   "compute model's");
   app->add_option(
          "--calibration", o->calibration,
-         "Compute calibration: roofline (the default), paper-measurement, or a calibration "
-         "YAML file (docs/calibration.md); --replay wins over its measured durations")
+         fmt::format(
+             "Compute calibration: {} (roofline when not given), or a calibration YAML file "
+             "(docs/calibration.md); --replay wins over its measured durations",
+             join(workload::calibration_names())))
       ->excludes("--chakra");
   app->add_option("--max-memory", o->max_memory,
                   "Refuse jobs whose estimated memory is above this (default: 8GiB)");

@@ -104,8 +104,12 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
     Table ops({"MoE layer op (forward)", "busiest GPU"});
     for (const auto& [op, seconds] : s.moe_layer_fwd_ops)
       ops.add_row({workload::to_string(op), to_string(Time::from_seconds(seconds))});
-    out += fmt::format("\ncompute {}:\n", spec.kernels ? "from measured kernel tables"
-                                                       : "on the roofline (no measured kernels)");
+    out += fmt::format(
+        "\ncompute {}{}:\n",
+        spec.kernels ? "from measured kernel tables" : "on the roofline (no measured kernels)",
+        spec.expert_per_token || spec.expert_layer_busiest
+            ? "; experts from the calibration's time per token"
+            : "");
     out += ops.render();
   }
   return out;

@@ -42,10 +42,23 @@ namespace {
 // A chain of `base:` references deeper than this is a cycle.
 constexpr int kMaxBaseDepth = 8;
 
-const std::vector<std::string> kCalibrationFields = {
-    "name", "description", "gpu", "base", "compute", "collectives", "kernels"};
-const std::vector<std::string> kComputeFields = {"attention", "dense_gemm", "expert_gemm",
-                                                 "generic",   "optimizer",  "replay"};
+const std::vector<std::string> kCalibrationFields = {"name",    "description", "gpu",    "base",
+                                                     "compute", "collectives", "kernels"};
+const std::vector<std::string> kComputeFields = {
+    "attention", "dense_gemm", "expert_gemm",      "generic",
+    "optimizer", "replay",     "expert_per_token", "expert_layer_busiest"};
+
+// A measured expert time: positive, and at most `limit` (beyond it, a unit was dropped).
+std::optional<Time> expert_time(const Fields& f, const std::string& key, Time limit) {
+  const std::optional<Time> t = f.optional_time(key);
+  if (!t) return std::nullopt;
+  if (*t <= Time::zero() || *t > limit) {
+    throw Error(f.source(), f.field(key),
+                fmt::format("expected a time above 0 and at most {}, got {}", to_string(limit),
+                            to_string(*t)));
+  }
+  return t;
+}
 const std::vector<std::string> kCostFields = {"efficiency", "overhead"};
 // The kinds a `collectives:` map may set, and where each lives.
 const std::array<std::pair<const char*, CollectiveCost CollectiveCosts::*>, 6> kKinds{{
@@ -162,6 +175,18 @@ Calibration parse_map(const YAML::Node& node, const std::string& source, const s
       c.optimizer = fraction(cf, "optimizer", 1, "HBM bandwidth");
     }
     c.replay = cf.optional_string("replay").value_or(c.replay);
+    if (cf.has("expert_per_token") && cf.has("expert_layer_busiest")) {
+      throw Error(source, cf.field("expert_layer_busiest"),
+                  "give expert_per_token or expert_layer_busiest, not both");
+    }
+    if (cf.has("expert_per_token")) {
+      c.expert_per_token = expert_time(cf, "expert_per_token", Time::milliseconds(1));
+      c.expert_layer_busiest.reset();
+    }
+    if (cf.has("expert_layer_busiest")) {
+      c.expert_layer_busiest = expert_time(cf, "expert_layer_busiest", Time::from_seconds(1000));
+      c.expert_per_token.reset();
+    }
   }
   if (f.has("collectives")) {
     std::vector<std::string> known = kCostFields;
@@ -187,6 +212,8 @@ void calibrate(TrainingSpec& spec, const Calibration& c) {
   spec.efficiency = c.compute;
   spec.optimizer_efficiency = c.optimizer;
   spec.kernels = c.kernels;
+  spec.expert_per_token = c.expert_per_token;
+  spec.expert_layer_busiest = c.expert_layer_busiest;
 }
 
 std::vector<std::string> calibration_names() {

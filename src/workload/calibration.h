@@ -63,6 +63,13 @@ struct Calibration {
   std::optional<double> optimizer;
   // Measured durations (ComputeReplay's CSV), a path; empty: none.
   std::string replay;
+  // Expert compute as measured, kept proportional to each GPU's tokens (so routing skew stays):
+  // the forward time per token-expert assignment on one GPU (its TP share; backward twice it),
+  // or the forward time per MoE layer and micro-batch of the busiest expert GPU at the job's own
+  // routing, from which the per-assignment time follows. At most one of the two; either replaces
+  // the model's (roofline or kernel tables) for the routed experts (docs/calibration.md).
+  std::optional<Time> expert_per_token;
+  std::optional<Time> expert_layer_busiest;
   CollectiveCosts collectives;
   // Measured kernel tables (kernel_model.h); null: every op on the roofline with `compute`'s
   // efficiencies. Shared: a calibration is copied into every run of a study.
@@ -82,8 +89,8 @@ std::optional<std::string> calibration_for_gpu(const std::string& gpu);
 Calibration load_calibration(const std::string& name_or_path);
 
 // Parses a calibration from an experiment: a scalar (a name or a file, as load_calibration) or a
-// map {base, compute, collectives, kernels}. Errors name `source` and fields under `path`. The replay path
-// is returned as written (the caller resolves it against its file).
+// map {base, compute, collectives, kernels}. Errors name `source` and fields under `path`. The
+// replay path is returned as written (the caller resolves it against its file).
 Calibration parse_calibration(const YAML::Node& node, const std::string& source,
                               const std::string& path);
 

@@ -96,7 +96,8 @@ class GraphBuilder {
         tasks_(spec.parallelism, layout_, spec.overlap),
         experts_(spec, trace, m_),
         pipeline_(spec),
-        gradients_(spec, layout_) {}
+        gradients_(spec, layout_),
+        expert_seconds_per_token_(expert_seconds_per_token()) {}
 
   TaskGraph build() {
     for (int it = 0; it < spec_.iterations; ++it)
@@ -128,9 +129,13 @@ class GraphBuilder {
     tasks_.each_gpu(stage, [&](int g, std::size_t i, int ep) {
       const RankCoord c = layout_.coord(g);
       const training::LayerRouting& r = experts_.routing(tasks_, layer, mb, c.dp);
-      const Time t = duration(Op::Experts, layer, phase,
-                              compute_.experts(r.assignments[static_cast<std::size_t>(ep)],
-                                               experts_.local_experts(), phase));
+      const std::int64_t n = r.assignments[static_cast<std::size_t>(ep)];
+      const Time modelled =
+          expert_seconds_per_token_ > 0
+              ? Time::from_seconds(expert_seconds_per_token_ * static_cast<double>(n) *
+                                   (phase == Phase::Backward ? 2 : 1))
+              : compute_.experts(n, experts_.local_experts(), phase);
+      const Time t = duration(Op::Experts, layer, phase, modelled);
       cur[i] = tasks_.compute(g, cur[i], Op::Experts, phase, layer, mb, t);
     });
   }
@@ -228,6 +233,19 @@ class GraphBuilder {
     pipeline_.end_backward(tasks_, stage, mb, cur);
   }
 
+  // Seconds per token-expert pair when the calibration states expert compute as measured, 0 when
+  // the compute model times the experts.
+  double expert_seconds_per_token() const {
+    if (spec_.expert_per_token) return spec_.expert_per_token->seconds();
+    if (!spec_.expert_layer_busiest) return 0;
+    const double busiest = experts_.mean_busiest_assignments();
+    if (!(busiest > 0)) {
+      throw Error("", "calibration.compute.expert_layer_busiest",
+                  "the job's routing gives the experts no tokens to scale the time by");
+    }
+    return spec_.expert_layer_busiest->seconds() / busiest;
+  }
+
   // The micro-batch of a stage's last backward (1F1B and GPipe alike end with the last one).
   int last_backward_mb() const { return m_ - 1; }
 
@@ -269,6 +287,7 @@ class GraphBuilder {
   ExpertTraffic experts_;
   PipelineTransfers pipeline_;
   GradientReduction gradients_;
+  double expert_seconds_per_token_;
 };
 
 }  // namespace

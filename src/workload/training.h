@@ -75,6 +75,10 @@ struct TrainingSpec {
   // Measured kernel tables (kernel_model.h): with them each op is timed by its shape; without,
   // by the roofline with `efficiency`.
   std::shared_ptr<const KernelCalibration> kernels;
+  // Expert compute as measured (calibration.h: Calibration::expert_per_token): the routed
+  // experts' time from each GPU's token-expert pairs.
+  std::optional<Time> expert_per_token;
+  std::optional<Time> expert_layer_busiest;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   OverlapSpec overlap;
   int iterations = 1;

@@ -32,20 +32,17 @@ ExpertTraffic::ExpertTraffic(const TrainingSpec& spec, const RoutingTrace& trace
   }
 }
 
-const LayerRouting& ExpertTraffic::routing(TrainingTasks& tasks, int layer, int mb, int dp) {
-  const auto key = std::make_tuple(layer, mb, dp);
-  auto it = routing_.find(key);
-  if (it != routing_.end()) return it->second;
+std::pair<std::vector<std::int64_t>, ByteMatrix> ExpertTraffic::route(int iteration, int layer,
+                                                                      int mb_index) const {
   const int E = spec_.parallelism.ep;
   const int experts = spec_.model.experts;
   const int per_rank = local_experts();
-  const auto counts = trace_.matrix(tasks.iteration(), trace_layer(layer), mb + dp * m_);
+  const auto counts = trace_.matrix(iteration, layer, mb_index);
   const double target = static_cast<double>(spec_.tokens_per_micro_batch()) * spec_.model.top_k;
   const double bytes_per_token =
       static_cast<double>(spec_.model.hidden) * spec_.model.dtype_bytes / spec_.parallelism.tp;
   ByteMatrix d(E);
-  LayerRouting r;
-  r.assignments.assign(static_cast<std::size_t>(E), 0);
+  std::vector<std::int64_t> assignments(static_cast<std::size_t>(E), 0);
   std::vector<double> to_rank(static_cast<std::size_t>(E));
   for (int a = 0; a < E; ++a) {
     const auto row =
@@ -61,15 +58,39 @@ const LayerRouting& ExpertTraffic::routing(TrainingTasks& tasks, int layer, int 
     }
     for (int b = 0; b < E; ++b) {
       const double tokens = to_rank[static_cast<std::size_t>(b)];
-      r.assignments[static_cast<std::size_t>(b)] += std::llround(tokens);
+      assignments[static_cast<std::size_t>(b)] += std::llround(tokens);
       d.at(a, b) = std::llround(tokens * bytes_per_token);
     }
   }
+  return {std::move(assignments), std::move(d)};
+}
+
+const LayerRouting& ExpertTraffic::routing(TrainingTasks& tasks, int layer, int mb, int dp) {
+  const auto key = std::make_tuple(layer, mb, dp);
+  auto it = routing_.find(key);
+  if (it != routing_.end()) return it->second;
+  auto [assignments, d] = route(tasks.iteration(), trace_layer(layer), mb + dp * m_);
+  LayerRouting r;
+  r.assignments = std::move(assignments);
   r.dispatch_bytes = d.off_diagonal_sum();
   TaskGraph& graph = tasks.graph();
   r.combine = graph.add_matrix(d.transposed());
   r.dispatch = graph.add_matrix(std::move(d));
   return routing_.emplace(key, std::move(r)).first->second;
+}
+
+double ExpertTraffic::mean_busiest_assignments() const {
+  double sum = 0;
+  int n = 0;
+  for (int layer = 0; layer < spec_.model.layers; ++layer) {
+    if (!spec_.model.is_moe_layer(layer)) continue;
+    for (int i = 0; i < m_ * spec_.parallelism.dp; ++i) {
+      const std::vector<std::int64_t> a = route(0, trace_layer(layer), i).first;
+      sum += static_cast<double>(*std::max_element(a.begin(), a.end()));
+      ++n;
+    }
+  }
+  return n > 0 ? sum / n : 0;
 }
 
 void ExpertTraffic::all_to_all(TrainingTasks& tasks, int stage, std::vector<TaskId>& cur, Op op,

@@ -41,7 +41,16 @@ class ExpertTraffic {
 
   int local_experts() const { return spec_.model.experts / spec_.parallelism.ep; }
 
+  // The token-expert pairs of the busiest EP rank, averaged over the first iteration's MoE
+  // layers, micro-batches and DP replicas: what "the busiest GPU takes X per layer" refers to.
+  double mean_busiest_assignments() const;
+
  private:
+  // Assignments per EP rank and the dispatch bytes (a -> b) of one trace row (iteration, trace
+  // layer, micro-batch index across replicas).
+  std::pair<std::vector<std::int64_t>, ByteMatrix> route(int iteration, int layer,
+                                                         int mb_index) const;
+
   int trace_layer(int layer) const {
     const int idx = trace_.layer_index(layer);
     return idx >= 0 ? idx : 0;  // a single-record trace serves every layer

@@ -169,7 +169,7 @@ TEST(CliConventions, EveryParseErrorIsOneLineInOneStyle) {
 // Every command's help ends with examples of it and writes its defaults one way.
 TEST(CliConventions, EveryCommandHasExamplesAndOneDefaultStyle) {
   for (const char* cmd : {"compare", "simulate", "sweep", "cost", "topology", "fabrics", "workload",
-                          "models", "trace", "plan", "predict", "ocs-emulator"}) {
+                          "models", "kernel", "trace", "plan", "predict", "ocs-emulator"}) {
     const Outcome o = run(std::string(cmd) + " --help");
     ASSERT_EQ(o.exit_code, 0) << cmd;
     EXPECT_NE(o.out.find("Examples:\n  mfabric " + std::string(cmd)), std::string::npos)

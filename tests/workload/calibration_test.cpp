@@ -112,6 +112,24 @@ TEST(Calibration, BadValuesNameTheFieldAndTheRange) {
             "a map {base, compute, collectives, kernels}, got a list");
 }
 
+TEST(Calibration, ExpertTimeAsMeasuredIsOneOfTwoFormsInRange) {
+  const Calibration c =
+      parse_calibration(YAML::Load("{base: h200-measured, compute: {expert_layer_busiest: 150ms}}"),
+                        "t.yaml", "calibration");
+  EXPECT_EQ(c.expert_layer_busiest, Time::milliseconds(150));
+  EXPECT_TRUE(c.kernels);  // the base's tables stay for the other ops
+  EXPECT_NE(error_of("calibration: {compute: {expert_per_token: 1us, expert_layer_busiest: 1ms}}")
+                .find("not both"),
+            std::string::npos);
+  EXPECT_NE(error_of("calibration: {compute: {expert_per_token: 2ms}}")
+                .find("calibration.compute.expert_per_token: expected a time above 0 and at most "
+                      "1ms, got 2ms"),
+            std::string::npos);
+  EXPECT_NE(error_of("calibration: {compute: {expert_layer_busiest: 0s}}")
+                .find("calibration.compute.expert_layer_busiest"),
+            std::string::npos);
+}
+
 TEST(Calibration, AFileBasedOnItselfIsOneError) {
   const auto dir = std::filesystem::temp_directory_path() / "mfabric_calibration_cycle";
   std::filesystem::create_directories(dir);

@@ -196,6 +196,45 @@ TEST(TrainingGraph, SkewedRoutingMakesTheHotExpertGpuSlower) {
   EXPECT_GT(hot, cold);
 }
 
+// Expert compute stated as measured keeps the skew: with 3/4 of every source's 64 assignments
+// to expert 0 (EP 4, one expert per rank), rank 0 computes 4 x 48 = 192 pairs, rank 1 4 x 8 = 32,
+// ranks 2 and 3 16 each, in every layer and micro-batch; "the busiest GPU takes 150 ms" is rank
+// 0's forward, and the others take their share of it, the backward twice that.
+TEST(TrainingGraph, MeasuredExpertTimeScalesWithEachGpusTokens) {
+  TrainingSpec spec = tiny_spec(1, 1, 4, 1);
+  RoutingTrace trace(4, 4, 1, {1, 2, 3}, 3);
+  for (int l = 0; l < 3; ++l) {
+    for (int mb = 0; mb < 3; ++mb) {
+      auto m = trace.matrix(0, l, mb);
+      for (int src = 0; src < 4; ++src) {
+        m[static_cast<std::size_t>(src * 4 + 0)] = 48;
+        m[static_cast<std::size_t>(src * 4 + 1)] = 8;
+        m[static_cast<std::size_t>(src * 4 + 2)] = 4;
+        m[static_cast<std::size_t>(src * 4 + 3)] = 4;
+      }
+    }
+  }
+  const auto expert_times = [&](const TrainingSpec& s) {
+    std::map<std::pair<int, Phase>, Time> t;
+    for (const Task& task : build_training_graph(s, trace).tasks()) {
+      if (task.op == Op::Experts && task.layer == 2 && task.micro_batch == 1)
+        t[{task.gpu, task.phase}] = task.duration;
+    }
+    return t;
+  };
+  spec.expert_layer_busiest = Time::milliseconds(150);
+  auto t = expert_times(spec);
+  EXPECT_EQ((t[{0, Phase::Forward}]), Time::milliseconds(150));
+  EXPECT_EQ((t[{1, Phase::Forward}]), Time::milliseconds(25));
+  EXPECT_EQ((t[{2, Phase::Forward}]), Time::microseconds(12500));
+  EXPECT_EQ((t[{0, Phase::Backward}]), Time::milliseconds(300));
+  spec.expert_layer_busiest.reset();
+  spec.expert_per_token = Time::microseconds(1);
+  t = expert_times(spec);
+  EXPECT_EQ((t[{0, Phase::Forward}]), Time::microseconds(192));
+  EXPECT_EQ((t[{3, Phase::Backward}]), Time::microseconds(32));
+}
+
 TEST(TrainingGraph, RejectsInconsistentInput) {
   const TrainingSpec spec = tiny_spec(1, 1, 2, 1);
   EXPECT_THROW(build_training_graph(spec, RoutingTrace(4, 4, 1, {1, 2, 3}, 1)), Error);
