@@ -3,7 +3,8 @@
 # paper's jobs. Traffic: bytes per iteration by parallelism (all-reduce buffers once per member
 # GPU, all-to-all bytes that leave each member, p2p bytes; seq 4096, micro-batch 8, global batch
 # 128, synthetic routing with seed 1). Expert compute: the busiest GPU's forward expert compute
-# per MoE layer and micro-batch, under the roofline and the paper-measurement calibrations.
+# per MoE layer and micro-batch, under the roofline, paper-measurement and h800-measured
+# calibrations.
 #
 # Usage: scripts/validation/workload.sh [MFABRIC_BINARY] [traffic|experts]   (a few seconds;
 #        default both)
@@ -36,13 +37,14 @@ experts() {  # MODEL GPUS TP PP EP GLOBAL_BATCH CALIBRATION -> ms
 echo "Expert compute forward per MoE layer and micro-batch on the busiest expert GPU (H800,"
 echo "synthetic skew, seed 1):"
 echo
-echo "| model, parallelism (GPUs) | roofline | paper-measurement |"
-echo "|---|---|---|"
+echo "| model, parallelism (GPUs) | roofline | paper-measurement | h800-measured |"
+echo "|---|---|---|---|"
 row() {  # LABEL MODEL GPUS TP PP EP GLOBAL_BATCH
-  local a b
+  local a b c
   a="$(experts "$2" "$3" "$4" "$5" "$6" "$7" roofline)"
   b="$(experts "$2" "$3" "$4" "$5" "$6" "$7" paper-measurement)"
-  echo "| $1 | $a | $b |"
+  c="$(experts "$2" "$3" "$4" "$5" "$6" "$7" h800-measured)"
+  echo "| $1 | $a | $b | $c |"
 }
 row "Mixtral 8x22B, TP 8 PP 8 EP 8 (1024)" mixtral-8x22b 1024 8 8 8 128
 row "Mixtral 8x7B, TP 4 PP 4 EP 8 (128: the measured job)" mixtral-8x7b 128 4 4 8 128
