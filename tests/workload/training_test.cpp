@@ -171,13 +171,13 @@ TEST(TrainingGraph, DeterministicForASeed) {
   }
 }
 
-TEST(TrainingGraph, SkewedRoutingMakesTheHotExpertGpuSlower) {
-  TrainingSpec spec = tiny_spec(1, 1, 4, 1);
+// EP 4, 4 experts, 3 MoE layers and micro-batches: every source sends 3/4 of its assignments to
+// expert 0, 1/8 to expert 1, 1/16 to each of the others.
+RoutingTrace skewed_trace() {
   RoutingTrace trace(4, 4, 1, {1, 2, 3}, 3);
   for (int l = 0; l < 3; ++l) {
     for (int mb = 0; mb < 3; ++mb) {
       auto m = trace.matrix(0, l, mb);
-      // Every source sends 3/4 of its assignments to expert 0.
       for (int src = 0; src < 4; ++src) {
         m[static_cast<std::size_t>(src * 4 + 0)] = 48;
         m[static_cast<std::size_t>(src * 4 + 1)] = 8;
@@ -186,6 +186,12 @@ TEST(TrainingGraph, SkewedRoutingMakesTheHotExpertGpuSlower) {
       }
     }
   }
+  return trace;
+}
+
+TEST(TrainingGraph, SkewedRoutingMakesTheHotExpertGpuSlower) {
+  TrainingSpec spec = tiny_spec(1, 1, 4, 1);
+  const RoutingTrace trace = skewed_trace();
   const TaskGraph g = build_training_graph(spec, trace);
   Time hot, cold;
   for (const Task& t : g.tasks()) {
@@ -196,24 +202,13 @@ TEST(TrainingGraph, SkewedRoutingMakesTheHotExpertGpuSlower) {
   EXPECT_GT(hot, cold);
 }
 
-// Expert compute stated as measured keeps the skew: with 3/4 of every source's 64 assignments
-// to expert 0 (EP 4, one expert per rank), rank 0 computes 4 x 48 = 192 pairs, rank 1 4 x 8 = 32,
+// Expert compute stated as measured keeps the skew: with the skewed trace (64 assignments per
+// source; EP 4, one expert per rank), rank 0 computes 4 x 48 = 192 pairs, rank 1 4 x 8 = 32,
 // ranks 2 and 3 16 each, in every layer and micro-batch; "the busiest GPU takes 150 ms" is rank
 // 0's forward, and the others take their share of it, the backward twice that.
 TEST(TrainingGraph, MeasuredExpertTimeScalesWithEachGpusTokens) {
   TrainingSpec spec = tiny_spec(1, 1, 4, 1);
-  RoutingTrace trace(4, 4, 1, {1, 2, 3}, 3);
-  for (int l = 0; l < 3; ++l) {
-    for (int mb = 0; mb < 3; ++mb) {
-      auto m = trace.matrix(0, l, mb);
-      for (int src = 0; src < 4; ++src) {
-        m[static_cast<std::size_t>(src * 4 + 0)] = 48;
-        m[static_cast<std::size_t>(src * 4 + 1)] = 8;
-        m[static_cast<std::size_t>(src * 4 + 2)] = 4;
-        m[static_cast<std::size_t>(src * 4 + 3)] = 4;
-      }
-    }
-  }
+  const RoutingTrace trace = skewed_trace();
   const auto expert_times = [&](const TrainingSpec& s) {
     std::map<std::pair<int, Phase>, Time> t;
     for (const Task& task : build_training_graph(s, trace).tasks()) {
