@@ -19,8 +19,9 @@ set -uo pipefail
 
 FUZZ_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PROJECT_ROOT="$(dirname "$FUZZ_SRC")"
-ALL_HARNESSES=(experiment model prices routing_json routing_text replay connection_matrix chakra
-  chakra_gzip spec fabric units demand comm_groups sweep journal tl1_response tl1_command)
+ALL_HARNESSES=(experiment model prices routing_json routing_text replay kernel_measurements
+  connection_matrix chakra chakra_gzip spec fabric units demand comm_groups sweep journal
+  tl1_response tl1_command)
 
 # Longest input each harness is given: enough for every seed, small enough to keep mutation
 # fast. The text harnesses expand repeat markers in their input (fuzz/fuzz_support.h), so that a

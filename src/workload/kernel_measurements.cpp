@@ -328,6 +328,11 @@ std::vector<KernelMeasurement> parse_kernel_measurements(const YAML::Node& list,
     throw Error(source, path,
                 fmt::format("expected a list of measurements, got {}", describe(list)));
   }
+  if (list.size() > kMaxKernelMeasurements) {
+    throw Error(source, path,
+                fmt::format("expected at most {} measurements, got {}", kMaxKernelMeasurements,
+                            list.size()));
+  }
   std::vector<KernelMeasurement> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string at = fmt::format("{}[{}]", path, i);

@@ -19,6 +19,10 @@
 
 namespace mfabric::workload {
 
+// A calibration's `measurements:` list holds at most this many rows: the fit cross-validates over
+// its shapes (rows x shapes x 128 candidate overheads), and a measurement run writes a few dozen.
+inline constexpr std::size_t kMaxKernelMeasurements = 500;
+
 struct KernelMeasurement {
   KernelShape shape;
   std::string group;  // the shape's name: rows of one group differ in tokens only

@@ -117,6 +117,14 @@ TEST(KernelTablesYaml, BadSectionsAreNamed) {
             std::string::npos);
 }
 
+TEST(KernelTablesYaml, TooManyMeasurementsAreRefusedBeforeTheFit) {
+  std::string list = "kernels: {measured_on: H200, measurements: [";
+  for (std::size_t i = 0; i <= kMaxKernelMeasurements; ++i)
+    list += std::string(i ? ", " : "") + "{op: dense, in: 4, out: 4, tokens: 4, forward: 1us}";
+  EXPECT_NE(calibration_error(list + "]}").find("expected at most 500 measurements, got 501"),
+            std::string::npos);
+}
+
 // A calibration may carry raw measurements (what scripts/measure-gpu.py writes): they are
 // fitted when it loads, and the fit meets them.
 TEST(KernelTablesYaml, MeasurementsAreFittedOnLoad) {

@@ -211,7 +211,8 @@ TEST(TrainingGraph, MeasuredExpertTimeScalesWithEachGpusTokens) {
   const RoutingTrace trace = skewed_trace();
   const auto expert_times = [&](const TrainingSpec& s) {
     std::map<std::pair<int, Phase>, Time> t;
-    for (const Task& task : build_training_graph(s, trace).tasks()) {
+    const TaskGraph g = build_training_graph(s, trace);  // tasks() refers into it
+    for (const Task& task : g.tasks()) {
       if (task.op == Op::Experts && task.layer == 2 && task.micro_batch == 1)
         t[{task.gpu, task.phase}] = task.duration;
     }
