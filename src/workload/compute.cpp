@@ -51,7 +51,12 @@ const GpuSpec& find_gpu(const std::string& name) {
 
 ComputeModel::ComputeModel(const ModelSpec& model, const GpuSpec& gpu, const Efficiency& eff,
                            const ComputeShape& shape, const KernelCalibration* kernels)
-    : model_(model), gpu_(gpu), eff_(eff), shape_(shape), kernels_(kernels) {
+    : model_(model),
+      gpu_(gpu),
+      eff_(eff),
+      shape_(shape),
+      kernels_(kernels),
+      kernel_model_(std::make_shared<const KernelModel>(gpu, kernels, eff)) {
   const auto positive = [](const char* field, int value) {
     if (value < 1)
       throw Error("", field, fmt::format("expected a positive integer, got {}", value));
@@ -281,7 +286,7 @@ Time ComputeModel::permutation(Phase phase) const {
 }
 
 Time ComputeModel::kernel(const KernelShape& shape, Phase phase) const {
-  const KernelTime t = KernelModel(gpu_, kernels_, eff_).time(shape);
+  const KernelTime t = kernel_model_->time(shape);
   switch (phase) {
     case Phase::Forward:
       return t.forward;

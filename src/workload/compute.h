@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,7 @@ struct ComputeShape {
 
 struct KernelCalibration;
 struct KernelShape;
+class KernelModel;
 
 class ComputeModel {
  public:
@@ -112,6 +114,8 @@ class ComputeModel {
   Efficiency eff_;
   ComputeShape shape_;
   const KernelCalibration* kernels_ = nullptr;
+  // Built once (a kernel lookup per task of a large job adds up); shared, so that the model copies.
+  std::shared_ptr<const KernelModel> kernel_model_;
 };
 
 // Measured durations replacing the model's: CSV with a header line
