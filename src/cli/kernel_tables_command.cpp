@@ -64,11 +64,7 @@ std::string calibration_text(const FitOptions& o, const workload::KernelCalibrat
   out += fmt::format("gpu: {}\n", k.measured_on);
   // The optimizer step is the training model's fraction of HBM bandwidth.
   if (const workload::KernelTable* t = k.find(workload::KernelOp::Optimizer)) {
-    const std::vector<workload::KernelPoint> p = t->forward.points();
-    double sum = 0;
-    for (const auto& q : p)
-      sum += q.efficiency;
-    out += fmt::format("compute:\n  optimizer: {:.3g}\n", sum / static_cast<double>(p.size()));
+    out += fmt::format("compute:\n  optimizer: {:.3g}\n", t->forward.mean_efficiency());
   }
   out += "kernels:\n" + workload::kernel_calibration_yaml(k, 2);
   return out;

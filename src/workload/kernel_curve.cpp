@@ -63,6 +63,18 @@ double KernelCurve::efficiency(double rows, double dim) const {
   return along(a, rows) * (1 - w) + along(b, rows) * w;
 }
 
+double KernelCurve::mean_efficiency() const {
+  if (lines_.empty()) throw Error("", "", "an empty kernel table has no efficiency");
+  double sum = 0;
+  std::size_t n = 0;
+  for (const Line& l : lines_) {
+    for (const KernelPoint& p : l.points)
+      sum += p.efficiency;
+    n += l.points.size();
+  }
+  return sum / static_cast<double>(n);
+}
+
 std::vector<KernelPoint> KernelCurve::points() const {
   std::vector<KernelPoint> out;
   for (const Line& l : lines_)

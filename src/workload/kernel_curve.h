@@ -29,6 +29,9 @@ class KernelCurve {
 
   bool empty() const { return lines_.empty(); }
   double efficiency(double rows, double dim) const;
+  // The mean efficiency of the points (after merging): what a one-number reading of the table
+  // (a bandwidth fraction, the optimizer step's) takes.
+  double mean_efficiency() const;
   // The points after merging, ordered by dim, then rows.
   std::vector<KernelPoint> points() const;
 

@@ -172,16 +172,17 @@ KernelCheck check_row(const KernelModel& model, const KernelMeasurement& r) {
   return c;
 }
 
-// The fraction of HBM bandwidth measured element-wise passes reach (their mean), 1 without any:
-// the floor under every GEMM's time.
-double memory_efficiency_of(const std::map<KernelOp, std::vector<KernelMeasurement>>& ops,
-                            const GpuSpec& gpu) {
+// The element-wise table of the rows, if any were measured: its mean efficiency is the GEMMs'
+// memory floor (KernelModel::time).
+std::optional<KernelTable> elementwise_table(
+    const std::map<KernelOp, std::vector<KernelMeasurement>>& ops, const GpuSpec& gpu) {
   const auto it = ops.find(KernelOp::Elementwise);
-  if (it == ops.end()) return 1;
-  double sum = 0;
-  for (const KernelPoint& p : fit_kernel_table(it->second, gpu, 1).forward.points())
-    sum += p.efficiency;
-  return sum / static_cast<double>(it->second.empty() ? 1 : it->second.size());
+  if (it == ops.end()) return std::nullopt;
+  return fit_kernel_table(it->second, gpu, 1);
+}
+
+double memory_efficiency_of(const std::optional<KernelTable>& copy) {
+  return copy ? copy->forward.mean_efficiency() : 1;
 }
 
 }  // namespace
@@ -192,9 +193,15 @@ KernelCalibration fit_kernel_calibration(const std::vector<KernelMeasurement>& r
   c.measured_on = gpu.name;
   c.source = source;
   const auto ops = by_op(rows);
-  const double memory = memory_efficiency_of(ops, gpu);
-  for (const auto& [op, of_op] : ops)
-    c.tables.emplace(op, fit_kernel_table(of_op, gpu, is_memory_bound(op) ? 1 : memory));
+  const std::optional<KernelTable> copy = elementwise_table(ops, gpu);
+  const double memory = memory_efficiency_of(copy);
+  for (const auto& [op, of_op] : ops) {
+    if (op == KernelOp::Elementwise) {
+      c.tables.emplace(op, *copy);
+    } else {
+      c.tables.emplace(op, fit_kernel_table(of_op, gpu, is_memory_bound(op) ? 1 : memory));
+    }
+  }
   return c;
 }
 
@@ -214,7 +221,8 @@ std::vector<KernelCheck> leave_one_shape_out(const std::vector<KernelMeasurement
   for (const KernelMeasurement& r : rows)
     shapes.emplace(r.shape.op, r.group);
   const auto ops = by_op(rows);
-  const double memory = memory_efficiency_of(ops, gpu);
+  const std::optional<KernelTable> copy = elementwise_table(ops, gpu);
+  const double memory = memory_efficiency_of(copy);
   std::vector<KernelCheck> out;
   for (const auto& [op, group] : shapes) {
     std::vector<KernelMeasurement> train;
@@ -226,10 +234,7 @@ std::vector<KernelCheck> leave_one_shape_out(const std::vector<KernelMeasurement
     fitted.measured_on = gpu.name;
     fitted.tables.emplace(op, fit_kernel_table(train, gpu, is_memory_bound(op) ? 1 : memory));
     // The element-wise table sets the GEMMs' memory floor in the model too.
-    if (op != KernelOp::Elementwise && ops.count(KernelOp::Elementwise)) {
-      fitted.tables.emplace(KernelOp::Elementwise,
-                            fit_kernel_table(ops.at(KernelOp::Elementwise), gpu, 1));
-    }
+    if (op != KernelOp::Elementwise && copy) fitted.tables.emplace(KernelOp::Elementwise, *copy);
     const KernelModel model(gpu, &fitted, Efficiency{});
     for (const KernelMeasurement& r : rows) {
       if (r.shape.op == op && r.group == group) out.push_back(check_row(model, r));

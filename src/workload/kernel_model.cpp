@@ -196,7 +196,11 @@ const KernelTable* KernelCalibration::find(KernelOp op) const {
 
 KernelModel::KernelModel(const GpuSpec& gpu, const KernelCalibration* measured,
                          const Efficiency& roofline)
-    : gpu_(gpu), measured_(measured), roofline_(roofline) {}
+    : gpu_(gpu), measured_(measured), roofline_(roofline) {
+  if (const KernelTable* copy = measured_ ? measured_->find(KernelOp::Elementwise) : nullptr) {
+    memory_fraction_ = copy->forward.mean_efficiency();
+  }
+}
 
 double KernelModel::peak(KernelOp op) const {
   if (is_memory_bound(op)) return gpu_.memory_bandwidth;
@@ -238,19 +242,8 @@ KernelTime KernelModel::time(const KernelShape& shape) const {
   const double p = peak(shape.op);
   // No GEMM beats its bytes at the bandwidth measured element-wise passes reach (a router GEMM
   // with 8 outputs reads its whole input for little arithmetic).
-  double memory = 0;
-  if (!is_memory_bound(shape.op)) {
-    const KernelTable* copy = measured_->find(KernelOp::Elementwise);
-    double fraction = 1;
-    if (copy) {
-      const std::vector<KernelPoint> points = copy->forward.points();
-      fraction = 0;
-      for (const KernelPoint& q : points)
-        fraction += q.efficiency;
-      fraction /= static_cast<double>(points.size());
-    }
-    memory = w.memory_bytes / (gpu_.memory_bandwidth * fraction);
-  }
+  const double memory =
+      is_memory_bound(shape.op) ? 0 : w.memory_bytes / (gpu_.memory_bandwidth * memory_fraction_);
   t.efficiency_forward = table->forward.efficiency(w.rows, w.dim);
   t.forward = seconds_to_time(w.launches * table->launch_forward.seconds() +
                               std::max(w.forward / (p * t.efficiency_forward), memory));

@@ -118,6 +118,9 @@ class KernelModel {
   GpuSpec gpu_;
   const KernelCalibration* measured_;
   Efficiency roofline_;
+  // The fraction of HBM bandwidth the measured element-wise table reaches (1 without one): the
+  // floor under every measured GEMM, read once.
+  double memory_fraction_ = 1;
 };
 
 }  // namespace mfabric::workload
