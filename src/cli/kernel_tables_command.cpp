@@ -35,6 +35,10 @@ struct CheckOptions {
   bool json = false;
 };
 
+constexpr const char* kMeasurementFilesHelp =
+    "Measurement files: the CSVs of data/measurements/, or calibration files whose "
+    "kernels.measurements are read (what scripts/measure-gpu.py writes)";
+
 workload::KernelMeasurements read_all(const std::vector<std::string>& files) {
   workload::KernelMeasurements all;
   for (const std::string& f : files) {
@@ -169,9 +173,7 @@ void register_kernel_tables(CLI::App& parent, std::vector<std::function<int()>>&
   auto fit = std::make_shared<FitOptions>();
   CLI::App* f = parent.add_subcommand(
       "fit", "Fit a calibration's kernel tables to measurement files (writes the calibration)");
-  f->add_option("files", fit->files, "Measurement CSV files (data/measurements/)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  f->add_option("files", fit->files, kMeasurementFilesHelp)->required()->check(CLI::ExistingFile);
   f->add_option("--gpu", fit->gpu, "The GPU measured")->capture_default_str();
   f->add_option("--name", fit->name, "The calibration's name")->required();
   f->add_option("--description", fit->description, "The calibration's description");
@@ -181,9 +183,7 @@ void register_kernel_tables(CLI::App& parent, std::vector<std::function<int()>>&
   auto check = std::make_shared<CheckOptions>();
   CLI::App* c =
       parent.add_subcommand("check", "Compare the model with measurement files, row by row");
-  c->add_option("files", check->files, "Measurement CSV files (data/measurements/)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  c->add_option("files", check->files, kMeasurementFilesHelp)->required()->check(CLI::ExistingFile);
   c->add_option("--calibration", check->calibration,
                 "Calibration to check (default h200-measured)");
   c->add_option("--gpu", check->gpu, "The GPU measured")->capture_default_str();

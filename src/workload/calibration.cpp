@@ -147,6 +147,24 @@ Calibration load_named(const std::string& name_or_path, int depth) {
                           quote_input(name_or_path), join(calibration_names())));
 }
 
+// The measured kernel tables of the op kinds whose efficiency `compute` states (expert_gemm,
+// attention, dense_gemm): those ops run at the roofline with the stated efficiency.
+void drop_measured_tables(Calibration& c, const Fields& compute) {
+  if (!c.kernels) return;
+  static const std::pair<const char*, KernelOp> kStated[] = {
+      {"expert_gemm", KernelOp::Expert},
+      {"attention", KernelOp::Attention},
+      {"dense_gemm", KernelOp::Dense},
+  };
+  std::shared_ptr<KernelCalibration> kept;
+  for (const auto& [field, op] : kStated) {
+    if (!compute.has(field) || !c.kernels->find(op)) continue;
+    if (!kept) kept = std::make_shared<KernelCalibration>(*c.kernels);
+    kept->tables.erase(op);
+  }
+  if (kept) c.kernels = std::move(kept);
+}
+
 Calibration parse_map(const YAML::Node& node, const std::string& source, const std::string& path,
                       int depth) {
   const Fields f(node, source, path, kCalibrationFields);
@@ -187,6 +205,14 @@ Calibration parse_map(const YAML::Node& node, const std::string& source, const s
       c.expert_layer_busiest = expert_time(cf, "expert_layer_busiest", Time::from_seconds(1000));
       c.expert_per_token.reset();
     }
+    // An efficiency stated here is the nearest statement of that op's compute: it wins over a
+    // measured table (this file's or the base's) and, for the experts, over a base's measured
+    // time per token, so that a sweep of compute.expert_gemm moves the experts on any base.
+    if (cf.has("expert_gemm") && !cf.has("expert_per_token") && !cf.has("expert_layer_busiest")) {
+      c.expert_per_token.reset();
+      c.expert_layer_busiest.reset();
+    }
+    drop_measured_tables(c, cf);
   }
   if (f.has("collectives")) {
     std::vector<std::string> known = kCostFields;

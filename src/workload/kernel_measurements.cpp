@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -288,7 +289,37 @@ void read_fp8_optimizer_mla(const MeasurementCsv& csv, KernelMeasurements& out) 
 
 }  // namespace
 
+namespace {
+
+bool yaml_path(const std::string& path) {
+  std::string lower = path;
+  for (char& c : lower)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto ends = [&](const std::string& tail) {
+    return lower.size() >= tail.size() &&
+           lower.compare(lower.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return ends(".yaml") || ends(".yml");
+}
+
+// A calibration file's `kernels.measurements` (what scripts/measure-gpu.py writes).
+KernelMeasurements read_calibration_measurements(const std::string& path) {
+  const YAML::Node root = parse_yaml(
+      read_yaml_file(path, "calibration file", "a calibration file with kernels.measurements"),
+      path);
+  const YAML::Node kernels = root.IsMap() ? root["kernels"] : YAML::Node();
+  if (!kernels || !kernels.IsMap() || !kernels["measurements"]) {
+    throw Error(path, "kernels.measurements",
+                "expected a calibration with a kernels.measurements list (what "
+                "scripts/measure-gpu.py writes) or a measurement CSV");
+  }
+  return {parse_kernel_measurements(kernels["measurements"], path, "kernels.measurements"), {}};
+}
+
+}  // namespace
+
 KernelMeasurements read_kernel_measurements(const std::string& path) {
+  if (yaml_path(path)) return read_calibration_measurements(path);
   const MeasurementCsv csv(path);
   KernelMeasurements out;
   const std::string header = csv.header();

@@ -36,8 +36,9 @@ struct KernelMeasurements {
   std::vector<std::string> skipped;  // "file:line: why"
 };
 
-// One reference CSV (its format from its header); throws mfabric::Error naming the file, line
-// and column.
+// One reference CSV (its format from its header), or a calibration file (.yaml / .yml) whose
+// `kernels.measurements` list is read; throws mfabric::Error naming the file, line and column (or
+// field).
 KernelMeasurements read_kernel_measurements(const std::string& path);
 
 // A calibration's `kernels.measurements` list: maps {op, group, forward, forward_backward, and

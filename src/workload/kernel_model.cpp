@@ -200,9 +200,16 @@ KernelModel::KernelModel(const GpuSpec& gpu, const KernelCalibration* measured,
   if (const KernelTable* copy = measured_ ? measured_->find(KernelOp::Elementwise) : nullptr) {
     memory_fraction_ = copy->forward.mean_efficiency();
   }
+  permute_peak_ = gpu_.memory_bandwidth;
+  if (measured_ && measured_->find(KernelOp::Permute) && !measured_->measured_on.empty() &&
+      measured_->measured_on != gpu_.name) {
+    const GpuSpec& on = find_gpu(measured_->measured_on);
+    permute_peak_ = on.memory_bandwidth * (gpu_.peak_bf16_flops / on.peak_bf16_flops);
+  }
 }
 
 double KernelModel::peak(KernelOp op) const {
+  if (op == KernelOp::Permute) return permute_peak_;
   if (is_memory_bound(op)) return gpu_.memory_bandwidth;
   if (op == KernelOp::DenseFp8) {
     if (!(gpu_.peak_fp8_flops > 0)) {

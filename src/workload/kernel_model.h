@@ -121,6 +121,12 @@ class KernelModel {
   // The fraction of HBM bandwidth the measured element-wise table reaches (1 without one): the
   // floor under every measured GEMM, read once.
   double memory_fraction_ = 1;
+  // What a measured permutation table's efficiencies are fractions of on this GPU: the measured
+  // GPU's HBM bandwidth scaled by this GPU's compute, not this GPU's bandwidth. The permutation
+  // (a sort and indexed copies) runs far below HBM bandwidth and is bound by the SMs: measured on
+  // an H100 it takes 1.02-1.06x the H200's time, where the HBM ratio would give 1.43x
+  // (docs/validation.md, "Compute as measured").
+  double permute_peak_ = 0;
 };
 
 }  // namespace mfabric::workload

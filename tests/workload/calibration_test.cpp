@@ -130,6 +130,29 @@ TEST(Calibration, ExpertTimeAsMeasuredIsOneOfTwoFormsInRange) {
             std::string::npos);
 }
 
+TEST(Calibration, AStatedEfficiencyWinsOverMeasuredTablesAndTimes) {
+  // A sweep of compute.expert_gemm must move the experts on any base: the stated efficiency
+  // replaces the base's measured expert table and its measured time per token; the other ops
+  // keep their tables.
+  const Calibration measured = parse_calibration(
+      YAML::Load("{base: h800-measured, compute: {expert_gemm: 0.25}}"), "t.yaml", "calibration");
+  ASSERT_TRUE(measured.kernels);
+  EXPECT_FALSE(measured.kernels->find(KernelOp::Expert));
+  EXPECT_TRUE(measured.kernels->find(KernelOp::Attention));
+  EXPECT_TRUE(measured.kernels->find(KernelOp::Permute));
+  EXPECT_TRUE(load_calibration("h800-measured").kernels->find(KernelOp::Expert));  // not changed
+  EXPECT_EQ(measured.compute.expert_gemm, 0.25);
+  const Calibration paper =
+      parse_calibration(YAML::Load("{base: paper-measurement, compute: {expert_gemm: 0.25}}"),
+                        "t.yaml", "calibration");
+  EXPECT_FALSE(paper.expert_per_token);
+  EXPECT_EQ(paper.compute.expert_gemm, 0.25);
+  // Both in one file: the measured time is the statement that wins.
+  const Calibration both = parse_calibration(
+      YAML::Load("{compute: {expert_gemm: 0.25, expert_per_token: 1us}}"), "t.yaml", "calibration");
+  EXPECT_EQ(both.expert_per_token, Time::microseconds(1));
+}
+
 TEST(Calibration, AFileBasedOnItselfIsOneError) {
   const auto dir = std::filesystem::temp_directory_path() / "mfabric_calibration_cycle";
   std::filesystem::create_directories(dir);

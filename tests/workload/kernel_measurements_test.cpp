@@ -66,6 +66,30 @@ TEST(KernelMeasurementsFile, QuotedNotesMayHoldCommas) {
   fs::remove(p);
 }
 
+TEST(KernelMeasurementsFile, ACalibrationFilesMeasurementsAreRead) {
+  // What scripts/measure-gpu.py writes: read by `mfabric kernel check` like a reference CSV.
+  const std::string p = write_kernel_temp("m.yaml", R"(name: mine
+gpu: H100
+kernels:
+  measured_on: H100
+  measurements:
+    - {op: dense, group: router, in: 4096, out: 8, tokens: 32768, forward: 100us}
+    - {op: elementwise, group: copy, bytes: 2GiB, forward: 710us}
+)");
+  const KernelMeasurements m = read_kernel_measurements(p);
+  ASSERT_EQ(m.rows.size(), 2u);
+  EXPECT_EQ(m.rows[0].shape.op, KernelOp::Dense);
+  EXPECT_EQ(m.rows[0].forward, Time::microseconds(100));
+  EXPECT_EQ(m.rows[1].shape.bytes, std::int64_t{2} << 30);
+  const std::string none = write_kernel_temp("none.yml", "name: x\ncompute: {attention: 0.5}\n");
+  EXPECT_EQ(measurement_error(none),
+            none +
+                ": kernels.measurements: expected a calibration with a kernels.measurements "
+                "list (what scripts/measure-gpu.py writes) or a measurement CSV");
+  fs::remove(p);
+  fs::remove(none);
+}
+
 TEST(KernelTablesYaml, WrittenTablesReadBack) {
   KernelCalibration k;
   k.measured_on = "H200";

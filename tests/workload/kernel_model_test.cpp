@@ -116,6 +116,40 @@ TEST(KernelModel, MeasuredTimeIsLaunchesPlusWorkAtTheTablesEfficiency) {
             time.forward);
 }
 
+TEST(KernelModel, APermutationCarriesOverByComputeACopyByBandwidth) {
+  // Tables measured on an H200. On an H100 (same bf16 peak, 3.35 TB/s against 4.8) the
+  // permutation keeps its time (it is bound by the SMs, as measured on both GPUs) and the copy
+  // takes 4.8 / 3.35 as long; on an A100 (312 TFLOP/s) the permutation takes 989 / 312 as long.
+  KernelCalibration k;
+  k.measured_on = "H200";
+  KernelTable permute;
+  permute.forward = KernelCurve({{65536, 4096, 0.2}});
+  k.tables.emplace(KernelOp::Permute, permute);
+  KernelTable copy;
+  copy.forward = KernelCurve({{1e9, 1, 0.9}});
+  k.tables.emplace(KernelOp::Elementwise, copy);
+  KernelShape p;
+  p.op = KernelOp::Permute;
+  p.hidden = 4096;
+  p.tokens = 32768;
+  p.top_k = 2;
+  p.experts = 8;
+  KernelShape c;
+  c.op = KernelOp::Elementwise;
+  c.bytes = std::int64_t{1} << 31;
+  const auto forward_s = [&](const char* gpu, const KernelShape& s) {
+    return KernelModel(find_gpu(gpu), &k, Efficiency{}).time(s).forward.seconds();
+  };
+  const double h200 = forward_s("H200", p);
+  EXPECT_NEAR(h200, kernel_work(p).forward / (4.8e12 * 0.2), 1e-9);
+  EXPECT_NEAR(forward_s("H100", p), h200, 1e-9);
+  EXPECT_NEAR(forward_s("A100", p), h200 * 989e12 / 312e12, 1e-9);
+  EXPECT_NEAR(forward_s("H100", c) / forward_s("H200", c), 4.8 / 3.35, 1e-6);
+  // Without a measured table the permutation is at the GPU's own full bandwidth.
+  EXPECT_NEAR(KernelModel(find_gpu("H100"), nullptr, Efficiency{}).time(p).forward.seconds(),
+              kernel_work(p).forward / 3.35e12, 1e-9);
+}
+
 TEST(KernelModel, AGemmIsNeverFasterThanItsBytes) {
   // A router-like GEMM (8 outputs): its input read at the copy's bandwidth floors its time.
   KernelCalibration k;
