@@ -4,10 +4,12 @@
 # GPU, all-to-all bytes that leave each member, p2p bytes; seq 4096, micro-batch 8, global batch
 # 128, synthetic routing with seed 1). Expert compute: the busiest GPU's forward expert compute
 # per MoE layer and micro-batch, under the roofline, paper-measurement and h800-measured
-# calibrations.
+# calibrations. Measured: the same on the paper's five evaluation jobs, against the expert loop
+# measured on an H200 at that job's shape (data/measurements/measure-gpu/), taken at the busiest
+# GPU's tokens per expert.
 #
-# Usage: scripts/validation/workload.sh [MFABRIC_BINARY] [traffic|experts]   (a few seconds;
-#        default both)
+# Usage: scripts/validation/workload.sh [MFABRIC_BINARY] [traffic|experts|measured]   (a few
+#        seconds; default traffic and experts)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${1:-$root/build/release/src/cli/mfabric}"
@@ -18,6 +20,51 @@ import json, sys
 s = json.load(sys.stdin)["bytes_share"]
 print(", ".join(f"{k.upper()} {100 * s[k]:.1f}%" for k in ("tp", "ep", "pp", "dp")))'
 }
+if [ "$part" = measured ]; then
+  # MODEL TP PP EP -> busiest GPU's expert forward (ms) under each calibration, and its
+  # token-expert pairs (a calibration of 1 us per pair makes the time in us the pair count).
+  pairs_cal="$(mktemp -t mfabric-pairs.XXXXXX.yaml)"
+  trap 'rm -f "$pairs_cal"' EXIT
+  printf 'name: pairs\ncompute: {expert_per_token: 1us}\n' >"$pairs_cal"
+  for job in "mixtral-8x22b 8 8 8" "mixtral-8x7b 4 4 8" "qwen-moe-32 1 4 32" "deepseek-r1 1 16 64" \
+    "llama-moe-6.7b 1 4 16"; do
+    read -r model tp pp ep <<<"$job"
+    printf '%s %s %s %s' "$model" "$tp" "$pp" "$ep"
+    for cal in roofline paper-measurement h800-measured "$pairs_cal"; do
+      "$bin" workload --model "$model" --gpus 1024 --tp "$tp" --pp "$pp" --ep "$ep" \
+        --calibration "$cal" --json |
+        python3 -c 'import json, sys; print(" %.6g" % json.load(sys.stdin)["moe_layer_forward_s"]["experts"], end="")'
+    done
+    echo
+  done | python3 -c '
+import glob, sys, yaml
+print("Expert compute forward per MoE layer and micro-batch on the busiest expert GPU of the "
+      "paper\x27s evaluation jobs (1024 H800, micro-batch 8, seq 4096, synthetic skew, seed 1) under "
+      "each calibration, against the expert loop measured on an H200 at the busiest GPU\x27s tokens "
+      "per local expert (data/measurements/measure-gpu/h200-*.yaml; linear in tokens between the "
+      "measured counts, and beyond the largest from the last two; the H800 has the H200\x27s "
+      "compute):\n")
+print("| model, TP PP EP | tokens per local expert: average / busiest GPU | roofline | "
+      "paper-measurement | h800-measured | H200 measured |")
+print("|---|---|---|---|---|---|")
+for line in sys.stdin:
+    model, tp, pp, ep, roof, paper, measured, pairs = line.split()
+    pairs = float(pairs) * 1e6
+    [path] = glob.glob(f"data/measurements/measure-gpu/h200-{model}-tp{tp}-ep{ep}.yaml")
+    rows = [r for r in yaml.safe_load(open(path))["kernels"]["measurements"] if r["op"] == "expert"]
+    local = rows[0]["local_experts"]
+    points = sorted((r["tokens"], float(r["forward"].rstrip("us")) * 1e-6) for r in rows)
+    busiest = pairs / local
+    (t0, y0), (t1, y1) = next(((a, b) for a, b in zip(points, points[1:]) if busiest <= b[0]),
+                              (points[-2], points[-1]))
+    at = y0 + (y1 - y0) * (busiest - t0) / (t1 - t0)
+    average = points[2][0]  # the script measures 1/8, 1/2, 1 and 2x the job\x27s average
+    ms = lambda s: f"{1e3 * float(s):.1f} ms"
+    print(f"| {model}, {tp} {pp} {ep} | {average:,} / {busiest:,.0f} | {ms(roof)} | {ms(paper)} | "
+          f"{ms(measured)} | {ms(at)} |")
+'
+  exit 0
+fi
 if [ "$part" != experts ]; then
 mix_8x7b="$(share mixtral-8x7b 4 4 8)"
 mix_llama="$(share llama-moe-6.7b 1 4 16)"
