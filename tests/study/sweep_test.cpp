@@ -164,7 +164,6 @@ TEST(Sweep, ThePapersStudiesLoad) {
   EXPECT_EQ(references, 20u);
   check_points(crossover);
   EXPECT_EQ(point_experiment(crossover, 0).calibration.compute.expert_gemm, 1.0);
-  EXPECT_FALSE(point_experiment(crossover, 0).calibration.expert_per_token);  // the sweep's wins
   EXPECT_EQ(point_experiment(crossover, 0).fabric.params().at("policy"), "paper-sim");
 }
 
@@ -176,8 +175,7 @@ TEST(Sweep, PaperAssumptionsGiveTheCalibrationAndTheController) {
   apply_paper_assumptions(delay);
   const config::Experiment e = point_experiment(delay, 0);
   EXPECT_EQ(e.calibration.name, "paper-measurement");
-  ASSERT_TRUE(e.calibration.expert_per_token);
-  EXPECT_EQ(*e.calibration.expert_per_token, Time::picoseconds(508'600));
+  EXPECT_EQ(e.calibration.compute.expert_gemm, 0.175);
   EXPECT_EQ(e.fabric.params().at("policy"), "paper-sim");
   // The fat-tree point keeps its fabric; every point is a different run than before.
   EXPECT_EQ(point_experiment(delay, delay.points.size() - 1).fabric.name(), "fat-tree");
@@ -186,7 +184,6 @@ TEST(Sweep, PaperAssumptionsGiveTheCalibrationAndTheController) {
   SweepSpec crossover = load_sweep(dir + "crossover.yaml");
   apply_paper_assumptions(crossover);
   EXPECT_EQ(point_experiment(crossover, 0).calibration.compute.expert_gemm, 1.0);
-  EXPECT_FALSE(point_experiment(crossover, 0).calibration.expert_per_token);  // the sweep's wins
   EXPECT_EQ(point_experiment(crossover, 0).calibration.name, "paper-measurement+");
   // Points that set a whole mFabric fabric get the paper's controller too; TopoOpt points and
   // points that choose a policy themselves keep theirs.
