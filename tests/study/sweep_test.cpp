@@ -18,6 +18,7 @@
 #include "study/sweep_journal.h"
 #include "study/sweep_run.h"
 #include "test_text.h"
+#include "workload/kernel_model.h"
 
 namespace mfabric::study {
 namespace {
@@ -165,6 +166,11 @@ TEST(Sweep, ThePapersStudiesLoad) {
   check_points(crossover);
   EXPECT_EQ(point_experiment(crossover, 0).calibration.compute.expert_gemm, 1.0);
   EXPECT_EQ(point_experiment(crossover, 0).fabric.params().at("policy"), "paper-sim");
+  // Every op but the experts as measured: the stated efficiency replaces the experts' table only.
+  const auto& kernels = point_experiment(crossover, 0).calibration.kernels;
+  ASSERT_TRUE(kernels);
+  EXPECT_FALSE(kernels->find(workload::KernelOp::Expert));
+  EXPECT_TRUE(kernels->find(workload::KernelOp::Attention));
 }
 
 TEST(Sweep, PaperAssumptionsGiveTheCalibrationAndTheController) {
