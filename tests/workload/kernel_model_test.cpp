@@ -21,6 +21,13 @@ KernelShape expert_shape(std::int64_t h, std::int64_t f, std::int64_t local, std
   return s;
 }
 
+// A table with one forward point {rows, dim, efficiency} and no backward of its own.
+void add_forward_table(KernelCalibration& k, KernelOp op, const KernelPoint& point) {
+  KernelTable t;
+  t.forward = KernelCurve({point});
+  k.tables.emplace(op, t);
+}
+
 TEST(KernelWork, ExpertIsSixHfFlopsPerTokenForward) {
   // The measurements' own count: 6 h f per token for a gated FFN, backward twice that.
   const KernelWork w = kernel_work(expert_shape(4096, 14336, 2, 512));
@@ -122,12 +129,8 @@ TEST(KernelModel, APermutationCarriesOverByComputeACopyByBandwidth) {
   // takes 4.8 / 3.35 as long; on an A100 (312 TFLOP/s) the permutation takes 989 / 312 as long.
   KernelCalibration k;
   k.measured_on = "H200";
-  KernelTable permute;
-  permute.forward = KernelCurve({{65536, 4096, 0.2}});
-  k.tables.emplace(KernelOp::Permute, permute);
-  KernelTable copy;
-  copy.forward = KernelCurve({{1e9, 1, 0.9}});
-  k.tables.emplace(KernelOp::Elementwise, copy);
+  add_forward_table(k, KernelOp::Permute, {65536, 4096, 0.2});
+  add_forward_table(k, KernelOp::Elementwise, {1e9, 1, 0.9});
   KernelShape p;
   p.op = KernelOp::Permute;
   p.hidden = 4096;
@@ -153,12 +156,8 @@ TEST(KernelModel, APermutationCarriesOverByComputeACopyByBandwidth) {
 TEST(KernelModel, AGemmIsNeverFasterThanItsBytes) {
   // A router-like GEMM (8 outputs): its input read at the copy's bandwidth floors its time.
   KernelCalibration k;
-  KernelTable dense;
-  dense.forward = KernelCurve({{32768, 32768, 0.9}});
-  k.tables.emplace(KernelOp::Dense, dense);
-  KernelTable copy;
-  copy.forward = KernelCurve({{1e9, 1, 0.5}});
-  k.tables.emplace(KernelOp::Elementwise, copy);
+  add_forward_table(k, KernelOp::Dense, {32768, 32768, 0.9});
+  add_forward_table(k, KernelOp::Elementwise, {1e9, 1, 0.5});
   KernelShape s;
   s.op = KernelOp::Dense;
   s.hidden = 4096;
