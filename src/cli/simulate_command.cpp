@@ -147,6 +147,10 @@ int run_simulate(const SimulateOptions& o) {
                              run.control->conflicts);
   }
   const report::SimulationReport rep = report::report_of(run);
+  // On stderr, so that --json's stdout stays JSON alone.
+  if (const std::optional<std::string> idle = report::idle_warning(rep)) {
+    std::cerr << "mfabric: warning: " << *idle << "\n";
+  }
   std::vector<std::string> written;
   if (!o.out.empty()) {
     if (!outputs.report) {

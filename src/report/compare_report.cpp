@@ -313,6 +313,9 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
         {"compute_s", run.compute_s},
         {"exposed_communication_s", run.exposed_communication_s},
         {"tokens_per_s", run.tokens_per_s},
+        {"tokens_per_s_per_gpu", run.tokens_per_s_per_gpu},
+        {"model_tflops_per_gpu", run.model_tflops_per_gpu},
+        {"mfu", run.mfu},
         {"cost_usd", {{"built", run.cost_built.total()}, {"paper", run.cost_paper.total()}}},
         {"cost_paper_usd_by_component", study::cost_components_json(run.cost_paper)},
         {"cost_built_usd_by_component", study::cost_components_json(run.cost_built)},
@@ -373,6 +376,7 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
 void write_compare_csv(const CompareResult& r, std::ostream& out) {
   out << provenance_csv_comment();
   out << "model,link_gbps,fabric,gpus,iteration_time_s,relative_iteration_time,tokens_per_s,"
+         "tokens_per_s_per_gpu,model_tflops_per_gpu,mfu,"
          "cost_built_usd,cost_paper_usd,perf_per_dollar_vs_fat_tree,cost_convention,compute_s,"
          "exposed_communication_s,reconfigurations,reconfiguration_held_s,held_all_to_alls,"
          "critical_held_s,error\n";
@@ -384,12 +388,13 @@ void write_compare_csv(const CompareResult& r, std::ostream& out) {
     out << csv_field(run.model) << ',' << number(run.link_gbps) << ',' << csv_field(run.fabric)
         << ',' << run.gpus << ',' << number(run.iteration_time_s) << ','
         << optional(run.relative_iteration_time) << ',' << number(run.tokens_per_s) << ','
-        << number(run.cost_built.total()) << ',' << number(run.cost_paper.total()) << ','
-        << optional(run.perf_per_dollar_vs_fat_tree) << ',' << convention << ','
-        << number(run.compute_s) << ',' << number(run.exposed_communication_s) << ','
-        << (c ? std::to_string(c->count) : "") << ',' << (c ? number(c->held_time_s) : "") << ','
-        << (c ? std::to_string(c->holds) : "") << ',' << (c ? number(c->critical_held_s) : "")
-        << ',' << csv_field(run.error) << '\n';
+        << number(run.tokens_per_s_per_gpu) << ',' << number(run.model_tflops_per_gpu) << ','
+        << number(run.mfu) << ',' << number(run.cost_built.total()) << ','
+        << number(run.cost_paper.total()) << ',' << optional(run.perf_per_dollar_vs_fat_tree) << ','
+        << convention << ',' << number(run.compute_s) << ',' << number(run.exposed_communication_s)
+        << ',' << (c ? std::to_string(c->count) : "") << ',' << (c ? number(c->held_time_s) : "")
+        << ',' << (c ? std::to_string(c->holds) : "") << ','
+        << (c ? number(c->critical_held_s) : "") << ',' << csv_field(run.error) << '\n';
   }
 }
 
@@ -398,11 +403,11 @@ std::string compare_text(const CompareResult& r) {
   const char* convention_name = study::cost_convention_label(convention);
   std::string out = wrapped(printable(compare_set_text(r)), 100, "", "  ") + "\n";
 
-  Table t({"model", "link", "fabric", "iteration", "vs fat-tree", "tokens/s",
+  Table t({"model", "link", "fabric", "iteration", "vs fat-tree", "tokens/s", "MFU",
            fmt::format("cost ({})", convention_name), "perf/$ vs fat-tree", "reconfigurations"},
           {Table::Align::Left, Table::Align::Right, Table::Align::Left, Table::Align::Right,
            Table::Align::Right, Table::Align::Right, Table::Align::Right, Table::Align::Right,
-           Table::Align::Right});
+           Table::Align::Right, Table::Align::Right});
   const auto optional_ratio = [](const std::optional<double>& x) {
     return x && std::isfinite(*x) ? ratio(*x) : std::string("-");
   };
@@ -411,14 +416,15 @@ std::string compare_text(const CompareResult& r) {
   };
   for (const CompareRun& run : r.runs) {
     if (!run.error.empty()) {
-      t.add_row(
-          {run.model, link_text(run.link_gbps), run.fabric, "failed", "-", "-", "-", "-", "-"});
+      t.add_row({run.model, link_text(run.link_gbps), run.fabric, "failed", "-", "-", "-", "-", "-",
+                 "-"});
       continue;
     }
     t.add_row({run.model, link_text(run.link_gbps), run.fabric,
                finite_or(run.iteration_time_s, [](double x) { return fmt::format("{:.3f}s", x); }),
                optional_ratio(run.relative_iteration_time),
                finite_or(run.tokens_per_s, [](double x) { return whole_number(x); }),
+               run.mfu > 0 ? fmt::format("{:.1f}%", 100 * run.mfu) : std::string("-"),
                finite_or(run.cost(convention).total(), [](double x) { return dollars(x); }),
                optional_ratio(run.perf_per_dollar_vs_fat_tree),
                run.reconfiguration ? with_commas(run.reconfiguration->count) : "-"});

@@ -18,7 +18,8 @@ inline constexpr const char* kCompareSchema = "mfabric.compare/1";
 //  "cost_convention" ("built" or "paper": the cost that perf/$ counts), "paper_checks",
 //  "backend", "completion_batching", "runs": [{"model", "link_gbps", "fabric", "fabric_spec",
 //  "gpus", "iterations", "iteration_time_s", "relative_iteration_time", "compute_s",
-//  "exposed_communication_s", "tokens_per_s", "cost_usd": {"built", "paper"},
+//  "exposed_communication_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu",
+//  "mfu" (study::CompareRun), "cost_usd": {"built", "paper"},
 //  "cost_paper_usd_by_component" and "cost_built_usd_by_component": {"nics", "transceivers",
 //  "switch_ports", "ocs_ports", "patch_panel_ports", "fibres"}, "perf_per_dollar_vs_fat_tree",
 //  "reconfiguration": {..., "holds", "all_to_alls", "regions", "critical_holds",
@@ -28,9 +29,9 @@ inline constexpr const char* kCompareSchema = "mfabric.compare/1";
 //  same comparison gives a byte-identical file.
 nlohmann::json compare_json(const study::CompareResult& r, bool timing = true);
 // One row per run: model,link_gbps,fabric,gpus,iteration_time_s,relative_iteration_time,
-// tokens_per_s,cost_built_usd,cost_paper_usd,perf_per_dollar_vs_fat_tree,cost_convention,
-// compute_s,exposed_communication_s,reconfigurations,reconfiguration_held_s,held_all_to_alls,
-// critical_held_s,error (RFC 4180).
+// tokens_per_s,tokens_per_s_per_gpu,model_tflops_per_gpu,mfu,cost_built_usd,cost_paper_usd,
+// perf_per_dollar_vs_fat_tree,cost_convention,compute_s,exposed_communication_s,reconfigurations,
+// reconfiguration_held_s,held_all_to_alls,critical_held_s,error (RFC 4180).
 void write_compare_csv(const study::CompareResult& r, std::ostream& out);
 // The set line, the table, the headline sentences, the ratios per link speed (mFabric against
 // each other fabric), where mFabric's time goes, and the failed runs.

@@ -8,6 +8,7 @@
 #include "core/provenance.h"
 #include "report/simulation_report.h"
 #include "report/simulation_summary.h"
+#include "study/compare.h"
 
 namespace mfabric::report {
 namespace {
@@ -111,6 +112,36 @@ nlohmann::json failures_json(const SimulationReport& r) {
   return failures;
 }
 
+// How busy the GPUs' compute streams are, and why they idle (study/gpu_busy.h).
+nlohmann::json gpu_busy_json(const study::GpuBusy& b) {
+  return {
+      {"busy_fraction", b.busy_fraction},
+      {"busiest_stage", {{"stage", b.busiest.stage}, {"busy_fraction", b.busiest.busy_fraction}}},
+      {"least_busy_stage",
+       {{"stage", b.least_busy.stage}, {"busy_fraction", b.least_busy.busy_fraction}}},
+      {"pipeline_stages", b.stages},
+      {"micro_batches", b.micro_batches},
+      {"bubble_fraction", b.bubble_fraction},
+      {"comm_wait_fraction", b.comm_wait_fraction},
+      {"idle_comm_share", b.idle_comm_share},
+      {"other_wait_fraction", b.other_wait_fraction},
+  };
+}
+
+// Tokens/s, what each GPU gets done and how busy it is: training jobs only (a micro-benchmark,
+// trace or connection matrix has no tokens or model FLOPs, and gets no such keys).
+void add_training_figures(const SimulationReport& r, nlohmann::json& j) {
+  const double iteration_s = r.result.mean_iteration_time().seconds();
+  const double tokens = study::tokens_per_iteration(r.experiment);
+  if (tokens > 0 && iteration_s > 0) j["tokens_per_s"] = tokens / iteration_s;
+  if (const std::optional<study::GpuThroughput> t = gpu_throughput_of(r)) {
+    j["tokens_per_s_per_gpu"] = t->tokens_per_s_per_gpu;
+    j["model_tflops_per_gpu"] = t->model_tflops_per_gpu;
+    j["mfu"] = t->mfu;
+  }
+  if (const std::optional<study::GpuBusy> b = gpu_busy_of(r)) j["gpu_busy"] = gpu_busy_json(*b);
+}
+
 // TopoOpt's planned topology (with `timing`, the planning's wall time).
 nlohmann::json topology_json(const SimulationReport& r, bool timing) {
   const sim::TopoOptStats& p = *r.topoopt;
@@ -177,6 +208,7 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
         {"bytes_sent", res.transfers.bytes_sent},
         {"bytes_delivered", res.transfers.bytes_delivered}}},
   };
+  add_training_figures(r, j);
   if (res.packets) j["packet"] = packet_json(r);
   if (r.control != nullptr) j["reconfiguration"] = reconfiguration_json(r);
   if (!r.experiment.failures.empty()) j["failures"] = failures_json(r);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "config/experiment.h"
@@ -56,11 +57,20 @@ inline SimulationReport report_of(const sim::Simulation& s) {
 //  "circuit_bytes", and with `timing` "planning_wall_time_s"}, with failures "failures":
 //  {"parts": [{"kind", "server", "index", "at_s" (null: start)}], "spares": [{"failure",
 //  "from_gpu", "to_gpu"}], and on mFabric "failed_ports", "relays"},
-//  "wall_time_s", "events_per_s", "tasks"}. Without `timing`, the two fields that measure the
-// run (wall_time_s, events_per_s) are left out, so that results.json is byte-identical for the
-// same experiment and seed.
+//  "wall_time_s", "events_per_s", "tasks"}; for a training job (a model, not a micro-benchmark,
+//  trace or connection matrix) also "tokens_per_s", "tokens_per_s_per_gpu",
+//  "model_tflops_per_gpu", "mfu" (study/gpu_throughput.h) and "gpu_busy": {"busy_fraction",
+//  "busiest_stage": {"stage", "busy_fraction"}, "least_busy_stage": {...}, "pipeline_stages",
+//  "micro_batches", "bubble_fraction", "comm_wait_fraction", "idle_comm_share",
+//  "other_wait_fraction"}
+//  (study/gpu_busy.h). Without `timing`, the two fields that measure the run (wall_time_s,
+// events_per_s) are left out, so that results.json is byte-identical for the same experiment
+// and seed.
 nlohmann::json results_json(const SimulationReport& r, bool timing = true);
 std::string results_text(const SimulationReport& r);
+// For a training job whose GPUs compute less than half of the iteration, why
+// (study::idle_warning), for a warning on stderr; nullopt otherwise.
+std::optional<std::string> idle_warning(const SimulationReport& r);
 // The topology's network cost by the paper's formulas at its Table 4 prices; nullopt for a link
 // speed the table has no price for.
 std::optional<double> paper_network_cost(const fabric::Topology& topology);

@@ -25,4 +25,14 @@ double events_per_second(const sim::RunResult& res) {
   return res.wall_time_s > 0 ? static_cast<double>(res.events) / res.wall_time_s : 0.0;
 }
 
+std::optional<study::GpuThroughput> gpu_throughput_of(const SimulationReport& r) {
+  return study::gpu_throughput(r.experiment, r.graph.job_gpus(),
+                               r.result.mean_iteration_time().seconds());
+}
+
+std::optional<study::GpuBusy> gpu_busy_of(const SimulationReport& r) {
+  static const std::vector<sim::SpareMove> none;
+  return study::gpu_busy(r.experiment, r.graph, r.result, r.spares ? *r.spares : none);
+}
+
 }  // namespace mfabric::report

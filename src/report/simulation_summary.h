@@ -1,13 +1,18 @@
 // What the two forms of simulate's summary, results.json (simulation_json.cpp) and the text table
 // (simulation_text.cpp), both say in the same words: the keys of the traffic classes, the
-// workload in a line, the events per second. Internal to the simulation report.
+// workload in a line, the events per second, what each GPU gets done and how busy it is.
+// Internal to the simulation report.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "config/experiment.h"
+#include "report/simulation_report.h"
 #include "sim/engine.h"
+#include "study/gpu_busy.h"
+#include "study/gpu_throughput.h"
 
 namespace mfabric::report {
 
@@ -18,5 +23,9 @@ std::string traffic_key(std::size_t k);
 std::string workload_label(const config::Experiment& e);
 // Events the run handled per second of wall time (0 when it took no measurable time).
 double events_per_second(const sim::RunResult& res);
+// Tokens/s per GPU, model TFLOP/s per GPU and MFU over the run's mean iteration time, and how
+// busy its GPUs are; nullopt for a workload without a model.
+std::optional<study::GpuThroughput> gpu_throughput_of(const SimulationReport& r);
+std::optional<study::GpuBusy> gpu_busy_of(const SimulationReport& r);
 
 }  // namespace mfabric::report

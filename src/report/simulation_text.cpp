@@ -30,7 +30,40 @@ std::string traffic_label(std::size_t k) {
   return name;
 }
 
+std::string percent(double fraction) {
+  return fmt::format("{:.1f}%", 100 * fraction);
+}
+
+// What each GPU gets done, how busy it is and why it idles (training jobs only).
+void add_gpu_rows(const SimulationReport& r, Table& t) {
+  if (const std::optional<study::GpuThroughput> g = gpu_throughput_of(r)) {
+    t.add_row({"tokens/s per GPU", whole_number(g->tokens_per_s_per_gpu)});
+    t.add_row({"model TFLOP/s per GPU (MFU)",
+               fmt::format("{:.1f} (MFU {})", g->model_tflops_per_gpu, percent(g->mfu))});
+  }
+  const std::optional<study::GpuBusy> b = gpu_busy_of(r);
+  if (!b) return;
+  std::string busy = percent(b->busy_fraction);
+  if (b->stages > 1) {
+    busy += fmt::format(" (stages {} to {})", percent(b->least_busy.busy_fraction),
+                        percent(b->busiest.busy_fraction));
+  }
+  t.add_row({"GPU compute busy (of the iteration)", busy});
+  if (b->stages > 1) {
+    t.add_row({"  idle in pipeline bubbles (estimate)",
+               fmt::format("{} ({} micro-batches, {} stages)", percent(b->bubble_fraction),
+                           b->micro_batches, b->stages)});
+  }
+  t.add_row({"  idle waiting for communication", percent(b->comm_wait_fraction)});
+  t.add_row({"  idle waiting for other GPUs", percent(b->other_wait_fraction)});
+}
+
 }  // namespace
+
+std::optional<std::string> idle_warning(const SimulationReport& r) {
+  const std::optional<study::GpuBusy> b = gpu_busy_of(r);
+  return b ? study::idle_warning(*b) : std::nullopt;
+}
 
 std::optional<double> paper_network_cost(const fabric::Topology& topology) {
   try {
@@ -64,6 +97,7 @@ std::string results_text(const SimulationReport& r) {
   const double iteration_s = res.mean_iteration_time().seconds();
   const double tokens = study::tokens_per_iteration(r.experiment);
   if (tokens > 0 && iteration_s > 0) t.add_row({"tokens/s", whole_number(tokens / iteration_s)});
+  add_gpu_rows(r, t);
   if (const std::optional<double> cost = paper_network_cost(r.topology)) {
     t.add_row({"network cost (paper formulas)", dollars(*cost)});
   }

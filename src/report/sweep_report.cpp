@@ -159,13 +159,16 @@ nlohmann::json sweep_json(const study::SweepSpec& spec, const study::SweepResult
 
 void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, std::ostream& out) {
   out << provenance_csv_comment();
-  static constexpr std::array<std::string_view, 11> kFigures{"model",
+  static constexpr std::array<std::string_view, 14> kFigures{"model",
                                                              "link_gbps",
                                                              "fabric",
                                                              "gpus",
                                                              "iteration_time_s",
                                                              "tokens_per_s",
                                                              "tokens_per_s_per_musd",
+                                                             "tokens_per_s_per_gpu",
+                                                             "model_tflops_per_gpu",
+                                                             "mfu",
                                                              "cost_built_usd",
                                                              "cost_paper_usd",
                                                              "reconfigurations",
@@ -185,6 +188,8 @@ void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, 
   const auto number = [](double x) { return fmt::format("{}", x); };
   for (const study::SweepRun& run : r.runs) {
     const study::CompareRun& f = run.figures;
+    // Empty for a point without a model (a micro-benchmark has no tokens or model FLOPs).
+    const auto per_gpu = [&](double x) { return f.model.empty() ? std::string() : number(x); };
     out << run.index;
     for (const std::string& field : spec.fields) {
       std::string value;
@@ -196,8 +201,9 @@ void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, 
     const std::optional<double> per = tokens_per_musd(f, spec.cost_convention);
     out << ',' << csv_field(f.model) << ',' << number(f.link_gbps) << ',' << csv_field(f.fabric)
         << ',' << f.gpus << ',' << number(f.iteration_time_s) << ',' << number(f.tokens_per_s)
-        << ',' << (per ? number(*per) : "") << ',' << number(f.cost_built.total()) << ','
-        << number(f.cost_paper.total()) << ','
+        << ',' << (per ? number(*per) : "") << ',' << per_gpu(f.tokens_per_s_per_gpu) << ','
+        << per_gpu(f.model_tflops_per_gpu) << ',' << per_gpu(f.mfu) << ','
+        << number(f.cost_built.total()) << ',' << number(f.cost_paper.total()) << ','
         << (f.reconfiguration ? std::to_string(f.reconfiguration->count) : "") << ','
         << csv_field(f.error) << '\n';
   }
@@ -212,7 +218,7 @@ std::string sweep_text(const study::SweepSpec& spec, const study::SweepResult& r
     header.push_back(f);
     align.push_back(Table::Align::Left);
   }
-  for (const char* h : {"iteration (s)", "tokens/s", network_header.c_str(),
+  for (const char* h : {"iteration (s)", "tokens/s", "MFU", network_header.c_str(),
                         "perf/$ (tokens/s per $M)", "reconfigurations"}) {
     header.push_back(h);
     align.push_back(Table::Align::Right);
@@ -233,13 +239,14 @@ std::string sweep_text(const study::SweepSpec& spec, const study::SweepResult& r
     }
     if (!f.error.empty()) {
       ++failed;
-      for (int i = 0; i < 5; ++i)
+      for (int i = 0; i < 6; ++i)
         row.emplace_back("");
       row.push_back(f.error);
     } else {
       const std::optional<double> per = tokens_per_musd(f, spec.cost_convention);
       row.push_back(cell(f.iteration_time_s, "{:.4f}"));
       row.push_back(f.tokens_per_s > 0 ? whole_number(f.tokens_per_s) : "");
+      row.push_back(f.mfu > 0 ? fmt::format("{:.1f}%", 100 * f.mfu) : "");
       const double cost = f.cost(spec.cost_convention).total();
       row.push_back(cost > 0 ? dollars(cost) : "");
       row.push_back(per ? whole_number(*per) : "");

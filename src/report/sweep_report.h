@@ -22,7 +22,8 @@ inline constexpr const char* kSweepSchema = "mfabric.sweep/1";
 nlohmann::json sweep_json(const study::SweepSpec& spec, const study::SweepResult& r,
                           bool timing = true);
 // One row per point: index, one column per field, model, link_gbps, fabric, gpus,
-// iteration_time_s, tokens_per_s, tokens_per_s_per_musd, cost_built_usd, cost_paper_usd,
+// iteration_time_s, tokens_per_s, tokens_per_s_per_musd, tokens_per_s_per_gpu,
+// model_tflops_per_gpu, mfu (empty for a point without a model), cost_built_usd, cost_paper_usd,
 // reconfigurations, error (RFC 4180).
 void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, std::ostream& out);
 std::string sweep_text(const study::SweepSpec& spec, const study::SweepResult& r);

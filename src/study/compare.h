@@ -128,6 +128,11 @@ struct CompareRun {
   // tokens per iteration (global batch x EP x seq: each EP rank of a DP replica runs its own
   // micro-batches, docs/workload.md) / iteration time.
   double tokens_per_s = 0;
+  // Per GPU: tokens/s, model TFLOP/s (Megatron-LM's accounting) and MFU (study/gpu_throughput.h,
+  // fill_gpu_throughput); 0 for a run that failed and for a workload without a model.
+  double tokens_per_s_per_gpu = 0;
+  double model_tflops_per_gpu = 0;
+  double mfu = 0;
   fabric::CostBreakdown cost_built;
   fabric::CostBreakdown cost_paper;
   // The network cost under a convention: the comparison's (CompareResult::cost_convention) is
@@ -229,10 +234,15 @@ CompareResult run_compare(const CompareSpec& spec,
 inline constexpr double kSecondsPerCostUnit = 4.2e-5;
 
 // A run's figures from its simulation (shared with sweeps): the fabric as built, GPUs, mean
-// iteration time, tokens/s, network cost in both conventions (paper prices), where the time goes
-// (iterations, compute, exposed communication) and, for mFabric, the reconfiguration summary.
-// Labels, relative figures and wall time are left to the caller.
+// iteration time, tokens/s (in all and per GPU), model TFLOP/s and MFU per GPU, network cost in
+// both conventions (paper prices), where the time goes (iterations, compute, exposed communication)
+// and, for mFabric, the reconfiguration summary. Labels, relative figures and wall time are left to
+// the caller.
 void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_per_iteration);
+// The per-GPU figures of a run of `e` from its GPUs and iteration time (gpu_throughput), all
+// three 0 without them: what fill_run_figures sets, and a resumed run's figures are set anew
+// with (a journal written before they existed does not hold them).
+void fill_gpu_throughput(CompareRun& run, const config::Experiment& e);
 // Region 0's reconfigurations and EP all-to-alls of one mFabric run, in time order (empty for a
 // run without regions or a control plane): compare's timeline figure.
 std::vector<TimelineSpan> region_timeline(const sim::Simulation& s);

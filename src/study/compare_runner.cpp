@@ -172,6 +172,11 @@ std::vector<bool> resume(const CompareSpec& spec, const std::vector<CompareJob>&
   }
   for (auto& [k, record] : contents.points) {
     if (k == timeline && record.timeline.empty()) continue;
+    // A journal of an earlier version may lack the per-GPU figures: they follow from the run.
+    if (record.figures.error.empty()) {
+      fill_gpu_throughput(record.figures,
+                          run_experiment(spec, *jobs[k].model, jobs[k].link, *jobs[k].fabric));
+    }
     records[k] = json_text(run_record_json(fields_of(jobs[k]), record), -1) + "\n";
     CompareRun& run = result.runs[k];
     run = std::move(record.figures);

@@ -1,11 +1,12 @@
 // The figures of one finished run, from its simulation, shared by compare and sweep: what it
-// built, its time, tokens/s, network cost, where the time went, mFabric's reconfigurations, and
-// region 0's timeline for compare's figure.
+// built, its time, tokens/s (and per GPU, with model TFLOP/s and MFU), network cost, where the time
+// went, mFabric's reconfigurations, and region 0's timeline for compare's figure.
 #include <algorithm>
 #include <tuple>
 
 #include "fabric/cost.h"
 #include "study/compare.h"
+#include "study/gpu_throughput.h"
 
 namespace mfabric::study {
 namespace {
@@ -43,6 +44,7 @@ void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_p
   run.gpus = s.graph.job_gpus();
   run.iteration_time_s = s.result.mean_iteration_time().seconds();
   run.tokens_per_s = run.iteration_time_s > 0 ? tokens_per_iteration / run.iteration_time_s : 0;
+  fill_gpu_throughput(run, s.experiment);
   const fabric::PriceBook prices = fabric::PriceBook::paper_defaults();
   run.cost_built = fabric::network_cost(s.topology, fabric::CostConvention::Built, prices);
   run.cost_paper = fabric::network_cost(s.topology, fabric::CostConvention::Paper, prices);
@@ -51,10 +53,12 @@ void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_p
   run.iterations = static_cast<int>(s.result.iteration_times.size());
   const double iterations = std::max(1, run.iterations);
   const double gpus = std::max(1, run.gpus);
+  // Summed in seconds: over a thousand GPUs and many iterations the picoseconds would not fit.
   double compute_s = 0;
+  for (const Time busy : workload::compute_time_per_gpu(s.graph))
+    compute_s += busy.seconds();
   std::int64_t all_to_alls = 0;
   for (const workload::Task& t : s.graph.tasks()) {
-    if (t.kind == workload::TaskKind::Compute) compute_s += t.duration.seconds();
     if (is_ep_all_to_all(t)) ++all_to_alls;
   }
   run.compute_s = compute_s / gpus / iterations;
@@ -91,6 +95,13 @@ void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_p
     }
     run.reconfiguration = r;
   }
+}
+
+void fill_gpu_throughput(CompareRun& run, const config::Experiment& e) {
+  const std::optional<GpuThroughput> t = gpu_throughput(e, run.gpus, run.iteration_time_s);
+  run.tokens_per_s_per_gpu = t ? t->tokens_per_s_per_gpu : 0;
+  run.model_tflops_per_gpu = t ? t->model_tflops_per_gpu : 0;
+  run.mfu = t ? t->mfu : 0;
 }
 
 double tokens_per_iteration(const config::Experiment& e) {

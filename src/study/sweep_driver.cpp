@@ -158,8 +158,11 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options, mpi::W
   const std::vector<std::string> gathered = world.gather(text);
   if (world.rank() != 0) return result;
   std::vector<std::optional<SweepRun>> all(spec.points.size());
-  for (auto& [k, run] : resumed)
+  for (auto& [k, run] : resumed) {
+    // A journal of an earlier version may lack the per-GPU figures: they follow from the point.
+    if (run.figures.error.empty()) fill_gpu_throughput(run.figures, point_experiment(spec, k));
     all[k] = std::move(run);
+  }
   for (std::size_t r = 0; r < gathered.size(); ++r) {
     const std::string source = fmt::format("rank {}'s results", r);
     std::size_t from = 0;

@@ -49,6 +49,12 @@ nlohmann::json run_record_json(const std::vector<FieldValue>& point_fields, cons
       {"cost_built_usd_by_component", cost_components_json(r.cost_built)},
       {"cost_paper_usd_by_component", cost_components_json(r.cost_paper)},
   };
+  // Training jobs only: a micro-benchmark's point has no tokens or model FLOPs.
+  if (!r.model.empty()) {
+    j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
+    j["model_tflops_per_gpu"] = r.model_tflops_per_gpu;
+    j["mfu"] = r.mfu;
+  }
   if (r.reconfiguration) {
     j["reconfiguration"] = reconfiguration_json(*r.reconfiguration);
     nlohmann::json& c = j["reconfiguration"];
@@ -240,6 +246,9 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
              "iteration_time_s",
              "tokens_per_s",
              "tokens_per_s_per_musd",
+             "tokens_per_s_per_gpu",
+             "model_tflops_per_gpu",
+             "mfu",
              "cost_usd",
              "cost_built_usd_by_component",
              "cost_paper_usd_by_component",
@@ -282,6 +291,11 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
     r.gpus = static_cast<int>(in.count("gpus", std::numeric_limits<int>::max()));
     r.iteration_time_s = in.seconds("iteration_time_s");
     r.tokens_per_s = in.amount("tokens_per_s");
+    // Absent from the records of mfabric before these figures, and from points without a model:
+    // 0 (resumed runs set them anew from their experiment, fill_gpu_throughput).
+    if (in.has("tokens_per_s_per_gpu")) r.tokens_per_s_per_gpu = in.amount("tokens_per_s_per_gpu");
+    if (in.has("model_tflops_per_gpu")) r.model_tflops_per_gpu = in.amount("model_tflops_per_gpu");
+    if (in.has("mfu")) r.mfu = in.amount("mfu");
     r.cost_built = cost_components(in.object("cost_built_usd_by_component"));
     r.cost_paper = cost_components(in.object("cost_paper_usd_by_component"));
     if (in.has("reconfiguration")) {

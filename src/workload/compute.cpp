@@ -127,9 +127,9 @@ double ComputeModel::attention_flops() const {
   const double q = 2 * t * h * heads * hd;
   const double kv = 2 * (2 * t * h * kv_heads * hd);  // k and v
   const double o = 2 * t * heads * hd * h;
-  // Q K^T and P V, 2 x T x seq x heads x hd each, over the full square as Megatron counts (no
-  // causal halving: FlashAttention's causal kernels do save about half, which the attention
-  // efficiency absorbs).
+  // Q K^T and P V, 2 x T x seq x heads x hd each, over the full square (no causal halving:
+  // FlashAttention's causal kernels do save about half, which the attention efficiency absorbs;
+  // the model FLOPs of MFU count half, as Megatron-LM does: model_flops.h).
   const double scores = 4 * t * seq * heads * hd;
   return q + kv + o + scores;
 }

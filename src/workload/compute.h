@@ -2,7 +2,8 @@
 //
 // Forward FLOPs per micro-batch of T = micro_batch x seq tokens (2 FLOPs per multiply-add):
 //  attention  projections (q, k, v, o; MLA's low-rank projections) + scores and weighted sum
-//             (4 x T x seq x heads x head_dim, full square: no causal saving, as Megatron counts)
+//             (4 x T x seq x heads x head_dim, full square: no causal saving, which the
+//             attention efficiency absorbs; model_flops.h counts half, as MFU does)
 //  router     2 x T x hidden x experts
 //  experts    per token-expert assignment: 2 x m x hidden x ffn_expert, m = 3 (gated) or 2
 //  shared     T x shared_experts x 2 x m x hidden x ffn_shared

@@ -233,4 +233,16 @@ std::string TaskGraph::label(TaskId id) const {
   return where;
 }
 
+std::vector<Time> compute_time_per_gpu(const TaskGraph& graph) {
+  std::vector<Time> busy(static_cast<std::size_t>(std::max(0, graph.gpus())), Time::zero());
+  for (const Task& t : graph.tasks()) {
+    if (t.kind != TaskKind::Compute) continue;
+    // Saturates: a graph that was never run may hold durations whose sum no Time holds (the
+    // engine refuses to run it; a summary still reads it).
+    Time& b = busy[static_cast<std::size_t>(t.gpu)];
+    b = t.duration > Time::max() - b ? Time::max() : b + t.duration;
+  }
+  return busy;
+}
+
 }  // namespace mfabric::workload

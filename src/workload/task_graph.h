@@ -169,4 +169,9 @@ class TaskGraph {
   std::map<std::vector<std::int32_t>, std::int32_t> group_index_;
 };
 
+// Per GPU (0 to gpus() - 1), the durations of its compute tasks summed over the graph (every
+// iteration): the time its compute stream is busy, since the engine runs a GPU's compute tasks
+// one at a time, each for its duration. A sum beyond Time::max() is Time::max().
+std::vector<Time> compute_time_per_gpu(const TaskGraph& graph);
+
 }  // namespace mfabric::workload

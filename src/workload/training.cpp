@@ -25,6 +25,21 @@ PipelineSchedule parse_schedule(const std::string& text) {
   throw Error(fmt::format("unknown pipeline schedule '{}' (known: 1f1b, gpipe)", text));
 }
 
+double bubble_fraction(PipelineSchedule schedule, int stages, int micro_batches) {
+  if (stages < 1) throw Error("", "pp", fmt::format("must be at least 1, got {}", stages));
+  if (micro_batches < 1) {
+    throw Error("", "micro_batches", fmt::format("must be at least 1, got {}", micro_batches));
+  }
+  switch (schedule) {
+    case PipelineSchedule::OneFOneB:
+    case PipelineSchedule::GPipe:
+      // Every stage idles for stages - 1 forward and as many backward slots while the pipeline
+      // fills and drains, of the micro_batches + stages - 1 of each on the path.
+      return static_cast<double>(stages - 1) / (micro_batches + stages - 1);
+  }
+  return 0;
+}
+
 int TrainingSpec::micro_batches() const {
   if (micro_batch < 1) {
     throw Error("", "micro_batch", fmt::format("must be at least 1, got {}", micro_batch));

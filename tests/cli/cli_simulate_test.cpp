@@ -244,6 +244,13 @@ TEST(CliSimulate, FabricOverride) {
   EXPECT_NE(o.out.find("fat-tree:radix=4"), std::string::npos);
 }
 
+// "(MFU 12.3%)", as the text table prints it.
+std::string fmt_mfu(double mfu) {
+  char text[32];
+  std::snprintf(text, sizeof text, "(MFU %.1f%%)", 100 * mfu);
+  return text;
+}
+
 // A small Mixtral 8x7B job: TP 4 x EP 8 = 32 GPUs, 4 servers of 8 per EP group, on 8 servers.
 void write_small_job(const fs::path& path) {
   std::ofstream(path) << "cluster: {servers: 8, link: 400G}\n"
@@ -260,7 +267,9 @@ TEST(CliSimulate, MfabricRegionsAreSizedToTheEpGroup) {
   auto o = run("simulate " + file.string() + " --fabric mfabric -q");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("on mfabric:region=4 ("), std::string::npos) << o.out;
-  EXPECT_EQ(o.err, "");
+  // No warning about the regions (the GPUs of this small job idle most of the iteration, which
+  // is a warning of its own).
+  EXPECT_EQ(o.err.find("region"), std::string::npos) << o.err;
   o = run("simulate " + file.string() + " --fabric mfabric:region=8 -q");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err.rfind("mfabric: warning: mfabric region=8 holds 2 EP groups of 4 servers: ", 0),
@@ -307,6 +316,86 @@ TEST(CliSimulate, PrintsTokensPerSecondCostAndARatioAgainstAReference) {
   EXPECT_NE(o.out.find("perf/$ "), std::string::npos) << o.out;
   expect_error("simulate " + file.string() + " --vs fat-tree:bogus=1", "--vs");
   fs::remove(file);
+}
+
+// A bubble-heavy job: Mixtral 8x7B over PP 4 with 4 micro-batches (TP 2 x PP 4 x EP 4 = 32
+// GPUs on 4 servers): each stage idles 3 of 7 slots in the pipeline's fill and drain.
+void write_bubbly_job(const fs::path& path) {
+  std::ofstream(path) << "cluster: {servers: 4}\n"
+                         "workload: {model: mixtral-8x7b, tp: 2, pp: 4, ep: 4, micro_batch: 1, "
+                         "global_batch: 4, seq: 1024}\n";
+}
+
+// Tokens/s, model TFLOP/s and MFU per GPU by formula from results.json's own iteration time;
+// how busy the GPUs are; the warning on stderr only, --json's stdout JSON alone.
+TEST(CliSimulate, SaysWhatEachGpuGetsDoneAndWarnsWhenItIdles) {
+  const fs::path file =
+      fs::temp_directory_path() / ("mfabric_sim_busy_" + std::to_string(::getpid()) + ".yaml");
+  write_bubbly_job(file);
+  const auto o = run("simulate " + file.string() + " --json -q");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(o.out)) << o.out;
+  const double t = j.at("iteration_time_s").get<double>();
+  ASSERT_GT(t, 0);
+  EXPECT_EQ(j.at("gpus"), 32);
+  // Tokens per iteration: global batch x EP x seq (each EP rank runs its own micro-batches,
+  // docs/workload.md).
+  const double tokens_per_s_per_gpu = 4.0 * 4 * 1024 / t / 32;
+  EXPECT_NEAR(j.at("tokens_per_s_per_gpu").get<double>(), tokens_per_s_per_gpu,
+              1e-9 * tokens_per_s_per_gpu);
+  EXPECT_NEAR(j.at("tokens_per_s").get<double>(), 32 * tokens_per_s_per_gpu,
+              1e-9 * 32 * tokens_per_s_per_gpu);
+  // Mixtral 8x7B at seq 1024: matmuls 25,495,076,864 FLOPs per token forward
+  // (tests/workload/model_flops_test.cpp), attention core 32 layers x 2 x 1024 x 32 x 128 =
+  // 268,435,456; training 3 x 25,763,512,320 = 77,290,536,960.
+  const double tflops = tokens_per_s_per_gpu * 77'290'536'960.0 / 1e12;
+  EXPECT_NEAR(j.at("model_tflops_per_gpu").get<double>(), tflops, 1e-9 * tflops);
+  // MFU: over the H800's (the default GPU's) dense bf16 peak, 989 TFLOP/s.
+  EXPECT_NEAR(j.at("mfu").get<double>(), j.at("model_tflops_per_gpu").get<double>() * 1e12 / 989e12,
+              1e-12);
+  const nlohmann::json& busy = j.at("gpu_busy");
+  EXPECT_EQ(busy.at("pipeline_stages"), 4);
+  EXPECT_EQ(busy.at("micro_batches"), 4);
+  EXPECT_DOUBLE_EQ(busy.at("bubble_fraction").get<double>(), 3.0 / 7);
+  const double mean = busy.at("busy_fraction").get<double>();
+  EXPECT_GT(mean, 0);
+  EXPECT_LT(mean, 0.5);
+  EXPECT_LE(busy.at("least_busy_stage").at("busy_fraction").get<double>(), mean);
+  EXPECT_GE(busy.at("busiest_stage").at("busy_fraction").get<double>(), mean);
+  EXPECT_NEAR(busy.at("comm_wait_fraction").get<double>(), j.at("exposed_comm_s").get<double>() / t,
+              1e-9);
+  // Under half busy: one warning, on stderr, saying why.
+  EXPECT_EQ(o.err.rfind("mfabric: warning: GPUs compute ", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find("pipeline bubbles (4 micro-batches for 4 stages: 43% of the iteration)"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+
+  const auto text = run("simulate " + file.string() + " -q");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* row :
+       {"tokens/s per GPU ", "model TFLOP/s per GPU (MFU) ", "GPU compute busy (of the iteration) ",
+        "  idle in pipeline bubbles (estimate) "}) {
+    EXPECT_NE(text.out.find(row), std::string::npos) << row << "\n" << text.out;
+  }
+  EXPECT_NE(text.out.find(fmt_mfu(j.at("mfu").get<double>())), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("warning"), std::string::npos) << text.out;
+  EXPECT_EQ(text.err, o.err);
+  fs::remove(file);
+}
+
+// Workloads without a model (a micro-benchmark) have no tokens or model FLOPs: no such keys,
+// not zeros.
+TEST(CliSimulate, NoGpuFiguresWithoutAModel) {
+  const auto o = run("simulate " + example("micro/all-reduce-ring.yaml") + " --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  for (const char* key :
+       {"tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu", "gpu_busy"}) {
+    EXPECT_FALSE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(o.err, "");
 }
 
 TEST(CliSimulateErrors, MissingFile) {

@@ -278,6 +278,15 @@ TEST_F(SweepCli, TheCostConventionIsNamedAndAFlagAway) {
   ASSERT_NE(column, header.end());
   EXPECT_NEAR(std::stod(row[static_cast<std::size_t>(column - header.begin())]),
               tokens / cost * 1e6, 1e-6 * tokens / cost * 1e6);
+  // The per-GPU figures: in both files, and tokens/s per GPU is tokens/s over the GPUs.
+  const nlohmann::json& point = j["points"][0];
+  EXPECT_DOUBLE_EQ(point["tokens_per_s_per_gpu"].get<double>(),
+                   tokens / point["gpus"].get<double>());
+  EXPECT_GT(point["mfu"].get<double>(), 0);
+  const auto mfu = std::find(header.begin(), header.end(), "mfu");
+  ASSERT_NE(mfu, header.end());
+  EXPECT_EQ(std::stod(row[static_cast<std::size_t>(mfu - header.begin())]),
+            point["mfu"].get<double>());
   expect_error("sweep " + sweep + " --convention calculator", "--convention");
 }
 

@@ -49,6 +49,9 @@ json good_record(const SweepSpec& spec) {
   f.gpus = 16;
   f.iteration_time_s = 0.25;
   f.tokens_per_s = 1.5e6;
+  f.tokens_per_s_per_gpu = 1.5e6 / 16;
+  f.model_tflops_per_gpu = 123.5;
+  f.mfu = 0.125;
   f.cost_built.nics = 1000;
   f.cost_paper.nics = 2000;
   f.cost_paper.fibres = 0.5;
@@ -87,6 +90,9 @@ TEST_F(SweepJournalTest, AGoodRecordIsResumed) {
   ASSERT_EQ(j.points.size(), 1u);  // blank lines are skipped
   EXPECT_EQ(j.points.at(1).figures.gpus, 16);
   EXPECT_EQ(j.points.at(1).figures.reconfiguration->count, 3);
+  EXPECT_EQ(j.points.at(1).figures.tokens_per_s_per_gpu, 1.5e6 / 16);
+  EXPECT_EQ(j.points.at(1).figures.model_tflops_per_gpu, 123.5);
+  EXPECT_EQ(j.points.at(1).figures.mfu, 0.125);
   // What a comparison's journal adds: the critical holds and the timeline, exactly.
   EXPECT_EQ(j.points.at(1).figures.reconfiguration->critical_holds, 2);
   EXPECT_EQ(j.points.at(1).figures.reconfiguration->critical_held_s, 0.5e-6);
@@ -124,6 +130,9 @@ TEST_F(SweepJournalTest, EveryMemberOfARecordIsChecked) {
       {"/tokens_per_s", 5e-324, "tokens_per_s", "from 1e-30 to 1e+30"},
       {"/tokens_per_s", 1e31, "tokens_per_s", "from 1e-30 to 1e+30"},
       {"/link_gbps", -400, "link_gbps", "from 1e-30"},
+      {"/mfu", -0.5, "mfu", "from 1e-30"},
+      {"/model_tflops_per_gpu", "5", "model_tflops_per_gpu", "expected a number"},
+      {"/tokens_per_s_per_gpu", 1e31, "tokens_per_s_per_gpu", "from 1e-30 to 1e+30"},
       {"/tokens_per_s_per_musd", -1, "tokens_per_s_per_musd", "expected a non-negative number"},
       {"/cost_usd/paper", -5, "cost_usd.paper", "expected a non-negative number"},
       {"/cost_usd/built", "5", "cost_usd.built", "expected a number"},
@@ -266,6 +275,28 @@ TEST_F(SweepResumeTest, AnInterruptedSweepResumesToTheSameResults) {
   EXPECT_EQ(after.records, 3u);
   EXPECT_EQ(after.points.size(), 3u);
   EXPECT_EQ(slurp(journal).rfind(line0, 0), 0u);
+}
+
+// A record of an mfabric before the per-GPU figures (tokens/s, model TFLOP/s and MFU per GPU)
+// resumes with them worked out from its point: the results are those of a sweep run whole.
+TEST_F(SweepResumeTest, ARecordWithoutThePerGpuFiguresGetsThemFromItsPoint) {
+  mpi::World world = sweep_world();
+  const SweepSpec spec = parse_sweep(kJournalSweep, "s.yaml");
+  SweepOptions clean;
+  clean.jobs = 1;
+  const SweepResult expected = run_sweep(spec, clean, world);
+  ASSERT_EQ(expected.runs.size(), 3u);
+  ASSERT_TRUE(expected.runs[0].figures.error.empty()) << expected.runs[0].figures.error;
+  EXPECT_GT(expected.runs[0].figures.mfu, 0);
+  json old = sweep_run_json(spec, expected.runs[0]);
+  for (const char* key : {"tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu"})
+    ASSERT_EQ(old.erase(key), 1u) << key;
+  SweepOptions resume;
+  resume.jobs = 1;
+  resume.journal = write("points.jsonl", json_text(old, -1) + "\n");
+  const SweepResult resumed = run_sweep(spec, resume, world);
+  EXPECT_EQ(resumed.resumed, 1u);
+  EXPECT_EQ(results_text(spec, resumed), results_text(spec, expected));
 }
 
 // Points that fail are not journaled: a sweep whose every point fails creates nothing.

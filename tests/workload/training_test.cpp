@@ -278,5 +278,34 @@ TEST(PaperTrafficMix, LlamaMoeAndQwenMoeAreMostlyExpertParallel) {
   }
 }
 
+// The schedule's bubble, (stages - 1) / (micro_batches + stages - 1): 4 stages over 4
+// micro-batches idle 3 of 7 slots, as 1F1B or GPipe; one stage never waits.
+TEST(PipelineBubble, StagesMinusOneOfTheSlotsOnThePath) {
+  EXPECT_DOUBLE_EQ(bubble_fraction(PipelineSchedule::OneFOneB, 4, 4), 3.0 / 7);
+  EXPECT_DOUBLE_EQ(bubble_fraction(PipelineSchedule::GPipe, 4, 4), 3.0 / 7);
+  EXPECT_DOUBLE_EQ(bubble_fraction(PipelineSchedule::OneFOneB, 16, 8), 15.0 / 23);
+  EXPECT_DOUBLE_EQ(bubble_fraction(PipelineSchedule::OneFOneB, 1, 8), 0.0);
+  EXPECT_THROW(bubble_fraction(PipelineSchedule::OneFOneB, 0, 8), Error);
+  EXPECT_THROW(bubble_fraction(PipelineSchedule::OneFOneB, 4, 0), Error);
+}
+
+// Each GPU's compute stream is busy for its compute tasks' durations, summed over the graph.
+TEST(TrainingGraph, ComputeTimePerGpuSumsItsComputeTasks) {
+  const TrainingSpec spec = tiny_spec(1, 2, 2, 1);
+  const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 1));
+  std::vector<Time> expected(static_cast<std::size_t>(g.gpus()), Time::zero());
+  for (const Task& t : g.tasks()) {
+    if (t.kind == TaskKind::Compute) expected[static_cast<std::size_t>(t.gpu)] += t.duration;
+  }
+  EXPECT_EQ(compute_time_per_gpu(g), expected);
+  TaskGraph huge(1);
+  Task t;
+  t.gpu = 0;
+  t.duration = Time::max();
+  huge.add(t);
+  huge.add(t);
+  EXPECT_EQ(compute_time_per_gpu(huge), std::vector<Time>{Time::max()});
+}
+
 }  // namespace
 }  // namespace mfabric::workload
