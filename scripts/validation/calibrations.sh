@@ -7,18 +7,22 @@
 # compare-default.sh (mFabric / fat-tree, TopoOpt / mFabric, fat-tree 3:1 / mFabric, perf/$).
 #
 # Usage: scripts/validation/calibrations.sh [MFABRIC_BINARY] [OUT_DIR]
-#   (defaults build/release/src/cli/mfabric and build/validation; each comparison resumes from
-#   its journal in OUT_DIR/full-CALIBRATION, so a finished one is only read). About 21 minutes on
+#   (defaults build/release/src/cli/mfabric and build/validation; each comparison is made in
+#   OUT_DIR/full-CALIBRATION, and one already there is only read). About 21 minutes on
 #   2 cores for h800-measured, 9 for each of the other two.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${1:-$root/build/release/src/cli/mfabric}"
 out="${2:-$root/build/validation}"
 mkdir -p "$out"
-"$bin" compare --full --calibration h800-measured -q -o "$out/full-h800-measured" >/dev/null
+# A comparison whose results.json is there is read, not run again (delete it to rerun; an
+# unfinished one resumes from its journal).
+[ -s "$out/full-h800-measured/results.json" ] ||
+  "$bin" compare --full --calibration h800-measured -q -o "$out/full-h800-measured" >/dev/null
 for cal in roofline paper-measurement; do
-  "$bin" compare --full --calibration "$cal" --fabrics fat-tree,mfabric -q -o "$out/full-$cal" \
-    >/dev/null
+  [ -s "$out/full-$cal/results.json" ] ||
+    "$bin" compare --full --calibration "$cal" --fabrics fat-tree,mfabric -q -o "$out/full-$cal" \
+      >/dev/null
 done
 python3 - "$out" <<'PY'
 import json, sys
