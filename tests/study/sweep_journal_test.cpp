@@ -245,14 +245,19 @@ std::string results_text(const SweepSpec& spec, const SweepResult& r) {
   return out;
 }
 
+// The journal sweep run whole on one thread, without a journal: what a resumed run must give.
+SweepResult run_whole(const SweepSpec& spec, mpi::World& world) {
+  SweepOptions clean;
+  clean.jobs = 1;
+  return run_sweep(spec, clean, world);
+}
+
 // A sweep killed while writing its third record resumes from the whole ones and gives the
 // results of a sweep that was never stopped; the journal holds every point once after it.
 TEST_F(SweepResumeTest, AnInterruptedSweepResumesToTheSameResults) {
   mpi::World world = sweep_world();
   const SweepSpec spec = parse_sweep(kJournalSweep, "s.yaml");
-  SweepOptions clean;
-  clean.jobs = 1;
-  const SweepResult expected = run_sweep(spec, clean, world);
+  const SweepResult expected = run_whole(spec, world);
   ASSERT_EQ(expected.runs.size(), 3u);
   for (const SweepRun& run : expected.runs)
     ASSERT_TRUE(run.figures.error.empty()) << run.figures.error;
@@ -282,9 +287,7 @@ TEST_F(SweepResumeTest, AnInterruptedSweepResumesToTheSameResults) {
 TEST_F(SweepResumeTest, ARecordWithoutThePerGpuFiguresGetsThemFromItsPoint) {
   mpi::World world = sweep_world();
   const SweepSpec spec = parse_sweep(kJournalSweep, "s.yaml");
-  SweepOptions clean;
-  clean.jobs = 1;
-  const SweepResult expected = run_sweep(spec, clean, world);
+  const SweepResult expected = run_whole(spec, world);
   ASSERT_EQ(expected.runs.size(), 3u);
   ASSERT_TRUE(expected.runs[0].figures.error.empty()) << expected.runs[0].figures.error;
   EXPECT_GT(expected.runs[0].figures.mfu, 0);
