@@ -99,10 +99,14 @@ std::string read_text_file(const std::string& path, const std::string& what,
   return text;
 }
 
+bool has_yaml_extension(const std::string& path) {
+  const std::string ext = ascii_lower(std::filesystem::path(path).extension().string());
+  return ext == ".yaml" || ext == ".yml";
+}
+
 bool names_a_yaml_file(const std::string& name_or_path) {
   std::error_code ec;
-  const std::string ext = ascii_lower(std::filesystem::path(name_or_path).extension().string());
-  return std::filesystem::exists(name_or_path, ec) || ext == ".yaml" || ext == ".yml";
+  return std::filesystem::exists(name_or_path, ec) || has_yaml_extension(name_or_path);
 }
 
 }  // namespace mfabric

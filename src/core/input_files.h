@@ -36,6 +36,9 @@ std::string read_text_file(const std::string& path, const std::string& what = "f
                            const std::string& expected = "a readable file",
                            std::int64_t max_bytes = kMaxTextFileBytes);
 
+// True when a path ends in .yaml or .yml (any case).
+bool has_yaml_extension(const std::string& path);
+
 // True when a name given where a shipped name (a zoo model, a calibration) or a file is accepted
 // is meant as a file: it exists, or it ends in .yaml / .yml (any case), so that a missing file is
 // reported as a file rather than as an unknown name.

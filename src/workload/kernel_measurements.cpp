@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -11,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/input_files.h"
 #include "core/output_text.h"
 #include "core/yaml_fields.h"
 
@@ -291,17 +291,6 @@ void read_fp8_optimizer_mla(const MeasurementCsv& csv, KernelMeasurements& out) 
 
 namespace {
 
-bool yaml_path(const std::string& path) {
-  std::string lower = path;
-  for (char& c : lower)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const auto ends = [&](const std::string& tail) {
-    return lower.size() >= tail.size() &&
-           lower.compare(lower.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  return ends(".yaml") || ends(".yml");
-}
-
 // A calibration file's `kernels.measurements` (what scripts/measure-gpu.py writes).
 KernelMeasurements read_calibration_measurements(const std::string& path) {
   const YAML::Node root = parse_yaml(
@@ -319,7 +308,7 @@ KernelMeasurements read_calibration_measurements(const std::string& path) {
 }  // namespace
 
 KernelMeasurements read_kernel_measurements(const std::string& path) {
-  if (yaml_path(path)) return read_calibration_measurements(path);
+  if (has_yaml_extension(path)) return read_calibration_measurements(path);
   const MeasurementCsv csv(path);
   KernelMeasurements out;
   const std::string header = csv.header();
