@@ -260,10 +260,13 @@ Command register_compare(CLI::App& command) {
                   "default, or paper: the paper's evaluation as its authors computed it "
                   "(paper-measurement calibration, mFabric under paper-sim, direct all-to-alls "
                   "on the baselines and each again with the hierarchical all-to-all)");
-  app->add_option("--calibration", o->calibration,
-                  fmt::format("Compute and collective calibration: {}, or a calibration YAML "
-                              "file (docs/calibration.md) (default: roofline)",
-                              join(workload::calibration_names())));
+  app->add_option(
+      "--calibration", o->calibration,
+      fmt::format(
+          "Compute and collective calibration: {}, or a calibration YAML "
+          "file (docs/calibration.md) (default: the GPU's measured calibration where one is "
+          "shipped, h800-measured for the paper's H800; else roofline)",
+          join(workload::calibration_names())));
   app->add_option("-j,--jobs", o->jobs,
                   "Runs in parallel, at most the cores; 0: one per core (default: 0)");
   app->add_option("-o,--out", o->out,

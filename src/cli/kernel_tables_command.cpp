@@ -84,7 +84,7 @@ int run_fit(const FitOptions& o) {
   const workload::KernelCalibration k = workload::fit_kernel_calibration(m.rows, gpu, source);
   const std::string text = calibration_text(o, k, m.skipped);
   // The written file must load: parse it back before anyone relies on it.
-  workload::parse_calibration(YAML::Load(text), "the fitted calibration", "");
+  workload::parse_calibration(YAML::Load(text), "the fitted calibration", "", "");
   if (o.out.empty()) {
     std::cout << text;
   } else {

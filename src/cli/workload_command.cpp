@@ -106,9 +106,13 @@ int run_model(const WorkloadOptions& o) {
     workload::check_job_size(spec, max_memory_option(o.max_memory, "--max-memory"), "max_memory");
     return 0;
   });
-  if (!o.calibration.empty()) {
-    const workload::Calibration c = with_context(
-        "", "--calibration", [&] { return workload::load_calibration(o.calibration); });
+  {
+    // Without --calibration, the job's GPU's own (workload::default_calibration).
+    const workload::Calibration c = o.calibration.empty()
+                                        ? workload::default_calibration(spec.gpu.name)
+                                        : with_context("", "--calibration", [&] {
+                                            return workload::load_calibration(o.calibration);
+                                          });
     workload::calibrate(spec, c);
     if (o.replay.empty() && !c.replay.empty()) {
       replay_storage = workload::ComputeReplay::load(c.replay);
@@ -182,12 +186,12 @@ Command register_workload(CLI::App& command) {
   app->add_option("--replay", o->replay,
                   "CSV of measured compute durations (op,layer,phase,duration) replacing the "
                   "compute model's");
-  app->add_option(
-         "--calibration", o->calibration,
-         fmt::format(
-             "Compute calibration: {} (roofline when not given), or a calibration YAML file "
-             "(docs/calibration.md); --replay wins over its measured durations",
-             join(workload::calibration_names())))
+  app->add_option("--calibration", o->calibration,
+                  fmt::format("Compute calibration: {} (default: the GPU's measured calibration "
+                              "where one is shipped, else "
+                              "roofline), or a calibration YAML file "
+                              "(docs/calibration.md); --replay wins over its measured durations",
+                              join(workload::calibration_names())))
       ->excludes("--chakra");
   app->add_option("--max-memory", o->max_memory,
                   "Refuse jobs whose estimated memory is above this (default: 8GiB)");

@@ -335,7 +335,7 @@ Experiment read_experiment(const std::string& yaml_text, const std::string& sour
   if (max_memory) e.max_memory = *max_memory;
   if (f.has("failures")) e.failures = parse_failures(f.get("failures"), source, e.cluster);
   if (f.has("calibration")) {
-    e.calibration = workload::parse_calibration(f.get("calibration"), source, "calibration");
+    e.calibration = workload::parse_calibration(f.get("calibration"), source, "calibration", e.gpu);
     // An experiment's own replay path is relative to the experiment file (a named calibration
     // file's, to that file: load_calibration resolved it).
     if (f.get("calibration").IsMap() && f.get("calibration")["compute"] &&
@@ -351,6 +351,9 @@ Experiment read_experiment(const std::string& yaml_text, const std::string& sour
       // Read now: a bad measurement file fails (naming its line) before anything is built.
       (void)workload::ComputeReplay::load(e.calibration.replay);
     }
+  } else {
+    // None named: the job's GPU's measured calibration, where one is shipped.
+    e.calibration = workload::default_calibration(e.gpu);
   }
   fit_regions_to_job(e);
   check_network_size(e);

@@ -85,6 +85,8 @@ struct Experiment {
   // Parts of the fabric that fail, and when (config/failures.h, docs/reliability.md).
   std::vector<Failure> failures;
   // How fast compute and collectives really are (workload/calibration.h, docs/calibration.md);
+  // a file that names none gets workload::default_calibration(gpu) (this struct's own default,
+  // for experiments built in code, is the roofline);
   // its replay path is already relative to the working directory.
   workload::Calibration calibration;
 };

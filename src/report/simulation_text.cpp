@@ -166,6 +166,9 @@ std::string results_text(const SimulationReport& r) {
     t.add_row({"ECN marks, PFC pauses",
                fmt::format("{}, {}", with_commas(p.marks), with_commas(p.pfc_pauses))});
   }
+  // Which compute the times rest on: a job that names no calibration takes its GPU's measured
+  // one (workload::default_calibration), so the name is said, not assumed.
+  t.add_row({"calibration", r.experiment.calibration.name});
   t.add_row({"events", with_commas(res.events)});
   // What the run itself took is on its own line: it changes from run to run, the table does not.
   const std::string timing =

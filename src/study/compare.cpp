@@ -191,6 +191,7 @@ CompareSpec paper_compare() {
   s.base.source = "compare";
   s.base.cluster.servers = 128;
   s.base.seed = 1;
+  s.base.calibration = workload::default_calibration(s.base.gpu);
   s.description = "the paper's evaluation: 5 models x 4 link speeds x 5 fabrics";
   return s;
 }

@@ -52,7 +52,8 @@ inline constexpr const char* kBaselineLabel = paper_label::kFatTree;
 FabricChoice parse_fabric_choice(const std::string& text, const std::string& field);
 
 // What a comparison assumes (docs/compare.md, "Assumptions"):
-//   default  the project's: roofline calibration, mFabric's block policy, NCCL's PXN on
+//   default  the project's: the GPU's measured calibration (h800-measured for the paper's H800;
+//            workload::default_calibration), mFabric's block policy, NCCL's PXN on
 //            rail-optimized;
 //   paper    the mFabric paper's evaluation as its authors computed it: the paper-measurement
 //            calibration (from its measurement study), mFabric under its simulator's controller

@@ -98,7 +98,7 @@ void parse_cost(const Fields& f, CollectiveCost& cost) {
 }
 
 Calibration parse_map(const YAML::Node& node, const std::string& source, const std::string& path,
-                      int depth);
+                      int depth, const Calibration* unbased = nullptr);
 
 Calibration load_named(const std::string& name_or_path, int depth);
 
@@ -165,17 +165,22 @@ void drop_measured_tables(Calibration& c, const Fields& compute) {
   if (kept) c.kernels = std::move(kept);
 }
 
+// `unbased`: what a map without `base` starts from (an experiment's: its GPU's default); null:
+// the roofline (a calibration file states itself whole).
 Calibration parse_map(const YAML::Node& node, const std::string& source, const std::string& path,
-                      int depth) {
+                      int depth, const Calibration* unbased) {
   const Fields f(node, source, path, kCalibrationFields);
   Calibration c;
   if (const std::optional<std::string> base = f.optional_string("base")) {
     c = with_context(source, f.field("base"), [&] { return load_named(*base, depth + 1); });
+  } else if (unbased) {
+    c = *unbased;
   }
-  // Unnamed: the base's name, marked "+" when fields change it; "custom" without a base.
+  // Unnamed: the base's name, marked "+" when fields change it; "custom" on the bare roofline.
   const bool changed = f.has("compute") || f.has("collectives") || f.has("kernels");
-  c.name = f.optional_string("name").value_or(f.has("base") ? (changed ? c.name + "+" : c.name)
-                                                            : (changed ? "custom" : c.name));
+  const bool based = f.has("base") || unbased;
+  c.name = f.optional_string("name").value_or(based ? (changed ? c.name + "+" : c.name)
+                                                    : (changed ? "custom" : c.name));
   if (const std::optional<std::string> gpu = f.optional_string("gpu")) {
     c.gpu = with_context(source, f.field("gpu"), [&] { return find_gpu(*gpu).name; });
   }
@@ -253,6 +258,8 @@ std::vector<std::string> calibration_names() {
 }
 
 std::optional<std::string> calibration_for_gpu(const std::string& gpu) {
+  // A calibration for any GPU (no `gpu:`) is nobody's own.
+  if (gpu.empty()) return std::nullopt;
   for (const std::string& name : calibration_names()) {
     if (ascii_lower(load_calibration(name).gpu) == ascii_lower(gpu)) return name;
   }
@@ -263,8 +270,12 @@ Calibration load_calibration(const std::string& name_or_path) {
   return load_named(name_or_path, 1);
 }
 
+Calibration default_calibration(const std::string& gpu) {
+  return load_calibration(calibration_for_gpu(gpu).value_or("roofline"));
+}
+
 Calibration parse_calibration(const YAML::Node& node, const std::string& source,
-                              const std::string& path) {
+                              const std::string& path, const std::string& gpu) {
   if (node.IsScalar()) {
     return with_context(source, path, [&] { return load_calibration(node.Scalar()); });
   }
@@ -274,7 +285,8 @@ Calibration parse_calibration(const YAML::Node& node, const std::string& source,
                             "{{base, compute, collectives, kernels}}, got {}",
                             describe(node)));
   }
-  return parse_map(node, source, path, 1);
+  const Calibration unbased = default_calibration(gpu);
+  return parse_map(node, source, path, 1, &unbased);
 }
 
 }  // namespace mfabric::workload

@@ -87,11 +87,18 @@ std::optional<std::string> calibration_for_gpu(const std::string& gpu);
 // A shipped calibration by name (case-insensitive) or a calibration YAML file by path; throws
 // mfabric::Error listing the names.
 Calibration load_calibration(const std::string& name_or_path);
+// The calibration of a job that names none: the shipped measured calibration of its GPU
+// (calibration_for_gpu: h800-measured for an H800), else roofline. The measured tables are what
+// the kernel measurements support best (docs/validation.md, "The verdict under measured
+// compute"); a GPU nobody measured keeps the roofline rather than another GPU's tables.
+Calibration default_calibration(const std::string& gpu);
 
 // Parses a calibration from an experiment: a scalar (a name or a file, as load_calibration) or a
-// map {base, compute, collectives, kernels}. Errors name `source` and fields under `path`. The
-// replay path is returned as written (the caller resolves it against its file).
+// map {base, compute, collectives, kernels}; a map without `base` starts from
+// default_calibration(gpu), the calibration the job would have without the map. Errors name
+// `source` and fields under `path`. The replay path is returned as written (the caller resolves
+// it against its file).
 Calibration parse_calibration(const YAML::Node& node, const std::string& source,
-                              const std::string& path);
+                              const std::string& path, const std::string& gpu);
 
 }  // namespace mfabric::workload

@@ -318,12 +318,12 @@ TEST(CliSimulate, PrintsTokensPerSecondCostAndARatioAgainstAReference) {
   fs::remove(file);
 }
 
-// A bubble-heavy job: Mixtral 8x7B over PP 4 with 4 micro-batches (TP 2 x PP 4 x EP 4 = 32
-// GPUs on 4 servers): each stage idles 3 of 7 slots in the pipeline's fill and drain.
+// A bubble-heavy job: Mixtral 8x7B over PP 4 with 2 micro-batches (TP 2 x PP 4 x EP 4 = 32
+// GPUs on 4 servers): each stage idles 3 of 5 slots in the pipeline's fill and drain.
 void write_bubbly_job(const fs::path& path) {
   std::ofstream(path) << "cluster: {servers: 4}\n"
                          "workload: {model: mixtral-8x7b, tp: 2, pp: 4, ep: 4, micro_batch: 1, "
-                         "global_batch: 4, seq: 1024}\n";
+                         "global_batch: 2, seq: 1024}\n";
 }
 
 // Tokens/s, model TFLOP/s and MFU per GPU by formula from results.json's own iteration time;
@@ -341,7 +341,7 @@ TEST(CliSimulate, SaysWhatEachGpuGetsDoneAndWarnsWhenItIdles) {
   EXPECT_EQ(j.at("gpus"), 32);
   // Tokens per iteration: global batch x EP x seq (each EP rank runs its own micro-batches,
   // docs/workload.md).
-  const double tokens_per_s_per_gpu = 4.0 * 4 * 1024 / t / 32;
+  const double tokens_per_s_per_gpu = 2.0 * 4 * 1024 / t / 32;
   EXPECT_NEAR(j.at("tokens_per_s_per_gpu").get<double>(), tokens_per_s_per_gpu,
               1e-9 * tokens_per_s_per_gpu);
   EXPECT_NEAR(j.at("tokens_per_s").get<double>(), 32 * tokens_per_s_per_gpu,
@@ -356,8 +356,8 @@ TEST(CliSimulate, SaysWhatEachGpuGetsDoneAndWarnsWhenItIdles) {
               1e-12);
   const nlohmann::json& busy = j.at("gpu_busy");
   EXPECT_EQ(busy.at("pipeline_stages"), 4);
-  EXPECT_EQ(busy.at("micro_batches"), 4);
-  EXPECT_DOUBLE_EQ(busy.at("bubble_fraction").get<double>(), 3.0 / 7);
+  EXPECT_EQ(busy.at("micro_batches"), 2);
+  EXPECT_DOUBLE_EQ(busy.at("bubble_fraction").get<double>(), 3.0 / 5);
   const double mean = busy.at("busy_fraction").get<double>();
   EXPECT_GT(mean, 0);
   EXPECT_LT(mean, 0.5);
@@ -367,7 +367,7 @@ TEST(CliSimulate, SaysWhatEachGpuGetsDoneAndWarnsWhenItIdles) {
               1e-9);
   // Under half busy: one warning, on stderr, saying why.
   EXPECT_EQ(o.err.rfind("mfabric: warning: GPUs compute ", 0), 0u) << o.err;
-  EXPECT_NE(o.err.find("pipeline bubbles (4 micro-batches for 4 stages: 43% of the iteration)"),
+  EXPECT_NE(o.err.find("pipeline bubbles (2 micro-batches for 4 stages: 60% of the iteration)"),
             std::string::npos)
       << o.err;
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;

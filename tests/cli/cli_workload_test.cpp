@@ -16,14 +16,15 @@ namespace fs = std::filesystem;
 namespace pb = ChakraProtoMsg;
 
 TEST(CliWorkloadGolden, Mixtral8x7bTrafficMix) {
-  expect_golden("workload --model mixtral-8x7b --gpus 128 --tp 4 --pp 4 --ep 8",
-                "workload_mixtral_8x7b.txt");
+  expect_golden(
+      "workload --model mixtral-8x7b --gpus 128 --tp 4 --pp 4 --ep 8 --calibration roofline",
+      "workload_mixtral_8x7b.txt");
 }
 
 TEST(CliWorkloadGolden, DeepSeekUnevenStagesJson) {
   expect_golden(
       "workload --model deepseek-r1 --gpus 256 --tp 1 --pp 16 --ep 16 --global-batch 16 "
-      "--micro-batch 1 --seq 1024 --json",
+      "--micro-batch 1 --seq 1024 --calibration roofline --json",
       "workload_deepseek.json");
 }
 

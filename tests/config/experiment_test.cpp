@@ -49,6 +49,30 @@ simulation: {backend: flow, iterations: 3, algorithms: {all_reduce: ring}}
   EXPECT_EQ(g.gpus(), 128);
 }
 
+// A job that names no calibration takes its GPU's measured one where one is shipped, else the
+// roofline; a calibration map without `base` starts from that same default.
+TEST(Experiment, TheDefaultCalibrationIsTheGpusMeasuredOne) {
+  const std::string job = "workload: {model: mixtral-8x7b, tp: 2, pp: 1, ep: 8}\n";
+  const Experiment h800 = read_experiment(job, "t.yaml");
+  EXPECT_EQ(h800.calibration.name, "h800-measured");
+  EXPECT_TRUE(h800.calibration.kernels);
+  EXPECT_EQ(read_experiment("cluster: {gpu: h200}\n" + job, "t.yaml").calibration.name,
+            "h200-measured");
+  EXPECT_EQ(read_experiment("cluster: {gpu: b200}\n" + job, "t.yaml").calibration.name, "roofline");
+  EXPECT_EQ(read_experiment(job + "calibration: roofline\n", "t.yaml").calibration.name,
+            "roofline");
+  const Experiment unbased =
+      read_experiment(job + "calibration: {collectives: {efficiency: 0.8}}\n", "t.yaml");
+  EXPECT_EQ(unbased.calibration.name, "h800-measured+");
+  EXPECT_TRUE(unbased.calibration.kernels);
+  EXPECT_EQ(unbased.calibration.collectives.all_to_all.efficiency, 0.8);
+  EXPECT_EQ(read_experiment(
+                "cluster: {gpu: b200}\n" + job + "calibration: {collectives: {efficiency: 0.8}}\n",
+                "t.yaml")
+                .calibration.name,
+            "roofline+");
+}
+
 TEST(Experiment, FabricAsTextAndMicroBenchmarks) {
   const Experiment e = read_experiment(R"(
 cluster: {servers: 4}

@@ -68,8 +68,9 @@ cluster: {servers: 1, link: 400G}
 fabric: fat-tree
 workload: {model: mixtral-8x7b, tp: 1, pp: 1, ep: 8, micro_batch: 1, global_batch: 1, seq: 256}
 )";
-  const RunResult plain = run_calibrated(job);
-  const RunResult with_step = run_calibrated(job + "calibration: {compute: {optimizer: 0.8}}\n");
+  const RunResult plain = run_calibrated(job + "calibration: roofline\n");
+  const RunResult with_step =
+      run_calibrated(job + "calibration: {base: roofline, compute: {optimizer: 0.8}}\n");
   const workload::ModelSpec m = workload::load_model("mixtral-8x7b");
   // A GPU holds every dense parameter (embeddings untied: input and output) and one expert of
   // each layer.

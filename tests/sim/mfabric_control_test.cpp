@@ -199,13 +199,14 @@ TEST(Policies, PlanKeysOrderIterationLayerMicroBatchAndDirection) {
 
 // Two servers, one region: whatever the demand, every plan is alpha = 6 circuits between them, so
 // only the first plan switches anything. Block waits exactly one delay for it; reuse-previous
-// starts from the demand-free plan, which is already that plan; the oracle never waits.
+// starts from the demand-free plan, which is already that plan; the oracle never waits. The
+// roofline's compute times, which the timings below are reasoned from.
 Simulation two_servers(const std::string& policy, const std::string& delay = "25ms") {
   return simulate(parse_experiment(
       "cluster: {servers: 2, link: 400G}\nfabric: {kind: mfabric, region: 2, policy: " + policy +
           ", reconfiguration: " + delay +
           "}\nworkload: {model: mixtral-8x7b, tp: 2, pp: 1, ep: 8, global_batch: 4, "
-          "micro_batch: 2, seq: 256}\n",
+          "micro_batch: 2, seq: 256}\ncalibration: roofline\n",
       "t.yaml"));
 }
 

@@ -45,7 +45,7 @@ struct TinyJob {
     std::ofstream(path) << cluster << "fabric: fat-tree\n"
                         << "workload: {" << workload << "}\n"
                         << "simulation: {completion_batching: 0}\n"
-                        << "calibration: {compute: {replay: measured.csv}}\n";
+                        << "calibration: {base: roofline, compute: {replay: measured.csv}}\n";
     SimulationOptions options;
     options.record_spans = true;
     Simulation s = simulate(load_experiment(path), options);

@@ -15,8 +15,8 @@ namespace mfabric::workload {
 namespace {
 
 Calibration parse(const std::string& yaml) {
-  return parse_calibration(parse_yaml(yaml, "test.yaml")["calibration"], "test.yaml",
-                           "calibration");
+  return parse_calibration(parse_yaml(yaml, "test.yaml")["calibration"], "test.yaml", "calibration",
+                           "");
 }
 
 std::string error_of(const std::string& yaml) {
@@ -115,7 +115,7 @@ TEST(Calibration, BadValuesNameTheFieldAndTheRange) {
 TEST(Calibration, ExpertTimeAsMeasuredIsOneOfTwoFormsInRange) {
   const Calibration c =
       parse_calibration(YAML::Load("{base: h200-measured, compute: {expert_layer_busiest: 150ms}}"),
-                        "t.yaml", "calibration");
+                        "t.yaml", "calibration", "");
   EXPECT_EQ(c.expert_layer_busiest, Time::milliseconds(150));
   EXPECT_TRUE(c.kernels);  // the base's tables stay for the other ops
   EXPECT_NE(error_of("calibration: {compute: {expert_per_token: 1us, expert_layer_busiest: 1ms}}")
@@ -134,8 +134,9 @@ TEST(Calibration, AStatedEfficiencyWinsOverMeasuredTablesAndTimes) {
   // A sweep of compute.expert_gemm must move the experts on any base: the stated efficiency
   // replaces the base's measured expert table and its measured time per token; the other ops
   // keep their tables.
-  const Calibration measured = parse_calibration(
-      YAML::Load("{base: h800-measured, compute: {expert_gemm: 0.25}}"), "t.yaml", "calibration");
+  const Calibration measured =
+      parse_calibration(YAML::Load("{base: h800-measured, compute: {expert_gemm: 0.25}}"), "t.yaml",
+                        "calibration", "");
   ASSERT_TRUE(measured.kernels);
   EXPECT_FALSE(measured.kernels->find(KernelOp::Expert));
   EXPECT_TRUE(measured.kernels->find(KernelOp::Attention));
@@ -144,12 +145,13 @@ TEST(Calibration, AStatedEfficiencyWinsOverMeasuredTablesAndTimes) {
   EXPECT_EQ(measured.compute.expert_gemm, 0.25);
   const Calibration paper =
       parse_calibration(YAML::Load("{base: paper-measurement, compute: {expert_gemm: 0.25}}"),
-                        "t.yaml", "calibration");
+                        "t.yaml", "calibration", "");
   EXPECT_FALSE(paper.expert_per_token);
   EXPECT_EQ(paper.compute.expert_gemm, 0.25);
   // Both in one file: the measured time is the statement that wins.
-  const Calibration both = parse_calibration(
-      YAML::Load("{compute: {expert_gemm: 0.25, expert_per_token: 1us}}"), "t.yaml", "calibration");
+  const Calibration both =
+      parse_calibration(YAML::Load("{compute: {expert_gemm: 0.25, expert_per_token: 1us}}"),
+                        "t.yaml", "calibration", "");
   EXPECT_EQ(both.expert_per_token, Time::microseconds(1));
 }
 

@@ -148,6 +148,12 @@ TEST(KernelFitReference, DerivedCalibrationsKeepTheTablesAndNameTheirGpu) {
   }
   EXPECT_EQ(calibration_for_gpu("h800"), "h800-measured");
   EXPECT_EQ(calibration_for_gpu("B200"), std::nullopt);
+  // A calibration for any GPU (roofline, paper-measurement) is no GPU's own.
+  EXPECT_EQ(calibration_for_gpu(""), std::nullopt);
+  EXPECT_EQ(default_calibration("H800").name, "h800-measured");
+  EXPECT_EQ(default_calibration("h200").name, "h200-measured");
+  EXPECT_EQ(default_calibration("B200").name, "roofline");
+  EXPECT_FALSE(default_calibration("B200").kernels);
 }
 
 }  // namespace

@@ -113,7 +113,7 @@ TEST(KernelTablesYaml, WrittenTablesReadBack) {
 
 std::string calibration_error(const std::string& yaml) {
   try {
-    parse_calibration(YAML::Load(yaml), "cal.yaml", "calibration");
+    parse_calibration(YAML::Load(yaml), "cal.yaml", "calibration", "");
   } catch (const Error& e) {
     return e.what();
   }
@@ -160,7 +160,7 @@ kernels:
     - {op: dense, in: 4096, out: 4096, tokens: 4096, forward: 250us, forward_backward: 800us}
     - {op: dense, in: 1024, out: 4096, tokens: 4096, forward: 80us, forward_backward: 260us}
 )"),
-                                          "cal.yaml", "calibration");
+                                          "cal.yaml", "calibration", "");
   ASSERT_TRUE(c.kernels);
   ASSERT_TRUE(c.kernels->find(KernelOp::Dense));
   const KernelModel m(find_gpu("H100"), c.kernels.get(), c.compute);
