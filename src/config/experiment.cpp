@@ -299,7 +299,26 @@ void parse_simulation(const YAML::Node& node, Experiment& e) {
   }
 }
 
+// The calibration of an experiment whose GPU is `gpu`: its `calibration:` field, else the GPU's
+// default (workload::default_calibration). The replay path as written.
+workload::Calibration calibration_of(const Fields& f, const std::string& source,
+                                     const std::string& gpu) {
+  if (!f.has("calibration")) return workload::default_calibration(gpu);
+  return workload::parse_calibration(f.get("calibration"), source, "calibration", gpu);
+}
+
 }  // namespace
+
+std::string experiment_calibration_name(const std::string& yaml_text, const std::string& source) {
+  const YAML::Node root = parse_yaml(yaml_text, source);
+  const Fields f(root, source, "", kTopFields);
+  std::string gpu = Experiment{}.gpu;
+  if (f.has("cluster") && f.get("cluster").IsMap() && f.get("cluster")["gpu"] &&
+      f.get("cluster")["gpu"].IsScalar()) {
+    gpu = f.get("cluster")["gpu"].Scalar();
+  }
+  return calibration_of(f, source, gpu).name;
+}
 
 void check_network_size(const Experiment& e) {
   const double bytes = kNetworkBytesPerTopologyByte *
@@ -334,8 +353,8 @@ Experiment read_experiment(const std::string& yaml_text, const std::string& sour
   if (f.has("simulation")) parse_simulation(f.get("simulation"), e);
   if (max_memory) e.max_memory = *max_memory;
   if (f.has("failures")) e.failures = parse_failures(f.get("failures"), source, e.cluster);
+  e.calibration = calibration_of(f, source, e.gpu);
   if (f.has("calibration")) {
-    e.calibration = workload::parse_calibration(f.get("calibration"), source, "calibration", e.gpu);
     // An experiment's own replay path is relative to the experiment file (a named calibration
     // file's, to that file: load_calibration resolved it).
     if (f.get("calibration").IsMap() && f.get("calibration")["compute"] &&
@@ -351,9 +370,6 @@ Experiment read_experiment(const std::string& yaml_text, const std::string& sour
       // Read now: a bad measurement file fails (naming its line) before anything is built.
       (void)workload::ComputeReplay::load(e.calibration.replay);
     }
-  } else {
-    // None named: the job's GPU's measured calibration, where one is shipped.
-    e.calibration = workload::default_calibration(e.gpu);
   }
   fit_regions_to_job(e);
   check_network_size(e);

@@ -117,6 +117,11 @@ Experiment read_experiment(const std::string& yaml_text, const std::string& sour
                            std::optional<Bytes> max_memory = std::nullopt,
                            const FabricCheck& check = {});
 
+// The name of the calibration an experiment's text runs under (its `calibration:`, else its
+// GPU's default), without building anything else: what a journal keyed by the text must know of
+// the defaults it leaves to mfabric. mfabric::Error on text read_experiment would refuse there.
+std::string experiment_calibration_name(const std::string& yaml_text, const std::string& source);
+
 // The network of a simulation (topology, routes, the backend's channels and link statistics)
 // takes about six times the topology's estimate (measured on the flow backend at 8192 servers of
 // 8 GPUs and NICs and at 1024 of 64: 6.2x and 6.3x); eight bounds it.

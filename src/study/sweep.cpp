@@ -14,6 +14,7 @@
 #include "core/yaml_fields.h"
 #include "fabric/fabric_kinds.h"
 #include "sim/load_experiment.h"
+#include "workload/embedded_yaml.h"
 
 namespace mfabric::study {
 namespace {
@@ -362,7 +363,20 @@ std::string point_yaml(const SweepSpec& spec, std::size_t k) {
 }
 
 std::string point_fingerprint(const SweepSpec& spec, std::size_t k) {
-  return fmt::format("{:016x}", fnv1a(point_yaml(spec, k)));
+  // The point's text, and what the text leaves to mfabric: the calibration it resolves to (a job
+  // that names none takes its GPU's, a default that may change) and the shipped models' and
+  // calibrations' contents. A journal is kept across builds (its runs are long), so a record
+  // made under other defaults or data must not match.
+  const std::string text = point_yaml(spec, k);
+  std::string calibration;
+  try {
+    calibration = config::experiment_calibration_name(text, spec.experiment_source);
+  } catch (const Error&) {
+    // The point fails when it is run, naming the field; its fingerprint need only be stable.
+  }
+  return fmt::format("{:016x}",
+                     fnv1a(fmt::format("{}\ncalibration: {}\nshipped data: {:016x}\n", text,
+                                       calibration, workload::detail::embedded_yaml_digest())));
 }
 
 config::Experiment point_experiment(const SweepSpec& spec, std::size_t k) {

@@ -92,7 +92,8 @@ SweepSpec parse_sweep(const std::string& yaml_text, const std::string& source);
 // The experiment file of point k, as text: the point's identity (two sweeps whose point has the
 // same text run the same simulation, which resuming relies on).
 std::string point_yaml(const SweepSpec& spec, std::size_t k);
-// A 64-bit FNV-1a fingerprint of point_yaml, as 16 hex digits.
+// A 64-bit FNV-1a fingerprint, as 16 hex digits, of point_yaml with what the text leaves to
+// mfabric: the calibration it resolves to and a digest of the shipped models and calibrations.
 std::string point_fingerprint(const SweepSpec& spec, std::size_t k);
 
 // The experiment of point k; mfabric::Error naming the sweep file and the point when a field

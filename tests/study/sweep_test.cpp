@@ -2,6 +2,7 @@
 // MPI ranks, the record's JSON round trip and the resume journal.
 #include "study/sweep.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/json_text.h"
+#include "core/rng.h"
 #include "core/units.h"
 #include "fabric/builders.h"
 #include "fabric/cost.h"
@@ -69,6 +71,19 @@ TEST(Sweep, APointSetsItsFieldsAndKeepsTheRest) {
   // Same point, same text, same fingerprint; another point, another one.
   EXPECT_EQ(point_fingerprint(s, 4), point_fingerprint(parse_sweep(kSweep, "u.yaml"), 4));
   EXPECT_NE(point_fingerprint(s, 4), point_fingerprint(s, 5));
+  // Not the text alone: what the text leaves to mfabric's defaults (the calibration a job that
+  // names none gets, the shipped models and calibrations) is in it, so a journal kept across
+  // builds is not reused once those change.
+  EXPECT_NE(point_fingerprint(s, 4), fmt::format("{:016x}", fnv1a(point_yaml(s, 4))));
+  EXPECT_EQ(config::experiment_calibration_name(point_yaml(s, 4), "t.yaml"), "h800-measured");
+  EXPECT_EQ(config::experiment_calibration_name(
+                "cluster: {gpu: b200}\nworkload: {model: mixtral-8x7b}\n", "t.yaml"),
+            "roofline");
+  EXPECT_EQ(config::experiment_calibration_name(
+                "cluster: {gpu: b200}\nworkload: {model: mixtral-8x7b}\ncalibration: "
+                "{base: h200-measured}\n",
+                "t.yaml"),
+            "h200-measured");
 }
 
 TEST(SweepErrors, TheFileSaysWhatIsWrong) {
