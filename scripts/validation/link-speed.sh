@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Iteration time vs link speed on the non-blocking fat-tree (docs/validation.md, "Iteration time
 # vs link speed"): Mixtral 8x22B (TP 8 PP 8 EP 8, 1024 H800) and Mixtral 8x7B (TP 4 PP 4 EP 8)
-# at 100G..800G and an effectively free network (100T), with the roofline compute model and
-# with routed-expert compute scaled up to the paper's "over 100 ms per layer" (model-file copies
-# with ffn_expert x k) or all compute slowed by an A100. Each run is `mfabric simulate FILE
-# --json --out DIR --trace`; critical_path.py (next to this script) splits the iteration's critical
-# path into compute and communication by class (TP, EP, PP, DP).
+# at 100G..800G and an effectively free network (100T), with the default compute (the measured
+# kernels; the A100 on the roofline) and with routed-expert compute scaled up to the paper's
+# "over 100 ms per layer" (model-file copies with ffn_expert x k) or all compute slowed by an
+# A100. Each run is `mfabric simulate FILE --json --out DIR --trace`; critical_path.py (next to
+# this script) splits the iteration's critical path into compute and communication by class (TP,
+# EP, PP, DP).
 #
 # Usage (from the repo root): scripts/validation/link-speed.sh [MFABRIC_BINARY] [WORK_DIR]
 #   (defaults build/release/src/cli/mfabric and a fresh temporary directory). 18 runs, about

@@ -39,7 +39,7 @@ def r(a, b):
 d, p = load("reconfiguration-delay"), load("paper-reconfiguration-delay")
 print("**Reconfiguration delay** (Mixtral 8x22B, 128 servers, 400G; paper: flat up to 25 ms, "
       "clearly worse above 1 s): mFabric / fat-tree\n")
-print("| delay | default (block, roofline) | paper's assumptions (paper-sim, paper-measurement) |")
+print("| delay | default (block, h800-measured) | paper's assumptions (paper-sim, paper-measurement) |")
 print("|---|---|---|")
 ft_d, ft_p = time_of(d, fabric="fat-tree"), time_of(p, fabric="fat-tree")
 for fields, t, err in d:
