@@ -6,6 +6,7 @@
 #include "core/output_text.h"
 #include "report/format.h"
 #include "report/table.h"
+#include "workload/gpu_memory.h"
 
 namespace mfabric::report {
 namespace {
@@ -16,6 +17,19 @@ double share(std::int64_t part, std::int64_t total) {
 
 std::int64_t total_bytes(const workload::WorkloadSummary& s) {
   return s.bytes_tp + s.bytes_ep + s.bytes_dp + s.bytes_pp;
+}
+
+nlohmann::json memory_json(const workload::GpuMemory& g) {
+  return {{"stage", g.stage},
+          {"micro_batches_kept", g.micro_batches_kept},
+          {"weights_bytes", g.weights.count()},
+          {"gradients_bytes", g.gradients.count()},
+          {"optimizer_bytes", g.optimizer.count()},
+          {"activations_bytes", g.activations.count()},
+          {"buffers_bytes", g.buffers.count()},
+          {"total_bytes", g.total().count()},
+          {"capacity_bytes", g.capacity.count()},
+          {"fits", g.fits()}};
 }
 
 }  // namespace
@@ -59,6 +73,7 @@ nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload:
          return ops;
        }()},
       {"compute_model", spec.kernels ? "measured kernels" : "roofline"},
+      {"memory", memory_json(workload::gpu_memory(spec))},
   };
 }
 
@@ -112,6 +127,10 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
             : "");
     out += ops.render();
   }
+  const workload::GpuMemory memory = workload::gpu_memory(spec);
+  out +=
+      fmt::format("\nmemory per GPU (estimate, docs/workload.md \"Memory\"): {}{}\n",
+                  workload::memory_text(memory), memory.fits() ? "" : "; more than the GPU's HBM");
   return out;
 }
 

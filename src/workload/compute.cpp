@@ -22,15 +22,17 @@ namespace mfabric::workload {
 // GPUs
 
 const std::vector<GpuSpec>& gpu_catalogue() {
-  // Dense (no 2:4 sparsity) bf16 tensor-core peak and HBM bandwidth of the SXM parts, from the
-  // vendor data sheets. H800 is the export variant of H100: same compute and memory, less
-  // NVLink (which the fabric, not this model, accounts for).
+  // Dense (no 2:4 sparsity) bf16 tensor-core peak, HBM bandwidth and HBM capacity of the SXM
+  // parts, from the vendor data sheets. H800 is the export variant of H100: same compute and
+  // memory, less NVLink (which the fabric, not this model, accounts for). Capacities as the data
+  // sheets state them, in GB of 10^9 bytes (an "80GB" H100 shows 81,559 MiB, 85.5e9 bytes, in
+  // nvidia-smi: the data sheet's figure is the lower, safer one).
   static const std::vector<GpuSpec> gpus = {
-      {"A100", 312e12, 2.039e12, 0},       // A100 SXM4 80GB (no FP8)
-      {"H100", 989e12, 3.35e12, 1979e12},  // H100 SXM5
-      {"H800", 989e12, 3.35e12, 1979e12},  // H800 SXM5
-      {"H200", 989e12, 4.8e12, 1979e12},   // H200 SXM (H100 compute, HBM3e)
-      {"B200", 2250e12, 8e12, 4500e12},    // B200 (HGX B200)
+      {"A100", 312e12, 2.039e12, 0, 80e9},       // A100 SXM4 80GB (no FP8)
+      {"H100", 989e12, 3.35e12, 1979e12, 80e9},  // H100 SXM5
+      {"H800", 989e12, 3.35e12, 1979e12, 80e9},  // H800 SXM5
+      {"H200", 989e12, 4.8e12, 1979e12, 141e9},  // H200 SXM (H100 compute, HBM3e)
+      {"B200", 2250e12, 8e12, 4500e12, 180e9},   // B200 (HGX B200: 1,440 GB for 8)
   };
   return gpus;
 }

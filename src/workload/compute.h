@@ -32,6 +32,7 @@ struct GpuSpec {
   double peak_bf16_flops = 0;   // dense bf16 FLOP/s
   double memory_bandwidth = 0;  // bytes/s (HBM)
   double peak_fp8_flops = 0;    // dense FP8 (e4m3) FLOP/s; 0: no FP8 tensor cores
+  double hbm_bytes = 0;         // HBM capacity (bytes); 0: not known (no memory check)
 };
 
 // A100, H100, H800, H200, B200 (SXM, dense bf16).

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "workload/stage_params.h"
+
 namespace mfabric::workload::training {
 
 GradientReduction::GradientReduction(const TrainingSpec& spec, const RankLayout& layout)
@@ -10,37 +12,11 @@ GradientReduction::GradientReduction(const TrainingSpec& spec, const RankLayout&
       grad_pending_(static_cast<std::size_t>(spec.parallelism.gpus())) {}
 
 std::int64_t GradientReduction::stage_dense_params(int stage) const {
-  std::int64_t params = stage_embedding_params(stage);
-  const int first = layout_.first_layer(stage);
-  for (int l = first; l < first + layout_.stage_layers(stage); ++l)
-    params += layer_dense_params(l);
-  return params;
-}
-
-std::int64_t GradientReduction::stage_embedding_params(int stage) const {
-  const std::int64_t embedding = static_cast<std::int64_t>(spec_.model.vocab) * spec_.model.hidden;
-  return (stage == 0 ? embedding : 0) + (stage == spec_.parallelism.pp - 1 ? embedding : 0);
+  return workload::stage_dense_params(spec_.model, layout_, stage);
 }
 
 std::int64_t GradientReduction::stage_expert_params(int stage) const {
-  std::int64_t params = 0;
-  const int first = layout_.first_layer(stage);
-  for (int l = first; l < first + layout_.stage_layers(stage); ++l)
-    params += layer_expert_params(l);
-  return params;
-}
-
-std::int64_t GradientReduction::layer_dense_params(int layer) const {
-  const ModelSpec& m = spec_.model;
-  return m.attention_params_per_layer() + (m.is_moe_layer(layer)
-                                               ? m.router_params() + m.shared_expert_params()
-                                               : m.dense_ffn_params());
-}
-
-std::int64_t GradientReduction::layer_expert_params(int layer) const {
-  const int local_experts = spec_.model.experts / spec_.parallelism.ep;
-  return spec_.model.is_moe_layer(layer) ? std::int64_t{local_experts} * spec_.model.expert_params()
-                                         : 0;
+  return workload::stage_expert_params(spec_.model, layout_, stage);
 }
 
 void GradientReduction::reduce_gradients(TrainingTasks& tasks, int stage, std::int64_t dense_params,
@@ -71,12 +47,14 @@ void GradientReduction::reduce_gradients(TrainingTasks& tasks, int stage, std::i
 }
 
 void GradientReduction::reduce_layer(TrainingTasks& tasks, int stage, int layer) {
-  reduce_gradients(tasks, stage, layer_dense_params(layer), layer_expert_params(layer));
+  reduce_gradients(tasks, stage, layer_dense_params(spec_.model, layer),
+                   layer_expert_params(spec_.model, spec_.parallelism.ep, layer));
 }
 
 void GradientReduction::reduce_stage(TrainingTasks& tasks, int stage) {
   if (spec_.overlap.grad_reduce) {
-    reduce_gradients(tasks, stage, stage_embedding_params(stage), 0);
+    reduce_gradients(tasks, stage, stage_embedding_params(spec_.model, spec_.parallelism.pp, stage),
+                     0);
   } else {
     reduce_gradients(tasks, stage, stage_dense_params(stage), stage_expert_params(stage));
   }

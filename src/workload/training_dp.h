@@ -35,10 +35,6 @@ class GradientReduction {
   // overlap.ep_comm).
   void reduce_gradients(TrainingTasks& tasks, int stage, std::int64_t dense_params,
                         std::int64_t expert_params);
-  // The input embedding on the first stage, the (untied) output head on the last.
-  std::int64_t stage_embedding_params(int stage) const;
-  std::int64_t layer_dense_params(int layer) const;
-  std::int64_t layer_expert_params(int layer) const;
 
   const TrainingSpec& spec_;
   const RankLayout& layout_;

@@ -37,7 +37,7 @@ TEST(RankLayout, FormulaAndRoundTrip) {
                                      par(8, 8, 8, 2), par(1, 4, 8, 4), par(4, 2, 2, 3)};
   for (const ParallelismSpec& p : configs) {
     const RankLayout layout(p, m, 8);
-    SCOPED_TRACE(testing::Message()
+    SCOPED_TRACE(::testing::Message()
                  << "tp " << p.tp << " pp " << p.pp << " ep " << p.ep << " dp " << p.dp);
     ASSERT_EQ(layout.gpus(), p.tp * p.pp * p.ep * p.dp);
     for (int g = 0; g < layout.gpus(); ++g) {

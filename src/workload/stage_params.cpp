@@ -1,0 +1,36 @@
+#include "workload/stage_params.h"
+
+namespace mfabric::workload {
+
+std::int64_t layer_dense_params(const ModelSpec& m, int layer) {
+  return m.attention_params_per_layer() + (m.is_moe_layer(layer)
+                                               ? m.router_params() + m.shared_expert_params()
+                                               : m.dense_ffn_params());
+}
+
+std::int64_t layer_expert_params(const ModelSpec& m, int ep, int layer) {
+  return m.is_moe_layer(layer) ? std::int64_t{m.experts / ep} * m.expert_params() : 0;
+}
+
+std::int64_t stage_embedding_params(const ModelSpec& m, int pp, int stage) {
+  const std::int64_t embedding = static_cast<std::int64_t>(m.vocab) * m.hidden;
+  return (stage == 0 ? embedding : 0) + (stage == pp - 1 ? embedding : 0);
+}
+
+std::int64_t stage_dense_params(const ModelSpec& m, const RankLayout& layout, int stage) {
+  std::int64_t params = stage_embedding_params(m, layout.spec().pp, stage);
+  const int first = layout.first_layer(stage);
+  for (int l = first; l < first + layout.stage_layers(stage); ++l)
+    params += layer_dense_params(m, l);
+  return params;
+}
+
+std::int64_t stage_expert_params(const ModelSpec& m, const RankLayout& layout, int stage) {
+  std::int64_t params = 0;
+  const int first = layout.first_layer(stage);
+  for (int l = first; l < first + layout.stage_layers(stage); ++l)
+    params += layer_expert_params(m, layout.spec().ep, l);
+  return params;
+}
+
+}  // namespace mfabric::workload
