@@ -177,14 +177,8 @@ TEST(JobDemand, BadInputIsAnError) {
 // innermost, then EP, DP, PP (docs/workload.md), so server = ep + 2 dp + 4 pp and TP never leaves
 // a server.
 TEST(JobDemand, TrainingJobSplitsByParallelism) {
-  workload::TrainingSpec spec;
-  spec.model = workload::testing::tiny_model();
-  spec.parallelism = {.tp = 2, .pp = 2, .ep = 2, .dp = 2};
-  spec.gpus_per_server = 2;
-  spec.micro_batch = 2;
-  spec.seq = 16;
-  spec.global_batch = 12;
-  spec.gpu = workload::find_gpu("h800");
+  const workload::TrainingSpec spec =
+      workload::testing::tiny_job({.tp = 2, .pp = 2, .ep = 2, .dp = 2}, 2, 2, 16, 12);
   const TaskGraph graph =
       workload::build_training_graph(spec, workload::synthetic_trace_for(spec, {}, 7));
   const JobDemand d = job_demand(graph, 2);

@@ -14,15 +14,7 @@ namespace {
 // first layer dense (gated FFN 128), the others MoE of 4 gated experts of 32, top-2, vocab 1000.
 // TP 1, PP 2, EP 2, DP 1, micro-batch 1 x seq 16, 4 micro-batches, 1F1B.
 TrainingSpec tiny_job() {
-  TrainingSpec spec;
-  spec.model = testing::tiny_model();
-  spec.parallelism = {.tp = 1, .pp = 2, .ep = 2, .dp = 1};
-  spec.gpus_per_server = 4;
-  spec.micro_batch = 1;
-  spec.seq = 16;
-  spec.global_batch = 4;
-  spec.gpu = find_gpu("h800");
-  return spec;
+  return testing::tiny_job({.tp = 1, .pp = 2, .ep = 2, .dp = 1}, 4, 1, 16, 4);
 }
 
 // Parameters: attention 4 x 64 x 64 = 16,384 per layer; router 64 x 4 = 256; dense FFN

@@ -13,15 +13,8 @@ namespace {
 using testing::tiny_model;
 
 TrainingSpec tiny_spec(int tp, int pp, int ep, int dp) {
-  TrainingSpec spec;
-  spec.model = tiny_model();
-  spec.parallelism = {.tp = tp, .pp = pp, .ep = ep, .dp = dp};
-  spec.gpus_per_server = 4;
-  spec.micro_batch = 2;
-  spec.seq = 16;
-  spec.global_batch = 2 * dp * 3;  // 3 micro-batches
-  spec.gpu = find_gpu("h800");
-  return spec;
+  return testing::tiny_job({.tp = tp, .pp = pp, .ep = ep, .dp = dp}, 4, 2, 16,
+                           2 * dp * 3);  // 3 micro-batches
 }
 
 std::map<std::string, int> count_ops(const TaskGraph& g) {
