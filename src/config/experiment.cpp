@@ -7,6 +7,7 @@
 
 #include "config/packet_settings.h"
 #include "core/error.h"
+#include "core/output_text.h"
 #include "core/yaml_fields.h"
 #include "fabric/builders.h"
 #include "net/backends.h"
@@ -49,12 +50,17 @@ const std::vector<std::string> kModelOnly = {"model",    "tp",          "pp",   
                                              "schedule", "overlap",     "routing"};
 const std::vector<std::string> kMicroOnly = {"collective", "bytes", "group", "algorithm"};
 const std::vector<std::string> kChakraOnly = {"chakra_control_deps", "chakra_comm_groups"};
-const std::vector<std::string> kSyntheticFields = {
-    "skew_initial",          "skew_final",
-    "skew_decay_iterations", "start_iteration",
-    "layer_skew_spread",     "iteration_jitter",
-    "source_concentration",  "source_weight",
-    "layer_correlation",     "transition_concentration"};
+const std::vector<std::string> kSyntheticFields = {"balance",
+                                                   "skew_initial",
+                                                   "skew_final",
+                                                   "skew_decay_iterations",
+                                                   "start_iteration",
+                                                   "layer_skew_spread",
+                                                   "iteration_jitter",
+                                                   "source_concentration",
+                                                   "source_weight",
+                                                   "layer_correlation",
+                                                   "transition_concentration"};
 // The packet settings (packet_settings.h) follow; the transports' blocks come from their registry.
 const std::vector<std::string> kSimulationFields = {
     "routing",    "spray_paths",        "backend", "iterations", "algorithms",
@@ -130,6 +136,24 @@ workload::SyntheticRouting parse_synthetic(const YAML::Node& node, const std::st
   workload::SyntheticRouting p;
   if (!node || node.IsNull()) return p;
   const Fields f(node, source, "workload.routing.synthetic", kSyntheticFields);
+  if (const std::optional<std::string> balance = f.optional_string("balance")) {
+    if (*balance == "forced") {
+      p.balance = workload::RoutingBalance::Forced;
+    } else if (*balance != "skewed") {
+      throw Error(source, f.field("balance"),
+                  fmt::format("expected 'skewed' or 'forced', got {}", quote_input(*balance)));
+    }
+  }
+  if (p.balance == workload::RoutingBalance::Forced) {
+    // Forced balance has no popularity to shape: a skew field beside it is a mistake.
+    for (const std::string& key : kSyntheticFields) {
+      if (key != "balance" && f.has(key)) {
+        throw Error(source, f.field(key),
+                    "has no effect with 'balance: forced' (every expert "
+                    "gets the same tokens); remove one of the two");
+      }
+    }
+  }
   p.skew_initial = f.optional_double("skew_initial").value_or(p.skew_initial);
   p.skew_final = f.optional_double("skew_final").value_or(p.skew_final);
   p.skew_decay_iterations =

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/output_text.h"
 #include "workload/chakra.h"
 #include "workload/compute.h"
 #include "workload/connection_matrix.h"
@@ -78,7 +79,17 @@ workload::TaskGraph build_micro(const Experiment& e, const MicroBenchmark& m) {
 
 }  // namespace
 
-workload::TaskGraph build_workload(const Experiment& e) {
+std::string RoutingSummary::text() const {
+  const std::string source = trace.empty() ? std::string(balance == workload::RoutingBalance::Forced
+                                                             ? "synthetic, forced balance"
+                                                             : "synthetic")
+                                           : "trace " + printable(trace);
+  if (skew.records == 0) return source + ", no tokens routed";
+  return fmt::format("{}, busiest expert {:.2f}x the mean ({:.2f}-{:.2f})", source, skew.mean,
+                     skew.min, skew.max);
+}
+
+workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSummary>* routing) {
   const int gpus = e.cluster.servers * e.cluster.gpus_per_server;
   if (e.micro) return build_micro(e, *e.micro);
   if (!e.connection_matrix.empty()) {
@@ -145,6 +156,10 @@ workload::TaskGraph build_workload(const Experiment& e) {
   const workload::RoutingTrace trace =
       w.routing_trace.empty() ? workload::synthetic_trace_for(spec, w.synthetic, e.seed)
                               : workload::read_routing_trace(w.routing_trace);
+  if (routing) {
+    *routing =
+        RoutingSummary{w.routing_trace, w.synthetic.balance, workload::expert_load_skew(trace)};
+  }
   return with_context(e.source, "workload",
                       [&] { return workload::build_training_graph(spec, trace); });
 }

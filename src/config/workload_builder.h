@@ -2,12 +2,29 @@
 // a micro-benchmark collective, a Chakra trace or a connection matrix.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "config/experiment.h"
+#include "workload/routing.h"
 #include "workload/task_graph.h"
 
 namespace mfabric::config {
 
-// GPUs numbered as in the rank layout, GPU g on server g / gpus_per_server.
-workload::TaskGraph build_workload(const Experiment& e);
+// Where a training job's expert routing came from and how unevenly it loads the experts, for
+// every output to say (a verdict that rests on a routing skew must name it).
+struct RoutingSummary {
+  std::string trace;  // a recorded trace's path; empty: the synthetic generator
+  workload::RoutingBalance balance = workload::RoutingBalance::Skewed;  // the generator's
+  workload::ExpertLoadSkew skew;
+  // "synthetic, busiest expert 3.21x the mean (1.52-6.03)", "synthetic, forced balance, ...",
+  // "trace FILE, ...".
+  std::string text() const;
+};
+
+// GPUs numbered as in the rank layout, GPU g on server g / gpus_per_server. For a training job,
+// `routing` (when given) receives its routing's summary; other workloads leave it empty.
+workload::TaskGraph build_workload(const Experiment& e,
+                                   std::optional<RoutingSummary>* routing = nullptr);
 
 }  // namespace mfabric::config

@@ -213,6 +213,18 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
   if (r.control != nullptr) j["reconfiguration"] = reconfiguration_json(r);
   if (!r.experiment.failures.empty()) j["failures"] = failures_json(r);
   if (r.topoopt != nullptr) j["topology"] = topology_json(r, timing);
+  if (r.routing != nullptr) {
+    const config::RoutingSummary& g = *r.routing;
+    nlohmann::json routing = {
+        {"source", g.trace.empty() ? "synthetic" : "trace"},
+        {"busiest_over_mean", {{"mean", g.skew.mean}, {"min", g.skew.min}, {"max", g.skew.max}}}};
+    if (g.trace.empty()) {
+      routing["balance"] = workload::to_string(g.balance);
+    } else {
+      routing["trace"] = g.trace;
+    }
+    j["expert_routing"] = routing;
+  }
   if (timing) {
     j["wall_time_s"] = res.wall_time_s;
     j["events_per_s"] = events_per_second(res);

@@ -30,6 +30,7 @@ struct SimulationReport {
   const sim::ControlStats* control = nullptr;           // fabrics that reconfigure
   const sim::TopoOptStats* topoopt = nullptr;           // TopoOpt's planned topology
   const std::vector<sim::SpareMove>* spares = nullptr;  // ranks moved to spares (failures)
+  const config::RoutingSummary* routing = nullptr;      // a training job's expert routing
 };
 
 inline SimulationReport report_of(const sim::Simulation& s) {
@@ -39,7 +40,8 @@ inline SimulationReport report_of(const sim::Simulation& s) {
           s.result,
           s.control ? &*s.control : nullptr,
           s.topoopt ? &*s.topoopt : nullptr,
-          &s.spares};
+          &s.spares,
+          s.routing ? &*s.routing : nullptr};
 }
 
 // {"schema", "experiment", "seed", "fabric", "gpus", "iterations", "iteration_time_s",
@@ -63,7 +65,10 @@ inline SimulationReport report_of(const sim::Simulation& s) {
 //  "busiest_stage": {"stage", "busy_fraction"}, "least_busy_stage": {...}, "pipeline_stages",
 //  "micro_batches", "bubble_fraction", "comm_wait_fraction", "idle_comm_share",
 //  "other_wait_fraction"}
-//  (study/gpu_busy.h). Without `timing`, the two fields that measure the run (wall_time_s,
+//  (study/gpu_busy.h), and "expert_routing": {"source" ("synthetic" or "trace"), "trace" (its
+//  path, for a trace), "balance" ("skewed" or "forced", synthetic), "busiest_over_mean":
+//  {"mean", "min", "max"}} (config::RoutingSummary). Without `timing`, the two fields that measure
+//  the run (wall_time_s,
 // events_per_s) are left out, so that results.json is byte-identical for the same experiment
 // and seed.
 nlohmann::json results_json(const SimulationReport& r, bool timing = true);

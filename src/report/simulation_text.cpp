@@ -169,6 +169,8 @@ std::string results_text(const SimulationReport& r) {
   // Which compute the times rest on: a job that names no calibration takes its GPU's measured
   // one (workload::default_calibration), so the name is said, not assumed.
   t.add_row({"calibration", r.experiment.calibration.name});
+  // The routing skew the verdict rests on, said rather than assumed.
+  if (r.routing != nullptr) t.add_row({"expert routing", r.routing->text()});
   t.add_row({"events", with_commas(res.events)});
   // What the run itself took is on its own line: it changes from run to run, the table does not.
   const std::string timing =

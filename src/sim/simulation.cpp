@@ -51,7 +51,8 @@ Simulation simulate(config::Experiment experiment, const SimulationOptions& opti
   });
   // The fabric may differ from the one the experiment was loaded with (simulate --fabric).
   config::check_packet_limits(e, topology);
-  workload::TaskGraph graph = config::build_workload(e);
+  std::optional<config::RoutingSummary> routing;
+  workload::TaskGraph graph = config::build_workload(e, &routing);
   // Spares take the ranks of failed GPUs and servers before the run (sim/spares.h).
   std::vector<SpareMove> spares;
   std::vector<std::int32_t> spare_gpus;
@@ -100,7 +101,7 @@ Simulation simulate(config::Experiment experiment, const SimulationOptions& opti
   }
   return Simulation{std::move(experiment), std::move(topology),       std::move(graph),
                     std::move(result),     std::move(report.control), std::move(report.topoopt),
-                    std::move(spares)};
+                    std::move(spares),     std::move(routing)};
 }
 
 }  // namespace mfabric::sim

@@ -9,6 +9,7 @@
 
 #include "collective/lowering.h"
 #include "config/experiment.h"
+#include "config/workload_builder.h"
 #include "fabric/topology.h"
 #include "sim/engine.h"
 #include "sim/mfabric_control.h"
@@ -42,6 +43,8 @@ struct Simulation {
   std::optional<TopoOptStats> topoopt;
   // Failures: the ranks spares took (graph GPUs are where the job ran).
   std::vector<SpareMove> spares;
+  // A training job's expert routing: where it came from and its skew.
+  std::optional<config::RoutingSummary> routing;
 };
 
 // Builds the experiment's fabric and workload, runs them on the backend `experiment.backend`

@@ -58,9 +58,19 @@ class RoutingTrace {
 // measured: per-expert load skew that varies per layer and iteration and shrinks as training
 // goes on, sparse source-to-expert matrices, and adjacent layers correlated through a
 // transition matrix.
+// How the synthetic generator spreads a row's tokens over the experts: by the skewed popularity
+// model below, or evenly (Megatron-Core's --moe-router-force-load-balancing, which its published
+// MoE benchmarks use: every expert gets the same tokens).
+enum class RoutingBalance { Skewed, Forced };
+const char* to_string(RoutingBalance b);
+
 struct SyntheticRouting {
   std::int64_t tokens_per_rank = 32768;  // tokens each EP rank routes per micro-batch
   int top_k = 2;
+  // Forced: each source's tokens x top_k assignments split evenly over the experts (the rest,
+  // fewer than `experts`, one each to the experts after the source's index); the skew fields
+  // below are then unused.
+  RoutingBalance balance = RoutingBalance::Skewed;
   // Expert popularity ~ Zipf-like with exponent `skew`, decaying from skew_initial to
   // skew_final with time constant skew_decay_iterations (training starts at iteration
   // start_iteration).
@@ -105,6 +115,15 @@ RoutingTrace generate_routing(const SyntheticRouting& params, int ep, int expert
 inline constexpr std::int64_t kMaxRoutingTraceCounts = std::int64_t{1} << 28;  // 1 GiB of int32
 RoutingTrace read_routing_trace(const std::string& path);
 void write_routing_trace(const RoutingTrace& trace, const std::string& path);
+
+// How unevenly a trace loads the experts: per record (iteration, MoE layer, micro-batch) the
+// busiest expert's tokens over the mean expert's, averaged over the records that route any
+// tokens, and the range. 1 = perfectly balanced.
+struct ExpertLoadSkew {
+  int records = 0;
+  double mean = 0, min = 0, max = 0;
+};
+ExpertLoadSkew expert_load_skew(const RoutingTrace& trace);
 
 struct RoutingStats {
   int records = 0;

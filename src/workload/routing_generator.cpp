@@ -364,10 +364,45 @@ void enforce_cap(std::span<std::int64_t> counts, std::span<const double> q, std:
 
 }  // namespace
 
+const char* to_string(RoutingBalance b) {
+  return b == RoutingBalance::Forced ? "forced" : "skewed";
+}
+
+namespace {
+
+// Forced balance: row r's n assignments as n / experts each, and one more to the n mod experts
+// experts from index r on (wrapping), so that the sources' remainders spread over the experts.
+void fill_balanced(RoutingTrace& trace, std::int64_t n) {
+  const auto x = static_cast<std::int64_t>(trace.experts());
+  const std::int64_t base = n / x, extra = n % x;
+  for (int it = 0; it < trace.iterations(); ++it) {
+    for (int li = 0; li < static_cast<int>(trace.layers().size()); ++li) {
+      for (int mb = 0; mb < trace.micro_batches(); ++mb) {
+        auto out = trace.matrix(it, li, mb);
+        for (std::int64_t r = 0; r < trace.ep(); ++r) {
+          for (std::int64_t e = 0; e < x; ++e) {
+            const bool one_more = (e - r % x + x) % x < extra;
+            out[static_cast<std::size_t>(r * x + e)] =
+                static_cast<std::int32_t>(base + (one_more ? 1 : 0));
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 RoutingTrace generate_routing(const SyntheticRouting& params, int ep, int experts, int iterations,
                               const std::vector<int>& layers, int micro_batches, const Rng& rng) {
   validate(params, ep, experts, iterations, layers, micro_batches);
   RoutingTrace trace(ep, experts, iterations, layers, micro_batches);
+  if (params.balance == RoutingBalance::Forced) {
+    // Every expert the same tokens (to one): top_k <= experts keeps each count within
+    // tokens_per_rank, one per token.
+    fill_balanced(trace, params.tokens_per_rank * params.top_k);
+    return trace;
+  }
 
   const auto x = static_cast<std::size_t>(experts);
   const std::int64_t n = params.tokens_per_rank * params.top_k;  // assignments per row

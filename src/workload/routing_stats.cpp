@@ -143,6 +143,39 @@ std::size_t heaviest_needed(std::span<std::int32_t> v, double target) {
 
 }  // namespace
 
+ExpertLoadSkew expert_load_skew(const RoutingTrace& t) {
+  const auto x = static_cast<std::size_t>(t.experts());
+  const auto ep = static_cast<std::size_t>(t.ep());
+  const int layers = static_cast<int>(t.layers().size());
+  ExpertLoadSkew skew;
+  double sum = 0.0;
+  std::vector<std::int64_t> load(x);
+  for (int it = 0; it < t.iterations(); ++it) {
+    for (int li = 0; li < layers; ++li) {
+      for (int mb = 0; mb < t.micro_batches(); ++mb) {
+        auto m = t.matrix(it, li, mb);
+        std::fill(load.begin(), load.end(), 0);
+        std::int64_t total = 0;
+        for (std::size_t r = 0; r < ep; ++r) {
+          for (std::size_t e = 0; e < x; ++e)
+            load[e] += m[r * x + e];
+        }
+        for (std::int64_t l : load)
+          total += l;
+        if (total == 0) continue;  // an empty record has no skew to speak of
+        const double ratio = static_cast<double>(*std::max_element(load.begin(), load.end())) *
+                             static_cast<double>(x) / static_cast<double>(total);
+        skew.min = skew.records == 0 ? ratio : std::min(skew.min, ratio);
+        skew.max = skew.records == 0 ? ratio : std::max(skew.max, ratio);
+        sum += ratio;
+        ++skew.records;
+      }
+    }
+  }
+  if (skew.records > 0) skew.mean = sum / skew.records;
+  return skew;
+}
+
 RoutingStats routing_stats(const RoutingTrace& t) {
   RoutingStats st;
   if (t.ep() == 0 || t.experts() == 0) return st;
@@ -151,13 +184,15 @@ RoutingStats routing_stats(const RoutingTrace& t) {
   const int layers = static_cast<int>(t.layers().size());
   st.records = t.iterations() * layers * t.micro_batches();
 
+  const ExpertLoadSkew skew = expert_load_skew(t);
+  st.skew_mean = skew.mean;
+  st.skew_min = skew.min;
+  st.skew_max = skew.max;
   std::vector<double> load(x);
   std::vector<std::int32_t> pairs(x * ep);
-  int skew_records = 0, sparsity_records = 0;
+  int sparsity_records = 0;
   int cv_first_n = 0, cv_last_n = 0;
-  double skew_sum = 0.0, sparsity_sum = 0.0, cv_first = 0.0, cv_last = 0.0;
-  st.skew_min = 0.0;
-  st.skew_max = 0.0;
+  double sparsity_sum = 0.0, cv_first = 0.0, cv_last = 0.0;
   for (int it = 0; it < t.iterations(); ++it) {
     for (int li = 0; li < layers; ++li) {
       for (int mb = 0; mb < t.micro_batches(); ++mb) {
@@ -172,13 +207,6 @@ RoutingStats routing_stats(const RoutingTrace& t) {
         }
         if (total == 0) continue;  // an empty record has no skew or sparsity to speak of
         const double mean = static_cast<double>(total) / static_cast<double>(x);
-        const double top = *std::max_element(load.begin(), load.end());
-        const double skew = top / mean;
-        st.skew_min = skew_records == 0 ? skew : std::min(st.skew_min, skew);
-        st.skew_max = skew_records == 0 ? skew : std::max(st.skew_max, skew);
-        skew_sum += skew;
-        ++skew_records;
-
         double var = 0.0;
         for (double l : load)
           var += (l - mean) * (l - mean);
@@ -200,7 +228,6 @@ RoutingStats routing_stats(const RoutingTrace& t) {
       }
     }
   }
-  if (skew_records > 0) st.skew_mean = skew_sum / skew_records;
   if (cv_first_n > 0) st.cv_first_iteration = cv_first / cv_first_n;
   if (cv_last_n > 0) st.cv_last_iteration = cv_last / cv_last_n;
   if (sparsity_records > 0) st.pairs_for_80pct = sparsity_sum / sparsity_records;

@@ -385,6 +385,34 @@ TEST(CliSimulate, SaysWhatEachGpuGetsDoneAndWarnsWhenItIdles) {
   fs::remove(file);
 }
 
+// Every training run says where its expert routing came from and how skewed it is: the
+// synthetic default's busiest expert above the mean; forced balance exactly at it (1,024 tokens
+// top-2 over 8 experts: 256 each from every source).
+TEST(CliSimulate, SaysHowSkewedTheExpertRoutingIs) {
+  const fs::path file =
+      fs::temp_directory_path() / ("mfabric_sim_routing_" + std::to_string(::getpid()) + ".yaml");
+  write_bubbly_job(file);
+  const auto skewed = run("simulate " + file.string() + " --json -q");
+  ASSERT_EQ(skewed.exit_code, 0) << skewed.err;
+  const nlohmann::json r = nlohmann::json::parse(skewed.out).at("expert_routing");
+  EXPECT_EQ(r.at("source"), "synthetic");
+  EXPECT_EQ(r.at("balance"), "skewed");
+  const nlohmann::json& busiest = r.at("busiest_over_mean");
+  EXPECT_GT(busiest.at("mean").get<double>(), 1.0);
+  EXPECT_LE(busiest.at("min").get<double>(), busiest.at("mean").get<double>());
+  EXPECT_GE(busiest.at("max").get<double>(), busiest.at("mean").get<double>());
+
+  std::ofstream(file) << "cluster: {servers: 4}\n"
+                         "workload: {model: mixtral-8x7b, tp: 2, pp: 4, ep: 4, micro_batch: 1, "
+                         "global_batch: 2, seq: 1024, routing: {synthetic: {balance: forced}}}\n";
+  const auto forced = run("simulate " + file.string() + " -q");
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("synthetic, forced balance, busiest expert 1.00x the mean (1.00-1.00)"),
+            std::string::npos)
+      << forced.out;
+  fs::remove(file);
+}
+
 // Workloads without a model (a micro-benchmark) have no tokens or model FLOPs: no such keys,
 // not zeros.
 TEST(CliSimulate, NoGpuFiguresWithoutAModel) {

@@ -73,6 +73,15 @@ TEST(Experiment, TheDefaultCalibrationIsTheGpusMeasuredOne) {
             "roofline+");
 }
 
+TEST(Experiment, ForcedBalanceRouting) {
+  const Experiment e = read_experiment(
+      "workload: {model: mixtral-8x7b, tp: 2, pp: 1, ep: 8, routing: {synthetic: {balance: "
+      "forced}}}\n",
+      "t.yaml");
+  ASSERT_TRUE(e.model);
+  EXPECT_EQ(e.model->synthetic.balance, workload::RoutingBalance::Forced);
+}
+
 TEST(Experiment, FabricAsTextAndMicroBenchmarks) {
   const Experiment e = read_experiment(R"(
 cluster: {servers: 4}
@@ -110,6 +119,12 @@ TEST(ExperimentErrors, NameTheField) {
             "workload.routing");
   EXPECT_EQ(error_field("workload: {model: m, routing: {synthetic: {skew: 1}}}\n"),
             "workload.routing.synthetic.skew");
+  EXPECT_EQ(error_field("workload: {model: m, routing: {synthetic: {balance: even}}}\n"),
+            "workload.routing.synthetic.balance");
+  // A skew field beside forced balance would do nothing: refused, naming it.
+  EXPECT_EQ(error_field("workload: {model: m, routing: {synthetic: {balance: forced, "
+                        "skew_initial: 2}}}\n"),
+            "workload.routing.synthetic.skew_initial");
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b}\nsimulation: {backend: fluid}\n"),
             "simulation.backend");
   // Packet settings: named, checked, and refused without the packet backend.

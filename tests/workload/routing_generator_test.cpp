@@ -259,6 +259,32 @@ TEST(RoutingGenerator, DefaultsAtModerateScale) {
   EXPECT_LT(st.pairs_for_80pct, 0.7);  // a uniform matrix needs 0.8
 }
 
+// Forced balance, by hand: 3 sources, 4 experts, 7 tokens top-2 = 14 assignments a row, 3 to
+// each expert and one more to the 2 experts from the source's index on: source 0 to experts 0
+// and 1, source 1 to 1 and 2, source 2 to 2 and 3. Expert loads 10, 11, 11, 10: the busiest
+// 11 / 10.5 of the mean. With 8 tokens (16 a row) every count is 4: skew exactly 1.
+TEST(RoutingGenerator, ForcedBalanceSplitsEveryRowEvenly) {
+  SyntheticRouting p;
+  p.balance = RoutingBalance::Forced;
+  p.tokens_per_rank = 7;
+  const RoutingTrace t = generate_routing(p, 3, 4, 2, layer_list(2), 2, Rng(1));
+  const std::vector<std::int32_t> expected = {4, 4, 3, 3, 3, 4, 4, 3, 3, 3, 4, 4};
+  for (int it = 0; it < 2; ++it) {
+    for (int li = 0; li < 2; ++li) {
+      for (int mb = 0; mb < 2; ++mb) {
+        const auto m = t.matrix(it, li, mb);
+        EXPECT_EQ(std::vector<std::int32_t>(m.begin(), m.end()), expected);
+      }
+    }
+  }
+  EXPECT_NEAR(expert_load_skew(t).mean, 11.0 / 10.5, 1e-12);
+  p.tokens_per_rank = 8;
+  const ExpertLoadSkew even =
+      expert_load_skew(generate_routing(p, 3, 4, 1, layer_list(1), 1, Rng(1)));
+  EXPECT_EQ(even.min, 1.0);
+  EXPECT_EQ(even.max, 1.0);
+}
+
 void expect_param_error(const std::string& field, auto mutate) {
   SyntheticRouting p = small_params();
   int ep = 2, experts = 4, iterations = 1, micro_batches = 1;

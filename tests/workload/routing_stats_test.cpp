@@ -36,6 +36,19 @@ TEST(RoutingStats, SkewCvAndSparsityByHand) {
   EXPECT_EQ(st.distant_layer_correlation, 0.0);
 }
 
+// The skew alone (what every output prints): the same two records, and an empty one skipped.
+TEST(RoutingStats, ExpertLoadSkewByHand) {
+  RoutingTrace t(2, 4, 3, {0}, 1);
+  fill(t, 0, 0, 0, {4, 0, 0, 0, 4, 0, 0, 0});  // skew 4
+  fill(t, 1, 0, 0, {1, 1, 1, 1, 1, 1, 1, 1});  // skew 1
+  fill(t, 2, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0});  // no tokens: not a record of skew
+  const ExpertLoadSkew skew = expert_load_skew(t);
+  EXPECT_EQ(skew.records, 2);
+  EXPECT_DOUBLE_EQ(skew.mean, 2.5);
+  EXPECT_DOUBLE_EQ(skew.min, 1.0);
+  EXPECT_DOUBLE_EQ(skew.max, 4.0);
+}
+
 TEST(RoutingStats, SparsityCountsTheHeaviestPairsFirst) {
   RoutingTrace t(1, 5, 1, {0}, 1);
   fill(t, 0, 0, 0, {1, 50, 3, 30, 16});  // 80 of 100: 50 + 30
