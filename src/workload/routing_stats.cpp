@@ -143,35 +143,48 @@ std::size_t heaviest_needed(std::span<std::int32_t> v, double target) {
 
 }  // namespace
 
-ExpertLoadSkew expert_load_skew(const RoutingTrace& t) {
+namespace {
+
+// Calls f(iteration, matrix, load, total) for every record (iteration, MoE layer, micro-batch)
+// that routes any tokens (an empty record has no skew or sparsity to speak of), with its expert
+// loads summed over the sources.
+template <class F>
+void for_each_routed_record(const RoutingTrace& t, F&& f) {
   const auto x = static_cast<std::size_t>(t.experts());
   const auto ep = static_cast<std::size_t>(t.ep());
-  const int layers = static_cast<int>(t.layers().size());
-  ExpertLoadSkew skew;
-  double sum = 0.0;
-  std::vector<std::int64_t> load(x);
+  std::vector<double> load(x);
   for (int it = 0; it < t.iterations(); ++it) {
-    for (int li = 0; li < layers; ++li) {
+    for (int li = 0; li < static_cast<int>(t.layers().size()); ++li) {
       for (int mb = 0; mb < t.micro_batches(); ++mb) {
         auto m = t.matrix(it, li, mb);
-        std::fill(load.begin(), load.end(), 0);
+        std::fill(load.begin(), load.end(), 0.0);
         std::int64_t total = 0;
         for (std::size_t r = 0; r < ep; ++r) {
-          for (std::size_t e = 0; e < x; ++e)
+          for (std::size_t e = 0; e < x; ++e) {
             load[e] += m[r * x + e];
+            total += m[r * x + e];
+          }
         }
-        for (std::int64_t l : load)
-          total += l;
-        if (total == 0) continue;  // an empty record has no skew to speak of
-        const double ratio = static_cast<double>(*std::max_element(load.begin(), load.end())) *
-                             static_cast<double>(x) / static_cast<double>(total);
-        skew.min = skew.records == 0 ? ratio : std::min(skew.min, ratio);
-        skew.max = skew.records == 0 ? ratio : std::max(skew.max, ratio);
-        sum += ratio;
-        ++skew.records;
+        if (total > 0) f(it, m, load, total);
       }
     }
   }
+}
+
+}  // namespace
+
+ExpertLoadSkew expert_load_skew(const RoutingTrace& t) {
+  ExpertLoadSkew skew;
+  double sum = 0.0;
+  const auto x = static_cast<double>(t.experts());
+  for_each_routed_record(t, [&](int, auto, const std::vector<double>& load, std::int64_t total) {
+    const double ratio =
+        *std::max_element(load.begin(), load.end()) * x / static_cast<double>(total);
+    skew.min = skew.records == 0 ? ratio : std::min(skew.min, ratio);
+    skew.max = skew.records == 0 ? ratio : std::max(skew.max, ratio);
+    sum += ratio;
+    ++skew.records;
+  });
   if (skew.records > 0) skew.mean = sum / skew.records;
   return skew;
 }
@@ -188,24 +201,12 @@ RoutingStats routing_stats(const RoutingTrace& t) {
   st.skew_mean = skew.mean;
   st.skew_min = skew.min;
   st.skew_max = skew.max;
-  std::vector<double> load(x);
   std::vector<std::int32_t> pairs(x * ep);
   int sparsity_records = 0;
   int cv_first_n = 0, cv_last_n = 0;
   double sparsity_sum = 0.0, cv_first = 0.0, cv_last = 0.0;
-  for (int it = 0; it < t.iterations(); ++it) {
-    for (int li = 0; li < layers; ++li) {
-      for (int mb = 0; mb < t.micro_batches(); ++mb) {
-        auto m = t.matrix(it, li, mb);
-        std::fill(load.begin(), load.end(), 0.0);
-        std::int64_t total = 0;
-        for (std::size_t r = 0; r < ep; ++r) {
-          for (std::size_t e = 0; e < x; ++e) {
-            load[e] += m[r * x + e];
-            total += m[r * x + e];
-          }
-        }
-        if (total == 0) continue;  // an empty record has no skew or sparsity to speak of
+  for_each_routed_record(
+      t, [&](int it, auto m, const std::vector<double>& load, std::int64_t total) {
         const double mean = static_cast<double>(total) / static_cast<double>(x);
         double var = 0.0;
         for (double l : load)
@@ -219,15 +220,12 @@ RoutingStats routing_stats(const RoutingTrace& t) {
           cv_last += cv;
           ++cv_last_n;
         }
-
         // Fewest (source, expert) pairs that carry 80% of the tokens: the heaviest first.
         std::copy(m.begin(), m.end(), pairs.begin());
         const std::size_t needed = heaviest_needed(pairs, 0.8 * static_cast<double>(total));
         sparsity_sum += static_cast<double>(needed) / static_cast<double>(pairs.size());
         ++sparsity_records;
-      }
-    }
-  }
+      });
   if (cv_first_n > 0) st.cv_first_iteration = cv_first / cv_first_n;
   if (cv_last_n > 0) st.cv_last_iteration = cv_last / cv_last_n;
   if (sparsity_records > 0) st.pairs_for_80pct = sparsity_sum / sparsity_records;
