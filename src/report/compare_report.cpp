@@ -316,6 +316,7 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
         {"tokens_per_s_per_gpu", run.tokens_per_s_per_gpu},
         {"model_tflops_per_gpu", run.model_tflops_per_gpu},
         {"mfu", run.mfu},
+        {"busiest_expert_over_mean", optional_number(run.busiest_expert_over_mean)},
         {"cost_usd", {{"built", run.cost_built.total()}, {"paper", run.cost_paper.total()}}},
         {"cost_paper_usd_by_component", study::cost_components_json(run.cost_paper)},
         {"cost_built_usd_by_component", study::cost_components_json(run.cost_built)},

@@ -134,6 +134,10 @@ struct CompareRun {
   double tokens_per_s_per_gpu = 0;
   double model_tflops_per_gpu = 0;
   double mfu = 0;
+  // How skewed the run's expert routing was: its busiest expert's tokens over the mean expert's,
+  // averaged over the records (workload::expert_load_skew); absent for a workload without a
+  // model and in journal records written before it was kept.
+  std::optional<double> busiest_expert_over_mean;
   fabric::CostBreakdown cost_built;
   fabric::CostBreakdown cost_paper;
   // The network cost under a convention: the comparison's (CompareResult::cost_convention) is

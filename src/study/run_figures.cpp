@@ -45,6 +45,7 @@ void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_p
   run.iteration_time_s = s.result.mean_iteration_time().seconds();
   run.tokens_per_s = run.iteration_time_s > 0 ? tokens_per_iteration / run.iteration_time_s : 0;
   fill_gpu_throughput(run, s.experiment);
+  if (s.routing) run.busiest_expert_over_mean = s.routing->skew.mean;
   const fabric::PriceBook prices = fabric::PriceBook::paper_defaults();
   run.cost_built = fabric::network_cost(s.topology, fabric::CostConvention::Built, prices);
   run.cost_paper = fabric::network_cost(s.topology, fabric::CostConvention::Paper, prices);

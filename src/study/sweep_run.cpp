@@ -54,6 +54,7 @@ nlohmann::json run_record_json(const std::vector<FieldValue>& point_fields, cons
     j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
     j["model_tflops_per_gpu"] = r.model_tflops_per_gpu;
     j["mfu"] = r.mfu;
+    if (r.busiest_expert_over_mean) j["busiest_expert_over_mean"] = *r.busiest_expert_over_mean;
   }
   if (r.reconfiguration) {
     j["reconfiguration"] = reconfiguration_json(*r.reconfiguration);
@@ -249,6 +250,7 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
              "tokens_per_s_per_gpu",
              "model_tflops_per_gpu",
              "mfu",
+             "busiest_expert_over_mean",
              "cost_usd",
              "cost_built_usd_by_component",
              "cost_paper_usd_by_component",
@@ -296,6 +298,9 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
     if (in.has("tokens_per_s_per_gpu")) r.tokens_per_s_per_gpu = in.amount("tokens_per_s_per_gpu");
     if (in.has("model_tflops_per_gpu")) r.model_tflops_per_gpu = in.amount("model_tflops_per_gpu");
     if (in.has("mfu")) r.mfu = in.amount("mfu");
+    if (in.has("busiest_expert_over_mean")) {
+      r.busiest_expert_over_mean = in.amount("busiest_expert_over_mean");
+    }
     r.cost_built = cost_components(in.object("cost_built_usd_by_component"));
     r.cost_paper = cost_components(in.object("cost_paper_usd_by_component"));
     if (in.has("reconfiguration")) {

@@ -283,6 +283,8 @@ TEST_F(SweepCli, TheCostConventionIsNamedAndAFlagAway) {
   EXPECT_DOUBLE_EQ(point["tokens_per_s_per_gpu"].get<double>(),
                    tokens / point["gpus"].get<double>());
   EXPECT_GT(point["mfu"].get<double>(), 0);
+  // How skewed its routing was: the synthetic default puts the busiest expert above the mean.
+  EXPECT_GT(point["busiest_expert_over_mean"].get<double>(), 1.0);
   const auto mfu = std::find(header.begin(), header.end(), "mfu");
   ASSERT_NE(mfu, header.end());
   EXPECT_EQ(std::stod(row[static_cast<std::size_t>(mfu - header.begin())]),

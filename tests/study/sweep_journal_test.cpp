@@ -52,6 +52,7 @@ json good_record(const SweepSpec& spec) {
   f.tokens_per_s_per_gpu = 1.5e6 / 16;
   f.model_tflops_per_gpu = 123.5;
   f.mfu = 0.125;
+  f.busiest_expert_over_mean = 2.25;
   f.cost_built.nics = 1000;
   f.cost_paper.nics = 2000;
   f.cost_paper.fibres = 0.5;
@@ -93,6 +94,7 @@ TEST_F(SweepJournalTest, AGoodRecordIsResumed) {
   EXPECT_EQ(j.points.at(1).figures.tokens_per_s_per_gpu, 1.5e6 / 16);
   EXPECT_EQ(j.points.at(1).figures.model_tflops_per_gpu, 123.5);
   EXPECT_EQ(j.points.at(1).figures.mfu, 0.125);
+  EXPECT_EQ(j.points.at(1).figures.busiest_expert_over_mean, 2.25);
   // What a comparison's journal adds: the critical holds and the timeline, exactly.
   EXPECT_EQ(j.points.at(1).figures.reconfiguration->critical_holds, 2);
   EXPECT_EQ(j.points.at(1).figures.reconfiguration->critical_held_s, 0.5e-6);
@@ -131,6 +133,7 @@ TEST_F(SweepJournalTest, EveryMemberOfARecordIsChecked) {
       {"/tokens_per_s", 1e31, "tokens_per_s", "from 1e-30 to 1e+30"},
       {"/link_gbps", -400, "link_gbps", "from 1e-30"},
       {"/mfu", -0.5, "mfu", "from 1e-30"},
+      {"/busiest_expert_over_mean", "2", "busiest_expert_over_mean", "expected a number"},
       {"/model_tflops_per_gpu", "5", "model_tflops_per_gpu", "expected a number"},
       {"/tokens_per_s_per_gpu", 1e31, "tokens_per_s_per_gpu", "from 1e-30 to 1e+30"},
       {"/tokens_per_s_per_musd", -1, "tokens_per_s_per_musd", "expected a non-negative number"},
