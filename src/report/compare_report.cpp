@@ -235,6 +235,12 @@ std::vector<std::string> compare_headline(const CompareResult& r) {
     } else {
       verdict += "; there is no network cost to set against it.";
     }
+    // The routing skew the speed rests on (it can flip the verdict: docs/routing.md).
+    if (m.busiest_expert_over_mean) {
+      verdict +=
+          fmt::format(" Its expert routing gives the busiest expert {:.2f}x the mean's tokens.",
+                      *m.busiest_expert_over_mean);
+    }
     out.push_back(verdict);
   }
   std::vector<std::string> failed;

@@ -20,6 +20,14 @@ TEST(CompareHeadline, ASentencePerModelAndLinkWithTheFiguresBehindIt) {
                 "m at 400G: mFabric trains at 0.80x the fat-tree's speed (12.50 s vs 10.00 s per "
                 "iteration) for 0.25x its network cost ($1,000,000 vs $4,000,000, paper "
                 "formulas), 3.20x its perf/$."});
+  // With the routing's skew known (a run of this build), the verdict names it.
+  r.runs[1].busiest_expert_over_mean = 2.5;
+  EXPECT_EQ(compare_headline(r).at(0),
+            "m at 400G: mFabric trains at 0.80x the fat-tree's speed (12.50 s vs 10.00 s per "
+            "iteration) for 0.25x its network cost ($1,000,000 vs $4,000,000, paper formulas), "
+            "3.20x its perf/$. Its expert routing gives the busiest expert 2.50x the mean's "
+            "tokens.");
+  r.runs[1].busiest_expert_over_mean.reset();
   // Built: cost 2 / 3 = 0.67x, perf/$ 0.80 / (2 / 3) = 1.20x.
   r.cost_convention = fabric::CostConvention::Built;
   EXPECT_EQ(compare_headline(r),

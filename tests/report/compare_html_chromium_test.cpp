@@ -127,6 +127,11 @@ std::vector<std::string> expected_verdict(const CompareResult& r) {
           "perf/$.",
           m.model, m.link_gbps, speed, m.iteration_time_s, f.iteration_time_s, cost_ratio,
           usd(m.cost_paper.total()), usd(f.cost_paper.total()), speed / cost_ratio));
+      if (m.busiest_expert_over_mean) {
+        out.back() +=
+            fmt::format(" Its expert routing gives the busiest expert {:.2f}x the mean's tokens.",
+                        *m.busiest_expert_over_mean);
+      }
       break;
     }
   }
