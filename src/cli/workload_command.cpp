@@ -128,10 +128,16 @@ int run_model(const WorkloadOptions& o) {
                         : workload::read_routing_trace(o.routing);
   const workload::TaskGraph graph = workload::build_training_graph(spec, trace);
   const workload::WorkloadSummary summary = workload::summarize(spec, graph);
+  // The routing's skew, said as simulate says it: the job's compute rests on it.
+  const config::RoutingSummary routing{o.routing, workload::RoutingBalance::Skewed,
+                                       workload::expert_load_skew(trace)};
   if (o.json) {
-    std::cout << json_text(report::workload_json(spec, summary, o.seed)) << "\n";
+    nlohmann::json j = report::workload_json(spec, summary, o.seed);
+    j["expert_routing"] = report::expert_routing_json(routing);
+    std::cout << json_text(j) << "\n";
   } else {
-    std::cout << report::workload_text(spec, summary);
+    std::cout << report::workload_text(spec, summary) << "expert routing: " << routing.text()
+              << "\n";
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include "core/provenance.h"
 #include "report/simulation_report.h"
 #include "report/simulation_summary.h"
+#include "report/workload_report.h"
 #include "study/compare.h"
 
 namespace mfabric::report {
@@ -213,18 +214,7 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
   if (r.control != nullptr) j["reconfiguration"] = reconfiguration_json(r);
   if (!r.experiment.failures.empty()) j["failures"] = failures_json(r);
   if (r.topoopt != nullptr) j["topology"] = topology_json(r, timing);
-  if (r.routing != nullptr) {
-    const config::RoutingSummary& g = *r.routing;
-    nlohmann::json routing = {
-        {"source", g.trace.empty() ? "synthetic" : "trace"},
-        {"busiest_over_mean", {{"mean", g.skew.mean}, {"min", g.skew.min}, {"max", g.skew.max}}}};
-    if (g.trace.empty()) {
-      routing["balance"] = workload::to_string(g.balance);
-    } else {
-      routing["trace"] = g.trace;
-    }
-    j["expert_routing"] = routing;
-  }
+  if (r.routing != nullptr) j["expert_routing"] = expert_routing_json(*r.routing);
   if (timing) {
     j["wall_time_s"] = res.wall_time_s;
     j["events_per_s"] = events_per_second(res);

@@ -134,6 +134,18 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
   return out;
 }
 
+nlohmann::json expert_routing_json(const config::RoutingSummary& r) {
+  nlohmann::json j = {
+      {"source", r.trace.empty() ? "synthetic" : "trace"},
+      {"busiest_over_mean", {{"mean", r.skew.mean}, {"min", r.skew.min}, {"max", r.skew.max}}}};
+  if (r.trace.empty()) {
+    j["balance"] = workload::to_string(r.balance);
+  } else {
+    j["trace"] = r.trace;
+  }
+  return j;
+}
+
 nlohmann::json chakra_json(const workload::ChakraSummary& s) {
   return {{"ranks", s.ranks},
           {"nodes",

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "config/workload_builder.h"
 #include "core/json_text.h"  // the JSON these functions return is printed with json_text()
 #include "workload/chakra.h"
 #include "workload/routing.h"
@@ -16,6 +17,11 @@ namespace mfabric::report {
 nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload::WorkloadSummary& s,
                              std::uint64_t seed);
 std::string workload_text(const workload::TrainingSpec& spec, const workload::WorkloadSummary& s);
+
+// A training job's expert routing: {"source" ("synthetic" or "trace"), "balance" (synthetic) or
+// "trace" (its path), "busiest_over_mean": {"mean", "min", "max"}}; simulate's results.json and
+// workload's JSON hold it as "expert_routing".
+nlohmann::json expert_routing_json(const config::RoutingSummary& r);
 
 nlohmann::json chakra_json(const workload::ChakraSummary& s);
 std::string chakra_text(const std::string& prefix, const workload::ChakraSummary& s);

@@ -53,12 +53,19 @@ TEST(CliWorkload, TraceRoundTripsThroughTheWorkload) {
       run("workload --model mixtral-8x7b --gpus 128 --tp 4 --pp 4 --ep 8 --json "
           "--seed 3");
   ASSERT_EQ(a.exit_code, 0) << a.err;
-  // The same seed through a file or generated in place gives the same job, seed field aside.
-  auto strip_seed = [](std::string s) {
-    const auto at = s.find("\"seed\"");
-    return at == std::string::npos ? s : s.erase(at, s.find('\n', at) - at);
-  };
-  EXPECT_EQ(strip_seed(a.out), strip_seed(b.out));
+  // The same seed through a file or generated in place gives the same job, the seed and the
+  // routing's source aside (its skew is the same).
+  nlohmann::json from_file = nlohmann::json::parse(a.out), generated = nlohmann::json::parse(b.out);
+  EXPECT_EQ(from_file.at("expert_routing").at("source"), "trace");
+  EXPECT_EQ(from_file.at("expert_routing").at("trace"), trace);
+  EXPECT_EQ(generated.at("expert_routing").at("source"), "synthetic");
+  EXPECT_EQ(from_file.at("expert_routing").at("busiest_over_mean"),
+            generated.at("expert_routing").at("busiest_over_mean"));
+  for (nlohmann::json* j : {&from_file, &generated}) {
+    j->erase("seed");
+    j->erase("expert_routing");
+  }
+  EXPECT_EQ(from_file, generated);
   const auto stats = run("trace --stats " + trace + " --json");
   EXPECT_EQ(stats.exit_code, 0) << stats.err;
   EXPECT_NE(stats.out.find("\"adjacent_layer_correlation\""), std::string::npos);
