@@ -285,6 +285,8 @@ Calibration parse_calibration(const YAML::Node& node, const std::string& source,
                             "{{base, compute, collectives, kernels}}, got {}",
                             describe(node)));
   }
+  // Only a map without `base` starts from the GPU's default: no need to load it otherwise.
+  if (node["base"]) return parse_map(node, source, path, 1);
   const Calibration unbased = default_calibration(gpu);
   return parse_map(node, source, path, 1, &unbased);
 }

@@ -320,10 +320,12 @@ TEST(CliSimulate, PrintsTokensPerSecondCostAndARatioAgainstAReference) {
 
 // A bubble-heavy job: Mixtral 8x7B over PP 4 with 2 micro-batches (TP 2 x PP 4 x EP 4 = 32
 // GPUs on 4 servers): each stage idles 3 of 5 slots in the pipeline's fill and drain.
-void write_bubbly_job(const fs::path& path) {
+// `workload_extra`: more workload fields, e.g. ", routing: {...}".
+void write_bubbly_job(const fs::path& path, const std::string& workload_extra = "") {
   std::ofstream(path) << "cluster: {servers: 4}\n"
                          "workload: {model: mixtral-8x7b, tp: 2, pp: 4, ep: 4, micro_batch: 1, "
-                         "global_batch: 2, seq: 1024}\n";
+                         "global_batch: 2, seq: 1024"
+                      << workload_extra << "}\n";
 }
 
 // Tokens/s, model TFLOP/s and MFU per GPU by formula from results.json's own iteration time;
@@ -402,9 +404,7 @@ TEST(CliSimulate, SaysHowSkewedTheExpertRoutingIs) {
   EXPECT_LE(busiest.at("min").get<double>(), busiest.at("mean").get<double>());
   EXPECT_GE(busiest.at("max").get<double>(), busiest.at("mean").get<double>());
 
-  std::ofstream(file) << "cluster: {servers: 4}\n"
-                         "workload: {model: mixtral-8x7b, tp: 2, pp: 4, ep: 4, micro_batch: 1, "
-                         "global_batch: 2, seq: 1024, routing: {synthetic: {balance: forced}}}\n";
+  write_bubbly_job(file, ", routing: {synthetic: {balance: forced}}");
   const auto forced = run("simulate " + file.string() + " -q");
   ASSERT_EQ(forced.exit_code, 0) << forced.err;
   EXPECT_NE(forced.out.find("synthetic, forced balance, busiest expert 1.00x the mean (1.00-1.00)"),
