@@ -47,11 +47,11 @@ using CommandRegistry = Registry<Command (*)(CLI::App&)>;
 CommandRegistry& commands();
 
 // The training job the options describe, validated (ranges as in experiment files); errors name
-// the options. Without gpus, DP comes from --dp.
-workload::TrainingSpec training_spec_from(const std::string& model, std::optional<int> gpus, int tp,
-                                          int pp, int ep, std::optional<int> dp, int micro_batch,
-                                          int global_batch, int seq, const std::string& gpu,
-                                          int gpus_per_server);
+// the options. `degrees` holds every degree but DP, which comes from gpus or --dp.
+workload::TrainingSpec training_spec_from(const std::string& model, std::optional<int> gpus,
+                                          const workload::ParallelismSpec& degrees,
+                                          std::optional<int> dp, int micro_batch, int global_batch,
+                                          int seq, const std::string& gpu, int gpus_per_server);
 
 // Options that describe the cluster, shared by every command that builds a fabric.
 struct ClusterOptions {

@@ -86,6 +86,10 @@ study::CompareSpec spec_from(const CompareOptions& o) {
     m.pp = w.pp;
     m.ep = w.ep;
     m.dp = w.dp;
+    m.etp = w.etp;
+    m.cp = w.cp;
+    m.convention = w.convention;
+    m.split = w.split;
     m.micro_batch = w.micro_batch;
     m.global_batch = w.global_batch;
     m.seq = w.seq;

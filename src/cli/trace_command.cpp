@@ -110,9 +110,13 @@ SyntheticTrace synthetic_trace_from(const SyntheticTraceOptions& o) {
                 fmt::format("must be between 1 and 32767, got {}", o.micro_batches));
   }
   const int iterations = checked_iterations(o.iterations, "--iterations");
-  // A one-stage, TP 1 job with `ep` ranks and as many micro-batches as asked.
+  // A one-stage, TP 1 job with `ep` ranks, each routing its own micro-batches (the paper's
+  // convention), as many as asked.
+  workload::ParallelismSpec degrees;
+  degrees.ep = o.ep;
+  degrees.convention = workload::ParallelConvention::Paper;
   workload::TrainingSpec spec =
-      training_spec_from(o.model, std::nullopt, 1, 1, o.ep, 1, o.micro_batch,
+      training_spec_from(o.model, std::nullopt, degrees, 1, o.micro_batch,
                          o.micro_batch * o.micro_batches, o.seq, "h800", 8);
   spec.iterations = iterations;
   const std::int64_t bytes = workload::routing_trace_bytes(

@@ -27,6 +27,9 @@ struct WorkloadOptions {
   int pp = 1;
   int ep = 1;
   std::optional<int> dp;
+  int etp = 0;
+  int cp = 1;
+  std::string convention = "paper";
   int micro_batch = 8;
   int global_batch = 128;
   int seq = 4096;
@@ -65,10 +68,10 @@ int run_chakra(const WorkloadOptions& o) {
 
 }  // namespace
 
-workload::TrainingSpec training_spec_from(const std::string& model, std::optional<int> gpus, int tp,
-                                          int pp, int ep, std::optional<int> dp, int micro_batch,
-                                          int global_batch, int seq, const std::string& gpu,
-                                          int gpus_per_server) {
+workload::TrainingSpec training_spec_from(const std::string& model, std::optional<int> gpus,
+                                          const workload::ParallelismSpec& degrees,
+                                          std::optional<int> dp, int micro_batch, int global_batch,
+                                          int seq, const std::string& gpu, int gpus_per_server) {
   workload::TrainingSpec spec;
   spec.model = with_context("", "--model", [&] { return workload::load_model(model); });
   spec.gpu = with_context("", "--gpu", [&] { return workload::find_gpu(gpu); });
@@ -80,7 +83,7 @@ workload::TrainingSpec training_spec_from(const std::string& model, std::optiona
                 "is known");
   }
   spec.parallelism = with_option_names([&] {
-    return workload::resolve_parallelism(tp, pp, ep, dp, gpus.value_or(0), spec.model,
+    return workload::resolve_parallelism(degrees, dp, gpus.value_or(0), spec.model,
                                          gpus_per_server);
   });
   spec.gpus_per_server = gpus_per_server;
@@ -96,9 +99,16 @@ namespace {
 
 int run_model(const WorkloadOptions& o) {
   std::optional<workload::ComputeReplay> replay_storage;
-  workload::TrainingSpec spec =
-      training_spec_from(o.model, o.gpus, o.tp, o.pp, o.ep, o.dp, o.micro_batch, o.global_batch,
-                         o.seq, o.gpu, o.gpus_per_server);
+  workload::ParallelismSpec degrees;
+  degrees.tp = o.tp;
+  degrees.pp = o.pp;
+  degrees.ep = o.ep;
+  degrees.etp = o.etp;
+  degrees.cp = o.cp;
+  degrees.convention =
+      with_context("", "--convention", [&] { return workload::parse_convention(o.convention); });
+  workload::TrainingSpec spec = training_spec_from(o.model, o.gpus, degrees, o.dp, o.micro_batch,
+                                                   o.global_batch, o.seq, o.gpu, o.gpus_per_server);
   spec.schedule =
       with_context("", "--schedule", [&] { return workload::parse_schedule(o.schedule); });
   spec.iterations = checked_iterations(o.iterations, "--iterations");
@@ -166,12 +176,25 @@ Command register_workload(CLI::App& command) {
   app->add_option("--max-rank-bytes", o->max_rank_bytes,
                   "With --chakra: most decoded bytes read from one rank file (default: 1GiB)")
       ->needs(chakra);
-  app->add_option("--gpus", o->gpus, "GPUs in the job (= DP x TP x PP x EP)");
+  app->add_option("--gpus", o->gpus,
+                  "GPUs in the job (= TP x CP x DP x PP, or TP x PP x EP x DP under the paper's "
+                  "convention)");
+  app->add_option("--convention", o->convention,
+                  "How the degrees count GPUs: megatron (experts folded onto the dense layers' "
+                  "GPUs) or paper (each EP rank a data replica); docs/workload.md")
+      ->capture_default_str();
   app->add_option("--tp", o->tp, "Tensor-parallel degree (inside a server)")->capture_default_str();
   app->add_option("--pp", o->pp, "Pipeline stages")->capture_default_str();
-  app->add_option("--ep", o->ep, "Expert-parallel degree (GPUs per EP group, per TP rank)")
+  app->add_option("--ep", o->ep, "Expert-parallel degree (EP ranks per EP group)")
       ->capture_default_str();
-  app->add_option("--dp", o->dp, "Data-parallel degree (default: GPUs / (TP x PP x EP))");
+  app->add_option("--etp", o->etp,
+                  "Expert tensor-parallel degree (megatron convention; default 1; the paper's "
+                  "is TP)");
+  app->add_option("--cp", o->cp, "Context-parallel degree (megatron convention)")
+      ->capture_default_str();
+  app->add_option("--dp", o->dp,
+                  "Data-parallel degree (default: GPUs / (TP x CP x PP), or GPUs / (TP x PP x EP) "
+                  "under the paper's convention)");
   app->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")
       ->capture_default_str();
   app->add_option("--global-batch", o->global_batch,

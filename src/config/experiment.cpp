@@ -31,6 +31,10 @@ const std::vector<std::string> kWorkloadFields = {"model",
                                                   "pp",
                                                   "ep",
                                                   "dp",
+                                                  "etp",
+                                                  "cp",
+                                                  "convention",
+                                                  "pipeline",
                                                   "micro_batch",
                                                   "global_batch",
                                                   "seq",
@@ -45,9 +49,9 @@ const std::vector<std::string> kWorkloadFields = {"model",
                                                   "chakra_control_deps",
                                                   "chakra_comm_groups",
                                                   "connection_matrix"};
-const std::vector<std::string> kModelOnly = {"model",    "tp",          "pp",           "ep",
-                                             "dp",       "micro_batch", "global_batch", "seq",
-                                             "schedule", "overlap",     "routing"};
+const std::vector<std::string> kModelOnly = {
+    "model",    "tp",          "pp",           "ep",  "dp",       "etp",     "cp",     "convention",
+    "pipeline", "micro_batch", "global_batch", "seq", "schedule", "overlap", "routing"};
 const std::vector<std::string> kMicroOnly = {"collective", "bytes", "group", "algorithm"};
 const std::vector<std::string> kChakraOnly = {"chakra_control_deps", "chakra_comm_groups"};
 const std::vector<std::string> kSyntheticFields = {"balance",
@@ -241,11 +245,27 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   w.pp = f.optional_int("pp").value_or(1);
   w.ep = f.optional_int("ep").value_or(1);
   w.dp = f.optional_int("dp");
+  w.etp = f.optional_int("etp").value_or(0);
+  w.cp = f.optional_int("cp").value_or(1);
+  w.convention = f.optional_string("convention").value_or(w.convention);
+  with_context(e.source, f.field("convention"),
+               [&] { return workload::parse_convention(w.convention); });
+  if (f.has("pipeline")) {
+    const Fields pl(f.get("pipeline"), e.source, "workload.pipeline",
+                    {"first", "last", "embedding", "loss"});
+    for (const char* k : {"first", "last"}) {
+      if (pl.has(k)) positive(pl, k, *pl.optional_int(k));
+    }
+    w.split.first = pl.optional_int("first").value_or(0);
+    w.split.last = pl.optional_int("last").value_or(0);
+    w.split.embedding = pl.optional_bool("embedding").value_or(false);
+    w.split.loss = pl.optional_bool("loss").value_or(false);
+  }
   w.micro_batch = f.optional_int("micro_batch").value_or(w.micro_batch);
   w.global_batch = f.optional_int("global_batch").value_or(w.global_batch);
   w.seq = f.optional_int("seq").value_or(w.seq);
   w.schedule = f.optional_string("schedule").value_or(w.schedule);
-  for (const char* k : {"tp", "pp", "ep", "micro_batch", "global_batch", "seq"}) {
+  for (const char* k : {"tp", "pp", "ep", "etp", "cp", "micro_batch", "global_batch", "seq"}) {
     if (f.has(k)) positive(f, k, *f.optional_int(k));
   }
   if (w.dp) positive(f, "dp", *w.dp);
@@ -428,8 +448,23 @@ void set_iterations(Experiment& e, int iterations, const std::string& field) {
   e.iterations = iterations;
 }
 
+workload::ParallelismSpec job_parallelism(const TrainingJob& job) {
+  workload::ParallelismSpec p;
+  p.tp = job.tp;
+  p.pp = job.pp;
+  p.ep = job.ep;
+  p.etp = job.etp;
+  p.cp = job.cp;
+  p.convention = workload::parse_convention(job.convention);
+  p.split = job.split;
+  return p;
+}
+
 int ep_group_servers(const TrainingJob& job, const fabric::ClusterSpec& cluster) {
-  const int gpus = std::max(1, job.ep) * std::max(1, job.tp);
+  workload::ParallelismSpec p = job_parallelism(job);
+  p.tp = std::max(1, p.tp);
+  p.ep = std::max(1, p.ep);
+  const int gpus = p.ep_group_gpus();
   const int per_server = std::max(1, cluster.gpus_per_server);
   return std::max(1, std::min(cluster.servers, (gpus + per_server - 1) / per_server));
 }

@@ -36,7 +36,12 @@ struct MicroBenchmark {
 struct TrainingJob {
   std::string model = "mixtral-8x22b";
   int tp = 1, pp = 1, ep = 1;
-  std::optional<int> dp;  // default: GPUs / (tp x pp x ep)
+  std::optional<int> dp;  // default: the GPUs over those of one data replica
+  int etp = 0;            // expert TP; 0: the convention's (workload/parallelism.h)
+  int cp = 1;
+  // How the degrees count GPUs (workload/parallelism.h): "megatron" or "paper".
+  std::string convention = "paper";
+  workload::PipelineSplit split;
   int micro_batch = 8;
   int global_batch = 128;
   int seq = 4096;
@@ -129,6 +134,9 @@ inline constexpr double kNetworkBytesPerTopologyByte = 8;
 // Throws mfabric::Error naming simulation.max_memory when the network of e's cluster is estimated
 // above e.max_memory; read_experiment calls it before the fabric is built.
 void check_network_size(const Experiment& e);
+
+// The job's degrees as a ParallelismSpec (dp left at 1: resolve_parallelism sets it).
+workload::ParallelismSpec job_parallelism(const TrainingJob& job);
 
 // Servers one EP group of a training job spans on `cluster` (EP x TP GPUs in whole servers, at
 // most the cluster): the region of a fabric whose regions hold one EP group each.

@@ -121,7 +121,7 @@ workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSum
   // With dp given, the job may use fewer GPUs than the cluster has.
   spec.parallelism = with_context(e.source, "workload", [&] {
     try {
-      return workload::resolve_parallelism(w.tp, w.pp, w.ep, w.dp, w.dp ? 0 : gpus, spec.model,
+      return workload::resolve_parallelism(job_parallelism(w), w.dp, w.dp ? 0 : gpus, spec.model,
                                            e.cluster.gpus_per_server);
     } catch (const Error& err) {
       if (err.field() != "gpus") throw;
@@ -131,9 +131,10 @@ workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSum
     }
   });
   if (spec.parallelism.gpus() > gpus) {
-    throw Error(e.source, "workload.dp",
-                fmt::format("dp x tp x pp x ep = {} GPUs, more than the cluster's {}",
-                            spec.parallelism.gpus(), gpus));
+    throw Error(
+        e.source, "workload.dp",
+        fmt::format("{} is {} GPUs, more than the cluster's {}",
+                    workload::parallelism_text(spec.parallelism), spec.parallelism.gpus(), gpus));
   }
   spec.gpus_per_server = e.cluster.gpus_per_server;
   spec.micro_batch = w.micro_batch;

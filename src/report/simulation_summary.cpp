@@ -11,7 +11,12 @@ std::string traffic_key(std::size_t k) {
 std::string workload_label(const config::Experiment& e) {
   if (e.model) {
     const auto& w = *e.model;
-    return fmt::format("{} (TP {}, PP {}, EP {})", w.model, w.tp, w.pp, w.ep);
+    if (w.convention == "paper") {
+      return fmt::format("{} (TP {}, PP {}, EP {}, paper convention)", w.model, w.tp, w.pp, w.ep);
+    }
+    return fmt::format("{} (TP {}{}, PP {}, EP {}, ETP {}, megatron convention)", w.model, w.tp,
+                       w.cp > 1 ? fmt::format(", CP {}", w.cp) : "", w.pp, w.ep,
+                       w.etp > 0 ? w.etp : 1);
   }
   if (e.micro) {
     return fmt::format("{} of {} ({} group)", workload::to_string(e.micro->collective),

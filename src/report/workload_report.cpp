@@ -41,10 +41,14 @@ nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload:
       {"model", spec.model.name},
       {"gpu", spec.gpu.name},
       {"gpus", s.gpus},
+      {"convention", workload::to_string(s.parallelism.convention)},
       {"dp", s.parallelism.dp},
       {"tp", s.parallelism.tp},
       {"pp", s.parallelism.pp},
       {"ep", s.parallelism.ep},
+      {"etp", s.parallelism.expert_tp()},
+      {"cp", s.parallelism.cp},
+      {"expert_dp", s.parallelism.expert_dp()},
       {"micro_batch", spec.micro_batch},
       {"global_batch", spec.global_batch},
       {"seq", spec.seq},
@@ -79,13 +83,24 @@ nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload:
 
 std::string workload_text(const workload::TrainingSpec& spec, const workload::WorkloadSummary& s) {
   const auto& p = s.parallelism;
+  // The degrees as the convention counts them (workload/parallelism.h).
+  const std::string degrees =
+      p.paper() ? fmt::format(
+                      "TP {} x PP {} x EP {} x DP {} (paper convention: each EP rank a "
+                      "data replica)",
+                      p.tp, p.pp, p.ep, p.dp)
+                : fmt::format(
+                      "TP {}{} x PP {} x DP {}; experts EP {} x ETP {} x expert-DP {} "
+                      "(megatron convention)",
+                      p.tp, p.cp > 1 ? fmt::format(" x CP {}", p.cp) : "", p.pp, p.dp, p.ep,
+                      p.expert_tp(), p.expert_dp());
   std::string out = fmt::format(
-      "workload {} on {} GPUs ({}): TP {} x PP {} x EP {} x DP {}\n"
+      "workload {} on {} GPUs ({}): {}\n"
       "batch: micro-batch {} x seq {}, global batch {} -> {} micro-batches per iteration ({})\n"
-      "region: {} server(s) per EP group (EP {} x TP {} GPUs); layers per stage: {}\n\n",
-      printable(spec.model.name), s.gpus, printable(spec.gpu.name), p.tp, p.pp, p.ep, p.dp,
-      spec.micro_batch, spec.seq, spec.global_batch, s.micro_batches,
-      workload::to_string(spec.schedule), s.region_servers, p.ep, p.tp,
+      "region: {} server(s) per EP group (EP {} x {} {} GPUs); layers per stage: {}\n\n",
+      printable(spec.model.name), s.gpus, printable(spec.gpu.name), degrees, spec.micro_batch,
+      spec.seq, spec.global_batch, s.micro_batches, workload::to_string(spec.schedule),
+      s.region_servers, p.ep, p.paper() ? "TP" : "ETP", p.expert_tp(),
       fmt::join(s.stage_layers, " "));
   Table tasks({"tasks", "count"});
   tasks.add_row({"compute", with_commas(s.compute_tasks)});

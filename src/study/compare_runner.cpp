@@ -92,7 +92,7 @@ std::vector<const config::TrainingJob*> fitting_models(const CompareSpec& spec,
     const workload::ModelSpec model =
         with_context("", "--models", [&] { return workload::load_model(m.model); });
     try {
-      workload::resolve_parallelism(m.tp, m.pp, m.ep, m.dp, m.dp ? 0 : gpus, model,
+      workload::resolve_parallelism(config::job_parallelism(m), m.dp, m.dp ? 0 : gpus, model,
                                     spec.base.cluster.gpus_per_server);
       models.push_back(&m);
     } catch (const Error& e) {
@@ -121,10 +121,19 @@ std::vector<CompareJob> make_jobs(const CompareSpec& spec,
             with_context("", "--fabrics", [&] { return run_experiment(spec, *m, link, f); });
         with_context("", "--fabrics",
                      [&] { return fabric::build_fabric(e.fabric, e.cluster).tiers(); });
-        const std::string identity = fmt::format(
-            "{}\n{} tp {} pp {} ep {} dp {} mb {} gb {} seq {}\n{} bps\n{}\n{}\n{}",
-            spec.fingerprint_basis, m->model, m->tp, m->pp, m->ep, m->dp.value_or(0),
-            m->micro_batch, m->global_batch, m->seq, link.bps(), f.label, f.spec, f.all_to_all);
+        // The paper's convention with an even pipeline adds nothing, so that journals made
+        // before the other conventions existed still match.
+        const bool paper_plain = m->convention == "paper" && m->split.even();
+        const std::string layout =
+            paper_plain
+                ? ""
+                : fmt::format(" {} etp {} cp {} split {} {} {} {}", m->convention, m->etp, m->cp,
+                              m->split.first, m->split.last, m->split.embedding, m->split.loss);
+        const std::string identity =
+            fmt::format("{}\n{} tp {} pp {} ep {} dp {} mb {} gb {} seq {}{}\n{} bps\n{}\n{}\n{}",
+                        spec.fingerprint_basis, m->model, m->tp, m->pp, m->ep, m->dp.value_or(0),
+                        m->micro_batch, m->global_batch, m->seq, layout, link.bps(), f.label,
+                        f.spec, f.all_to_all);
         jobs.push_back({m, link, &f, fmt::format("{:016x}", fnv1a(identity)), estimated_cost(e)});
         CompareRun run;
         run.model = m->model;

@@ -44,7 +44,8 @@ std::optional<GpuBusy> gpu_busy(const config::Experiment& e, const workload::Tas
   const workload::ModelSpec model = workload::load_model(w.model);
   // The job's parallelism as the workload builder resolved it: DP from the GPUs it runs on.
   const int ranks = graph.job_gpus();
-  workload::ParallelismSpec p{w.tp, w.pp, w.ep, ranks / std::max(1, w.tp * w.pp * w.ep)};
+  const workload::ParallelismSpec p = workload::resolve_parallelism(
+      config::job_parallelism(w), std::nullopt, ranks, model, e.cluster.gpus_per_server);
   const workload::RankLayout layout(p, model, e.cluster.gpus_per_server, ranks);
   workload::TrainingSpec spec;
   spec.model = model;

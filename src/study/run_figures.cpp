@@ -107,7 +107,10 @@ void fill_gpu_throughput(CompareRun& run, const config::Experiment& e) {
 
 double tokens_per_iteration(const config::Experiment& e) {
   if (!e.model) return 0;
-  return static_cast<double>(e.model->global_batch) * e.model->ep * e.model->seq;
+  // Under the paper's convention each EP rank is a data replica running the global batch's
+  // micro-batches (docs/workload.md, "Batch"); under Megatron's the global batch is the job's.
+  const double replicas = e.model->convention == "paper" ? e.model->ep : 1;
+  return static_cast<double>(e.model->global_batch) * replicas * e.model->seq;
 }
 
 }  // namespace mfabric::study

@@ -162,7 +162,8 @@ double ComputeModel::lm_head_flops() const {
   return 2 * t * model_.hidden * model_.vocab;
 }
 
-Time ComputeModel::roofline(double flops, double bytes, double efficiency, Phase phase) const {
+Time ComputeModel::roofline(double flops, double bytes, double efficiency, Phase phase,
+                            int split) const {
   double factor = 1;
   switch (phase) {
     case Phase::Forward:
@@ -178,7 +179,7 @@ Time ComputeModel::roofline(double flops, double bytes, double efficiency, Phase
           "", "phase",
           fmt::format("compute time is modelled for fwd and bwd, not {}", to_string(phase)));
   }
-  const double tp = shape_.tp;
+  const double tp = split > 0 ? split : shape_.tp;
   const double compute = flops / tp / (gpu_.peak_bf16_flops * efficiency);
   const double memory = bytes / tp / gpu_.memory_bandwidth;
   const double seconds = factor * std::max(compute, memory);
@@ -231,14 +232,17 @@ Time ComputeModel::experts(std::int64_t token_assignments, int local_experts, Ph
     // split among its experts. At least one token each: an expert with work runs a launch.
     const std::int64_t per_expert =
         std::max<std::int64_t>(1, (token_assignments + local_experts / 2) / local_experts);
-    return kernel(ffn_shape(model_.ffn_expert, local_experts, per_expert), phase);
+    KernelShape s = ffn_shape(model_.ffn_expert, local_experts, per_expert);
+    s.ffn = std::max<std::int64_t>(1, model_.ffn_expert / shape_.expert_tp());
+    return kernel(s, phase);
   }
   const double d = model_.dtype_bytes;
   const double n = static_cast<double>(token_assignments);
   const double bytes = static_cast<double>(local_experts) *
                            static_cast<double>(model_.expert_params()) * d  // every local expert
                        + 2 * n * model_.hidden * d;  // each assignment's token in and out
-  return roofline(expert_flops(token_assignments), bytes, eff_.expert_gemm, phase);
+  return roofline(expert_flops(token_assignments), bytes, eff_.expert_gemm, phase,
+                  shape_.expert_tp());
 }
 
 Time ComputeModel::all_tokens_ffn(std::int64_t params, double flops, Phase phase) const {

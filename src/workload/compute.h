@@ -56,6 +56,10 @@ struct ComputeShape {
   int micro_batch = 8;
   int seq = 4096;
   int tp = 1;
+  // The GPUs each routed expert is split over (expert tensor parallelism); 0: tp, as the paper's
+  // convention splits them.
+  int etp = 0;
+  int expert_tp() const { return etp > 0 ? etp : tp; }
 };
 
 struct KernelCalibration;
@@ -99,7 +103,8 @@ class ComputeModel {
   const ComputeShape& shape() const { return shape_; }
 
  private:
-  Time roofline(double flops, double bytes, double efficiency, Phase phase) const;
+  // Over `split` GPUs (0: TP).
+  Time roofline(double flops, double bytes, double efficiency, Phase phase, int split = 0) const;
   // An FFN every token of the micro-batch passes through (shared experts, dense FFN).
   Time all_tokens_ffn(std::int64_t params, double flops, Phase phase) const;
 

@@ -63,16 +63,17 @@ GpuMemory gpu_memory(const TrainingSpec& spec, const MemoryOptions& options) {
   const ParallelismSpec& p = spec.parallelism;
   const RankLayout layout(p, m, spec.gpus_per_server);
   const int micro_batches = spec.micro_batches();
-  const double tokens = static_cast<double>(spec.tokens_per_micro_batch());
+  // The tokens of a TP group: the micro-batch's share of its CP rank.
+  const double tokens = static_cast<double>(spec.tokens_per_micro_batch()) / p.cp;
   const double tp = p.tp;
   GpuMemory best;
   for (int s = 0; s < p.pp; ++s) {
     const double dense = static_cast<double>(stage_dense_params(m, layout, s)) / tp;
-    const double expert = static_cast<double>(stage_expert_params(m, layout, s)) / tp;
-    // ZeRO-1 shards the optimizer over the ranks holding the same parameters: the dense ones
-    // over every (EP, DP) rank of the stage's TP slice, the experts over the DP ranks.
-    const double dense_shards = options.zero_stage == 1 ? p.ep * p.dp : 1;
-    const double expert_shards = options.zero_stage == 1 ? p.dp : 1;
+    const double expert = static_cast<double>(stage_expert_params(m, layout, s)) / p.expert_tp();
+    // ZeRO-1 shards the optimizer over the GPUs holding the same parameters: the dense ones over
+    // the stage's dense DP x CP GPUs of a TP rank, the experts over their expert-DP replicas.
+    const double dense_shards = options.zero_stage == 1 ? p.dense_dp() * p.cp : 1;
+    const double expert_shards = options.zero_stage == 1 ? p.expert_dp() : 1;
     // 1F1B: stage s runs pp - s forwards before its first backward; GPipe every micro-batch;
     // with the EP overlap two steps run at once, one more.
     int kept = spec.schedule == PipelineSchedule::GPipe ? micro_batches : p.pp - s;
@@ -95,7 +96,8 @@ GpuMemory gpu_memory(const TrainingSpec& spec, const MemoryOptions& options) {
       activations = kept * layout.stage_layers(s) * 2 * tokens / tp * m.hidden + largest_layer;
     }
     // The all-to-all's send and receive buffers of one MoE layer's dispatch and combine (the
-    // GPU's TP share of k x tokens rows of hidden elements each way).
+    // GPU's share of k x tokens rows: its tokens under sequence parallelism, or its TP share of
+    // every token's hidden state under the paper's convention; the same bytes).
     const double buffers = m.moe_layers() > 0 ? 4 * 2 * m.top_k * tokens * m.hidden / tp : 0;
     GpuMemory g;
     g.stage = s;

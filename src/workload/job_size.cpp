@@ -26,21 +26,23 @@ JobSize estimate_job_size(const TrainingSpec& spec) {
   const double layers = spec.model.layers;
   const double m = static_cast<double>(spec.global_batch) /
                    std::max(1.0, static_cast<double>(spec.micro_batch) * p.dp);
-  // Per micro-batch of one DP replica (training.cpp's loops): compute on every GPU of the
-  // replica (forward and backward: attention, router, the permutation's two halves, experts,
-  // shared experts per MoE layer;
-  // attention and FFN per dense layer; the LM head), TP all-reduces per EP rank (four per layer),
-  // EP all-to-alls per TP rank (four per MoE layer), PP sends per GPU.
+  // Per micro-batch index, over a whole stage of S GPUs (training.cpp's loops): compute on
+  // every GPU (forward and backward: attention, router, the permutation's two halves, experts,
+  // shared experts per MoE layer; attention and FFN per dense layer; the LM head), TP all-reduces
+  // per TP group (four per layer), EP all-to-alls per EP group (four per MoE layer), PP sends per
+  // GPU; per iteration the gradient reductions and optimizer steps, fewer than two per GPU.
+  const double S = p.stage_gpus();
+  const double edp = p.expert_dp();
   const double per_gpu =
       2.0 * (moe * (5 + (spec.model.shared_experts > 0 ? 1 : 0)) + dense * 2 + 1);
-  const double per_micro_batch = p.ep * p.tp * per_gpu + (p.tp > 1 ? p.ep * 4.0 * layers : 0.0) +
-                                 p.tp * 4.0 * moe + p.ep * p.tp * 2.0 * (p.pp - 1);
-  const double per_iteration = m * p.dp * per_micro_batch + 2.0 * p.pp * p.tp * p.ep;
+  const double per_micro_batch = S * per_gpu + (p.tp > 1 ? S / p.tp * 4.0 * layers : 0.0) +
+                                 S / p.ep * 4.0 * moe + S * 2.0 * (p.pp - 1);
+  const double per_iteration = m * per_micro_batch + 2.0 * p.pp * S;
   const double tasks = spec.iterations * per_iteration;
-  const double matrices = spec.iterations * 2.0 * moe * m * p.dp;
+  const double matrices = spec.iterations * 2.0 * moe * m * edp;
   const double trace = static_cast<double>(
       routing_trace_bytes(p.ep, spec.model.experts, spec.iterations, spec.model.moe_layers(),
-                          static_cast<int>(std::min(m * p.dp, 2e9))));
+                          static_cast<int>(std::min(m * edp, 2e9))));
   // Bytes per task: the Task (48), its dependency rows (about 12), the engine's state (about 40)
   // and recorded spans (24), with vector growth slack. Per matrix: ep x ep int64 plus the vector.
   const double memory = tasks * 200.0 + matrices * (8.0 * p.ep * p.ep + 32.0) + trace;

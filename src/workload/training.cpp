@@ -55,6 +55,15 @@ int TrainingSpec::micro_batches() const {
                             "routing trace counts (2^31 - 1)",
                             micro_batch, seq, model.top_k));
   }
+  // Under sequence (and context) parallelism each GPU of a TP x CP group holds an equal share
+  // of the micro-batch's tokens, as Megatron-LM requires.
+  const long long shards = static_cast<long long>(parallelism.tp) * parallelism.cp;
+  if (!parallelism.paper() && tokens_per_micro_batch() % shards != 0) {
+    throw Error("", "seq",
+                fmt::format("micro_batch x seq = {} x {} tokens must split evenly over tp x cp = "
+                            "{} GPUs (sequence parallelism)",
+                            micro_batch, seq, shards));
+  }
   const long long per_step = static_cast<long long>(micro_batch) * parallelism.dp;
   if (global_batch < 1 || global_batch % per_step != 0) {
     throw Error("", "global_batch",
@@ -64,7 +73,7 @@ int TrainingSpec::micro_batches() const {
   }
   const long long micro_batches = global_batch / per_step;
   // Task labels hold the micro-batch index (over all DP replicas) in 16 bits.
-  if (micro_batches * parallelism.dp > 32767) {
+  if (micro_batches * std::max(parallelism.dp, parallelism.expert_dp()) > 32767) {
     throw Error("", "global_batch",
                 fmt::format("{} gives {} micro-batches per iteration over {} DP replicas, more "
                             "than mfabric's task graph indexes (32767); use a larger micro_batch "
@@ -80,10 +89,10 @@ RoutingTrace synthetic_trace_for(const TrainingSpec& spec, SyntheticRouting para
   for (int l = 0; l < spec.model.layers; ++l) {
     if (spec.model.is_moe_layer(l)) layers.push_back(l);
   }
-  params.tokens_per_rank = spec.tokens_per_micro_batch();
+  params.tokens_per_rank = spec.tokens_per_ep_rank();
   params.top_k = spec.model.top_k;
   return generate_routing(params, spec.parallelism.ep, spec.model.experts, spec.iterations, layers,
-                          spec.micro_batches() * spec.parallelism.dp, Rng(seed));
+                          spec.micro_batches() * spec.parallelism.expert_dp(), Rng(seed));
 }
 
 namespace {
@@ -105,7 +114,11 @@ class GraphBuilder {
       : spec_(spec),
         layout_(spec.parallelism, spec.model, spec.gpus_per_server),
         compute_(spec.model, spec.gpu, spec.efficiency,
-                 ComputeShape{spec.micro_batch, spec.seq, spec.parallelism.tp}, spec.kernels.get()),
+                 ComputeShape{.micro_batch = spec.micro_batch,
+                              .seq = spec.seq,
+                              .tp = spec.parallelism.tp,
+                              .etp = spec.parallelism.expert_tp()},
+                 spec.kernels.get()),
         p_(spec.parallelism),
         m_(spec.micro_batches()),
         tasks_(spec.parallelism, layout_, spec.overlap),
@@ -142,8 +155,8 @@ class GraphBuilder {
 
   void experts(int stage, std::vector<TaskId>& cur, Phase phase, int layer, int mb) {
     tasks_.each_gpu(stage, [&](int g, std::size_t i, int ep) {
-      const RankCoord c = layout_.coord(g);
-      const training::LayerRouting& r = experts_.routing(tasks_, layer, mb, c.dp);
+      const training::LayerRouting& r =
+          experts_.routing(tasks_, layer, mb, layout_.expert_coord(g).edp);
       const std::int64_t n = r.assignments[static_cast<std::size_t>(ep)];
       const Time modelled =
           expert_seconds_per_token_ > 0
@@ -284,8 +297,8 @@ class GraphBuilder {
   // The optimizer step on every GPU of the stage, after its gradient all-reduces (the compute
   // stream's pending dependencies); the next iteration's first compute follows it.
   void optimizer_step(int stage) {
-    const std::int64_t params =
-        (gradients_.stage_dense_params(stage) + gradients_.stage_expert_params(stage)) / p_.tp;
+    const std::int64_t params = gradients_.stage_dense_params(stage) / p_.tp +
+                                gradients_.stage_expert_params(stage) / p_.expert_tp();
     const Time t =
         compute_.optimizer_step(params, kOptimizerBytesPerParam, *spec_.optimizer_efficiency);
     tasks_.each_gpu(stage, [&](int g, std::size_t, int) {
@@ -311,6 +324,13 @@ TaskGraph build_training_graph(const TrainingSpec& spec, const RoutingTrace& tra
   if (spec.iterations < 1 || spec.iterations > 10000) {
     throw Error("", "iterations",
                 fmt::format("must be between 1 and 10000, got {}", spec.iterations));
+  }
+  if (spec.parallelism.cp > 1) {
+    // The layout counts CP's GPUs; its key-value exchange and split attention are not built yet.
+    throw Error("", "cp",
+                fmt::format("cp {}: context parallelism is counted in the layout but not yet "
+                            "simulated; use cp 1",
+                            spec.parallelism.cp));
   }
   return GraphBuilder(spec, trace).build();
 }

@@ -93,9 +93,16 @@ struct TrainingSpec {
   // Sequences per iteration / (micro-batch x DP); throws mfabric::Error naming global_batch if
   // that is not a whole number >= 1.
   int micro_batches() const;
-  // Tokens each EP rank routes per micro-batch (micro_batch x seq).
+  // Tokens of one micro-batch of one data replica (micro_batch x seq).
   std::int64_t tokens_per_micro_batch() const {
     return static_cast<std::int64_t>(micro_batch) * seq;
+  }
+  // Tokens each EP rank routes per micro-batch: its ETP GPUs' share of their replicas' tokens
+  // under sequence and context parallelism, micro_batch x seq x ETP / (TP x CP); micro_batch x
+  // seq under the paper's convention (ETP = TP, CP = 1).
+  std::int64_t tokens_per_ep_rank() const {
+    return tokens_per_micro_batch() * parallelism.expert_tp() /
+           (static_cast<std::int64_t>(parallelism.tp) * parallelism.cp);
   }
 };
 

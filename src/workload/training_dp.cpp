@@ -1,5 +1,6 @@
 #include "workload/training_dp.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "workload/stage_params.h"
@@ -21,10 +22,10 @@ std::int64_t GradientReduction::stage_expert_params(int stage) const {
 
 void GradientReduction::reduce_gradients(TrainingTasks& tasks, int stage, std::int64_t dense_params,
                                          std::int64_t expert_params) {
-  const int tp = spec_.parallelism.tp;
+  const ParallelismSpec& p = spec_.parallelism;
   const int dtype = spec_.model.dtype_bytes;
-  const Bytes dense(dense_params * dtype / tp);
-  const Bytes expert(expert_params * dtype / tp);
+  const Bytes dense(dense_params * dtype / p.tp);
+  const Bytes expert(expert_params * dtype / p.expert_tp());
   auto reduce = [&](const std::vector<int>& members, Op op, Bytes bytes) {
     if (members.size() < 2 || bytes.count() == 0) return;
     std::vector<TaskId> deps;
@@ -38,10 +39,17 @@ void GradientReduction::reduce_gradients(TrainingTasks& tasks, int stage, std::i
     for (int g : members)
       grad_pending_[static_cast<std::size_t>(g)].push_back(id);
   };
-  for (int t = 0; t < tp; ++t) {
-    reduce(layout_.dense_dp_group(tasks.gpu(stage, t, 0, 0)), Op::DenseGradAllReduce, dense);
-    for (int ep = 0; ep < spec_.parallelism.ep; ++ep) {
-      reduce(layout_.expert_dp_group(tasks.gpu(stage, t, ep, 0)), Op::ExpertGradAllReduce, expert);
+  // Per TP rank its dense group, then the expert groups of the first EP group's GPUs (edp 0)
+  // of that rank: one per (etp, ep); expert TP ranks beyond TP come after.
+  const int etp = p.expert_tp();
+  for (int t = 0; t < std::max(p.tp, etp); ++t) {
+    if (t < p.tp) {
+      reduce(layout_.dense_dp_group(tasks.gpu(stage, t)), Op::DenseGradAllReduce, dense);
+    }
+    if (t >= etp) continue;
+    for (int ep = 0; ep < p.ep; ++ep) {
+      reduce(layout_.expert_dp_group(tasks.gpu(stage, t + etp * ep)), Op::ExpertGradAllReduce,
+             expert);
     }
   }
 }

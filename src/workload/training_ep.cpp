@@ -38,9 +38,9 @@ std::pair<std::vector<std::int64_t>, ByteMatrix> ExpertTraffic::route(int iterat
   const int experts = spec_.model.experts;
   const int per_rank = local_experts();
   const auto counts = trace_.matrix(iteration, layer, mb_index);
-  const double target = static_cast<double>(spec_.tokens_per_micro_batch()) * spec_.model.top_k;
-  const double bytes_per_token =
-      static_cast<double>(spec_.model.hidden) * spec_.model.dtype_bytes / spec_.parallelism.tp;
+  const double target = static_cast<double>(spec_.tokens_per_ep_rank()) * spec_.model.top_k;
+  const double bytes_per_token = static_cast<double>(spec_.model.hidden) * spec_.model.dtype_bytes /
+                                 spec_.parallelism.expert_tp();
   ByteMatrix d(E);
   std::vector<std::int64_t> assignments(static_cast<std::size_t>(E), 0);
   std::vector<double> to_rank(static_cast<std::size_t>(E));
@@ -84,7 +84,7 @@ double ExpertTraffic::mean_busiest_assignments() const {
   int n = 0;
   for (int layer = 0; layer < spec_.model.layers; ++layer) {
     if (!spec_.model.is_moe_layer(layer)) continue;
-    for (int i = 0; i < m_ * spec_.parallelism.dp; ++i) {
+    for (int i = 0; i < m_ * spec_.parallelism.expert_dp(); ++i) {
       const std::vector<std::int64_t> a = route(0, trace_layer(layer), i).first;
       sum += static_cast<double>(*std::max_element(a.begin(), a.end()));
       ++n;
@@ -96,22 +96,24 @@ double ExpertTraffic::mean_busiest_assignments() const {
 void ExpertTraffic::all_to_all(TrainingTasks& tasks, int stage, std::vector<TaskId>& cur, Op op,
                                Phase phase, int layer, int mb, bool transposed) {
   const ParallelismSpec& p = spec_.parallelism;
-  for (int dp = 0; dp < p.dp; ++dp) {
-    const LayerRouting& r = routing(tasks, layer, mb, dp);
+  const int etp = p.expert_tp();
+  for (int edp = 0; edp < p.expert_dp(); ++edp) {
+    const LayerRouting& r = routing(tasks, layer, mb, edp);
     const std::int32_t matrix = transposed ? r.combine : r.dispatch;
-    for (int tp = 0; tp < p.tp; ++tp) {
+    for (int t = 0; t < etp; ++t) {
       std::vector<std::int32_t> members;
       std::vector<TaskId> deps;
       for (int ep = 0; ep < p.ep; ++ep) {
-        members.push_back(tasks.gpu(stage, tp, ep, dp));
-        deps.push_back(cur[static_cast<std::size_t>(tasks.local(tp, ep, dp))]);
+        const int l = t + etp * (ep + p.ep * edp);
+        members.push_back(tasks.gpu(stage, l));
+        deps.push_back(cur[static_cast<std::size_t>(l)]);
         tasks.also_overlapped(deps.back(), deps);
       }
       const TaskId id =
           tasks.collective(CollectiveKind::AllToAll, op, Traffic::EP, phase, layer, mb,
                            std::move(members), Bytes(r.dispatch_bytes), matrix, std::move(deps));
       for (int ep = 0; ep < p.ep; ++ep)
-        cur[static_cast<std::size_t>(tasks.local(tp, ep, dp))] = id;
+        cur[static_cast<std::size_t>(t + etp * (ep + p.ep * edp))] = id;
     }
   }
 }

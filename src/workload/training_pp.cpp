@@ -10,7 +10,7 @@ void PipelineTransfers::new_iteration() {
 
 Bytes PipelineTransfers::activation_bytes() const {
   return Bytes(spec_.tokens_per_micro_batch() * spec_.model.hidden * spec_.model.dtype_bytes /
-               spec_.parallelism.tp);
+               (static_cast<std::int64_t>(spec_.parallelism.tp) * spec_.parallelism.cp));
 }
 
 std::vector<TaskId> PipelineTransfers::forward_input(const TrainingTasks& tasks, int stage,
@@ -23,11 +23,10 @@ std::vector<TaskId> PipelineTransfers::send(TrainingTasks& tasks, int stage, int
                                             Phase phase, int mb,
                                             const std::vector<TaskId>& cur) const {
   std::vector<TaskId> sent(cur.size());
-  const RankLayout& layout = tasks.layout();
+  // To the GPU of the same place in the other stage.
   tasks.each_gpu(stage, [&](int g, std::size_t i, int) {
-    const RankCoord c = layout.coord(g);
     sent[i] =
-        tasks.p2p(g, tasks.gpu(to, c.tp, c.ep, c.dp), op, phase, mb, activation_bytes(), cur[i]);
+        tasks.p2p(g, tasks.gpu(to, static_cast<int>(i)), op, phase, mb, activation_bytes(), cur[i]);
   });
   return sent;
 }

@@ -29,22 +29,17 @@ class TrainingTasks {
 
   const RankLayout& layout() const { return layout_; }
 
-  // --- a stage's GPUs, indexed locally as tp + TP * (ep + EP * dp) ---
-  int local(int tp, int ep, int dp) const { return tp + p_.tp * (ep + p_.ep * dp); }
-  int stage_gpus() const { return p_.tp * p_.ep * p_.dp; }
-  int gpu(int stage, int tp, int ep, int dp) const {
-    return layout_.gpu(RankCoord{.tp = tp, .ep = ep, .dp = dp, .pp = stage});
-  }
-  // Runs `fn(g, local_index, ep)` over the stage's GPUs (dp, then ep, then tp outermost first).
+  // --- a stage's GPUs, indexed locally (parallelism.h: tp + TP * (cp + CP * dp), which is
+  // etp + ETP * (ep + EP * edp) in the experts' view) ---
+  int stage_gpus() const { return layout_.stage_gpus(); }
+  int gpu(int stage, int local) const { return layout_.gpu(stage, local); }
+  // The EP rank of a local GPU.
+  int ep_of(int local) const { return local / p_.expert_tp() % p_.ep; }
+  // Runs `fn(g, local_index, ep)` over the stage's GPUs in local order.
   template <class F>
   void each_gpu(int stage, F&& fn) const {
-    for (int dp = 0; dp < p_.dp; ++dp) {
-      for (int ep = 0; ep < p_.ep; ++ep) {
-        for (int tp = 0; tp < p_.tp; ++tp) {
-          fn(gpu(stage, tp, ep, dp), static_cast<std::size_t>(local(tp, ep, dp)), ep);
-        }
-      }
-    }
+    for (int l = 0; l < stage_gpus(); ++l)
+      fn(gpu(stage, l), static_cast<std::size_t>(l), ep_of(l));
   }
 
   // --- adding tasks ---

@@ -215,6 +215,57 @@ TEST(ExperimentErrors, BadJobShapesNameTheWorkload) {
   }
 }
 
+// workload.convention, etp, cp and pipeline: read, carried into the built job, errors named.
+TEST(Experiment, MegatronConventionAndPipelineSplit) {
+  const Experiment e = read_experiment(
+      "cluster: {servers: 16}\n"
+      "workload: {model: mixtral-8x7b, convention: megatron, tp: 2, pp: 4, ep: 8, etp: 1,\n"
+      "           micro_batch: 1, global_batch: 64, seq: 1024,\n"
+      "           pipeline: {first: 7, last: 7}}\n",
+      "exp.yaml");
+  ASSERT_TRUE(e.model);
+  EXPECT_EQ(e.model->convention, "megatron");
+  EXPECT_EQ(e.model->split.first, 7);
+  // One EP group of 8 GPUs is one server: the region mFabric would give it.
+  EXPECT_EQ(ep_group_servers(e), 1);
+  const workload::ParallelismSpec p = job_parallelism(*e.model);
+  EXPECT_EQ(p.convention, workload::ParallelConvention::Megatron);
+  EXPECT_EQ(p.expert_tp(), 1);
+  const workload::TaskGraph g = build_workload(e);
+  EXPECT_EQ(g.job_gpus(), 128);
+  // The same degrees under the paper's convention span 2 x 4 x 8 GPUs per replica, its EP group
+  // 16 GPUs: two servers.
+  const Experiment paper = read_experiment(
+      "cluster: {servers: 16}\nworkload: {model: mixtral-8x7b, convention: paper, tp: 2, pp: 4, "
+      "ep: 8}\n",
+      "exp.yaml");
+  EXPECT_EQ(ep_group_servers(paper), 2);
+}
+
+TEST(ExperimentErrors, ConventionFieldsNameTheirField) {
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, convention: nemo}\n"),
+            "workload.convention");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, etp: 0}\n"), "workload.etp");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, cp: -1}\n"), "workload.cp");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, pipeline: {middle: 3}}\n"),
+            "workload.pipeline.middle");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, pipeline: {first: 0}}\n"),
+            "workload.pipeline.first");
+  // An uneven split that does not add up is refused when the job is built.
+  const Experiment e = read_experiment(
+      "cluster: {servers: 16}\n"
+      "workload: {model: mixtral-8x7b, convention: megatron, tp: 2, pp: 4, ep: 8,\n"
+      "           pipeline: {first: 7, last: 6}}\n",
+      "exp.yaml");
+  try {
+    build_workload(e);
+    FAIL();
+  } catch (const Error& err) {
+    EXPECT_EQ(err.field(), "workload.pipeline");
+    EXPECT_NE(std::string(err.what()).find("split evenly"), std::string::npos) << err.what();
+  }
+}
+
 TEST(Experiment, ModelFilePathsAreRelativeToTheExperimentFile) {
   const Experiment e =
       read_experiment("workload: {model: models/mine.yaml}\n", "studies/a/exp.yaml");

@@ -178,7 +178,7 @@ TEST(JobDemand, BadInputIsAnError) {
 // a server.
 TEST(JobDemand, TrainingJobSplitsByParallelism) {
   const workload::TrainingSpec spec =
-      workload::testing::tiny_job({.tp = 2, .pp = 2, .ep = 2, .dp = 2}, 2, 2, 16, 12);
+      workload::testing::tiny_job(workload::paper_parallelism(2, 2, 2, 2), 2, 2, 16, 12);
   const TaskGraph graph =
       workload::build_training_graph(spec, workload::synthetic_trace_for(spec, {}, 7));
   const JobDemand d = job_demand(graph, 2);

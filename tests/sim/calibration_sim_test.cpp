@@ -149,7 +149,7 @@ double busiest_expert_forward_s(const std::string& yaml) {
   // The summary of the built graph: what `mfabric workload` reports.
   const workload::TaskGraph g = config::build_workload(e);
   spec.model = workload::load_model("mixtral-8x7b");
-  spec.parallelism = {.tp = 4, .pp = 4, .ep = 8, .dp = 1};
+  spec.parallelism = workload::paper_parallelism(4, 4, 8, 1);
   spec.micro_batch = 8;
   spec.global_batch = 128;
   spec.seq = 4096;

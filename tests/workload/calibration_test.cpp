@@ -192,7 +192,7 @@ TEST(Calibration, AFilesReplayIsRelativeToTheFile) {
 // layer's gated FFN (3 x 64 x 128), input and output embeddings (2 x 1000 x 64), and 2 local
 // experts in each of 3 MoE layers (3 x 64 x 32 each).
 TEST(Calibration, OptimizerStepMovesThirtyBytesPerParameterAtTheCalibratedBandwidth) {
-  TrainingSpec spec = testing::tiny_job({.tp = 1, .pp = 1, .ep = 2, .dp = 1}, 2, 2, 16, 4);
+  TrainingSpec spec = testing::tiny_job(paper_parallelism(1, 1, 2, 1), 2, 2, 16, 4);
   spec.optimizer_efficiency = 0.5;
   const double params =
       4 * 4 * 64 * 64 + 3 * 64 * 4 + 3 * 64 * 128 + 2 * 1000 * 64 + 3 * 2 * (3 * 64 * 32);

@@ -14,7 +14,7 @@ namespace {
 // first layer dense (gated FFN 128), the others MoE of 4 gated experts of 32, top-2, vocab 1000.
 // TP 1, PP 2, EP 2, DP 1, micro-batch 1 x seq 16, 4 micro-batches, 1F1B.
 TrainingSpec tiny_job() {
-  return testing::tiny_job({.tp = 1, .pp = 2, .ep = 2, .dp = 1}, 4, 1, 16, 4);
+  return testing::tiny_job(paper_parallelism(1, 2, 2, 1), 4, 1, 16, 4);
 }
 
 // Parameters: attention 4 x 64 x 64 = 16,384 per layer; router 64 x 4 = 256; dense FFN
@@ -76,7 +76,7 @@ TEST(GpuMemory, DenseLayerMatchesKorthikantiWithoutDropout) {
       "name: gpt\nlayers: 3\nhidden: 64\nattention: {kind: mha, heads: 4}\nffn_dense: 256\n"
       "ffn_expert: 32\nexperts: 2\ntop_k: 1\ndense_layers: 2\nvocab: 1000\ngated_ffn: false\n",
       "gpt.yaml");
-  spec.parallelism = {.tp = 1, .pp = 3, .ep = 1, .dp = 1};
+  spec.parallelism = paper_parallelism(1, 3, 1, 1);
   const GpuMemory g = gpu_memory(spec);
   ASSERT_EQ(g.stage, 0);
   EXPECT_EQ(g.micro_batches_kept, 3);

@@ -46,16 +46,16 @@ void expect_estimate_bounds(const TrainingSpec& spec) {
 }
 
 TEST(JobSize, EstimateBoundsTheBuiltGraph) {
-  expect_estimate_bounds(spec_for("mixtral-8x7b", {.tp = 4, .pp = 4, .ep = 8, .dp = 1}, 4));
-  expect_estimate_bounds(spec_for("mixtral-8x7b", {.tp = 1, .pp = 1, .ep = 8, .dp = 2}, 2, 2));
-  expect_estimate_bounds(spec_for("mixtral-8x22b", {.tp = 8, .pp = 8, .ep = 8, .dp = 1}, 8));
-  expect_estimate_bounds(spec_for("qwen-moe", {.tp = 1, .pp = 2, .ep = 16, .dp = 1}, 3));
+  expect_estimate_bounds(spec_for("mixtral-8x7b", paper_parallelism(4, 4, 8, 1), 4));
+  expect_estimate_bounds(spec_for("mixtral-8x7b", paper_parallelism(1, 1, 8, 2), 2, 2));
+  expect_estimate_bounds(spec_for("mixtral-8x22b", paper_parallelism(8, 8, 8, 1), 8));
+  expect_estimate_bounds(spec_for("qwen-moe", paper_parallelism(1, 2, 16, 1), 3));
   // Dense layers and shared experts.
-  expect_estimate_bounds(spec_for("deepseek-r1", {.tp = 1, .pp = 4, .ep = 8, .dp = 1}, 2));
+  expect_estimate_bounds(spec_for("deepseek-r1", paper_parallelism(1, 4, 8, 1), 2));
 }
 
 TEST(JobSize, RefusesAJobAboveTheLimitWithTheEstimateAndTheOption) {
-  const TrainingSpec spec = spec_for("mixtral-8x7b", {.tp = 4, .pp = 4, .ep = 8, .dp = 1}, 4);
+  const TrainingSpec spec = spec_for("mixtral-8x7b", paper_parallelism(4, 4, 8, 1), 4);
   const JobSize size = estimate_job_size(spec);
   EXPECT_NO_THROW(check_job_size(spec, Bytes(size.memory_bytes), "max_memory"));
   try {
@@ -70,7 +70,7 @@ TEST(JobSize, RefusesAJobAboveTheLimitWithTheEstimateAndTheOption) {
 
 TEST(JobSize, HostileShapesAreRefusedBeforeAnythingIsAllocated) {
   // 100 million sequences in micro-batches of 1 on 8 GPUs: 12.5 million micro-batches.
-  TrainingSpec spec = spec_for("mixtral-8x7b", {.tp = 1, .pp = 1, .ep = 8, .dp = 1}, 1);
+  TrainingSpec spec = spec_for("mixtral-8x7b", paper_parallelism(1, 1, 8, 1), 1);
   spec.global_batch = 100'000'000;
   try {
     check_job_size(spec, Bytes(kDefaultMaxJobMemory), "max_memory");
@@ -90,7 +90,7 @@ TEST(JobSize, HostileShapesAreRefusedBeforeAnythingIsAllocated) {
 std::string field_of(int tp, int pp, int ep, std::optional<int> dp, int gpus,
                      const std::string& model) {
   try {
-    resolve_parallelism(tp, pp, ep, dp, gpus, load_model(model), 8);
+    resolve_parallelism(paper_parallelism(tp, pp, ep, 1), dp, gpus, load_model(model), 8);
   } catch (const Error& e) {
     return e.field();
   }
@@ -114,9 +114,71 @@ TEST(ResolveParallelism, EachDegreeIsCheckedBeforeTheGpuCount) {
 
 TEST(ResolveParallelism, DataParallelDegreeFromTheGpuCountOrGiven) {
   const ModelSpec m = load_model("mixtral-8x7b");
-  EXPECT_EQ(resolve_parallelism(4, 4, 8, std::nullopt, 256, m, 8).dp, 2);
-  EXPECT_EQ(resolve_parallelism(4, 4, 8, 3, 0, m, 8).dp, 3);
-  EXPECT_EQ(resolve_parallelism(4, 4, 8, 2, 256, m, 8).gpus(), 256);
+  const ParallelismSpec paper = paper_parallelism(4, 4, 8, 1);
+  EXPECT_EQ(resolve_parallelism(paper, std::nullopt, 256, m, 8).dp, 2);
+  EXPECT_EQ(resolve_parallelism(paper, 3, 0, m, 8).dp, 3);
+  EXPECT_EQ(resolve_parallelism(paper, 2, 256, m, 8).gpus(), 256);
+}
+
+// Megatron-Core's folding, the example: tp 2, pp 8, ep 64, etp 1 on 1,024 GPUs is DP 64
+// (1024 / (2 x 8)) and expert-DP 2 (2 x 64 / 64).
+TEST(ResolveParallelism, MegatronFoldsTheExpertsOntoTheDenseLayersGpus) {
+  const ModelSpec m = load_model("deepseek-r1");
+  const ParallelismSpec p =
+      resolve_parallelism(megatron_parallelism(2, 8, 64, 1), std::nullopt, 1024, m, 8);
+  EXPECT_EQ(p.dp, 64);
+  EXPECT_EQ(p.expert_tp(), 1);
+  EXPECT_EQ(p.expert_dp(), 2);
+  EXPECT_EQ(p.dense_dp(), 64);
+  EXPECT_EQ(p.gpus(), 1024);
+  EXPECT_EQ(p.ep_group_gpus(), 64);
+  // The same degrees under the paper's convention are 2 x 8 x 64 = 1024 GPUs for one replica.
+  const ParallelismSpec q =
+      resolve_parallelism(paper_parallelism(2, 8, 64, 1), std::nullopt, 1024, m, 8);
+  EXPECT_EQ(q.dp, 1);
+  EXPECT_EQ(q.ep_group_gpus(), 128);
+  EXPECT_EQ(q.dense_dp(), 64);
+  EXPECT_EQ(q.expert_dp(), 1);
+  // ETP 2: EP x ETP = 128 GPUs, one expert replica per 128 of the stage's 128.
+  EXPECT_EQ(resolve_parallelism(megatron_parallelism(2, 8, 64, 1, 2), std::nullopt, 1024, m, 8)
+                .expert_dp(),
+            1);
+}
+
+std::string megatron_field(int tp, int pp, int ep, int etp, int cp, std::optional<int> dp, int gpus,
+                           const std::string& model) {
+  try {
+    resolve_parallelism(megatron_parallelism(tp, pp, ep, 1, etp, cp), dp, gpus, load_model(model),
+                        8);
+  } catch (const Error& e) {
+    return e.field();
+  }
+  return "";
+}
+
+TEST(ResolveParallelism, MegatronErrorsNameTheField) {
+  EXPECT_EQ(megatron_field(2, 8, 64, 1, 1, std::nullopt, 1024, "deepseek-r1"), "");
+  // EP x ETP must divide TP x CP x DP: 64 into 2 x 1 x 16 = 32 on 256 GPUs does not.
+  EXPECT_EQ(megatron_field(2, 8, 64, 1, 1, std::nullopt, 256, "deepseek-r1"), "gpus");
+  EXPECT_EQ(megatron_field(2, 8, 64, 1, 1, 16, 0, "deepseek-r1"), "dp");
+  EXPECT_EQ(megatron_field(2, 8, 64, 2, 1, 32, 0, "deepseek-r1"), "dp");
+  // EP x ETP = 2 x 3 GPUs neither fill servers of 8 nor share one evenly.
+  EXPECT_EQ(megatron_field(1, 1, 2, 3, 1, std::nullopt, 48, "mixtral-8x7b"), "etp");
+  EXPECT_EQ(megatron_field(2, 8, 64, -1, 1, std::nullopt, 1024, "deepseek-r1"), "etp");
+  EXPECT_EQ(megatron_field(2, 8, 64, 1, 0, std::nullopt, 1024, "deepseek-r1"), "cp");
+  EXPECT_EQ(megatron_field(2, 8, 64, 1, 2, std::nullopt, 1024, "deepseek-r1"), "");
+  // The paper's convention has no ETP of its own nor CP.
+  ParallelismSpec paper = paper_parallelism(2, 8, 8, 1);
+  paper.etp = 1;
+  EXPECT_THROW(resolve_parallelism(paper, std::nullopt, 128, load_model("mixtral-8x7b"), 8), Error);
+  paper.etp = 0;
+  paper.cp = 2;
+  try {
+    resolve_parallelism(paper, std::nullopt, 256, load_model("mixtral-8x7b"), 8);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "cp");
+  }
 }
 
 }  // namespace

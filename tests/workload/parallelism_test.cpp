@@ -31,80 +31,134 @@ std::string error_field(const ParallelismSpec& p, const ModelSpec& m, int gpus_p
   return "";
 }
 
+// Layouts under both conventions, each valid for Mixtral 8x7B (8 experts) on 8-GPU servers.
+std::vector<ParallelismSpec> layouts() {
+  return {par(1, 1, 1, 1),
+          par(2, 3, 4, 2),
+          par(4, 4, 8, 1),
+          par(8, 8, 8, 2),
+          par(1, 4, 8, 4),
+          par(4, 2, 2, 3),
+          megatron_parallelism(2, 8, 8, 8),        // EP 8 of TP 2 x DP 8: expert-DP 2
+          megatron_parallelism(4, 2, 8, 4, 2),     // ETP 2: EP x ETP 16 of 16
+          megatron_parallelism(2, 2, 4, 4, 1, 2),  // CP 2: 16 GPUs a stage, expert-DP 4
+          megatron_parallelism(1, 1, 2, 2)};       // EP groups of 2 share a server
+}
+
+std::string text(const ParallelismSpec& p) {
+  return parallelism_text(p);
+}
+
 TEST(RankLayout, FormulaAndRoundTrip) {
   const ModelSpec m = load_model("mixtral-8x7b");
-  const ParallelismSpec configs[] = {par(1, 1, 1, 1), par(2, 3, 4, 2), par(4, 4, 8, 1),
-                                     par(8, 8, 8, 2), par(1, 4, 8, 4), par(4, 2, 2, 3)};
-  for (const ParallelismSpec& p : configs) {
+  for (const ParallelismSpec& p : layouts()) {
     const RankLayout layout(p, m, 8);
-    SCOPED_TRACE(::testing::Message()
-                 << "tp " << p.tp << " pp " << p.pp << " ep " << p.ep << " dp " << p.dp);
-    ASSERT_EQ(layout.gpus(), p.tp * p.pp * p.ep * p.dp);
+    SCOPED_TRACE(text(p));
+    const int stage = p.tp * p.cp * p.dense_dp();
+    ASSERT_EQ(layout.stage_gpus(), stage);
+    ASSERT_EQ(layout.gpus(), stage * p.pp);
     for (int g = 0; g < layout.gpus(); ++g) {
       const RankCoord c = layout.coord(g);
       EXPECT_EQ(layout.gpu(c), g);
-      EXPECT_EQ(g, c.tp + p.tp * (c.ep + p.ep * (c.dp + p.dp * c.pp)));
+      EXPECT_EQ(g, c.tp + p.tp * (c.cp + p.cp * c.dp) + stage * c.pp);
+      const ExpertCoord x = layout.expert_coord(g);
+      const int etp = p.expert_tp();
+      EXPECT_EQ(g % stage, x.etp + etp * (x.ep + p.ep * x.edp));
+      EXPECT_LT(x.edp, p.expert_dp());
+      if (p.paper()) {
+        // The paper's order, tp + TP x (ep + EP x (dp + DP x pp)).
+        EXPECT_EQ(x.etp, c.tp);
+        EXPECT_EQ(g, c.tp + p.tp * (x.ep + p.ep * (x.edp + p.dp * c.pp)));
+      }
     }
   }
   const RankLayout layout(par(2, 3, 4, 2), m, 8);
-  // tp 1, ep 3, dp 1, pp 2 -> 1 + 2 x (3 + 4 x (1 + 2 x 2)) = 47.
+  // tp 1, ep 3, dp 1, pp 2 -> 1 + 2 x (3 + 4 x (1 + 2 x 2)) = 47: dense DP index 3 + 4 x 1.
   const RankCoord c = layout.coord(47);
   EXPECT_EQ(c.tp, 1);
-  EXPECT_EQ(c.ep, 3);
-  EXPECT_EQ(c.dp, 1);
+  EXPECT_EQ(c.dp, 7);
   EXPECT_EQ(c.pp, 2);
-  EXPECT_EQ(layout.gpu({1, 3, 1, 2}), 47);
+  EXPECT_EQ(layout.expert_coord(47).ep, 3);
+  EXPECT_EQ(layout.expert_coord(47).edp, 1);
+  EXPECT_EQ(layout.gpu(RankCoord{.tp = 1, .cp = 0, .dp = 7, .pp = 2}), 47);
   EXPECT_THROW(layout.coord(layout.gpus()), Error);
   EXPECT_THROW(layout.coord(-1), Error);
-  EXPECT_THROW(layout.gpu({2, 0, 0, 0}), Error);
+  EXPECT_THROW(layout.gpu(RankCoord{.tp = 2, .cp = 0, .dp = 0, .pp = 0}), Error);
+  EXPECT_THROW(layout.gpu(3, 0), Error);
 }
 
 TEST(RankLayout, GroupsShareTheRightCoordinates) {
   const ModelSpec m = load_model("mixtral-8x7b");
-  const RankLayout layout(par(2, 3, 4, 2), m, 8);
-  for (int g = 0; g < layout.gpus(); ++g) {
-    const RankCoord c = layout.coord(g);
-    const auto tp = layout.tp_group(g);
-    ASSERT_EQ(tp.size(), 2u);
-    for (std::size_t i = 0; i < tp.size(); ++i) {
-      const RankCoord o = layout.coord(tp[i]);
-      EXPECT_EQ(o.tp, static_cast<int>(i));
-      EXPECT_EQ(o.ep, c.ep);
-      EXPECT_EQ(o.dp, c.dp);
-      EXPECT_EQ(o.pp, c.pp);
+  for (const ParallelismSpec& p : layouts()) {
+    const RankLayout layout(p, m, 8);
+    SCOPED_TRACE(text(p));
+    for (int g = 0; g < layout.gpus(); ++g) {
+      const RankCoord c = layout.coord(g);
+      const ExpertCoord x = layout.expert_coord(g);
+      const auto tp = layout.tp_group(g);
+      ASSERT_EQ(tp.size(), static_cast<std::size_t>(p.tp));
+      for (std::size_t i = 0; i < tp.size(); ++i) {
+        const RankCoord o = layout.coord(tp[i]);
+        EXPECT_EQ(o.tp, static_cast<int>(i));
+        EXPECT_EQ(o.cp, c.cp);
+        EXPECT_EQ(o.dp, c.dp);
+        EXPECT_EQ(o.pp, c.pp);
+      }
+      const auto cp = layout.cp_group(g);
+      ASSERT_EQ(cp.size(), static_cast<std::size_t>(p.cp));
+      for (std::size_t i = 0; i < cp.size(); ++i) {
+        const RankCoord o = layout.coord(cp[i]);
+        EXPECT_EQ(o.cp, static_cast<int>(i));
+        EXPECT_EQ(o.tp, c.tp);
+        EXPECT_EQ(o.dp, c.dp);
+      }
+      const auto ep = layout.ep_group(g);
+      ASSERT_EQ(ep.size(), static_cast<std::size_t>(p.ep));
+      for (std::size_t i = 0; i < ep.size(); ++i) {
+        const ExpertCoord o = layout.expert_coord(ep[i]);
+        EXPECT_EQ(o.ep, static_cast<int>(i));
+        EXPECT_EQ(o.etp, x.etp);
+        EXPECT_EQ(o.edp, x.edp);
+        EXPECT_EQ(layout.coord(ep[i]).pp, c.pp);
+      }
+      // An EP group lies in one block of EP x ETP consecutive GPUs: mFabric's region.
+      const int block = p.ep_group_gpus();
+      EXPECT_EQ(ep.front() / block, ep.back() / block);
+      const auto dense = layout.dense_dp_group(g);
+      ASSERT_EQ(dense.size(), static_cast<std::size_t>(p.dense_dp() * p.cp));
+      EXPECT_TRUE(std::is_sorted(dense.begin(), dense.end()));
+      for (int o : dense) {
+        EXPECT_EQ(layout.coord(o).tp, c.tp);
+        EXPECT_EQ(layout.coord(o).pp, c.pp);
+      }
+      const auto expert = layout.expert_dp_group(g);
+      ASSERT_EQ(expert.size(), static_cast<std::size_t>(p.expert_dp()));
+      for (std::size_t i = 0; i < expert.size(); ++i) {
+        const ExpertCoord o = layout.expert_coord(expert[i]);
+        EXPECT_EQ(o.edp, static_cast<int>(i));
+        EXPECT_EQ(o.etp, x.etp);
+        EXPECT_EQ(o.ep, x.ep);
+        EXPECT_EQ(layout.coord(expert[i]).pp, c.pp);
+      }
+      // Every group contains the GPU itself.
+      for (const auto* group : {&tp, &cp, &ep, &dense, &expert})
+        EXPECT_NE(std::find(group->begin(), group->end(), g), group->end());
     }
-    const auto ep = layout.ep_group(g);
-    ASSERT_EQ(ep.size(), 4u);
-    for (std::size_t i = 0; i < ep.size(); ++i) {
-      const RankCoord o = layout.coord(ep[i]);
-      EXPECT_EQ(o.ep, static_cast<int>(i));
-      EXPECT_EQ(o.tp, c.tp);
-      EXPECT_EQ(o.dp, c.dp);
-      EXPECT_EQ(o.pp, c.pp);
-    }
-    const auto dense = layout.dense_dp_group(g);
-    ASSERT_EQ(dense.size(), 8u);
-    EXPECT_TRUE(std::is_sorted(dense.begin(), dense.end()));  // dp-major, then ep
-    for (std::size_t i = 0; i < dense.size(); ++i) {
-      const RankCoord o = layout.coord(dense[i]);
-      EXPECT_EQ(o.dp, static_cast<int>(i) / 4);
-      EXPECT_EQ(o.ep, static_cast<int>(i) % 4);
-      EXPECT_EQ(o.tp, c.tp);
-      EXPECT_EQ(o.pp, c.pp);
-    }
-    const auto expert = layout.expert_dp_group(g);
-    ASSERT_EQ(expert.size(), 2u);
-    for (std::size_t i = 0; i < expert.size(); ++i) {
-      const RankCoord o = layout.coord(expert[i]);
-      EXPECT_EQ(o.dp, static_cast<int>(i));
-      EXPECT_EQ(o.tp, c.tp);
-      EXPECT_EQ(o.ep, c.ep);
-      EXPECT_EQ(o.pp, c.pp);
-    }
-    // Every group contains the GPU itself.
-    for (const auto* group : {&tp, &ep, &dense, &expert})
-      EXPECT_NE(std::find(group->begin(), group->end(), g), group->end());
   }
+}
+
+// Under Megatron's convention with ETP 1, an EP group of 8 is one server's GPUs, whatever TP is:
+// the all-to-all stays on NVSwitch, where the paper's convention spreads it over TP x EP GPUs.
+TEST(RankLayout, MegatronEpGroupOfEightIsOneServer) {
+  const ModelSpec m = load_model("mixtral-8x7b");
+  const RankLayout megatron(megatron_parallelism(4, 4, 8, 8), m, 8, 128);
+  EXPECT_EQ(megatron.region_servers(), 1);
+  EXPECT_EQ(megatron.ep_group(0), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(megatron.expert_dp_group(0), (std::vector<int>{0, 8, 16, 24}));
+  EXPECT_EQ(megatron.tp_group(5), (std::vector<int>{4, 5, 6, 7}));
+  const RankLayout paper(par(4, 4, 8, 1), m, 8, 128);
+  EXPECT_EQ(paper.region_servers(), 4);
+  EXPECT_EQ(paper.ep_group(0), (std::vector<int>{0, 4, 8, 12, 16, 20, 24, 28}));
 }
 
 TEST(RankLayout, Mixtral8x22bEpGroupIsOneGpuPerServerOfEightServers) {
@@ -161,6 +215,51 @@ TEST(RankLayout, StageSplit) {
     EXPECT_EQ(mx.stage_layers(s), 7);
     EXPECT_EQ(mx.first_layer(s), 7 * s);
   }
+}
+
+// Megatron-LM's uneven splits, by hand: DeepSeek-V3's 61 layers with the embedding and the loss
+// counted are 63 slots, on PP 9 seven each: the first stage 6 layers, the last 6, the rest 7.
+TEST(RankLayout, PipelineSplitCountsTheEmbeddingAndTheLoss) {
+  const ModelSpec ds = load_model("deepseek-r1");
+  ParallelismSpec p = par(1, 9, 8, 1);
+  p.split.embedding = p.split.loss = true;
+  const RankLayout layout(p, ds, 8);
+  std::vector<int> layers;
+  for (int s = 0; s < 9; ++s)
+    layers.push_back(layout.stage_layers(s));
+  EXPECT_EQ(layers, (std::vector<int>{6, 7, 7, 7, 7, 7, 7, 7, 6}));
+  EXPECT_EQ(layout.first_layer(1), 6);
+  EXPECT_EQ(layout.first_layer(8), 55);
+  // First and last stage fixed, the rest even: 61 - 4 - 5 = 52 over 4 middle stages, 13 each.
+  ParallelismSpec q = par(1, 6, 8, 1);
+  q.split.first = 4;
+  q.split.last = 5;
+  const RankLayout fixed(q, ds, 8);
+  EXPECT_EQ(fixed.stage_layers(0), 4);
+  EXPECT_EQ(fixed.stage_layers(1), 13);
+  EXPECT_EQ(fixed.stage_layers(4), 13);
+  EXPECT_EQ(fixed.stage_layers(5), 5);
+  EXPECT_EQ(fixed.first_layer(5), 56);
+  // Only the first fixed: 61 - 1 = 60 over the other 5 stages.
+  q.split.last = 0;
+  q.split.first = 1;
+  EXPECT_EQ(RankLayout(q, ds, 8).stage_layers(5), 12);
+}
+
+TEST(RankLayout, PipelineSplitErrorsNameTheField) {
+  const ModelSpec ds = load_model("deepseek-r1");
+  const auto field = [&](int pp, PipelineSplit split) {
+    ParallelismSpec p = par(1, pp, 8, 1);
+    p.split = split;
+    return error_field(p, ds, 8, 0);
+  };
+  EXPECT_EQ(field(8, {.embedding = true, .loss = true}), "pipeline");  // 63 slots over 8
+  EXPECT_EQ(field(8, {.first = 5, .last = 5}), "pipeline");            // 51 over 6 stages
+  EXPECT_EQ(field(1, {.first = 5}), "pipeline.first");                 // one stage
+  EXPECT_EQ(field(8, {.first = -1}), "pipeline.first");
+  EXPECT_EQ(field(8, {.first = 5, .embedding = true}), "pipeline");  // both ways at once
+  EXPECT_EQ(field(2, {.first = 61}), "pipeline");                    // nothing left for stage 1
+  EXPECT_EQ(field(7, {.embedding = true, .loss = true}), "");        // 63 slots, 9 a stage
 }
 
 TEST(ParallelismValidation, ErrorsNameTheField) {

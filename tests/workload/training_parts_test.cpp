@@ -73,7 +73,7 @@ TEST(RunSchedule, AddsEveryStepOnceAfterTheNeighbouringStepsItNeeds) {
 
 class TrainingTasksTest : public ::testing::Test {
  protected:
-  ParallelismSpec p_{.tp = 2, .pp = 2, .ep = 2, .dp = 1};
+  ParallelismSpec p_ = paper_parallelism(2, 2, 2, 1);
   ModelSpec model_ = testing::tiny_model();
   RankLayout layout_{p_, model_, 4};
 };
@@ -125,7 +125,7 @@ TEST_F(TrainingTasksTest, WhatDependsOnAPipelinedComputeDependsOnItsAllReduceToo
 
 TEST_F(TrainingTasksTest, EpOverlapChainsEachStepTwoStepsBack) {
   TrainingTasks tasks(p_, layout_, OverlapSpec{.ep_comm = true});
-  const int g = tasks.gpu(0, 0, 0, 0);
+  const int g = tasks.gpu(0, 0);
   tasks.begin_step(0);
   const TaskId first = tasks.compute(g, -1, Op::Attention, Phase::Forward, 0, 0, Time::zero());
   tasks.begin_step(0);
@@ -145,10 +145,9 @@ TEST_F(TrainingTasksTest, AStagesGpusAreVisitedOnceEachByLocalIndex) {
     ASSERT_LT(i, seen.size());
     EXPECT_EQ(seen[i], -1);
     seen[i] = g;
-    const RankCoord c = layout_.coord(g);
-    EXPECT_EQ(c.pp, 1);
-    EXPECT_EQ(c.ep, ep);
-    EXPECT_EQ(static_cast<int>(i), tasks.local(c.tp, c.ep, c.dp));
+    EXPECT_EQ(layout_.coord(g).pp, 1);
+    EXPECT_EQ(layout_.expert_coord(g).ep, ep);
+    EXPECT_EQ(static_cast<int>(i), layout_.local(g));
   });
   for (int g : seen)
     EXPECT_GE(g, 0);

@@ -13,7 +13,7 @@ namespace {
 using testing::tiny_model;
 
 TrainingSpec tiny_spec(int tp, int pp, int ep, int dp) {
-  return testing::tiny_job({.tp = tp, .pp = pp, .ep = ep, .dp = dp}, 4, 2, 16,
+  return testing::tiny_job(paper_parallelism(tp, pp, ep, dp), 4, 2, 16,
                            2 * dp * 3);  // 3 micro-batches
 }
 
@@ -60,16 +60,20 @@ TEST(TrainingGraph, GroupsStayInsideTheirStageAndParallelism) {
     if (t.kind != TaskKind::Collective) continue;
     const auto& members = g.group(t.group);
     const RankCoord first = layout.coord(members.front());
+    const ExpertCoord first_expert = layout.expert_coord(members.front());
     for (int m : members) {
       const RankCoord c = layout.coord(m);
+      const ExpertCoord x = layout.expert_coord(m);
       EXPECT_EQ(c.pp, first.pp);
       if (t.traffic == Traffic::TP) {
-        EXPECT_EQ(c.ep, first.ep);
         EXPECT_EQ(c.dp, first.dp);
+        EXPECT_EQ(c.cp, first.cp);
       }
       if (t.traffic == Traffic::EP) {
+        EXPECT_EQ(x.etp, first_expert.etp);
+        EXPECT_EQ(x.edp, first_expert.edp);
+        // The paper's layout: an EP group is one TP rank of each EP rank of a replica.
         EXPECT_EQ(c.tp, first.tp);
-        EXPECT_EQ(c.dp, first.dp);
       }
     }
     if (t.traffic == Traffic::EP) {
@@ -97,6 +101,59 @@ TEST(TrainingGraph, AllToAllMatricesCarryTokensTimesHiddenOverTp) {
     }
     EXPECT_EQ(t.bytes.count(), m.off_diagonal_sum());
     ++checked;
+  }
+  EXPECT_GT(checked, 0);
+}
+
+// Megatron's convention, counted by hand: TP 2, PP 2, EP 2 (ETP 1), DP 2 on 8 GPUs, 4 per
+// stage, expert-DP 2 (two EP groups of 2 GPUs a stage). Each GPU holds micro_batch x seq / TP =
+// 2 x 16 / 2 = 16 tokens and dispatches 16 x top-2 rows of the full hidden state (64 x 2 bytes).
+TEST(TrainingGraph, MegatronFoldsTheExpertsOntoTheDenseLayersGpus) {
+  const TrainingSpec spec =
+      testing::tiny_job(megatron_parallelism(2, 2, 2, 2), 4, 2, 16, 2 * 2 * 3);  // 3 micro-batches
+  ASSERT_EQ(spec.micro_batches(), 3);
+  ASSERT_EQ(spec.tokens_per_ep_rank(), 16);
+  const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 7));
+  EXPECT_EQ(g.gpus(), 8);
+  const auto n = count_ops(g);
+  const int M = 3, stage_gpus = 4, moe_layers = 3, layers = 4;
+  EXPECT_EQ(n.at("compute:experts"), 2 * moe_layers * M * stage_gpus);
+  // Four all-to-alls per MoE layer and micro-batch in each of the 2 EP groups (expert-DP 2).
+  EXPECT_EQ(n.at("collective:dispatch") + n.at("collective:combine"), 4 * moe_layers * M * 2);
+  // Four TP all-reduces per layer and micro-batch in each of the 2 TP groups of a stage.
+  EXPECT_EQ(n.at("collective:tp-all-reduce"), 4 * layers * M * 2);
+  // Per stage: a dense group per TP rank (over DP 2), an expert group per EP rank (over 2).
+  EXPECT_EQ(n.at("collective:dense-grad-all-reduce"), 2 * 2);
+  EXPECT_EQ(n.at("collective:expert-grad-all-reduce"), 2 * 2);
+  const RankLayout layout(spec.parallelism, spec.model, spec.gpus_per_server);
+  const std::int64_t row = 16 * 2 * 64 * 2;
+  int checked = 0;
+  for (const Task& t : g.tasks()) {
+    if (t.kind != TaskKind::Collective) continue;
+    const auto& members = g.group(t.group);
+    if (t.traffic == Traffic::EP) {
+      // An EP group is two adjacent GPUs: the TP pair of one data replica.
+      ASSERT_EQ(members.size(), 2u);
+      EXPECT_EQ(members[1], members[0] + 1);
+      EXPECT_EQ(members[0] % 2, 0);
+      if (t.op == Op::Dispatch && t.phase == Phase::Forward) {
+        const ByteMatrix& m = g.matrix(t.matrix);
+        for (int a = 0; a < m.n; ++a) {
+          std::int64_t sum = 0;
+          for (int b = 0; b < m.n; ++b)
+            sum += m.at(a, b);
+          EXPECT_NEAR(static_cast<double>(sum), static_cast<double>(row), 2.0);
+        }
+        ++checked;
+      }
+    }
+    if (t.op == Op::ExpertGradAllReduce) {
+      // The same EP rank of both replicas' EP groups: GPUs 2 apart.
+      ASSERT_EQ(members.size(), 2u);
+      EXPECT_EQ(members[1] - members[0], 2);
+      // Its experts' whole parameters (ETP 1), not a TP share.
+      EXPECT_EQ(t.bytes.count() % (spec.model.expert_params() * spec.model.dtype_bytes), 0);
+    }
   }
   EXPECT_GT(checked, 0);
 }
@@ -246,7 +303,7 @@ TEST(TrainingGraph, RejectsInconsistentInput) {
 WorkloadSummary paper_mix(const std::string& model, int tp, int pp, int ep) {
   TrainingSpec spec;
   spec.model = load_model(model);
-  spec.parallelism = {.tp = tp, .pp = pp, .ep = ep, .dp = 128 / (tp * pp * ep)};
+  spec.parallelism = paper_parallelism(tp, pp, ep, 128 / (tp * pp * ep));
   spec.gpu = find_gpu("h800");
   return summarize(spec, build_training_graph(spec, synthetic_trace_for(spec, {}, 1)));
 }
