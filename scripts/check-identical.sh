@@ -232,7 +232,7 @@ write_derived() {
   failure_job() {  # SERVERS DP FAILURES
     printf 'seed: 1\ncluster: {servers: %s, link: 400G}\n' "$1"
     printf 'fabric: {kind: mfabric, region: 4, policy: block}\n'
-    printf 'workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batch: 2, seq: 256%s}\n' "$2"
+    printf 'workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batch: 2, seq: 256%s}\n' "$2"
     printf 'failures: %s\n' "$3"
   }
   failure_job 8 "" "[{kind: ocs-port, server: 1, index: 0, at: start}]" >"$d/failure-ocs-port-start.yaml"
@@ -276,7 +276,7 @@ experiment:
   seed: 1
   cluster: {servers: 16, link: 400G, gpu: h800}
   fabric: {kind: mfabric, alpha: 6, region: 4, reconfiguration: 25ms, policy: block, planner: greedy}
-  workload: {model: mixtral-8x7b, tp: 4, pp: 4, ep: 8, micro_batch: 8, global_batch: 128}
+  workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 8, micro_batch: 8, global_batch: 128}
 grid:
   fabric.reconfiguration: [1ms, 1s]
 x: fabric.reconfiguration

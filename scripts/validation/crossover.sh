@@ -18,7 +18,7 @@ out="${2:-$root/build/sweeps/crossover}"
 # each model at each efficiency the sweep uses.
 work="$(mktemp -d -t mfabric-crossover.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-declare -A shape=([mixtral-8x22b]="--tp 8 --pp 8 --ep 8" [deepseek-r1]="--tp 1 --pp 16 --ep 64")
+declare -A shape=([mixtral-8x22b]="--convention paper --tp 8 --pp 8 --ep 8" [deepseek-r1]="--convention paper --tp 1 --pp 16 --ep 64")
 for model in mixtral-8x22b deepseek-r1; do
   for gemm in 1.0 0.5 0.25 0.175 0.0645; do
     printf 'name: x\ncompute: {expert_gemm: %s}\n' "$gemm" >"$work/c.yaml"

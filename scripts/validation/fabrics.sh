@@ -17,8 +17,8 @@ echo
 
 # workload lines of the paper's setup (reference section 5); region = EP x TP / 8 servers
 declare -A workload=(
-  [mixtral-8x22b]="{model: mixtral-8x22b, tp: 8, pp: 8, ep: 8, micro_batch: 8, global_batch: 128}"
-  [mixtral-8x7b]="{model: mixtral-8x7b, tp: 4, pp: 4, ep: 8, micro_batch: 8, global_batch: 128}"
+  [mixtral-8x22b]="{model: mixtral-8x22b, convention: paper, tp: 8, pp: 8, ep: 8, micro_batch: 8, global_batch: 128}"
+  [mixtral-8x7b]="{model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 8, micro_batch: 8, global_batch: 128}"
 )
 declare -A region=([mixtral-8x22b]=8 [mixtral-8x7b]=4)
 
@@ -84,7 +84,7 @@ json.dump(t["records"][0]["tokens"], open(sys.argv[2], "w"))
 PY
 echo "| fabric | iteration (s) | vs fat-tree | reconfigurations |"
 echo "|---|---|---|---|"
-static="{model: mixtral-8x22b, tp: 8, pp: 8, ep: 8, micro_batch: 8, global_batch: 128, routing: {trace: $work/static.json}}"
+static="{model: mixtral-8x22b, convention: paper, tp: 8, pp: 8, ep: 8, micro_batch: 8, global_batch: 128, routing: {trace: $work/static.json}}"
 workload[static]="$static"
 region[static]=8
 read -r base _ _ _ < <(run static-fat-tree static 400G fat-tree)

@@ -23,8 +23,8 @@ echo "experiments in $work" >&2
 echo
 
 declare -A workload=(
-  [deepseek-r1]="{model: deepseek-r1, tp: 1, pp: 16, ep: 64, dp: 1, micro_batch: 8, global_batch: 128}"
-  [mixtral-8x22b]="{model: mixtral-8x22b, tp: 8, pp: 8, ep: 8, dp: 2, micro_batch: 8, global_batch: 128}"
+  [deepseek-r1]="{model: deepseek-r1, convention: paper, tp: 1, pp: 16, ep: 64, dp: 1, micro_batch: 8, global_batch: 128}"
+  [mixtral-8x22b]="{model: mixtral-8x22b, convention: paper, tp: 8, pp: 8, ep: 8, dp: 2, micro_batch: 8, global_batch: 128}"
 )
 policy=block
 calibration=""

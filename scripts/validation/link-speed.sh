@@ -43,7 +43,7 @@ run() {
   local f="$work/$name.yaml"
   printf 'seed: 1\ncluster: {servers: %s, link: %s, gpu: %s}\nfabric: fat-tree\n' \
     "$servers" "$link" "$gpu" >"$f"
-  printf 'workload: {model: %s, tp: %s, pp: %s, ep: 8, micro_batch: 8, global_batch: 128}\n' \
+  printf 'workload: {model: %s, convention: paper, tp: %s, pp: %s, ep: 8, micro_batch: 8, global_batch: 128}\n' \
     "$model" "$tp" "$pp" >>"$f"
   "$bin" simulate "$f" --json --out "$work/$name" --trace >"$work/$name.json"
   python3 "$here/critical_path.py" "$work/$name" >"$work/$name.cp.json"

@@ -10,7 +10,7 @@ bin="${1:-$root/build/release/src/cli/mfabric}"
 work="$(mktemp -d -t mfabric-overlap.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 run() {  # FABRIC OVERLAP -> iteration seconds
-  printf 'cluster: {servers: 128, link: 400G}\nfabric: %s\nworkload: {model: mixtral-8x22b, tp: 8, pp: 8, ep: 8, overlap: %s}\ncalibration: paper-measurement\n' \
+  printf 'cluster: {servers: 128, link: 400G}\nfabric: %s\nworkload: {model: mixtral-8x22b, convention: paper, tp: 8, pp: 8, ep: 8, overlap: %s}\ncalibration: paper-measurement\n' \
     "$1" "$2" >"$work/e.yaml"
   "$bin" simulate "$work/e.yaml" --json | python3 -c 'import json, sys; print("%.3f" % json.load(sys.stdin)["iteration_time_s"])'
 }

@@ -16,8 +16,8 @@ echo "experiments in $work (switching: $switching)" >&2
 echo
 
 declare -A workload=(
-  [mixtral-8x22b]="{model: mixtral-8x22b, tp: 8, pp: 8, ep: 8, micro_batch: 8, global_batch: 128}"
-  [qwen-moe-32]="{model: qwen-moe-32, tp: 1, pp: 4, ep: 32, micro_batch: 8, global_batch: 128}"
+  [mixtral-8x22b]="{model: mixtral-8x22b, convention: paper, tp: 8, pp: 8, ep: 8, micro_batch: 8, global_batch: 128}"
+  [qwen-moe-32]="{model: qwen-moe-32, convention: paper, tp: 1, pp: 4, ep: 32, micro_batch: 8, global_batch: 128}"
 )
 declare -A region=([mixtral-8x22b]=8 [qwen-moe-32]=4)
 policies=(block reuse-previous eps-during-switch predict oracle)

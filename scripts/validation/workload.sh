@@ -15,7 +15,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${1:-$root/build/release/src/cli/mfabric}"
 part="${2:-both}"
 share() {  # MODEL TP PP EP -> "TP x%, EP y%, PP z%, DP w%"
-  "$bin" workload --model "$1" --gpus 128 --tp "$2" --pp "$3" --ep "$4" --json | python3 -c '
+  "$bin" workload --model "$1" --gpus 128 --convention paper --tp "$2" --pp "$3" --ep "$4" --json | python3 -c '
 import json, sys
 s = json.load(sys.stdin)["bytes_share"]
 print(", ".join(f"{k.upper()} {100 * s[k]:.1f}%" for k in ("tp", "ep", "pp", "dp")))'
@@ -31,7 +31,7 @@ if [ "$part" = measured ]; then
     read -r model tp pp ep <<<"$job"
     printf '%s %s %s %s' "$model" "$tp" "$pp" "$ep"
     for cal in roofline paper-measurement h800-measured "$pairs_cal"; do
-      "$bin" workload --model "$model" --gpus 1024 --tp "$tp" --pp "$pp" --ep "$ep" \
+      "$bin" workload --model "$model" --gpus 1024 --convention paper --tp "$tp" --pp "$pp" --ep "$ep" \
         --calibration "$cal" --json |
         python3 -c 'import json, sys; print(" %.6g" % json.load(sys.stdin)["moe_layer_forward_s"]["experts"], end="")'
     done
@@ -71,13 +71,13 @@ mix_llama="$(share llama-moe-6.7b 1 4 16)"
 mix_qwen="$(share qwen-moe 1 4 16)"
 echo "| model, parallelism | paper | mfabric | command |"
 echo "|---|---|---|---|"
-echo "| Mixtral 8x7B, TP 4 PP 4 EP 8 | about 60% TP, 30% EP, PP + DP under 6% | $mix_8x7b | \`mfabric workload --model mixtral-8x7b --gpus 128 --tp 4 --pp 4 --ep 8\` |"
-echo "| LLaMA-MoE 6.7B, TP 1 PP 4 EP 16 | over 80% EP | $mix_llama | \`mfabric workload --model llama-moe-6.7b --gpus 128 --tp 1 --pp 4 --ep 16\` |"
-echo "| Qwen-MoE, TP 1 PP 4 EP 16 | over 80% EP | $mix_qwen | \`mfabric workload --model qwen-moe --gpus 128 --tp 1 --pp 4 --ep 16\` |"
+echo "| Mixtral 8x7B, TP 4 PP 4 EP 8 | about 60% TP, 30% EP, PP + DP under 6% | $mix_8x7b | \`mfabric workload --model mixtral-8x7b --gpus 128 --convention paper --tp 4 --pp 4 --ep 8\` |"
+echo "| LLaMA-MoE 6.7B, TP 1 PP 4 EP 16 | over 80% EP | $mix_llama | \`mfabric workload --model llama-moe-6.7b --gpus 128 --convention paper --tp 1 --pp 4 --ep 16\` |"
+echo "| Qwen-MoE, TP 1 PP 4 EP 16 | over 80% EP | $mix_qwen | \`mfabric workload --model qwen-moe --gpus 128 --convention paper --tp 1 --pp 4 --ep 16\` |"
 fi
 [ "$part" = traffic ] && exit 0
 experts() {  # MODEL GPUS TP PP EP GLOBAL_BATCH CALIBRATION -> ms
-  "$bin" workload --model "$1" --gpus "$2" --tp "$3" --pp "$4" --ep "$5" --global-batch "$6" \
+  "$bin" workload --model "$1" --gpus "$2" --convention paper --tp "$3" --pp "$4" --ep "$5" --global-batch "$6" \
     --calibration "$7" --json |
     python3 -c 'import json, sys; v = json.load(sys.stdin)["moe_layer_forward_s"]["experts"]; print("%.1f ms" % (1e3 * v))'
 }

@@ -29,7 +29,7 @@ struct WorkloadOptions {
   std::optional<int> dp;
   int etp = 0;
   int cp = 1;
-  std::string convention = "paper";
+  std::string convention = "megatron";
   int micro_batch = 8;
   int global_batch = 128;
   int seq = 4096;

@@ -40,7 +40,7 @@ struct TrainingJob {
   int etp = 0;            // expert TP; 0: the convention's (workload/parallelism.h)
   int cp = 1;
   // How the degrees count GPUs (workload/parallelism.h): "megatron" or "paper".
-  std::string convention = "paper";
+  std::string convention = "megatron";
   workload::PipelineSplit split;
   int micro_batch = 8;
   int global_batch = 128;

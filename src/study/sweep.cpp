@@ -369,14 +369,23 @@ std::string point_fingerprint(const SweepSpec& spec, std::size_t k) {
   // made under other defaults or data must not match.
   const std::string text = point_yaml(spec, k);
   std::string calibration;
+  std::string convention;
   try {
     calibration = config::experiment_calibration_name(text, spec.experiment_source);
+    // The parallelism convention a job resolves to, too (its default changed from the paper's
+    // to Megatron's); said only when not the paper's, so that records made under the paper's
+    // convention before it was named still match.
+    const config::Experiment e = sim::parse_experiment(text, spec.experiment_source);
+    if (e.model && e.model->convention != "paper") {
+      convention = "convention: " + e.model->convention + "\n";
+    }
   } catch (const Error&) {
     // The point fails when it is run, naming the field; its fingerprint need only be stable.
   }
-  return fmt::format("{:016x}",
-                     fnv1a(fmt::format("{}\ncalibration: {}\nshipped data: {:016x}\n", text,
-                                       calibration, workload::detail::embedded_yaml_digest())));
+  return fmt::format(
+      "{:016x}",
+      fnv1a(fmt::format("{}\ncalibration: {}\nshipped data: {:016x}\n{}", text, calibration,
+                        workload::detail::embedded_yaml_digest(), convention)));
 }
 
 config::Experiment point_experiment(const SweepSpec& spec, std::size_t k) {

@@ -109,8 +109,10 @@ TEST_F(BadInput, HugeJobsAreRefusedBeforeTheyAreBuilt) {
   expect_error("simulate " + mixtral_8x7b_with("global_batch: 128", "global_batch: 200000"),
                "simulation.max_memory: the job needs an estimated");
   expect_error("simulate " + example("mixtral-8x7b.yaml") + " --max-memory 1MiB", "--max-memory");
-  expect_error("workload --model mixtral-8x7b --gpus 128 --tp 4 --pp 4 --ep 8 --max-memory 1KiB",
-               "--max-memory");
+  expect_error(
+      "workload --model mixtral-8x7b --convention paper --gpus 128 --tp 4 --pp 4 --ep 8 "
+      "--max-memory 1KiB",
+      "--max-memory");
 }
 
 TEST_F(BadInput, SizesThatWouldOverflowTheLoweringAreRefused) {
@@ -139,17 +141,20 @@ TEST_F(BadInput, DevicesFifosAndDirectoriesAreNotRead) {
 TEST_F(BadInput, ParallelismMessagesNameTheRealProblem) {
   expect_error("simulate " + mixtral_8x7b_with("tp: 4", "tp: 3"), "workload.tp: tp 3 must divide");
   write("ep.yaml",
-        "cluster: {servers: 4}\nworkload: {model: mixtral-8x7b, ep: 16, global_batch: 64}\n");
+        "cluster: {servers: 4}\nworkload: {model: mixtral-8x7b, convention: paper, ep: 16, "
+        "global_batch: 64}\n");
   expect_error("simulate ep.yaml", "workload.ep: ep 16 must divide the 8 experts");
   write("pp.yaml",
-        "cluster: {servers: 4}\nworkload: {model: mixtral-8x7b, pp: 48, global_batch: 64}\n");
+        "cluster: {servers: 4}\nworkload: {model: mixtral-8x7b, convention: paper, pp: 48, "
+        "global_batch: 64}\n");
   expect_error("simulate pp.yaml", "workload.pp: pp 48 exceeds the 32 layers");
   write("gpus.yaml",
-        "cluster: {servers: 4}\nworkload: {model: mixtral-8x7b, tp: 4, pp: 4, ep: 8}\n");
+        "cluster: {servers: 4}\nworkload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, "
+        "ep: 8}\n");
   expect_error("simulate gpus.yaml", "give dp");
   expect_error("workload --model mixtral-8x7b --gpus 0", "--gpus: must be at least 1, got 0");
   expect_error("workload --model mixtral-8x7b", "--gpus");
-  expect_error("workload --model mixtral-8x7b --gpus 32 --ep 16", "--ep");
+  expect_error("workload --model mixtral-8x7b --convention paper --gpus 32 --ep 16", "--ep");
 }
 
 TEST_F(BadInput, EmptyOptionValuesBlameThatOption) {
@@ -165,7 +170,9 @@ TEST_F(BadInput, NumbersOutOfRangeInARoutingTrace) {
         R"( "iterations": 1, "micro_batches": 1, "layers": [0], "records": [{"iteration": 0,)"
         R"( "layer": 0, "micro_batch": 0, "tokens": [[1, 1e999], [3, 4]]}]})");
   expect_error("trace --stats inf.json", "inf.json");
-  expect_error("workload --model mixtral-8x7b --gpus 32 --ep 8 --routing inf.json", "inf.json");
+  expect_error(
+      "workload --model mixtral-8x7b --convention paper --gpus 32 --ep 8 --routing inf.json",
+      "inf.json");
 }
 
 TEST_F(BadInput, NonUtf8NamesGiveValidJson) {
@@ -197,8 +204,9 @@ TEST_F(BadInput, JsonNestedDeepIsOneLineNotACrash) {
   write("format.json", "{\"format\": " + nested(100000) + "}");
   expect_error("trace --stats format.json", "format.json: format[0]");
   expect_error("predict --model mixtral-8x7b --trace format.json", "format.json: format[0]");
-  expect_error("workload --model mixtral-8x7b --gpus 32 --ep 8 --routing format.json",
-               "format.json: format[0]");
+  expect_error(
+      "workload --model mixtral-8x7b --convention paper --gpus 32 --ep 8 --routing format.json",
+      "format.json: format[0]");
   // A repeated key is refused, not silently resolved to the last one.
   write("twice.json", R"({"demand_bytes": [[0, 1], [1, 0]], "demand_bytes": [[0]]})");
   expect_error("plan --demand twice.json", "demand_bytes: this key appears twice");

@@ -183,9 +183,10 @@ TEST(CliSimulate, TraceOnlyWhenAskedAndCutToTheGpusAsked) {
   // 32 GPUs (TP 2 x PP 4 x EP 4), a short job: the traces' contents, not their size, are checked.
   fs::create_directories(dir.path);
   const fs::path job = dir.path / "job.yaml";
-  std::ofstream(job) << "cluster: {servers: 4, link: 400G, gpu: h800}\nfabric: fat-tree\n"
-                        "workload: {model: mixtral-8x7b, tp: 2, pp: 4, ep: 4, micro_batch: 1, "
-                        "global_batch: 4, seq: 1024}\n";
+  std::ofstream(job)
+      << "cluster: {servers: 4, link: 400G, gpu: h800}\nfabric: fat-tree\n"
+         "workload: {model: mixtral-8x7b, convention: paper, tp: 2, pp: 4, ep: 4, micro_batch: 1, "
+         "global_batch: 4, seq: 1024}\n";
   const std::string cmd = "simulate " + job.string() + " --iterations 1 --out ";
   ASSERT_EQ(run(cmd + (dir.path / "all").string() + " --trace").exit_code, 0);
   ASSERT_EQ(run(cmd + (dir.path / "some").string() + " --trace-gpus 0,20").exit_code, 0);
@@ -253,9 +254,10 @@ std::string fmt_mfu(double mfu) {
 
 // A small Mixtral 8x7B job: TP 4 x EP 8 = 32 GPUs, 4 servers of 8 per EP group, on 8 servers.
 void write_small_job(const fs::path& path) {
-  std::ofstream(path) << "cluster: {servers: 8, link: 400G}\n"
-                         "workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, "
-                         "micro_batch: 2, seq: 256}\n";
+  std::ofstream(path)
+      << "cluster: {servers: 8, link: 400G}\n"
+         "workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, global_batch: 8, "
+         "micro_batch: 2, seq: 256}\n";
 }
 
 // mFabric's regions are sized to the EP group, as compare sizes them: 4 servers here; an
@@ -322,10 +324,11 @@ TEST(CliSimulate, PrintsTokensPerSecondCostAndARatioAgainstAReference) {
 // GPUs on 4 servers): each stage idles 3 of 5 slots in the pipeline's fill and drain.
 // `workload_extra`: more workload fields, e.g. ", routing: {...}".
 void write_bubbly_job(const fs::path& path, const std::string& workload_extra = "") {
-  std::ofstream(path) << "cluster: {servers: 4}\n"
-                         "workload: {model: mixtral-8x7b, tp: 2, pp: 4, ep: 4, micro_batch: 1, "
-                         "global_batch: 2, seq: 1024"
-                      << workload_extra << "}\n";
+  std::ofstream(path)
+      << "cluster: {servers: 4}\n"
+         "workload: {model: mixtral-8x7b, convention: paper, tp: 2, pp: 4, ep: 4, micro_batch: 1, "
+         "global_batch: 2, seq: 1024"
+      << workload_extra << "}\n";
 }
 
 // Tokens/s, model TFLOP/s and MFU per GPU by formula from results.json's own iteration time;

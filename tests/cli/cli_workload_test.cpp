@@ -17,13 +17,15 @@ namespace pb = ChakraProtoMsg;
 
 TEST(CliWorkloadGolden, Mixtral8x7bTrafficMix) {
   expect_golden(
-      "workload --model mixtral-8x7b --gpus 128 --tp 4 --pp 4 --ep 8 --calibration roofline",
+      "workload --model mixtral-8x7b --convention paper --gpus 128 --tp 4 --pp 4 --ep 8 "
+      "--calibration roofline",
       "workload_mixtral_8x7b.txt");
 }
 
 TEST(CliWorkloadGolden, DeepSeekUnevenStagesJson) {
   expect_golden(
-      "workload --model deepseek-r1 --gpus 256 --tp 1 --pp 16 --ep 16 --global-batch 16 "
+      "workload --model deepseek-r1 --convention paper --gpus 256 --tp 1 --pp 16 --ep 16 "
+      "--global-batch 16 "
       "--micro-batch 1 --seq 1024 --calibration roofline --json",
       "workload_deepseek.json");
 }
@@ -46,11 +48,11 @@ TEST(CliWorkload, TraceRoundTripsThroughTheWorkload) {
   ASSERT_EQ(written.exit_code, 0) << written.err;
   EXPECT_NE(written.err.find("wrote"), std::string::npos);
   const auto a =
-      run("workload --model mixtral-8x7b --gpus 128 --tp 4 --pp 4 --ep 8 --json "
+      run("workload --model mixtral-8x7b --convention paper --gpus 128 --tp 4 --pp 4 --ep 8 --json "
           "--routing " +
           trace);
   const auto b =
-      run("workload --model mixtral-8x7b --gpus 128 --tp 4 --pp 4 --ep 8 --json "
+      run("workload --model mixtral-8x7b --convention paper --gpus 128 --tp 4 --pp 4 --ep 8 --json "
           "--seed 3");
   ASSERT_EQ(a.exit_code, 0) << a.err;
   // The same seed through a file or generated in place gives the same job, the seed and the
@@ -124,25 +126,34 @@ TEST(CliWorkloadErrors, UnknownModel) {
   expect_error("workload --model gpt5 --gpus 8", "gpt5");
 }
 TEST(CliWorkloadErrors, ProductDoesNotMatchGpus) {
-  expect_error("workload --model mixtral-8x7b --gpus 100 --tp 4 --pp 4 --ep 8", "--gpus");
+  expect_error("workload --model mixtral-8x7b --convention paper --gpus 100 --tp 4 --pp 4 --ep 8",
+               "--gpus");
 }
 TEST(CliWorkloadErrors, ExpertsNotDivisibleByEp) {
-  expect_error("workload --model mixtral-8x7b --gpus 48 --tp 1 --pp 1 --ep 3 --global-batch 128",
-               "ep");
+  expect_error(
+      "workload --model mixtral-8x7b --convention paper --gpus 48 --tp 1 --pp 1 --ep 3 "
+      "--global-batch 128",
+      "ep");
 }
 TEST(CliWorkloadErrors, TpNotDividingServer) {
-  expect_error("workload --model mixtral-8x7b --gpus 24 --tp 3 --pp 1 --ep 8", "tp");
+  expect_error("workload --model mixtral-8x7b --convention paper --gpus 24 --tp 3 --pp 1 --ep 8",
+               "tp");
 }
 TEST(CliWorkloadErrors, GlobalBatchNotDivisible) {
-  expect_error("workload --model mixtral-8x7b --gpus 64 --tp 4 --pp 1 --ep 8 --global-batch 20",
-               "--global-batch");
+  expect_error(
+      "workload --model mixtral-8x7b --convention paper --gpus 64 --tp 4 --pp 1 --ep 8 "
+      "--global-batch 20",
+      "--global-batch");
 }
 TEST(CliWorkloadErrors, UnknownGpu) {
-  expect_error("workload --model mixtral-8x7b --gpus 32 --tp 4 --ep 8 --gpu v100", "v100");
+  expect_error(
+      "workload --model mixtral-8x7b --convention paper --gpus 32 --tp 4 --ep 8 --gpu v100",
+      "v100");
 }
 TEST(CliWorkloadErrors, UnknownSchedule) {
-  expect_error("workload --model mixtral-8x7b --gpus 32 --tp 4 --ep 8 --schedule zigzag",
-               "--schedule");
+  expect_error(
+      "workload --model mixtral-8x7b --convention paper --gpus 32 --tp 4 --ep 8 --schedule zigzag",
+      "--schedule");
 }
 TEST(CliWorkloadErrors, MissingChakraTrace) {
   expect_error("workload --chakra /nonexistent/job", "/nonexistent/job.0.et");
@@ -152,9 +163,10 @@ TEST(CliWorkloadErrors, MalformedModelFile) {
                "model_bad.yaml");
 }
 TEST(CliWorkloadErrors, RoutingTraceOfTheWrongShape) {
-  expect_error("workload --model mixtral-8x7b --gpus 64 --tp 4 --pp 1 --ep 8 --routing " +
-                   mfabric::testing::data("routing_small.txt"),
-               "EP ranks");
+  expect_error(
+      "workload --model mixtral-8x7b --convention paper --gpus 64 --tp 4 --pp 1 --ep 8 --routing " +
+          mfabric::testing::data("routing_small.txt"),
+      "EP ranks");
 }
 TEST(CliWorkloadErrors, MalformedRoutingTrace) {
   expect_error("trace --stats " + mfabric::testing::data("routing_ragged.txt"),

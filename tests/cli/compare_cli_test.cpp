@@ -27,7 +27,8 @@ using mfabric::testing::run;
 // 8 servers, Mixtral 8x7B on 64 GPUs, a short job: every fabric runs in well under a second.
 constexpr const char* kSmall =
     "cluster: {servers: 8, link: 400G}\n"
-    "workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batch: 2, "
+    "workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, global_batch: 8, "
+    "micro_batch: 2, "
     "seq: 256}\n";
 
 class CompareCli : public mfabric::testing::ScratchDirTest {

@@ -36,7 +36,7 @@ constexpr const char* kQuickSweep =
     "name: quick\n"
     "experiment:\n"
     "  cluster: {servers: 2, link: 400G}\n"
-    "  workload: {model: mixtral-8x7b, tp: 4, ep: 4, global_batch: 8}\n"
+    "  workload: {model: mixtral-8x7b, convention: paper, tp: 4, ep: 4, global_batch: 8}\n"
     "grid:\n"
     "  cluster.link: [100G, 400G]\n";
 
@@ -44,7 +44,7 @@ constexpr const char* kQuickSweep =
 constexpr const char* kFailingSweep =
     "experiment:\n"
     "  cluster: {servers: 1, link: 400G}\n"
-    "  workload: {model: mixtral-8x7b, tp: 4, ep: 8, global_batch: 8}\n"
+    "  workload: {model: mixtral-8x7b, convention: paper, tp: 4, ep: 8, global_batch: 8}\n"
     "grid:\n"
     "  seed: [1, 2]\n";
 

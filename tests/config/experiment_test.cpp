@@ -27,7 +27,7 @@ seed: 42
 cluster: {servers: 16, gpus_per_server: 8, nics_per_server: 8, link: 200G, link_latency: 500ns,
           nvswitch: 450GB/s, gpu: a100}
 fabric: {kind: mfabric, alpha: 6, region: 4}
-workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, micro_batch: 4, global_batch: 64, seq: 2048,
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, micro_batch: 4, global_batch: 64, seq: 2048,
            schedule: gpipe, routing: {synthetic: {skew_initial: 1.5, layer_correlation: 0.5}}}
 simulation: {backend: flow, iterations: 3, algorithms: {all_reduce: ring}}
 )",
@@ -52,7 +52,8 @@ simulation: {backend: flow, iterations: 3, algorithms: {all_reduce: ring}}
 // A job that names no calibration takes its GPU's measured one where one is shipped, else the
 // roofline; a calibration map without `base` starts from that same default.
 TEST(Experiment, TheDefaultCalibrationIsTheGpusMeasuredOne) {
-  const std::string job = "workload: {model: mixtral-8x7b, tp: 2, pp: 1, ep: 8}\n";
+  const std::string job =
+      "workload: {model: mixtral-8x7b, convention: paper, tp: 2, pp: 1, ep: 8}\n";
   const Experiment h800 = read_experiment(job, "t.yaml");
   EXPECT_EQ(h800.calibration.name, "h800-measured");
   EXPECT_TRUE(h800.calibration.kernels);
@@ -75,7 +76,8 @@ TEST(Experiment, TheDefaultCalibrationIsTheGpusMeasuredOne) {
 
 TEST(Experiment, ForcedBalanceRouting) {
   const Experiment e = read_experiment(
-      "workload: {model: mixtral-8x7b, tp: 2, pp: 1, ep: 8, routing: {synthetic: {balance: "
+      "workload: {model: mixtral-8x7b, convention: paper, tp: 2, pp: 1, ep: 8, routing: "
+      "{synthetic: {balance: "
       "forced}}}\n",
       "t.yaml");
   ASSERT_TRUE(e.model);
@@ -112,7 +114,8 @@ TEST(ExperimentErrors, NameTheField) {
   EXPECT_EQ(error_field("workload: {collective: all-reduce, bytes: 1024}\n"), "workload.bytes");
   EXPECT_EQ(error_field("workload: {collective: scatter}\n"), "workload.collective");
   EXPECT_EQ(error_field("workload: {collective: all-reduce, group: odd}\n"), "workload.group");
-  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, tp: 0}\n"), "workload.tp");
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, convention: paper, tp: 0}\n"),
+            "workload.tp");
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, schedule: zigzag}\n"),
             "workload.schedule");
   EXPECT_EQ(error_field("workload: {model: m, routing: {trace: a, synthetic: {}}}\n"),
@@ -205,7 +208,8 @@ TEST(ExperimentErrors, MalformedYamlAndMissingFile) {
 
 TEST(ExperimentErrors, BadJobShapesNameTheWorkload) {
   const Experiment e = read_experiment(
-      "cluster: {servers: 4}\nworkload: {model: mixtral-8x7b, tp: 4, pp: 1, ep: 8, dp: 4}\n",
+      "cluster: {servers: 4}\nworkload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 1, ep: "
+      "8, dp: 4}\n",
       "exp.yaml");
   try {
     build_workload(e);
@@ -307,7 +311,8 @@ TEST(ExperimentErrors, RangesMatchTheCommandLine) {
 
 TEST(ExperimentErrors, JobAboveTheMemoryLimitIsRefusedBeforeItIsBuilt) {
   const Experiment e = read_experiment(
-      "cluster: {servers: 16}\nworkload: {model: mixtral-8x7b, tp: 4, pp: 4, ep: 8}\n"
+      "cluster: {servers: 16}\nworkload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, "
+      "ep: 8}\n"
       "simulation: {max_memory: 1MiB}\n",
       "exp.yaml");
   try {

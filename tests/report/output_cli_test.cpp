@@ -202,9 +202,10 @@ class Interrupted : public OutputCli {
   // trace, long enough to catch the write.
   pid_t start_medium() {
     const fs::path yaml = root_ / "medium.yaml";
-    std::ofstream(yaml) << "cluster: {servers: 16, link: 400G}\nfabric: fat-tree\n"
-                        << "workload: {model: mixtral-8x7b, tp: 4, pp: 4, ep: 8, "
-                        << "global_batch: 64, micro_batch: 8}\n";
+    std::ofstream(yaml)
+        << "cluster: {servers: 16, link: 400G}\nfabric: fat-tree\n"
+        << "workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 8, "
+        << "global_batch: 64, micro_batch: 8}\n";
     return start(
         {"simulate", yaml.string(), "--out", (work() / "out").string(), "--trace", "--flows"},
         root_ / "io");

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "config/experiment.h"
 #include "core/error.h"
 #include "core/output_text.h"
-#include "config/experiment.h"
 #include "sim/load_experiment.h"
 
 namespace mfabric::report {
@@ -35,7 +35,7 @@ constexpr const char* kTrainingYaml = R"(
 seed: 3
 cluster: {servers: 2, gpus_per_server: 4, nics_per_server: 4, link: 400G}
 fabric: fat-tree
-workload: {model: mixtral-8x7b, tp: 2, pp: 2, ep: 2, global_batch: 4, micro_batch: 1, seq: 256}
+workload: {model: mixtral-8x7b, convention: paper, tp: 2, pp: 2, ep: 2, global_batch: 4, micro_batch: 1, seq: 256}
 )";
 
 using SimRun = sim::Simulation;

@@ -23,7 +23,7 @@ name: delay
 experiment:
   cluster: {servers: 4, link: 400G}
   fabric: "mfabric:alpha=6,region=4"
-  workload: {model: mixtral-8x7b, tp: 4, ep: 8, global_batch: 16}
+  workload: {model: mixtral-8x7b, convention: paper, tp: 4, ep: 8, global_batch: 16}
 grid:
   fabric.reconfiguration: [10us, 25ms, 1s]
   cluster.link: [100G, 400G]
@@ -124,7 +124,7 @@ name: models
 experiment:
   cluster: {servers: 4}
   fabric: {kind: mfabric, region: 4}
-  workload: {model: mixtral-8x7b, tp: 4, ep: 8}
+  workload: {model: mixtral-8x7b, convention: paper, tp: 4, ep: 8}
 grid:
   workload.model: [mixtral-8x7b, mixtral-8x22b]
   calibration.compute.expert_gemm: [0.5, 0.25]
@@ -156,7 +156,7 @@ name: alpha
 experiment:
   cluster: {servers: 8, link: 100G}
   fabric: {kind: mfabric, alpha: 6, region: 8}
-  workload: {model: mixtral-8x7b, tp: 4, ep: 8}
+  workload: {model: mixtral-8x7b, convention: paper, tp: 4, ep: 8}
 points:
   - {fabric.alpha: 2, cluster.nics_per_server: 4, fabric.eps_link: 208.7G}
   - {fabric.alpha: 4, cluster.nics_per_server: 6, fabric.eps_link: 156.6G}
@@ -184,7 +184,7 @@ name: links
 experiment:
   cluster: {servers: 8}
   fabric: fat-tree
-  workload: {model: mixtral-8x7b, tp: 4, ep: 8}
+  workload: {model: mixtral-8x7b, convention: paper, tp: 4, ep: 8}
 grid:
   fabric: [fat-tree, "mfabric:alpha=6,region=8"]
   cluster.link: [100G, 400G, 1.6T]
@@ -332,7 +332,7 @@ TEST(SweepFigure, CategoriesAndMissingResultsDrawOrSayWhy) {
 experiment:
   cluster: {servers: 8, link: 400G}
   fabric: fat-tree
-  workload: {model: mixtral-8x7b, tp: 4, ep: 8}
+  workload: {model: mixtral-8x7b, convention: paper, tp: 4, ep: 8}
 points:
   - {fabric: topoopt}
   - {fabric: rail-optimized}

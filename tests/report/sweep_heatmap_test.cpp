@@ -14,7 +14,7 @@ constexpr const char* kSweep = R"(
 experiment:
   cluster: {servers: 8}
   fabric: {kind: mfabric, region: 8}
-  workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8}
+  workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8}
   calibration: {compute: {expert_gemm: 0.5}}
 grid:
   calibration.compute.expert_gemm: [0.5, 0.25]

@@ -41,7 +41,7 @@ TEST(GpuList, NumbersAndRanges) {
 config::Experiment training(int pp) {
   return sim::parse_experiment(
       "cluster: {servers: 2, gpus_per_server: 4, nics_per_server: 4}\nfabric: fat-tree\n"
-      "workload: {model: mixtral-8x7b, tp: 2, pp: " +
+      "workload: {model: mixtral-8x7b, convention: paper, tp: 2, pp: " +
           std::to_string(pp) + ", ep: 2, global_batch: 4, micro_batch: 1, seq: 256}\n",
       "t.yaml");
 }

@@ -66,7 +66,7 @@ TEST(CalibrationAnalytic, OptimizerStepEndsTheIteration) {
   const std::string job = R"(
 cluster: {servers: 1, link: 400G}
 fabric: fat-tree
-workload: {model: mixtral-8x7b, tp: 1, pp: 1, ep: 8, micro_batch: 1, global_batch: 1, seq: 256}
+workload: {model: mixtral-8x7b, convention: paper, tp: 1, pp: 1, ep: 8, micro_batch: 1, global_batch: 1, seq: 256}
 )";
   const RunResult plain = run_calibrated(job + "calibration: roofline\n");
   const RunResult with_step =
@@ -90,7 +90,7 @@ TEST(CalibrationExperiment, MeasuredDurationsComeFromTheCalibration) {
   std::ofstream(path) << R"(
 cluster: {servers: 4, link: 400G}
 fabric: fat-tree
-workload: {model: mixtral-8x7b, tp: 4, pp: 1, ep: 8, global_batch: 8}
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 1, ep: 8, global_batch: 8}
 calibration: {compute: {replay: measured.csv}}
 )";
   const config::Experiment e = load_experiment(path);
@@ -118,7 +118,7 @@ TEST(CalibrationExperiment, BadReplayAndMisplacedReplayAreOneLine) {
   }
   try {
     parse_experiment(R"(
-workload: {model: mixtral-8x7b, tp: 4, pp: 4, ep: 8}
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 8}
 cluster: {servers: 16}
 calibration: {compute: {replay: /nonexistent/measured.csv}}
 )",
@@ -140,7 +140,7 @@ calibration: {compute: {replay: /nonexistent/measured.csv}}
 constexpr const char* kMeasuredJob = R"(
 cluster: {servers: 16, link: 400G, gpu: h800}
 fabric: rail-optimized
-workload: {model: mixtral-8x7b, tp: 4, pp: 4, ep: 8, micro_batch: 8, global_batch: 128, seq: 4096}
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 8, micro_batch: 8, global_batch: 128, seq: 4096}
 )";
 
 double busiest_expert_forward_s(const std::string& yaml) {

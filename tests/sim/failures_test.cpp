@@ -99,7 +99,8 @@ std::string mfabric_job(int servers, const std::string& dp, const std::string& p
   return "cluster: {servers: " + std::to_string(servers) +
          ", link: 400G}\nfabric: {kind: mfabric, region: 4, policy: " + policy +
          "}\n"
-         "workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batch: 2, "
+         "workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, global_batch: 8, "
+         "micro_batch: 2, "
          "seq: 256" +
          dp + "}\n";
 }

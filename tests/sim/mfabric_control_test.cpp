@@ -20,7 +20,8 @@ namespace {
 // pipeline stage.
 std::string experiment(const std::string& fabric) {
   return "cluster: {servers: 8, link: 400G}\nfabric: " + fabric +
-         "\nworkload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batch: 2, "
+         "\nworkload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, global_batch: "
+         "8, micro_batch: 2, "
          "seq: 256}\n";
 }
 
@@ -41,7 +42,8 @@ TEST(MfabricControl, CircuitsChangeOnThePacketBackendAndNothingIsLost) {
   // within 1%.
   const std::string yaml =
       "cluster: {servers: 8, link: 400G}\nfabric: {kind: mfabric, region: 4, alpha: 2}\n"
-      "workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 4, micro_batch: 2, "
+      "workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, global_batch: 4, "
+      "micro_batch: 2, "
       "seq: 16}\n";
   const Simulation packet =
       simulate(parse_experiment(yaml + "simulation: {backend: packet, mtu: 64KiB}\n", "t.yaml"));
@@ -205,7 +207,8 @@ Simulation two_servers(const std::string& policy, const std::string& delay = "25
   return simulate(parse_experiment(
       "cluster: {servers: 2, link: 400G}\nfabric: {kind: mfabric, region: 2, policy: " + policy +
           ", reconfiguration: " + delay +
-          "}\nworkload: {model: mixtral-8x7b, tp: 2, pp: 1, ep: 8, global_batch: 4, "
+          "}\nworkload: {model: mixtral-8x7b, convention: paper, tp: 2, pp: 1, ep: 8, "
+          "global_batch: 4, "
           "micro_batch: 2, seq: 256}\ncalibration: roofline\n",
       "t.yaml"));
 }

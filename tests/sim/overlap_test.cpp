@@ -88,7 +88,8 @@ struct TinyJob {
 TEST(Overlap, GradReduceLeavesOnlyTheFirstLayerAndTheEmbeddingsAtTheEnd) {
   TinyJob job("grad_reduce");
   const std::string workload =
-      "model: tiny.yaml, tp: 1, pp: 1, ep: 1, dp: 2, micro_batch: 1, global_batch: 2, "
+      "model: tiny.yaml, convention: paper, tp: 1, pp: 1, ep: 1, dp: 2, micro_batch: 1, "
+      "global_batch: 2, "
       "seq: 16";
   const RunResult plain = job.run(workload);
   const RunResult overlapped = job.run(workload + ", overlap: {grad_reduce: true}");
@@ -120,7 +121,8 @@ TEST(Overlap, GradReduceLeavesOnlyTheFirstLayerAndTheEmbeddingsAtTheEnd) {
 TEST(Overlap, EpCommHidesOneStepsAllToAllsUnderTheOthersCompute) {
   TinyJob job("ep_comm");
   const std::string workload =
-      "model: one-layer.yaml, tp: 1, pp: 1, ep: 2, micro_batch: 1, global_batch: 2, seq: 4096";
+      "model: one-layer.yaml, convention: paper, tp: 1, pp: 1, ep: 2, micro_batch: 1, "
+      "global_batch: 2, seq: 4096";
   const RunResult plain = job.run(workload);
   Time a, b, r;
   int all_to_alls = 0;
@@ -173,7 +175,8 @@ TEST(Overlap, EpCommHidesOneStepsAllToAllsUnderTheOthersCompute) {
 TEST(Overlap, TpCommHidesTheAllReducesAfterEachGemm) {
   TinyJob job("tp_comm");
   const std::string workload =
-      "model: tiny.yaml, tp: 2, pp: 1, ep: 1, micro_batch: 1, global_batch: 1, seq: 1024";
+      "model: tiny.yaml, convention: paper, tp: 2, pp: 1, ep: 1, micro_batch: 1, global_batch: 1, "
+      "seq: 1024";
   const std::string two_gpus = "cluster: {servers: 1, gpus_per_server: 2, nics_per_server: 2}\n";
   const RunResult plain = job.run(workload, two_gpus);
   const Time all_reduce = job.the_tp_all_reduce_time(plain, 16);
@@ -198,7 +201,7 @@ TEST(Overlap, TwoStagePipelinesByHand) {
       "cluster: {servers: 4, gpus_per_server: 1, nics_per_server: 1, link: 100G, link_latency: "
       "1us}\n";
   const std::string grad =
-      "model: tiny.yaml, tp: 1, pp: 2, ep: 1, dp: 2, micro_batch: 1, "
+      "model: tiny.yaml, convention: paper, tp: 1, pp: 2, ep: 1, dp: 2, micro_batch: 1, "
       "global_batch: 2, seq: 16";
   // What follows the last compute: stage 0's gradient all-reduces. (Stage 1's, under the
   // overlap, start with the gradient send to stage 0 and share its NIC for a moment, so the
@@ -225,7 +228,8 @@ TEST(Overlap, TwoStagePipelinesByHand) {
 
   const std::string two_servers = "cluster: {servers: 2, gpus_per_server: 2, nics_per_server: 2}\n";
   const std::string tp =
-      "model: tiny.yaml, tp: 2, pp: 2, ep: 1, micro_batch: 1, global_batch: 1, seq: 1024";
+      "model: tiny.yaml, convention: paper, tp: 2, pp: 2, ep: 1, micro_batch: 1, global_batch: 1, "
+      "seq: 1024";
   const RunResult tp_plain = job.run(tp, two_servers);
   const Time all_reduce = job.the_tp_all_reduce_time(tp_plain, 16);
   const RunResult tp_overlapped = job.run(tp + ", overlap: {tp_comm: true}", two_servers);

@@ -80,7 +80,7 @@ TEST(SimulateDeterminism, SameExperimentSameResultsJson) {
 seed: 7
 cluster: {servers: 8, link: 400G}
 fabric: fat-tree
-workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 16, micro_batch: 2, seq: 512}
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, global_batch: 16, micro_batch: 2, seq: 512}
 simulation: {iterations: 2}
 )";
   auto results = [&] {
@@ -97,7 +97,7 @@ TEST(SimulateTraining, MoreBandwidthIsNeverSlower) {
     return simulate(fmt::format(R"(
 cluster: {{servers: 8, link: {}}}
 fabric: fat-tree
-workload: {{model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 16, micro_batch: 2, seq: 512}}
+workload: {{model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, global_batch: 16, micro_batch: 2, seq: 512}}
 )",
                                 link))
         .mean_iteration_time();

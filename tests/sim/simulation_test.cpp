@@ -23,7 +23,7 @@ const char* const kTraining = R"(
 seed: 3
 cluster: {servers: 4, link: 200G}
 fabric: {kind: fat-tree, radix: 16}
-workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 4, global_batch: 8, micro_batch: 2, seq: 256}
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 4, global_batch: 8, micro_batch: 2, seq: 256}
 )";
 
 const char* const kAllReduce = R"(

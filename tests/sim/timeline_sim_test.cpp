@@ -14,7 +14,8 @@ namespace {
 
 std::string training(const std::string& fabric, const std::string& extra = "") {
   return "cluster: {servers: 8, link: 400G}\nfabric: " + fabric +
-         "\nworkload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batch: 2, "
+         "\nworkload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, global_batch: "
+         "8, micro_batch: 2, "
          "seq: 256}\n" +
          extra;
 }
@@ -101,7 +102,8 @@ TEST(TimelineSim, TopoOptForwardedBytesCountOncePerCircuit) {
 TEST(TimelineSim, PacketBackendCountsItsPacketsAndItsFluidPart) {
   const Simulation s =
       run("cluster: {servers: 8, link: 400G}\nfabric: {kind: mfabric, region: 4, alpha: 2}\n"
-          "workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 4, micro_batch: 2, "
+          "workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, global_batch: "
+          "4, micro_batch: 2, "
           "seq: 16}\nsimulation: {backend: packet, mtu: 64KiB}\n",
           net::TimelineOptions{});
   expect_bins_add_up(s);

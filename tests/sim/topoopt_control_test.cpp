@@ -27,7 +27,7 @@ namespace {
 const char* const kTopoOptTraining = R"(
 cluster: {servers: 8, link: 400G}
 fabric: topoopt
-workload: {model: mixtral-8x7b, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batch: 2, seq: 256}
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, global_batch: 8, micro_batch: 2, seq: 256}
 )";
 
 TEST(TopoOptControl, ConnectsExactlyThePlannedLinksBeforeTheFirstEvent) {

@@ -18,6 +18,7 @@ config::Experiment mixtral_job() {
   w.micro_batch = 8;
   w.global_batch = 128;
   w.seq = 4096;
+  w.convention = "paper";
   e.model = w;
   return e;
 }
@@ -35,6 +36,16 @@ TEST(GpuThroughput, TokensFlopsAndMfuPerGpu) {
   EXPECT_DOUBLE_EQ(t->model_tflops_per_gpu, tokens_per_s_per_gpu * 79'706'456'064.0 / 1e12);
   EXPECT_DOUBLE_EQ(t->mfu, t->model_tflops_per_gpu * 1e12 / 989e12);
   EXPECT_NEAR(t->mfu, 0.2641, 1e-4);
+}
+
+// Under Megatron's convention the global batch is the job's: 128 x 4096 tokens per iteration,
+// an eighth of the paper's reading of the same degrees.
+TEST(GpuThroughput, MegatronCountsTheGlobalBatchOnce) {
+  config::Experiment e = mixtral_job();
+  e.model->convention = "megatron";
+  const std::optional<GpuThroughput> t = gpu_throughput(e, 128, 10.0);
+  ASSERT_TRUE(t);
+  EXPECT_DOUBLE_EQ(t->tokens_per_s_per_gpu, 128.0 * 4096 / 10 / 128);
 }
 
 // Without a model (a micro-benchmark) or without time or GPUs there are no such figures.

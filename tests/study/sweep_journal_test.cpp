@@ -31,7 +31,7 @@ using testing::slurp;
 const char* const kJournalSweep = R"(
 experiment:
   cluster: {servers: 2, link: 400G}
-  workload: {model: mixtral-8x7b, tp: 4, ep: 4, global_batch: 8}
+  workload: {model: mixtral-8x7b, convention: paper, tp: 4, ep: 4, global_batch: 8}
 grid:
   cluster.link: [100G, 200G, 400G]
 )";
@@ -312,7 +312,7 @@ TEST_F(SweepResumeTest, ASweepWhoseEveryPointFailsWritesNoJournal) {
   const SweepSpec spec = parse_sweep(R"(
 experiment:
   cluster: {servers: 1, link: 400G}
-  workload: {model: mixtral-8x7b, tp: 4, ep: 8, global_batch: 8}
+  workload: {model: mixtral-8x7b, convention: paper, tp: 4, ep: 8, global_batch: 8}
 grid:
   seed: [1, 2]
 )",

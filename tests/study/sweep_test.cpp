@@ -20,6 +20,7 @@
 #include "study/sweep_journal.h"
 #include "study/sweep_run.h"
 #include "test_text.h"
+#include "workload/embedded_yaml.h"
 #include "workload/kernel_model.h"
 
 namespace mfabric::study {
@@ -32,13 +33,32 @@ name: t
 experiment:
   cluster: {servers: 4, link: 400G}
   fabric: "mfabric:alpha=6,region=4"
-  workload: {model: mixtral-8x7b, tp: 4, ep: 8, global_batch: 16}
+  workload: {model: mixtral-8x7b, convention: paper, tp: 4, ep: 8, global_batch: 16}
 grid:
   fabric.reconfiguration: [1us, 1s]
   cluster.link: [100G, 200G, 400G]
 points:
   - {fabric: fat-tree, cluster.servers: 2}
 )";
+
+// The fingerprint keys a point by the parallelism convention it resolves to: a job pinned to the
+// paper's convention keeps the key it had before conventions were named (text, calibration,
+// shipped data), one left to the default (Megatron's) gets another.
+TEST(Sweep, TheFingerprintNamesAConventionOtherThanThePapers) {
+  const auto old_key = [](const SweepSpec& sweep) {
+    const std::string text = point_yaml(sweep, 0);
+    return fmt::format("{:016x}",
+                       fnv1a(fmt::format("{}\ncalibration: {}\nshipped data: {:016x}\n", text,
+                                         config::experiment_calibration_name(text, "t.yaml"),
+                                         workload::detail::embedded_yaml_digest())));
+  };
+  const SweepSpec paper = parse_sweep(kSweep, "t.yaml");
+  EXPECT_EQ(point_fingerprint(paper, 0), old_key(paper));
+  std::string text = kSweep;
+  text.replace(text.find("convention: paper, "), std::string("convention: paper, ").size(), "");
+  const SweepSpec megatron = parse_sweep(text, "t.yaml");
+  EXPECT_NE(point_fingerprint(megatron, 0), old_key(megatron));
+}
 
 TEST(Sweep, GridThenPointsInOrder) {
   const SweepSpec s = parse_sweep(kSweep, "t.yaml");
@@ -109,7 +129,8 @@ TEST(SweepErrors, TheFileSaysWhatIsWrong) {
 
 TEST(SweepErrors, ABadPointIsRefusedBeforeAnyRuns) {
   const std::string exp =
-      "experiment: {cluster: {servers: 2}, workload: {model: mixtral-8x7b, tp: 4, ep: 4}}\n";
+      "experiment: {cluster: {servers: 2}, workload: {model: mixtral-8x7b, convention: paper, tp: "
+      "4, ep: 4}}\n";
   const SweepSpec typo = parse_sweep(exp + "grid: {cluster.linc: [100G]}", "s.yaml");
   const std::string e = error_text([&] { check_points(typo); });
   EXPECT_NE(e.find("point 0 (cluster.linc=100G)"), std::string::npos) << e;
@@ -266,7 +287,7 @@ TEST_F(SweepRuns, ThreadsJournalAndResumeGiveTheSameResults) {
   const SweepSpec good = parse_sweep(R"(
 experiment:
   cluster: {servers: 2, link: 400G}
-  workload: {model: mixtral-8x7b, tp: 4, ep: 4, global_batch: 8}
+  workload: {model: mixtral-8x7b, convention: paper, tp: 4, ep: 4, global_batch: 8}
 grid:
   cluster.link: [100G, 400G]
 )",
