@@ -1,5 +1,6 @@
 // Model zoo, model YAML parsing and parameter counts. Format: docs/workload.md, "Model files".
 #include "workload/model.h"
+#include "workload/model_recipe.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -121,9 +122,9 @@ void check_non_negative(const Fields& f, const std::string& key, int value) {
 }
 
 const std::vector<std::string> kModelFields = {
-    "name",       "description",  "layers",  "hidden",      "attention",
-    "ffn_dense",  "ffn_expert",   "experts", "top_k",       "shared_experts",
-    "ffn_shared", "dense_layers", "vocab",   "dtype_bytes", "gated_ffn"};
+    "name",       "description", "layers",    "hidden",         "attention",  "ffn_dense",
+    "ffn_expert", "experts",     "top_k",     "shared_experts", "ffn_shared", "dense_layers",
+    "vocab",      "dtype_bytes", "gated_ffn", "aliases",        "recipe"};
 const std::vector<std::string> kAttentionFields = {
     "kind",        "heads",        "kv_heads",         "head_dim",
     "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
@@ -280,6 +281,23 @@ ModelSpec parse_model(const std::string& yaml_text, const std::string& source) {
   }
   m.gated_ffn = f.optional_bool("gated_ffn").value_or(true);
 
+  if (f.has("aliases")) {
+    const YAML::Node list = f.get("aliases");
+    if (!list.IsSequence()) {
+      throw Error(source, "aliases",
+                  fmt::format("expected a list of names, got {}", describe(list)));
+    }
+    for (const YAML::Node& a : list) {
+      if (!a.IsScalar() || a.Scalar().empty() ||
+          a.Scalar().find_first_of(" \t\n") != std::string::npos) {
+        throw Error(source, "aliases",
+                    fmt::format("expected names without spaces, got {}", describe(a)));
+      }
+      m.aliases.push_back(a.Scalar());
+    }
+  }
+  if (f.has("recipe")) m.recipe = detail::parse_recipe(f.get("recipe"), source, m);
+
   // Parameter counts are 64-bit integers; past 2^53 (9 quadrillion parameters) a model is a
   // typo, and rejecting it keeps every count exact and free of overflow (every partial sum is
   // below the total, so checking the total in floating point suffices).
@@ -325,6 +343,14 @@ ModelSpec load_model(const std::string& name_or_path) {
   const std::string wanted = ascii_lower(name_or_path);
   for (const ZooEntry& e : zoo()) {
     if (ascii_lower(e.model.name) == wanted) return e.model;
+    for (const std::string& alias : e.model.aliases) {
+      // The same architecture under the name asked for, so that every output says that name.
+      if (ascii_lower(alias) == wanted) {
+        ModelSpec m = e.model;
+        m.name = alias;
+        return m;
+      }
+    }
   }
   if (names_a_yaml_file(name_or_path)) {
     return parse_model(

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,34 @@ struct AttentionSpec {
   int v_head_dim = 0;
 };
 
+// A model's default training job, from a public recipe or report (the model file's `recipe`,
+// docs/workload.md, "Recipes"); what a job that names the model and no degrees runs.
+struct Recipe {
+  std::string source;  // where the figures come from (a citation)
+  std::string gpu;     // the GPU it was published for, "" if none
+  int gpus = 0;        // the GPUs it was published for, 0 if none
+  std::string convention = "megatron";
+  int tp = 1, pp = 1, vp = 1, ep = 1, etp = 1, cp = 1;
+  int micro_batch = 1;
+  int global_batch = 0;
+  int seq = 4096;
+  std::string precision = "bf16";  // "bf16" or "fp8"
+  std::string schedule = "1f1b";   // "1f1b", "interleaved" or "dualpipe"
+  // Megatron-LM's pipeline split (workload/parallelism.h, PipelineSplit).
+  int first_stage_layers = 0, last_stage_layers = 0;
+  bool embedding_in_split = false, loss_in_split = false;
+  // "forced" when the recipe's published figures come from force-balanced routing, "" otherwise.
+  std::string routing_balance;
+  // Tokens go to experts on at most this many nodes (DeepSeek-V3's M = 4); 0: no limit.
+  int max_nodes_per_token = 0;
+};
+
 struct ModelSpec {
   std::string name;
   std::string description;
+  // Other names it answers to ("deepseek-v3" for deepseek-r1: the same architecture).
+  std::vector<std::string> aliases;
+  std::optional<Recipe> recipe;
   int layers = 0;
   int hidden = 0;
   AttentionSpec attention;

@@ -2,12 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
 
 #include "core/error.h"
 #include "workload/embedded_yaml.h"
+#include "workload/parallelism.h"
+#include "workload/tiny_model.h"
 
 namespace mfabric::workload {
 namespace {
@@ -60,7 +63,7 @@ TEST(Zoo, NamesInFileOrderAndMatchFiles) {
   ASSERT_EQ(static_cast<int>(names.size()), detail::kModelZooSize);
   const std::set<std::string> expected = {"mixtral-8x7b", "mixtral-8x22b",     "qwen-moe",
                                           "qwen-moe-32",  "qwen1.5-moe-a2.7b", "llama-moe-6.7b",
-                                          "deepseek-r1"};
+                                          "deepseek-r1",  "qwen3-235b-a22b",   "qwen3-30b-a3b"};
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()), expected);
   for (int i = 0; i < detail::kModelZooSize; ++i) {
     // One file per model, named after it, so that the zoo is easy to browse.
@@ -73,7 +76,9 @@ TEST(Zoo, EveryModelLoadsWithCommonFields) {
     SCOPED_TRACE(name);
     const ModelSpec m = load_model(name);
     EXPECT_EQ(m.name, name);
-    EXPECT_NE(m.description.find("Paper parallelism"), std::string::npos);
+    // Every model has a default job from a cited recipe.
+    ASSERT_TRUE(m.recipe);
+    EXPECT_FALSE(m.recipe->source.empty());
     EXPECT_EQ(m.dtype_bytes, 2);
     EXPECT_TRUE(m.gated_ffn);
     EXPECT_GT(m.total_params(), 1'000'000'000);
@@ -81,6 +86,74 @@ TEST(Zoo, EveryModelLoadsWithCommonFields) {
     EXPECT_LT(m.dense_layers, m.layers);
   }
   EXPECT_EQ(load_model("Mixtral-8x7B").name, "mixtral-8x7b");  // names are case-insensitive
+  // An alias is the same architecture under the name asked for.
+  const ModelSpec v3 = load_model("DeepSeek-V3");
+  EXPECT_EQ(v3.name, "deepseek-v3");
+  EXPECT_EQ(v3.total_params(), load_model("deepseek-r1").total_params());
+}
+
+// Each recipe's degrees lay out on the GPUs it was published for (or, without a count, on the
+// fewest that hold one data replica), and its global batch splits into whole micro-batches.
+TEST(Zoo, EveryRecipeIsAValidJob) {
+  for (const std::string& name : model_names()) {
+    SCOPED_TRACE(name);
+    const ModelSpec m = load_model(name);
+    ASSERT_TRUE(m.recipe);
+    const Recipe& r = *m.recipe;
+    ParallelismSpec p = r.convention == "paper"
+                            ? paper_parallelism(r.tp, r.pp, r.ep, 1)
+                            : megatron_parallelism(r.tp, r.pp, r.ep, 1, r.etp, r.cp);
+    p.split.first = r.first_stage_layers;
+    p.split.last = r.last_stage_layers;
+    p.split.embedding = r.embedding_in_split;
+    p.split.loss = r.loss_in_split;
+    const int gpus = r.gpus > 0 ? r.gpus : r.tp * r.cp * r.pp * std::max(1, r.ep * r.etp / r.tp);
+    const ParallelismSpec resolved = resolve_parallelism(p, std::nullopt, gpus, m, 8);
+    EXPECT_EQ(r.global_batch % (r.micro_batch * resolved.dp), 0);
+    if (r.vp > 1) {
+      EXPECT_EQ(r.schedule, "interleaved");
+    }
+  }
+  // The published configurations, by hand.
+  const Recipe q = *load_model("qwen3-235b-a22b").recipe;
+  EXPECT_EQ(q.tp * q.pp * q.vp * q.ep, 2 * 8 * 4 * 32);
+  EXPECT_TRUE(q.embedding_in_split && q.loss_in_split);  // 94 + 2 = 96 = 8 x 4 x 3
+  EXPECT_EQ(q.routing_balance, "forced");
+  const Recipe d = *load_model("deepseek-v3").recipe;
+  EXPECT_EQ(d.precision, "fp8");
+  EXPECT_EQ(d.schedule, "dualpipe");
+  EXPECT_EQ(d.max_nodes_per_token, 4);
+}
+
+// Published totals: Qwen3-30B-A3B 30.5B, Qwen3-235B-A22B 235B (their model cards).
+TEST(Zoo, Qwen3ParameterCounts) {
+  EXPECT_NEAR(static_cast<double>(load_model("qwen3-30b-a3b").total_params()) / 1e9, 30.5, 0.1);
+  EXPECT_NEAR(static_cast<double>(load_model("qwen3-235b-a22b").total_params()) / 1e9, 235.1, 0.5);
+}
+
+// A recipe's errors name the field under recipe.
+TEST(ModelErrors, RecipeFieldsAreChecked) {
+  const std::string base = testing::kTinyModelYaml;
+  const auto field = [&](const std::string& recipe) {
+    try {
+      parse_model(base + "recipe: " + recipe + "\n", "m.yaml");
+    } catch (const Error& e) {
+      return e.field();
+    }
+    return std::string();
+  };
+  EXPECT_EQ(field("{source: x, global_batch: 8}"), "");
+  EXPECT_EQ(field("{global_batch: 8}"), "recipe.source");
+  EXPECT_EQ(field("{source: x}"), "recipe.global_batch");
+  EXPECT_EQ(field("{source: x, global_batch: 8, ep: 3}"), "recipe.ep");  // 4 experts
+  EXPECT_EQ(field("{source: x, global_batch: 8, tp: 0}"), "recipe.tp");
+  EXPECT_EQ(field("{source: x, global_batch: 8, precision: fp4}"), "recipe.precision");
+  EXPECT_EQ(field("{source: x, global_batch: 8, vp: 2, schedule: 1f1b}"), "recipe.vp");
+  EXPECT_EQ(field("{source: x, global_batch: 8, convention: deepspeed}"), "recipe.convention");
+  EXPECT_EQ(field("{source: x, global_batch: 8, routing: {balance: even}}"),
+            "recipe.routing.balance");
+  EXPECT_EQ(field("{source: x, global_batch: 8, colour: red}"), "recipe.colour");
+  EXPECT_EQ(field("{source: x, global_batch: 8}\naliases: 3"), "aliases");
 }
 
 TEST(Zoo, DocumentedFields) {
