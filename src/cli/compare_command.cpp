@@ -88,6 +88,7 @@ study::CompareSpec spec_from(const CompareOptions& o) {
     m.dp = w.dp;
     m.etp = w.etp;
     m.cp = w.cp;
+    m.vp = w.vp;
     m.convention = w.convention;
     m.split = w.split;
     m.micro_batch = w.micro_batch;

@@ -29,6 +29,7 @@ struct WorkloadOptions {
   std::optional<int> dp;
   int etp = 0;
   int cp = 1;
+  int vp = 1;
   std::string convention = "megatron";
   int micro_batch = 8;
   int global_batch = 128;
@@ -90,6 +91,8 @@ workload::TrainingSpec training_spec_from(const std::string& model, std::optiona
   spec.micro_batch = micro_batch;
   spec.global_batch = global_batch;
   spec.seq = seq;
+  // A virtual pipeline runs the interleaved schedule (the caller may name another).
+  if (degrees.vp > 1) spec.schedule = workload::PipelineSchedule::Interleaved;
   // Validate the layout and the batch split now, naming command-line options.
   with_option_names([&] { return spec.micro_batches(); });
   return spec;
@@ -105,12 +108,15 @@ int run_model(const WorkloadOptions& o) {
   degrees.ep = o.ep;
   degrees.etp = o.etp;
   degrees.cp = o.cp;
+  degrees.vp = o.vp;
   degrees.convention =
       with_context("", "--convention", [&] { return workload::parse_convention(o.convention); });
   workload::TrainingSpec spec = training_spec_from(o.model, o.gpus, degrees, o.dp, o.micro_batch,
                                                    o.global_batch, o.seq, o.gpu, o.gpus_per_server);
-  spec.schedule =
-      with_context("", "--schedule", [&] { return workload::parse_schedule(o.schedule); });
+  spec.schedule = with_context("", "--schedule", [&] {
+    return workload::parse_schedule(o.vp > 1 && o.schedule == "1f1b" ? "interleaved" : o.schedule);
+  });
+  with_option_names([&] { return spec.micro_batches(); });
   spec.iterations = checked_iterations(o.iterations, "--iterations");
   with_option_names([&] {
     workload::check_job_size(spec, max_memory_option(o.max_memory, "--max-memory"), "max_memory");
@@ -192,6 +198,9 @@ Command register_workload(CLI::App& command) {
                   "is TP)");
   app->add_option("--cp", o->cp, "Context-parallel degree (megatron convention)")
       ->capture_default_str();
+  app->add_option("--vp", o->vp,
+                  "Virtual pipeline: model chunks a stage (runs the interleaved schedule)")
+      ->capture_default_str();
   app->add_option("--dp", o->dp,
                   "Data-parallel degree (default: GPUs / (TP x CP x PP), or GPUs / (TP x PP x EP) "
                   "under the paper's convention)");
@@ -204,7 +213,8 @@ Command register_workload(CLI::App& command) {
   app->add_option("--gpu", o->gpu, "GPU type: a100, h100, h800, h200, b200")->capture_default_str();
   app->add_option("--gpus-per-server", o->gpus_per_server, "GPUs per server (NVSwitch domain)")
       ->capture_default_str();
-  app->add_option("--schedule", o->schedule, "Pipeline schedule: 1f1b or gpipe")
+  app->add_option("--schedule", o->schedule,
+                  "Pipeline schedule: 1f1b, gpipe or interleaved (the default with --vp above 1)")
       ->capture_default_str();
   app->add_option("--iterations", o->iterations, "Training iterations in the graph (1 to 10000)")
       ->capture_default_str();

@@ -33,6 +33,7 @@ const std::vector<std::string> kWorkloadFields = {"model",
                                                   "dp",
                                                   "etp",
                                                   "cp",
+                                                  "vp",
                                                   "convention",
                                                   "pipeline",
                                                   "micro_batch",
@@ -50,8 +51,9 @@ const std::vector<std::string> kWorkloadFields = {"model",
                                                   "chakra_comm_groups",
                                                   "connection_matrix"};
 const std::vector<std::string> kModelOnly = {
-    "model",    "tp",          "pp",           "ep",  "dp",       "etp",     "cp",     "convention",
-    "pipeline", "micro_batch", "global_batch", "seq", "schedule", "overlap", "routing"};
+    "model", "tp",       "pp",         "ep",       "dp",          "etp",
+    "cp",    "vp",       "convention", "pipeline", "micro_batch", "global_batch",
+    "seq",   "schedule", "overlap",    "routing"};
 const std::vector<std::string> kMicroOnly = {"collective", "bytes", "group", "algorithm"};
 const std::vector<std::string> kChakraOnly = {"chakra_control_deps", "chakra_comm_groups"};
 const std::vector<std::string> kSyntheticFields = {"balance",
@@ -247,6 +249,7 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   w.dp = f.optional_int("dp");
   w.etp = f.optional_int("etp").value_or(0);
   w.cp = f.optional_int("cp").value_or(1);
+  w.vp = f.optional_int("vp").value_or(1);
   w.convention = f.optional_string("convention").value_or(w.convention);
   with_context(e.source, f.field("convention"),
                [&] { return workload::parse_convention(w.convention); });
@@ -264,8 +267,11 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   w.micro_batch = f.optional_int("micro_batch").value_or(w.micro_batch);
   w.global_batch = f.optional_int("global_batch").value_or(w.global_batch);
   w.seq = f.optional_int("seq").value_or(w.seq);
-  w.schedule = f.optional_string("schedule").value_or(w.schedule);
-  for (const char* k : {"tp", "pp", "ep", "etp", "cp", "micro_batch", "global_batch", "seq"}) {
+  // A virtual pipeline runs the interleaved schedule unless the file says otherwise (and then
+  // the job is refused, naming the field).
+  w.schedule = f.optional_string("schedule").value_or(w.vp > 1 ? "interleaved" : w.schedule);
+  for (const char* k :
+       {"tp", "pp", "ep", "etp", "cp", "vp", "micro_batch", "global_batch", "seq"}) {
     if (f.has(k)) positive(f, k, *f.optional_int(k));
   }
   if (w.dp) positive(f, "dp", *w.dp);
@@ -455,6 +461,7 @@ workload::ParallelismSpec job_parallelism(const TrainingJob& job) {
   p.ep = job.ep;
   p.etp = job.etp;
   p.cp = job.cp;
+  p.vp = job.vp;
   p.convention = workload::parse_convention(job.convention);
   p.split = job.split;
   return p;

@@ -39,6 +39,7 @@ struct TrainingJob {
   std::optional<int> dp;  // default: the GPUs over those of one data replica
   int etp = 0;            // expert TP; 0: the convention's (workload/parallelism.h)
   int cp = 1;
+  int vp = 1;  // virtual pipeline (model chunks a stage): the interleaved schedule
   // How the degrees count GPUs (workload/parallelism.h): "megatron" or "paper".
   std::string convention = "megatron";
   workload::PipelineSplit split;

@@ -14,9 +14,9 @@ std::string workload_label(const config::Experiment& e) {
     if (w.convention == "paper") {
       return fmt::format("{} (TP {}, PP {}, EP {}, paper convention)", w.model, w.tp, w.pp, w.ep);
     }
-    return fmt::format("{} (TP {}{}, PP {}, EP {}, ETP {}, megatron convention)", w.model, w.tp,
-                       w.cp > 1 ? fmt::format(", CP {}", w.cp) : "", w.pp, w.ep,
-                       w.etp > 0 ? w.etp : 1);
+    return fmt::format("{} (TP {}{}, PP {}{}, EP {}, ETP {}, megatron convention)", w.model, w.tp,
+                       w.cp > 1 ? fmt::format(", CP {}", w.cp) : "", w.pp,
+                       w.vp > 1 ? fmt::format(", VP {}", w.vp) : "", w.ep, w.etp > 0 ? w.etp : 1);
   }
   if (e.micro) {
     return fmt::format("{} of {} ({} group)", workload::to_string(e.micro->collective),

@@ -48,6 +48,7 @@ nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload:
       {"ep", s.parallelism.ep},
       {"etp", s.parallelism.expert_tp()},
       {"cp", s.parallelism.cp},
+      {"vp", s.parallelism.vp},
       {"expert_dp", s.parallelism.expert_dp()},
       {"micro_batch", spec.micro_batch},
       {"global_batch", spec.global_batch},
@@ -90,10 +91,11 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
                       "data replica)",
                       p.tp, p.pp, p.ep, p.dp)
                 : fmt::format(
-                      "TP {}{} x PP {} x DP {}; experts EP {} x ETP {} x expert-DP {} "
+                      "TP {}{} x PP {}{} x DP {}; experts EP {} x ETP {} x expert-DP {} "
                       "(megatron convention)",
-                      p.tp, p.cp > 1 ? fmt::format(" x CP {}", p.cp) : "", p.pp, p.dp, p.ep,
-                      p.expert_tp(), p.expert_dp());
+                      p.tp, p.cp > 1 ? fmt::format(" x CP {}", p.cp) : "", p.pp,
+                      p.vp > 1 ? fmt::format(" (VP {})", p.vp) : "", p.dp, p.ep, p.expert_tp(),
+                      p.expert_dp());
   std::string out = fmt::format(
       "workload {} on {} GPUs ({}): {}\n"
       "batch: micro-batch {} x seq {}, global batch {} -> {} micro-batches per iteration ({})\n"

@@ -56,9 +56,9 @@ std::optional<GpuBusy> gpu_busy(const config::Experiment& e, const workload::Tas
 
   GpuBusy b;
   b.stages = p.pp;
+  spec.schedule = workload::parse_schedule(w.schedule);
   b.micro_batches = spec.micro_batches();
-  b.bubble_fraction =
-      workload::bubble_fraction(workload::parse_schedule(w.schedule), b.stages, b.micro_batches);
+  b.bubble_fraction = workload::bubble_fraction(spec.schedule, b.stages, b.micro_batches, p.vp);
   const std::vector<double> compute_s = compute_s_per_rank(graph, ranks, spares);
   std::vector<double> stage_sum(static_cast<std::size_t>(p.pp), 0.0);
   std::vector<int> stage_gpus(static_cast<std::size_t>(p.pp), 0);

@@ -75,13 +75,20 @@ GpuMemory gpu_memory(const TrainingSpec& spec, const MemoryOptions& options) {
     const double dense_shards = options.zero_stage == 1 ? p.dense_dp() * p.cp : 1;
     const double expert_shards = options.zero_stage == 1 ? p.expert_dp() : 1;
     // 1F1B: stage s runs pp - s forwards before its first backward; GPipe every micro-batch;
-    // with the EP overlap two steps run at once, one more.
-    int kept = spec.schedule == PipelineSchedule::GPipe ? micro_batches : p.pp - s;
-    if (spec.overlap.ep_comm) ++kept;
-    kept = std::min(kept, micro_batches);
+    // interleaved (Megatron-LM): (pp - s - 1) x 2 + (vp - 1) x pp + 1 chunk forwards, each
+    // 1/vp of the stage's layers; with the EP overlap two steps run at once, one step more.
+    double kept = 0;
+    if (spec.schedule == PipelineSchedule::Interleaved) {
+      int chunks = (p.pp - s - 1) * 2 + (p.vp - 1) * p.pp + 1;
+      if (spec.overlap.ep_comm) ++chunks;
+      kept = static_cast<double>(std::min(chunks, micro_batches * p.vp)) / p.vp;
+    } else {
+      int steps = spec.schedule == PipelineSchedule::GPipe ? micro_batches : p.pp - s;
+      if (spec.overlap.ep_comm) ++steps;
+      kept = std::min(steps, micro_batches);
+    }
     double per_micro_batch = 0, largest_layer = 0;
-    const int first = layout.first_layer(s);
-    for (int l = first; l < first + layout.stage_layers(s); ++l) {
+    for (int l : layout.layers_of_stage(s)) {
       const double layer = layer_activation_bytes(m, l, tokens, p.tp);
       per_micro_batch += layer;
       largest_layer = std::max(largest_layer, layer);
@@ -122,7 +129,7 @@ std::string memory_text(const GpuMemory& g) {
   const std::string of = g.capacity.count() > 0 ? fmt::format(" of {}", gb(g.capacity))
                                                 : std::string(" (HBM not known)");
   return fmt::format(
-      "{}{} on stage {}'s GPUs: weights {}, gradients {}, optimizer states {}, activations of {} "
+      "{}{} on stage {}'s GPUs: weights {}, gradients {}, optimizer states {}, activations of {:g} "
       "micro-batch{} {}, all-to-all buffers {}",
       gb(g.total()), of, g.stage, gb(g.weights), gb(g.gradients), gb(g.optimizer),
       g.micro_batches_kept, g.micro_batches_kept == 1 ? "" : "es", gb(g.activations),

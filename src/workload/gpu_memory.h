@@ -30,8 +30,10 @@ inline constexpr double kGradientBytesPerParam = 4;
 inline constexpr double kOptimizerStateBytesPerParam = 12;
 
 struct GpuMemory {
-  int stage = 0;               // the pipeline stage whose GPUs need the most
-  int micro_batches_kept = 0;  // micro-batches whose activations the stage holds at once
+  int stage = 0;  // the pipeline stage whose GPUs need the most
+  // Micro-batches whose activations the stage holds at once (in whole-stage units: under the
+  // interleaved schedule a chunk's activations are 1/VP of one).
+  double micro_batches_kept = 0;
   Bytes weights, gradients, optimizer, activations, buffers;
   Bytes capacity;  // the GPU's HBM; zero: not known
   Bytes total() const { return weights + gradients + optimizer + activations + buffers; }

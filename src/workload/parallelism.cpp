@@ -131,6 +131,7 @@ RankLayout::RankLayout(const ParallelismSpec& p, const ModelSpec& model, int gpu
   positive("ep", p.ep, "expert-parallel degree");
   positive("dp", p.dp, "data-parallel degree");
   positive("cp", p.cp, "context-parallel degree");
+  positive("vp", p.vp, "virtual-pipeline degree");
   if (p.etp < 0) {
     throw Error("", "etp",
                 fmt::format("expected a positive expert-tensor-parallel degree, got {}", p.etp));
@@ -194,7 +195,17 @@ RankLayout::RankLayout(const ParallelismSpec& p, const ModelSpec& model, int gpu
         "", "gpus",
         fmt::format("{} is {} GPUs, not the job's {}", parallelism_text(p), stage * p.pp, gpus));
   }
-  first_layer_ = split_layers(p.split, p.pp, model.layers);
+  if (p.vp > 1 && p.pp < 2) {
+    throw Error(
+        "", "vp",
+        fmt::format("vp {} interleaves model chunks over pipeline stages; it needs pp >= 2", p.vp));
+  }
+  if (std::int64_t{p.pp} * p.vp > model.layers) {
+    throw Error("", "vp",
+                fmt::format("pp x vp = {} x {} virtual stages exceed the {} layers of {}", p.pp,
+                            p.vp, model.layers, model.name));
+  }
+  first_layer_ = split_layers(p.split, p.pp * p.vp, model.layers);
 }
 
 ParallelismSpec resolve_parallelism(ParallelismSpec given, std::optional<int> dp, int gpus,
@@ -351,19 +362,43 @@ int RankLayout::region_servers() const {
   return region_gpus <= gpus_per_server_ ? 1 : region_gpus / gpus_per_server_;
 }
 
+int RankLayout::chunk_layers(int v) const {
+  if (v < 0 || v >= virtual_stages()) {
+    throw Error("", "stage",
+                fmt::format("virtual stage {} is outside 0..{}", v, virtual_stages() - 1));
+  }
+  return first_layer_[static_cast<std::size_t>(v) + 1] - first_layer_[static_cast<std::size_t>(v)];
+}
+
+int RankLayout::chunk_first_layer(int v) const {
+  if (v < 0 || v >= virtual_stages()) {
+    throw Error("", "stage",
+                fmt::format("virtual stage {} is outside 0..{}", v, virtual_stages() - 1));
+  }
+  return first_layer_[static_cast<std::size_t>(v)];
+}
+
 int RankLayout::stage_layers(int stage) const {
   if (stage < 0 || stage >= p_.pp) {
     throw Error("", "stage", fmt::format("stage {} is outside 0..{}", stage, p_.pp - 1));
   }
-  return first_layer_[static_cast<std::size_t>(stage) + 1] -
-         first_layer_[static_cast<std::size_t>(stage)];
+  int n = 0;
+  for (int c = 0; c < p_.vp; ++c)
+    n += chunk_layers(c * p_.pp + stage);
+  return n;
 }
 
-int RankLayout::first_layer(int stage) const {
+std::vector<int> RankLayout::layers_of_stage(int stage) const {
   if (stage < 0 || stage >= p_.pp) {
     throw Error("", "stage", fmt::format("stage {} is outside 0..{}", stage, p_.pp - 1));
   }
-  return first_layer_[static_cast<std::size_t>(stage)];
+  std::vector<int> layers;
+  for (int c = 0; c < p_.vp; ++c) {
+    const int v = c * p_.pp + stage;
+    for (int l = chunk_first_layer(v); l < chunk_first_layer(v) + chunk_layers(v); ++l)
+      layers.push_back(l);
+  }
+  return layers;
 }
 
 }  // namespace mfabric::workload

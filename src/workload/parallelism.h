@@ -55,6 +55,7 @@ struct ParallelismSpec {
   int dp = 1;   // data-parallel degree of the convention: dense DP (megatron), replicas (paper)
   int etp = 0;  // expert tensor parallelism; 0: the convention's (1, or TP under the paper's)
   int cp = 1;   // context parallelism (megatron only)
+  int vp = 1;   // virtual pipeline: model chunks per stage (interleaved 1F1B)
   ParallelConvention convention = ParallelConvention::Paper;
   PipelineSplit split;
 
@@ -135,16 +136,22 @@ class RankLayout {
   // Servers per region (an EP group): ep x etp / gpus_per_server, at least 1.
   int region_servers() const;
 
-  // Decoder layers per pipeline stage, by the spec's PipelineSplit (even: the first (layers mod
-  // pp) stages get one more layer). first_layer(s) is the global index of stage s's first layer.
+  // The model's layers run in PP x VP virtual stages: virtual stage v = chunk x PP + stage is
+  // model chunk `chunk` of pipeline stage `stage` (Megatron-LM's interleaved layout; VP 1: one
+  // chunk a stage). Layers are split over the virtual stages by the spec's PipelineSplit (even:
+  // the first (layers mod (PP x VP)) get one more layer).
+  int virtual_stages() const { return p_.pp * p_.vp; }
+  int chunk_layers(int virtual_stage) const;
+  int chunk_first_layer(int virtual_stage) const;
+  // Decoder layers of a pipeline stage (all its chunks), and their indices in model order.
   int stage_layers(int stage) const;
-  int first_layer(int stage) const;
+  std::vector<int> layers_of_stage(int stage) const;
 
  private:
   ParallelismSpec p_;
   int gpus_per_server_;
   int stage_gpus_;
-  std::vector<int> first_layer_;  // per stage, and the model's layer count after the last
+  std::vector<int> first_layer_;  // per virtual stage, and the layer count after the last
 };
 
 }  // namespace mfabric::workload

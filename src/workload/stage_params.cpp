@@ -19,16 +19,14 @@ std::int64_t stage_embedding_params(const ModelSpec& m, int pp, int stage) {
 
 std::int64_t stage_dense_params(const ModelSpec& m, const RankLayout& layout, int stage) {
   std::int64_t params = stage_embedding_params(m, layout.spec().pp, stage);
-  const int first = layout.first_layer(stage);
-  for (int l = first; l < first + layout.stage_layers(stage); ++l)
+  for (int l : layout.layers_of_stage(stage))
     params += layer_dense_params(m, l);
   return params;
 }
 
 std::int64_t stage_expert_params(const ModelSpec& m, const RankLayout& layout, int stage) {
   std::int64_t params = 0;
-  const int first = layout.first_layer(stage);
-  for (int l = first; l < first + layout.stage_layers(stage); ++l)
+  for (int l : layout.layers_of_stage(stage))
     params += layer_expert_params(m, layout.spec().ep, l);
   return params;
 }

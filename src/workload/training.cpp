@@ -16,26 +16,41 @@
 namespace mfabric::workload {
 
 const char* to_string(PipelineSchedule s) {
-  return s == PipelineSchedule::OneFOneB ? "1f1b" : "gpipe";
+  switch (s) {
+    case PipelineSchedule::OneFOneB:
+      return "1f1b";
+    case PipelineSchedule::GPipe:
+      return "gpipe";
+    case PipelineSchedule::Interleaved:
+      return "interleaved";
+  }
+  return "?";
 }
 
 PipelineSchedule parse_schedule(const std::string& text) {
   if (text == "1f1b") return PipelineSchedule::OneFOneB;
   if (text == "gpipe") return PipelineSchedule::GPipe;
-  throw Error(fmt::format("unknown pipeline schedule '{}' (known: 1f1b, gpipe)", text));
+  if (text == "interleaved") return PipelineSchedule::Interleaved;
+  throw Error(
+      fmt::format("unknown pipeline schedule '{}' (known: 1f1b, gpipe, interleaved)", text));
 }
 
-double bubble_fraction(PipelineSchedule schedule, int stages, int micro_batches) {
+double bubble_fraction(PipelineSchedule schedule, int stages, int micro_batches, int chunks) {
   if (stages < 1) throw Error("", "pp", fmt::format("must be at least 1, got {}", stages));
   if (micro_batches < 1) {
     throw Error("", "micro_batches", fmt::format("must be at least 1, got {}", micro_batches));
   }
+  if (chunks < 1) throw Error("", "vp", fmt::format("must be at least 1, got {}", chunks));
   switch (schedule) {
     case PipelineSchedule::OneFOneB:
     case PipelineSchedule::GPipe:
       // Every stage idles for stages - 1 forward and as many backward slots while the pipeline
       // fills and drains, of the micro_batches + stages - 1 of each on the path.
       return static_cast<double>(stages - 1) / (micro_batches + stages - 1);
+    case PipelineSchedule::Interleaved:
+      // The fill and drain take stages - 1 chunk slots, each 1/chunks of a micro-batch's.
+      return static_cast<double>(stages - 1) /
+             (static_cast<double>(chunks) * micro_batches + stages - 1);
   }
   return 0;
 }
@@ -72,6 +87,21 @@ int TrainingSpec::micro_batches() const {
                             micro_batch, parallelism.dp, per_step, global_batch));
   }
   const long long micro_batches = global_batch / per_step;
+  // The interleaved schedule and a virtual pipeline go together, in whole rounds of PP.
+  if (schedule == PipelineSchedule::Interleaved && parallelism.vp < 2) {
+    throw Error("", "vp", "the interleaved schedule runs model chunks: give vp >= 2 (workload.vp)");
+  }
+  if (parallelism.vp > 1 && schedule != PipelineSchedule::Interleaved) {
+    throw Error("", "schedule",
+                fmt::format("vp {} needs the interleaved schedule, not {}", parallelism.vp,
+                            to_string(schedule)));
+  }
+  if (schedule == PipelineSchedule::Interleaved && micro_batches % parallelism.pp != 0) {
+    throw Error("", "global_batch",
+                fmt::format("the interleaved schedule runs micro-batches in rounds of pp = {}, "
+                            "but {} / (micro_batch x dp) gives {}",
+                            parallelism.pp, global_batch, micro_batches));
+  }
   // Task labels hold the micro-batch index (over all DP replicas) in 16 bits.
   if (micro_batches * std::max(parallelism.dp, parallelism.expert_dp()) > 32767) {
     throw Error("", "global_batch",
@@ -168,11 +198,14 @@ class GraphBuilder {
     });
   }
 
-  void forward(int stage, int mb) {
+  // The forward of micro-batch mb on model chunk `chunk` of `stage` (virtual stage chunk x PP +
+  // stage).
+  void forward(int stage, int chunk, int mb) {
     tasks_.begin_step(stage);
-    std::vector<TaskId> cur = pipeline_.forward_input(tasks_, stage, mb);
-    const int first = layout_.first_layer(stage);
-    const int count = layout_.stage_layers(stage);
+    const int v = chunk * p_.pp + stage;
+    std::vector<TaskId> cur = pipeline_.forward_input(tasks_, v, mb);
+    const int first = layout_.chunk_first_layer(v);
+    const int count = layout_.chunk_layers(v);
     const Phase F = Phase::Forward;
     for (int layer = first; layer < first + count; ++layer) {
       const bool moe = spec_.model.is_moe_layer(layer);
@@ -207,22 +240,23 @@ class GraphBuilder {
       compute_all(stage, cur, Op::Permute, F, layer, mb, permute);
       tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
     }
-    if (stage == p_.pp - 1) {
+    if (v == layout_.virtual_stages() - 1) {
       const Time head = duration(Op::LmHead, first + count - 1, F, compute_.lm_head(F));
       compute_all(stage, cur, Op::LmHead, F, first + count - 1, mb, head);
     }
-    pipeline_.end_forward(tasks_, stage, mb, cur);
+    pipeline_.end_forward(tasks_, v, mb, cur);
   }
 
-  void backward(int stage, int mb) {
-    // The last stage starts from its own loss; the others from the gradient the next stage sent.
-    // That the forward of this micro-batch is done follows from the compute stream's order.
+  void backward(int stage, int chunk, int mb) {
+    // The last virtual stage starts from its own loss; the others from the gradient the next one
+    // sent. That the forward of this micro-batch is done follows from the compute stream's order.
     tasks_.begin_step(stage);
-    std::vector<TaskId> cur = pipeline_.backward_input(stage, mb);
-    const int first = layout_.first_layer(stage);
-    const int count = layout_.stage_layers(stage);
+    const int v = chunk * p_.pp + stage;
+    std::vector<TaskId> cur = pipeline_.backward_input(v, mb);
+    const int first = layout_.chunk_first_layer(v);
+    const int count = layout_.chunk_layers(v);
     const Phase B = Phase::Backward;
-    if (stage == p_.pp - 1) {
+    if (v == layout_.virtual_stages() - 1) {
       const Time head = duration(Op::LmHead, first + count - 1, B, compute_.lm_head(B));
       compute_all(stage, cur, Op::LmHead, B, first + count - 1, mb, head);
     }
@@ -258,7 +292,7 @@ class GraphBuilder {
       }
       tp_all_reduce(tasks_, spec_, stage, cur, B, layer, mb);
     }
-    pipeline_.end_backward(tasks_, stage, mb, cur);
+    pipeline_.end_backward(tasks_, v, mb, cur);
   }
 
   // Seconds per token-expert pair when the calibration states expert compute as measured, 0 when
@@ -274,18 +308,18 @@ class GraphBuilder {
     return spec_.expert_layer_busiest->seconds() / busiest;
   }
 
-  // The micro-batch of a stage's last backward (1F1B and GPipe alike end with the last one).
+  // The micro-batch of a chunk's last backward (every schedule ends each chunk with the last).
   int last_backward_mb() const { return m_ - 1; }
 
   void build_iteration(int it) {
     tasks_.set_iteration(it);
     experts_.new_iteration();
     pipeline_.new_iteration();
-    training::run_schedule(spec_.schedule, p_.pp, m_, [&](int stage, PipelineStep step) {
+    training::run_schedule(spec_.schedule, p_.pp, m_, p_.vp, [&](int stage, PipelineStep step) {
       if (step.forward) {
-        forward(stage, step.micro_batch);
+        forward(stage, step.chunk, step.micro_batch);
       } else {
-        backward(stage, step.micro_batch);
+        backward(stage, step.chunk, step.micro_batch);
       }
     });
     for (int s = 0; s < p_.pp; ++s) {

@@ -32,16 +32,19 @@
 
 namespace mfabric::workload {
 
-enum class PipelineSchedule { OneFOneB, GPipe };
+// Interleaved is Megatron-LM's interleaved 1F1B over PP x VP virtual stages (ParallelismSpec::vp
+// model chunks a stage; Narayanan et al., SC'21, section 2.2).
+enum class PipelineSchedule { OneFOneB, GPipe, Interleaved };
 const char* to_string(PipelineSchedule s);
-// "1f1b" or "gpipe"; throws mfabric::Error otherwise.
+// "1f1b", "gpipe" or "interleaved"; throws mfabric::Error otherwise.
 PipelineSchedule parse_schedule(const std::string& text);
 // The share of an iteration a stage of the schedule idles in the pipeline's fill and drain, with
 // every forward and backward of a micro-batch taking the same time on each stage and nothing
 // else in the way: (stages - 1) / (micro_batches + stages - 1) for both 1F1B and GPipe (1F1B
-// changes when activations are freed, not the bubble; Narayanan et al., SC'21, section 2.2).
-// 0 for one stage; throws mfabric::Error naming "pp" or "micro_batches" below 1.
-double bubble_fraction(PipelineSchedule schedule, int stages, int micro_batches);
+// changes when activations are freed, not the bubble; Narayanan et al., SC'21, section 2.2);
+// interleaved over `chunks` model chunks a stage, (stages - 1) / (chunks x micro_batches + stages
+// - 1). 0 for one stage; throws mfabric::Error naming "pp", "vp" or "micro_batches" below 1.
+double bubble_fraction(PipelineSchedule schedule, int stages, int micro_batches, int chunks = 1);
 
 // Training iterations one run may simulate (experiment files and the command line alike).
 inline constexpr int kMaxIterations = 10000;

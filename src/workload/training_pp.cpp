@@ -13,10 +13,10 @@ Bytes PipelineTransfers::activation_bytes() const {
                (static_cast<std::int64_t>(spec_.parallelism.tp) * spec_.parallelism.cp));
 }
 
-std::vector<TaskId> PipelineTransfers::forward_input(const TrainingTasks& tasks, int stage,
+std::vector<TaskId> PipelineTransfers::forward_input(const TrainingTasks& tasks, int v,
                                                      int mb) const {
-  if (stage == 0) return std::vector<TaskId>(static_cast<std::size_t>(tasks.stage_gpus()), -1);
-  return pp_in_.at({stage, mb});
+  if (v == 0) return std::vector<TaskId>(static_cast<std::size_t>(tasks.stage_gpus()), -1);
+  return pp_in_.at({v, mb});
 }
 
 std::vector<TaskId> PipelineTransfers::send(TrainingTasks& tasks, int stage, int to, Op op,
@@ -31,25 +31,25 @@ std::vector<TaskId> PipelineTransfers::send(TrainingTasks& tasks, int stage, int
   return sent;
 }
 
-void PipelineTransfers::end_forward(TrainingTasks& tasks, int stage, int mb,
+void PipelineTransfers::end_forward(TrainingTasks& tasks, int v, int mb,
                                     const std::vector<TaskId>& cur) {
-  if (stage == spec_.parallelism.pp - 1) {
-    bwd_in_[{stage, mb}] = cur;
+  if (v == virtual_stages() - 1) {
+    bwd_in_[{v, mb}] = cur;
     return;
   }
-  pp_in_[{stage + 1, mb}] =
-      send(tasks, stage, stage + 1, Op::PpActivation, Phase::Forward, mb, cur);
+  pp_in_[{v + 1, mb}] =
+      send(tasks, stage_of(v), stage_of(v + 1), Op::PpActivation, Phase::Forward, mb, cur);
 }
 
-const std::vector<TaskId>& PipelineTransfers::backward_input(int stage, int mb) const {
-  return stage == spec_.parallelism.pp - 1 ? bwd_in_.at({stage, mb}) : pp_grad_in_.at({stage, mb});
+const std::vector<TaskId>& PipelineTransfers::backward_input(int v, int mb) const {
+  return v == virtual_stages() - 1 ? bwd_in_.at({v, mb}) : pp_grad_in_.at({v, mb});
 }
 
-void PipelineTransfers::end_backward(TrainingTasks& tasks, int stage, int mb,
+void PipelineTransfers::end_backward(TrainingTasks& tasks, int v, int mb,
                                      const std::vector<TaskId>& cur) {
-  if (stage == 0) return;
-  pp_grad_in_[{stage - 1, mb}] =
-      send(tasks, stage, stage - 1, Op::PpGradient, Phase::Backward, mb, cur);
+  if (v == 0) return;
+  pp_grad_in_[{v - 1, mb}] =
+      send(tasks, stage_of(v), stage_of(v - 1), Op::PpGradient, Phase::Backward, mb, cur);
 }
 
 }  // namespace mfabric::workload::training

@@ -1,7 +1,8 @@
 // Pipeline-parallel communication of the training job: activations sent point-to-point to the
-// next stage after a forward, gradients to the previous one after a backward, 1/TP of the tensor
-// per TP rank (Megatron-LM's scatter/gather optimisation), and what each stage's forward and
-// backward of a micro-batch continue from. Internal to the builder (training.cpp).
+// next virtual stage after a forward, gradients to the previous one after a backward (virtual
+// stage v = chunk x PP + stage runs on stage v mod PP: with VP 1 the stages themselves), 1/TP of
+// the tensor per TP rank (Megatron-LM's scatter/gather optimisation), and what each stage's forward
+// and backward of a micro-batch continue from. Internal to the builder (training.cpp).
 #pragma once
 
 #include <map>
@@ -20,17 +21,17 @@ class PipelineTransfers {
   // A new iteration: nothing has been sent yet.
   void new_iteration();
 
-  // What the forward of micro-batch mb on `stage` continues from (per local GPU): the
-  // activations the previous stage sent, or nothing (-1) on the first stage.
-  std::vector<TaskId> forward_input(const TrainingTasks& tasks, int stage, int mb) const;
-  // After the forward of micro-batch mb on `stage` (ending in the tasks `cur`): the activations
-  // to the next stage, or on the last stage `cur` kept for the backward (the loss).
-  void end_forward(TrainingTasks& tasks, int stage, int mb, const std::vector<TaskId>& cur);
-  // What the backward of micro-batch mb on `stage` continues from: the last stage's own
-  // forward, the others' the gradient the next stage sent.
-  const std::vector<TaskId>& backward_input(int stage, int mb) const;
-  // After the backward of micro-batch mb on `stage`: the gradients to the previous stage.
-  void end_backward(TrainingTasks& tasks, int stage, int mb, const std::vector<TaskId>& cur);
+  // What the forward of micro-batch mb on virtual stage `v` continues from (per local GPU): the
+  // activations the previous virtual stage sent, or nothing (-1) on the first.
+  std::vector<TaskId> forward_input(const TrainingTasks& tasks, int v, int mb) const;
+  // After the forward of micro-batch mb on virtual stage `v` (ending in the tasks `cur`): the
+  // activations to the next virtual stage, or on the last `cur` kept for the backward (the loss).
+  void end_forward(TrainingTasks& tasks, int v, int mb, const std::vector<TaskId>& cur);
+  // What the backward of micro-batch mb on virtual stage `v` continues from: the last one's own
+  // forward, the others' the gradient the next virtual stage sent.
+  const std::vector<TaskId>& backward_input(int v, int mb) const;
+  // After the backward of micro-batch mb on virtual stage `v`: the gradients to the previous one.
+  void end_backward(TrainingTasks& tasks, int v, int mb, const std::vector<TaskId>& cur);
 
  private:
   // One micro-batch's hidden states, split over TP ranks.
@@ -40,7 +41,9 @@ class PipelineTransfers {
                            const std::vector<TaskId>& cur) const;
 
   const TrainingSpec& spec_;
-  // Per (stage, micro-batch): the tasks each GPU of the stage continues from.
+  int virtual_stages() const { return spec_.parallelism.pp * spec_.parallelism.vp; }
+  int stage_of(int v) const { return v % spec_.parallelism.pp; }
+  // Per (virtual stage, micro-batch): the tasks each GPU of its stage continues from.
   std::map<std::pair<int, int>, std::vector<TaskId>> pp_in_, pp_grad_in_, bwd_in_;
 };
 

@@ -7,38 +7,62 @@
 namespace mfabric::workload::training {
 
 std::vector<PipelineStep> stage_schedule(PipelineSchedule schedule, int stages, int stage,
-                                         int micro_batches) {
+                                         int micro_batches, int chunks) {
   const int m = micro_batches;
   std::vector<PipelineStep> order;
   if (schedule == PipelineSchedule::GPipe) {
     for (int mb = 0; mb < m; ++mb)
-      order.push_back({true, mb});
+      order.push_back({true, mb, 0});
     for (int mb = 0; mb < m; ++mb)
-      order.push_back({false, mb});
+      order.push_back({false, mb, 0});
+    return order;
+  }
+  if (schedule == PipelineSchedule::Interleaved) {
+    const int group = stages * chunks;
+    const int total = m * chunks;
+    const int warmup =
+        m == stages ? total : std::min((stages - stage - 1) * 2 + (chunks - 1) * stages, total);
+    const auto step = [&](int k, bool forward) {
+      const int in_group = k % group;
+      const int chunk = in_group / stages;
+      return PipelineStep{forward, (k / group) * stages + k % stages,
+                          forward ? chunk : chunks - 1 - chunk};
+    };
+    for (int k = 0; k < warmup; ++k)
+      order.push_back(step(k, true));
+    for (int i = 0; i < total - warmup; ++i) {
+      order.push_back(step(warmup + i, true));
+      order.push_back(step(i, false));
+    }
+    for (int k = total - warmup; k < total; ++k)
+      order.push_back(step(k, false));
     return order;
   }
   // 1F1B: warm up with as many forwards as stages below this one, then alternate, then drain.
   const int warmup = std::min(stages - stage - 1, m);
   for (int mb = 0; mb < warmup; ++mb)
-    order.push_back({true, mb});
+    order.push_back({true, mb, 0});
   for (int i = 0; i < m - warmup; ++i) {
-    order.push_back({true, warmup + i});
-    order.push_back({false, i});
+    order.push_back({true, warmup + i, 0});
+    order.push_back({false, i, 0});
   }
   for (int mb = m - warmup; mb < m; ++mb)
-    order.push_back({false, mb});
+    order.push_back({false, mb, 0});
   return order;
 }
 
-void run_schedule(PipelineSchedule schedule, int stages, int micro_batches,
+void run_schedule(PipelineSchedule schedule, int stages, int micro_batches, int chunks,
                   const std::function<void(int stage, PipelineStep step)>& add) {
   const auto n = static_cast<std::size_t>(stages);
+  const int virtual_stages = stages * chunks;
   std::vector<std::vector<PipelineStep>> order;
   for (int s = 0; s < stages; ++s)
-    order.push_back(stage_schedule(schedule, stages, s, micro_batches));
+    order.push_back(stage_schedule(schedule, stages, s, micro_batches, chunks));
   std::vector<std::size_t> pos(n, 0);
+  // Per virtual stage and micro-batch: its forward (backward) has been added.
   std::vector<std::vector<char>> fwd_done(
-      n, std::vector<char>(static_cast<std::size_t>(micro_batches), 0));
+      static_cast<std::size_t>(virtual_stages),
+      std::vector<char>(static_cast<std::size_t>(micro_batches), 0));
   auto bwd_done = fwd_done;
   bool progress = true;
   while (progress) {
@@ -50,11 +74,13 @@ void run_schedule(PipelineSchedule schedule, int stages, int micro_batches,
       while (at < steps.size()) {
         const PipelineStep step = steps[at];
         const auto mbi = static_cast<std::size_t>(step.micro_batch);
-        const bool ready = step.forward ? (s == 0 || fwd_done[si - 1][mbi])
-                                        : (s == stages - 1 || bwd_done[si + 1][mbi]);
+        const int v = step.chunk * stages + s;
+        const auto vi = static_cast<std::size_t>(v);
+        const bool ready = step.forward ? (v == 0 || fwd_done[vi - 1][mbi])
+                                        : (v == virtual_stages - 1 || bwd_done[vi + 1][mbi]);
         if (!ready) break;
         add(s, step);
-        (step.forward ? fwd_done : bwd_done)[si][mbi] = 1;
+        (step.forward ? fwd_done : bwd_done)[vi][mbi] = 1;
         ++at;
         progress = true;
       }

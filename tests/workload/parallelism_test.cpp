@@ -201,19 +201,19 @@ TEST(RankLayout, StageSplit) {
   int total = 0;
   for (int s = 0; s < 16; ++s) {
     EXPECT_EQ(ds.stage_layers(s), s < 13 ? 4 : 3) << s;
-    EXPECT_EQ(ds.first_layer(s), total) << s;
+    EXPECT_EQ(ds.chunk_first_layer(s), total) << s;
     total += ds.stage_layers(s);
   }
   EXPECT_EQ(total, 61);
-  EXPECT_EQ(ds.first_layer(13), 52);
-  EXPECT_EQ(ds.first_layer(15), 58);
+  EXPECT_EQ(ds.chunk_first_layer(13), 52);
+  EXPECT_EQ(ds.chunk_first_layer(15), 58);
   EXPECT_THROW(ds.stage_layers(16), Error);
-  EXPECT_THROW(ds.first_layer(-1), Error);
+  EXPECT_THROW(ds.chunk_first_layer(-1), Error);
 
   const RankLayout mx(par(8, 8, 8, 2), load_model("mixtral-8x22b"), 8);
   for (int s = 0; s < 8; ++s) {
     EXPECT_EQ(mx.stage_layers(s), 7);
-    EXPECT_EQ(mx.first_layer(s), 7 * s);
+    EXPECT_EQ(mx.chunk_first_layer(s), 7 * s);
   }
 }
 
@@ -228,8 +228,8 @@ TEST(RankLayout, PipelineSplitCountsTheEmbeddingAndTheLoss) {
   for (int s = 0; s < 9; ++s)
     layers.push_back(layout.stage_layers(s));
   EXPECT_EQ(layers, (std::vector<int>{6, 7, 7, 7, 7, 7, 7, 7, 6}));
-  EXPECT_EQ(layout.first_layer(1), 6);
-  EXPECT_EQ(layout.first_layer(8), 55);
+  EXPECT_EQ(layout.chunk_first_layer(1), 6);
+  EXPECT_EQ(layout.chunk_first_layer(8), 55);
   // First and last stage fixed, the rest even: 61 - 4 - 5 = 52 over 4 middle stages, 13 each.
   ParallelismSpec q = par(1, 6, 8, 1);
   q.split.first = 4;
@@ -239,7 +239,7 @@ TEST(RankLayout, PipelineSplitCountsTheEmbeddingAndTheLoss) {
   EXPECT_EQ(fixed.stage_layers(1), 13);
   EXPECT_EQ(fixed.stage_layers(4), 13);
   EXPECT_EQ(fixed.stage_layers(5), 5);
-  EXPECT_EQ(fixed.first_layer(5), 56);
+  EXPECT_EQ(fixed.chunk_first_layer(5), 56);
   // Only the first fixed: 61 - 1 = 60 over the other 5 stages.
   q.split.last = 0;
   q.split.first = 1;

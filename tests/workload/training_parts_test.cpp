@@ -3,6 +3,7 @@
 // together are tested in training_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -45,13 +46,58 @@ TEST(StageSchedule, OneFOneBWarmsUpWithAForwardPerStageAfterIt) {
             (std::vector<PipelineStep>{F(0), F(1), B(0), B(1)}));
 }
 
+// Megatron-LM's interleaved 1F1B by hand: PP 2, VP 2, 4 micro-batches. Stage 0 warms up with
+// (2 - 0 - 1) x 2 + (2 - 1) x 2 = 4 chunk forwards: micro-batches 0, 1 on chunk 0, then 0, 1 on
+// chunk 1; backward steps visit chunk 1 first. Stage 1 warms up with 2.
+TEST(StageSchedule, InterleavedFollowsMegatronsOrder) {
+  const auto f = [](int mb, int chunk) { return PipelineStep{true, mb, chunk}; };
+  const auto b = [](int mb, int chunk) { return PipelineStep{false, mb, chunk}; };
+  EXPECT_EQ(stage_schedule(PipelineSchedule::Interleaved, 2, 0, 4, 2),
+            (std::vector<PipelineStep>{f(0, 0), f(1, 0), f(0, 1), f(1, 1), f(2, 0), b(0, 1),
+                                       f(3, 0), b(1, 1), f(2, 1), b(0, 0), f(3, 1), b(1, 0),
+                                       b(2, 1), b(3, 1), b(2, 0), b(3, 0)}));
+  EXPECT_EQ(stage_schedule(PipelineSchedule::Interleaved, 2, 1, 4, 2),
+            (std::vector<PipelineStep>{f(0, 0), f(1, 0), f(0, 1), b(0, 1), f(1, 1), b(1, 1),
+                                       f(2, 0), b(0, 0), f(3, 0), b(1, 0), f(2, 1), b(2, 1),
+                                       f(3, 1), b(3, 1), b(2, 0), b(3, 0)}));
+  // As many micro-batches as stages: all forwards first.
+  const auto all = stage_schedule(PipelineSchedule::Interleaved, 2, 1, 2, 2);
+  EXPECT_EQ(
+      std::count_if(all.begin(), all.begin() + 4, [](const PipelineStep& s) { return s.forward; }),
+      4);
+}
+
+// Every step once, after the step of the neighbouring virtual stage it needs, for each schedule.
+TEST(RunSchedule, InterleavedAddsEveryChunkStepAfterItsNeighbours) {
+  const int stages = 4, m = 8, chunks = 3, virtual_stages = stages * chunks;
+  std::map<std::pair<int, int>, int> forward_at, backward_at;  // (virtual stage, mb) -> position
+  int position = 0;
+  run_schedule(PipelineSchedule::Interleaved, stages, m, chunks, [&](int s, PipelineStep step) {
+    auto& at = step.forward ? forward_at : backward_at;
+    const int v = step.chunk * stages + s;
+    EXPECT_TRUE(at.emplace(std::make_pair(v, step.micro_batch), position++).second);
+  });
+  EXPECT_EQ(position, 2 * virtual_stages * m);
+  for (int v = 0; v < virtual_stages; ++v) {
+    for (int mb = 0; mb < m; ++mb) {
+      if (v > 0) {
+        EXPECT_LT(forward_at.at({v - 1, mb}), forward_at.at({v, mb}));
+      }
+      if (v < virtual_stages - 1) {
+        EXPECT_LT(backward_at.at({v + 1, mb}), backward_at.at({v, mb}));
+      }
+      EXPECT_LT(forward_at.at({v, mb}), backward_at.at({v, mb}));
+    }
+  }
+}
+
 TEST(RunSchedule, AddsEveryStepOnceAfterTheNeighbouringStepsItNeeds) {
   for (PipelineSchedule schedule : {PipelineSchedule::OneFOneB, PipelineSchedule::GPipe}) {
     const int stages = 4, m = 5;
     std::map<std::pair<int, int>, int> forward_at, backward_at;  // (stage, mb) -> position
     std::vector<std::vector<PipelineStep>> per_stage(stages);
     int position = 0;
-    run_schedule(schedule, stages, m, [&](int s, PipelineStep step) {
+    run_schedule(schedule, stages, m, 1, [&](int s, PipelineStep step) {
       auto& at = step.forward ? forward_at : backward_at;
       EXPECT_TRUE(at.emplace(std::make_pair(s, step.micro_batch), position++).second);
       per_stage[static_cast<std::size_t>(s)].push_back(step);

@@ -337,6 +337,54 @@ TEST(PipelineBubble, StagesMinusOneOfTheSlotsOnThePath) {
   EXPECT_DOUBLE_EQ(bubble_fraction(PipelineSchedule::OneFOneB, 1, 8), 0.0);
   EXPECT_THROW(bubble_fraction(PipelineSchedule::OneFOneB, 0, 8), Error);
   EXPECT_THROW(bubble_fraction(PipelineSchedule::OneFOneB, 4, 0), Error);
+  // Interleaved over 4 chunks: the fill and drain are 3 chunk slots of 4 x 8 + 3.
+  EXPECT_DOUBLE_EQ(bubble_fraction(PipelineSchedule::Interleaved, 4, 8, 4), 3.0 / 35);
+  EXPECT_THROW(bubble_fraction(PipelineSchedule::Interleaved, 4, 8, 0), Error);
+}
+
+// Interleaved 1F1B on the tiny model's 4 layers: PP 2 x VP 2 = 4 virtual stages of one layer,
+// virtual stage v on stage v mod 2. Every micro-batch crosses 3 virtual-stage boundaries each way
+// (stage 0 -> 1 -> 0 -> 1), so each GPU of a stage sends as many p2p transfers per micro-batch
+// over the boundaries it owns; compute is the same as 1F1B's.
+TEST(TrainingGraph, InterleavedRunsChunksAndCrossesEveryVirtualBoundary) {
+  TrainingSpec spec = testing::tiny_job(megatron_parallelism(1, 2, 2, 2), 4, 2, 16, 2 * 2 * 4);
+  spec.parallelism.vp = 2;
+  spec.schedule = PipelineSchedule::Interleaved;
+  ASSERT_EQ(spec.micro_batches(), 4);
+  const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 7));
+  const auto n = count_ops(g);
+  const int M = 4, stage_gpus = 2, layers = 4;
+  EXPECT_EQ(n.at("compute:attention"), 2 * layers * M * stage_gpus);
+  EXPECT_EQ(n.at("p2p:pp-activation"), 3 * M * stage_gpus);
+  EXPECT_EQ(n.at("p2p:pp-gradient"), 3 * M * stage_gpus);
+  // Stage 0 holds layers 0 and 2, stage 1 layers 1 and 3.
+  const RankLayout layout(spec.parallelism, spec.model, spec.gpus_per_server);
+  EXPECT_EQ(layout.layers_of_stage(0), (std::vector<int>{0, 2}));
+  EXPECT_EQ(layout.layers_of_stage(1), (std::vector<int>{1, 3}));
+  for (const Task& t : g.tasks()) {
+    if (t.kind == TaskKind::Compute && t.op == Op::Attention) {
+      EXPECT_EQ(layout.coord(t.gpu).pp, t.layer % 2);
+    }
+  }
+  // A virtual pipeline without the interleaved schedule, or the schedule without one, or
+  // micro-batches that are not whole rounds of PP, is refused naming the field.
+  const auto field = [](TrainingSpec s) {
+    try {
+      s.micro_batches();
+    } catch (const Error& e) {
+      return e.field();
+    }
+    return std::string();
+  };
+  TrainingSpec one_f = spec;
+  one_f.schedule = PipelineSchedule::OneFOneB;
+  EXPECT_EQ(field(one_f), "schedule");
+  TrainingSpec no_vp = spec;
+  no_vp.parallelism.vp = 1;
+  EXPECT_EQ(field(no_vp), "vp");
+  TrainingSpec odd = spec;
+  odd.global_batch = 2 * 2 * 3;
+  EXPECT_EQ(field(odd), "global_batch");
 }
 
 // Each GPU's compute stream is busy for its compute tasks' durations, summed over the graph.
