@@ -89,6 +89,7 @@ study::CompareSpec spec_from(const CompareOptions& o) {
     m.etp = w.etp;
     m.cp = w.cp;
     m.vp = w.vp;
+    m.precision = w.precision;
     m.convention = w.convention;
     m.split = w.split;
     m.micro_batch = w.micro_batch;

@@ -30,6 +30,7 @@ struct WorkloadOptions {
   int etp = 0;
   int cp = 1;
   int vp = 1;
+  std::string precision = "bf16";
   std::string convention = "megatron";
   int micro_batch = 8;
   int global_batch = 128;
@@ -117,6 +118,9 @@ int run_model(const WorkloadOptions& o) {
     return workload::parse_schedule(o.vp > 1 && o.schedule == "1f1b" ? "interleaved" : o.schedule);
   });
   with_option_names([&] { return spec.micro_batches(); });
+  spec.precision =
+      with_context("", "--precision", [&] { return workload::parse_precision(o.precision); });
+  with_option_names([&] { return spec.micro_batches(); });
   spec.iterations = checked_iterations(o.iterations, "--iterations");
   with_option_names([&] {
     workload::check_job_size(spec, max_memory_option(o.max_memory, "--max-memory"), "max_memory");
@@ -197,6 +201,10 @@ Command register_workload(CLI::App& command) {
                   "Expert tensor-parallel degree (megatron convention; default 1; the paper's "
                   "is TP)");
   app->add_option("--cp", o->cp, "Context-parallel degree (megatron convention)")
+      ->capture_default_str();
+  app->add_option("--precision", o->precision,
+                  "GEMM precision: bf16 or fp8 (FP8 GEMMs at their measured speed, FP8 "
+                  "all-to-all to the experts; docs/workload.md)")
       ->capture_default_str();
   app->add_option("--vp", o->vp,
                   "Virtual pipeline: model chunks a stage (runs the interleaved schedule)")

@@ -34,6 +34,7 @@ const std::vector<std::string> kWorkloadFields = {"model",
                                                   "etp",
                                                   "cp",
                                                   "vp",
+                                                  "precision",
                                                   "convention",
                                                   "pipeline",
                                                   "micro_batch",
@@ -250,6 +251,9 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   w.etp = f.optional_int("etp").value_or(0);
   w.cp = f.optional_int("cp").value_or(1);
   w.vp = f.optional_int("vp").value_or(1);
+  w.precision = f.optional_string("precision").value_or(w.precision);
+  with_context(e.source, f.field("precision"),
+               [&] { return workload::parse_precision(w.precision); });
   w.convention = f.optional_string("convention").value_or(w.convention);
   with_context(e.source, f.field("convention"),
                [&] { return workload::parse_convention(w.convention); });

@@ -141,6 +141,7 @@ workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSum
   spec.global_batch = w.global_batch;
   spec.seq = w.seq;
   spec.schedule = workload::parse_schedule(w.schedule);
+  spec.precision = workload::parse_precision(w.precision);
   spec.overlap = w.overlap;
   spec.iterations = e.iterations;
   with_context(e.source, "workload", [&] { return spec.micro_batches(); });

@@ -11,12 +11,15 @@ std::string traffic_key(std::size_t k) {
 std::string workload_label(const config::Experiment& e) {
   if (e.model) {
     const auto& w = *e.model;
+    const std::string fp8 = w.precision == "fp8" ? ", fp8" : "";
     if (w.convention == "paper") {
-      return fmt::format("{} (TP {}, PP {}, EP {}, paper convention)", w.model, w.tp, w.pp, w.ep);
+      return fmt::format("{} (TP {}, PP {}, EP {}{}, paper convention)", w.model, w.tp, w.pp, w.ep,
+                         fp8);
     }
-    return fmt::format("{} (TP {}{}, PP {}{}, EP {}, ETP {}, megatron convention)", w.model, w.tp,
+    return fmt::format("{} (TP {}{}, PP {}{}, EP {}, ETP {}{}, megatron convention)", w.model, w.tp,
                        w.cp > 1 ? fmt::format(", CP {}", w.cp) : "", w.pp,
-                       w.vp > 1 ? fmt::format(", VP {}", w.vp) : "", w.ep, w.etp > 0 ? w.etp : 1);
+                       w.vp > 1 ? fmt::format(", VP {}", w.vp) : "", w.ep, w.etp > 0 ? w.etp : 1,
+                       fp8);
   }
   if (e.micro) {
     return fmt::format("{} of {} ({} group)", workload::to_string(e.micro->collective),

@@ -54,6 +54,7 @@ nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload:
       {"global_batch", spec.global_batch},
       {"seq", spec.seq},
       {"schedule", workload::to_string(spec.schedule)},
+      {"precision", workload::to_string(spec.precision)},
       {"iterations", spec.iterations},
       {"seed", seed},
       {"micro_batches", s.micro_batches},
@@ -98,12 +99,13 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
                       p.expert_dp());
   std::string out = fmt::format(
       "workload {} on {} GPUs ({}): {}\n"
-      "batch: micro-batch {} x seq {}, global batch {} -> {} micro-batches per iteration ({})\n"
+      "batch: micro-batch {} x seq {}, global batch {} -> {} micro-batches per iteration ({}, "
+      "{})\n"
       "region: {} server(s) per EP group (EP {} x {} {} GPUs); layers per stage: {}\n\n",
       printable(spec.model.name), s.gpus, printable(spec.gpu.name), degrees, spec.micro_batch,
       spec.seq, spec.global_batch, s.micro_batches, workload::to_string(spec.schedule),
-      s.region_servers, p.ep, p.paper() ? "TP" : "ETP", p.expert_tp(),
-      fmt::join(s.stage_layers, " "));
+      workload::to_string(spec.precision), s.region_servers, p.ep, p.paper() ? "TP" : "ETP",
+      p.expert_tp(), fmt::join(s.stage_layers, " "));
   Table tasks({"tasks", "count"});
   tasks.add_row({"compute", with_commas(s.compute_tasks)});
   tasks.add_row({"collective", with_commas(s.collective_tasks)});

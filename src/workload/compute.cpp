@@ -198,7 +198,34 @@ Time ComputeModel::attention(Phase phase) const {
   const double d = model_.dtype_bytes;
   const double bytes = static_cast<double>(model_.attention_params_per_layer()) * d +
                        2 * t * model_.hidden * d;  // hidden states in and out
-  return roofline(attention_flops(), bytes, eff_.attention, phase);
+  double flops = attention_flops();
+  if (shape_.fp8) {
+    // The projections' share at the FP8 peak, the core's in bf16.
+    const double projections = 2 * t * static_cast<double>(model_.attention_params_per_layer());
+    flops -= projections * (1 - 1 / fp8_speedup(model_.hidden, model_.hidden, tokens()));
+  }
+  return roofline(flops, bytes, eff_.attention, phase);
+}
+
+double ComputeModel::fp8_speedup(std::int64_t in, std::int64_t out, std::int64_t rows) const {
+  if (!(gpu_.peak_fp8_flops > 0)) {
+    throw Error("", "precision", fmt::format("{} has no FP8 tensor cores", gpu_.name));
+  }
+  if (!kernels_) return gpu_.peak_fp8_flops / gpu_.peak_bf16_flops;
+  KernelShape s = dense_shape(std::max<std::int64_t>(1, in), std::max<std::int64_t>(1, out),
+                              std::max<std::int64_t>(1, rows));
+  const Time bf16 = kernel(s, Phase::Forward);
+  s.op = KernelOp::DenseFp8;
+  const Time fp8 = kernel(s, Phase::Forward);
+  return fp8 > Time::zero() ? std::max(1.0, bf16.seconds() / fp8.seconds()) : 1.0;
+}
+
+Time ComputeModel::gemm(const KernelShape& s, Phase phase) const {
+  if (!shape_.fp8) return kernel(s, phase);
+  // A dense GEMM, or a grouped expert GEMM by its per-expert GEMM (hidden x ffn over its
+  // tokens); the backward's GEMMs at the forward's speedup (only forwards were measured).
+  const double speedup = fp8_speedup(s.hidden, s.ffn, s.tokens);
+  return Time::from_seconds(kernel(s, phase).seconds() / speedup);
 }
 
 Time ComputeModel::router(Phase phase) const {
@@ -234,14 +261,16 @@ Time ComputeModel::experts(std::int64_t token_assignments, int local_experts, Ph
         std::max<std::int64_t>(1, (token_assignments + local_experts / 2) / local_experts);
     KernelShape s = ffn_shape(model_.ffn_expert, local_experts, per_expert);
     s.ffn = std::max<std::int64_t>(1, model_.ffn_expert / shape_.expert_tp());
-    return kernel(s, phase);
+    return gemm(s, phase);
   }
   const double d = model_.dtype_bytes;
   const double n = static_cast<double>(token_assignments);
   const double bytes = static_cast<double>(local_experts) *
                            static_cast<double>(model_.expert_params()) * d  // every local expert
                        + 2 * n * model_.hidden * d;  // each assignment's token in and out
-  return roofline(expert_flops(token_assignments), bytes, eff_.expert_gemm, phase,
+  const double speedup =
+      shape_.fp8 ? fp8_speedup(model_.hidden, model_.ffn_expert, token_assignments) : 1.0;
+  return roofline(expert_flops(token_assignments) / speedup, bytes, eff_.expert_gemm, phase,
                   shape_.expert_tp());
 }
 
@@ -251,12 +280,13 @@ Time ComputeModel::all_tokens_ffn(std::int64_t params, double flops, Phase phase
   const double d = model_.dtype_bytes;
   // Weights read once, every token's hidden state in and out.
   const double bytes = static_cast<double>(params) * d + 2 * t * model_.hidden * d;
-  return roofline(flops, bytes, eff_.dense_gemm, phase);
+  const double speedup = shape_.fp8 ? fp8_speedup(model_.hidden, model_.hidden, tokens()) : 1.0;
+  return roofline(flops / speedup, bytes, eff_.dense_gemm, phase);
 }
 
 Time ComputeModel::shared_experts(Phase phase) const {
   if (kernels_ && model_.shared_experts > 0) {
-    return kernel(ffn_shape(model_.ffn_shared, model_.shared_experts, tokens()), phase);
+    return gemm(ffn_shape(model_.ffn_shared, model_.shared_experts, tokens()), phase);
   }
   return all_tokens_ffn(model_.shared_experts == 0 ? 0 : model_.shared_expert_params(),
                         shared_expert_flops(), phase);
@@ -264,7 +294,7 @@ Time ComputeModel::shared_experts(Phase phase) const {
 
 Time ComputeModel::dense_ffn(Phase phase) const {
   if (kernels_ && model_.ffn_dense > 0) {
-    return kernel(ffn_shape(model_.ffn_dense, 1, tokens()), phase);
+    return gemm(ffn_shape(model_.ffn_dense, 1, tokens()), phase);
   }
   return all_tokens_ffn(model_.ffn_dense == 0 ? 0 : model_.dense_ffn_params(), dense_ffn_flops(),
                         phase);
@@ -328,20 +358,20 @@ Time ComputeModel::measured_attention(Phase phase) const {
     core.v_head_dim = a.v_head_dim;
     // Low-rank projections: down-projections replicated on the TP ranks, up-projections split.
     if (a.q_lora_rank > 0) {
-      total += kernel(dense_shape(h, a.q_lora_rank, t), phase);
-      total += kernel(dense_shape(a.q_lora_rank, heads * qk, t), phase);
+      total += gemm(dense_shape(h, a.q_lora_rank, t), phase);
+      total += gemm(dense_shape(a.q_lora_rank, heads * qk, t), phase);
     } else {
-      total += kernel(dense_shape(h, heads * qk, t), phase);
+      total += gemm(dense_shape(h, heads * qk, t), phase);
     }
-    total += kernel(dense_shape(h, a.kv_lora_rank + a.qk_rope_head_dim, t), phase);
+    total += gemm(dense_shape(h, a.kv_lora_rank + a.qk_rope_head_dim, t), phase);
     total +=
-        kernel(dense_shape(a.kv_lora_rank, heads * (a.qk_nope_head_dim + a.v_head_dim), t), phase);
-    total += kernel(dense_shape(heads * a.v_head_dim, h, t), phase);
+        gemm(dense_shape(a.kv_lora_rank, heads * (a.qk_nope_head_dim + a.v_head_dim), t), phase);
+    total += gemm(dense_shape(heads * a.v_head_dim, h, t), phase);
   } else {
     core.kv_heads = std::max<std::int64_t>(1, tp_share(a.kv_heads));
     core.qk_head_dim = core.v_head_dim = a.head_dim;
-    total += kernel(dense_shape(h, (heads + 2 * core.kv_heads) * a.head_dim, t), phase);
-    total += kernel(dense_shape(heads * a.head_dim, h, t), phase);
+    total += gemm(dense_shape(h, (heads + 2 * core.kv_heads) * a.head_dim, t), phase);
+    total += gemm(dense_shape(heads * a.head_dim, h, t), phase);
   }
   return total + kernel(core, phase);
 }

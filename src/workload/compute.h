@@ -60,6 +60,10 @@ struct ComputeShape {
   // convention splits them.
   int etp = 0;
   int expert_tp() const { return etp > 0 ? etp : tp; }
+  // FP8 GEMMs (workload.precision: fp8): the attention projections, the routed, shared and dense
+  // FFNs run at the measured FP8 speed of their shape; the attention core, router, LM head,
+  // permutation and optimizer stay in bf16 (as DeepSeek-V3 and Transformer Engine run them).
+  bool fp8 = false;
 };
 
 struct KernelCalibration;
@@ -103,6 +107,12 @@ class ComputeModel {
   const ComputeShape& shape() const { return shape_; }
 
  private:
+  // How much faster an FP8 GEMM of `in` x `out` over `tokens` rows runs than bf16, from the
+  // kernel tables (their DenseFp8 and Dense fits) or, without measurements, the GPU's peak ratio;
+  // at least 1.
+  double fp8_speedup(std::int64_t in, std::int64_t out, std::int64_t tokens) const;
+  // A GEMM kernel's time, in FP8 when the shape says so.
+  Time gemm(const KernelShape& s, Phase phase) const;
   // Over `split` GPUs (0: TP).
   Time roofline(double flops, double bytes, double efficiency, Phase phase, int split = 0) const;
   // An FFN every token of the micro-batch passes through (shared experts, dense FFN).

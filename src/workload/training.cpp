@@ -35,6 +35,16 @@ PipelineSchedule parse_schedule(const std::string& text) {
       fmt::format("unknown pipeline schedule '{}' (known: 1f1b, gpipe, interleaved)", text));
 }
 
+const char* to_string(Precision p) {
+  return p == Precision::FP8 ? "fp8" : "bf16";
+}
+
+Precision parse_precision(const std::string& text) {
+  if (text == "bf16") return Precision::BF16;
+  if (text == "fp8") return Precision::FP8;
+  throw Error(fmt::format("unknown precision '{}' (known: bf16, fp8)", text));
+}
+
 double bubble_fraction(PipelineSchedule schedule, int stages, int micro_batches, int chunks) {
   if (stages < 1) throw Error("", "pp", fmt::format("must be at least 1, got {}", stages));
   if (micro_batches < 1) {
@@ -69,6 +79,10 @@ int TrainingSpec::micro_batches() const {
                 fmt::format("micro_batch x seq x top_k = {} x {} x {} tokens is more than a "
                             "routing trace counts (2^31 - 1)",
                             micro_batch, seq, model.top_k));
+  }
+  if (precision == Precision::FP8 && !(gpu.peak_fp8_flops > 0)) {
+    throw Error("", "precision",
+                fmt::format("fp8 on {}, which has no FP8 tensor cores; use bf16", gpu.name));
   }
   // Under sequence (and context) parallelism each GPU of a TP x CP group holds an equal share
   // of the micro-batch's tokens, as Megatron-LM requires.
@@ -147,7 +161,8 @@ class GraphBuilder {
                  ComputeShape{.micro_batch = spec.micro_batch,
                               .seq = spec.seq,
                               .tp = spec.parallelism.tp,
-                              .etp = spec.parallelism.expert_tp()},
+                              .etp = spec.parallelism.expert_tp(),
+                              .fp8 = spec.precision == Precision::FP8},
                  spec.kernels.get()),
         p_(spec.parallelism),
         m_(spec.micro_batches()),

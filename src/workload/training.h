@@ -69,6 +69,17 @@ struct OverlapSpec {
   bool tp_comm = false;
 };
 
+// Number formats of the GEMMs (workload.precision). FP8 as DeepSeek-V3 trains: the linear layers'
+// GEMMs in FP8 at their measured speed (ComputeShape::fp8), and the all-to-all that carries
+// tokens (or their gradients) to the experts in FP8 with one fp32 scale per 128 elements; the
+// other direction, the attention core, router and LM head stay bf16.
+enum class Precision { BF16, FP8 };
+const char* to_string(Precision p);
+// "bf16" or "fp8"; throws mfabric::Error otherwise.
+Precision parse_precision(const std::string& text);
+// Bytes per hidden element of an FP8 all-to-all to the experts: e4m3 and a fp32 scale per 128.
+inline constexpr double kFp8DispatchBytesPerElement = 1.0 + 4.0 / 128;
+
 struct TrainingSpec {
   ModelSpec model;
   ParallelismSpec parallelism;
@@ -89,6 +100,7 @@ struct TrainingSpec {
   std::optional<Time> expert_per_token;
   std::optional<Time> expert_layer_busiest;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  Precision precision = Precision::BF16;
   OverlapSpec overlap;
   int iterations = 1;
   const ComputeReplay* replay = nullptr;  // measured durations, when given

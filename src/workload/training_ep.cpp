@@ -72,9 +72,18 @@ const LayerRouting& ExpertTraffic::routing(TrainingTasks& tasks, int layer, int 
   auto [assignments, d] = route(tasks.iteration(), trace_layer(layer), mb + dp * m_);
   LayerRouting r;
   r.assignments = std::move(assignments);
-  r.dispatch_bytes = d.off_diagonal_sum();
   TaskGraph& graph = tasks.graph();
-  r.combine = graph.add_matrix(d.transposed());
+  ByteMatrix combine = d.transposed();
+  if (spec_.precision == Precision::FP8) {
+    // Tokens (forward) and their gradients (backward) travel to the experts in FP8; what comes
+    // back stays bf16 (the combine's matrix is the bf16 one's transpose).
+    const double scale = kFp8DispatchBytesPerElement / spec_.model.dtype_bytes;
+    for (std::int64_t& b : d.bytes)
+      b = std::llround(static_cast<double>(b) * scale);
+  }
+  r.dispatch_bytes = d.off_diagonal_sum();
+  r.combine_bytes = combine.off_diagonal_sum();
+  r.combine = graph.add_matrix(std::move(combine));
   r.dispatch = graph.add_matrix(std::move(d));
   return routing_.emplace(key, std::move(r)).first->second;
 }
@@ -109,9 +118,9 @@ void ExpertTraffic::all_to_all(TrainingTasks& tasks, int stage, std::vector<Task
         deps.push_back(cur[static_cast<std::size_t>(l)]);
         tasks.also_overlapped(deps.back(), deps);
       }
-      const TaskId id =
-          tasks.collective(CollectiveKind::AllToAll, op, Traffic::EP, phase, layer, mb,
-                           std::move(members), Bytes(r.dispatch_bytes), matrix, std::move(deps));
+      const TaskId id = tasks.collective(
+          CollectiveKind::AllToAll, op, Traffic::EP, phase, layer, mb, std::move(members),
+          Bytes(transposed ? r.combine_bytes : r.dispatch_bytes), matrix, std::move(deps));
       for (int ep = 0; ep < p.ep; ++ep)
         cur[static_cast<std::size_t>(t + etp * (ep + p.ep * edp))] = id;
     }

@@ -20,6 +20,7 @@ struct LayerRouting {
   std::int32_t dispatch = -1;             // matrix: EP rank a -> EP rank b, bytes per TP rank
   std::int32_t combine = -1;              // its transpose
   std::int64_t dispatch_bytes = 0;        // off-diagonal sum of `dispatch`
+  std::int64_t combine_bytes = 0;         // off-diagonal sum of `combine`
   std::vector<std::int64_t> assignments;  // token-expert pairs each EP rank's experts compute
 };
 
