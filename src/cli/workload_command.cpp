@@ -45,6 +45,13 @@ struct WorkloadOptions {
   std::string calibration;
   std::string max_memory;
   bool json = false;
+  // Set from the model's recipe (apply_recipe_options).
+  bool no_recipe = false;
+  bool forced_balance = false;
+  int split_first = 0, split_last = 0;
+  bool split_embedding = false, split_loss = false;
+  std::string recipe_of;
+  std::vector<std::string> recipe_notes;
 };
 
 int run_chakra(const WorkloadOptions& o) {
@@ -101,7 +108,61 @@ workload::TrainingSpec training_spec_from(const std::string& model, std::optiona
 
 namespace {
 
+// The model's recipe fills what the command line leaves out, as in an experiment file
+// (config::apply_recipe, docs/experiment.md): its degrees, schedule and split when no degree
+// option is given (and then, without --gpus or --gpu, the GPUs it was published for), each of
+// the batch options and --precision not given, and its routing balance without --routing. Not
+// under --convention paper, a convention other than the recipe's, or --no-recipe.
+void apply_recipe_options(const CLI::App& app, WorkloadOptions& o) {
+  const auto given = [&](const char* option) { return app.count(option) > 0; };
+  if (o.no_recipe) return;
+  if (given("--convention") && o.convention == "paper") return;
+  workload::ModelSpec model;
+  try {
+    model = workload::load_model(o.model);
+  } catch (const Error&) {
+    return;  // building the job says why
+  }
+  if (!model.recipe) return;
+  const workload::Recipe& r = *model.recipe;
+  if (given("--convention") && o.convention != r.convention) return;
+  if (!given("--micro-batch")) o.micro_batch = r.micro_batch;
+  if (!given("--global-batch")) o.global_batch = r.global_batch;
+  if (!given("--seq")) o.seq = r.seq;
+  if (!given("--precision")) o.precision = r.precision;
+  if (!given("--routing")) o.forced_balance = r.routing_balance == "forced";
+  for (const char* option : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--schedule"})
+    if (given(option)) return;
+  o.recipe_of = model.name;
+  o.convention = r.convention;
+  o.tp = r.tp;
+  o.pp = r.pp;
+  o.vp = r.vp;
+  o.ep = r.ep;
+  o.etp = r.convention == "paper" ? 0 : r.etp;
+  o.cp = r.cp;
+  if (!given("--gpus") && !given("--dp") && r.gpus > 0) o.gpus = r.gpus;
+  if (!given("--gpu") && !r.gpu.empty()) o.gpu = r.gpu;
+  o.schedule = r.schedule == "dualpipe" ? "1f1b" : r.schedule;
+  if (r.schedule == "dualpipe") {
+    o.recipe_notes.push_back(
+        "its DualPipe schedule is not simulated: the graph is 1F1B's (simulate runs it with the "
+        "EP all-to-all overlapped)");
+  }
+  if (r.max_nodes_per_token > 0) {
+    o.recipe_notes.push_back(
+        fmt::format("its node-limited routing (at most {} nodes a token) is not simulated",
+                    r.max_nodes_per_token));
+  }
+  o.split_first = r.first_stage_layers;
+  o.split_last = r.last_stage_layers;
+  o.split_embedding = r.embedding_in_split;
+  o.split_loss = r.loss_in_split;
+}
+
 int run_model(const WorkloadOptions& o) {
+  for (const std::string& note : o.recipe_notes)
+    std::cerr << fmt::format("mfabric: note: {}'s recipe: {}\n", o.recipe_of, note);
   std::optional<workload::ComputeReplay> replay_storage;
   workload::ParallelismSpec degrees;
   degrees.tp = o.tp;
@@ -110,6 +171,10 @@ int run_model(const WorkloadOptions& o) {
   degrees.etp = o.etp;
   degrees.cp = o.cp;
   degrees.vp = o.vp;
+  degrees.split = workload::PipelineSplit{.first = o.split_first,
+                                          .last = o.split_last,
+                                          .embedding = o.split_embedding,
+                                          .loss = o.split_loss};
   degrees.convention =
       with_context("", "--convention", [&] { return workload::parse_convention(o.convention); });
   workload::TrainingSpec spec = training_spec_from(o.model, o.gpus, degrees, o.dp, o.micro_batch,
@@ -143,20 +208,27 @@ int run_model(const WorkloadOptions& o) {
     replay_storage = workload::ComputeReplay::load(o.replay);
     spec.replay = &*replay_storage;
   }
-  const workload::RoutingTrace trace =
-      o.routing.empty() ? workload::synthetic_trace_for(spec, workload::SyntheticRouting{}, o.seed)
-                        : workload::read_routing_trace(o.routing);
+  workload::SyntheticRouting synthetic;
+  if (o.forced_balance) synthetic.balance = workload::RoutingBalance::Forced;
+  const workload::RoutingTrace trace = o.routing.empty()
+                                           ? workload::synthetic_trace_for(spec, synthetic, o.seed)
+                                           : workload::read_routing_trace(o.routing);
   const workload::TaskGraph graph = workload::build_training_graph(spec, trace);
   const workload::WorkloadSummary summary = workload::summarize(spec, graph);
   // The routing's skew, said as simulate says it: the job's compute rests on it.
-  const config::RoutingSummary routing{o.routing, workload::RoutingBalance::Skewed,
+  const config::RoutingSummary routing{o.routing, synthetic.balance,
                                        workload::expert_load_skew(trace)};
   if (o.json) {
     nlohmann::json j = report::workload_json(spec, summary, o.seed);
     j["expert_routing"] = report::expert_routing_json(routing);
+    j["recipe"] = o.recipe_of.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.recipe_of);
     std::cout << json_text(j) << "\n";
   } else {
-    std::cout << report::workload_text(spec, summary) << "expert routing: " << routing.text()
+    const std::string job =
+        o.recipe_of.empty()
+            ? std::string()
+            : fmt::format("job: {}'s recipe (data/models, recipe.source)\n", o.recipe_of);
+    std::cout << job << report::workload_text(spec, summary) << "expert routing: " << routing.text()
               << "\n";
   }
   return 0;
@@ -243,12 +315,16 @@ Command register_workload(CLI::App& command) {
   app->add_option("--max-memory", o->max_memory,
                   "Refuse jobs whose estimated memory is above this (default: 8GiB)");
   app->add_flag("--json", o->json, "Print JSON");
-  return Command{app, [o] {
+  app->add_flag("--no-recipe", o->no_recipe,
+                "Do not fill what the options leave out from the model's recipe");
+  return Command{app, [o, app] {
                    if (!o->chakra.empty()) return run_chakra(*o);
                    if (o->model.empty()) {
                      throw Error("", "--model", "give --model NAME (or --chakra PREFIX)");
                    }
-                   return run_model(*o);
+                   WorkloadOptions job = *o;
+                   apply_recipe_options(*app, job);
+                   return run_model(job);
                  }};
 }
 

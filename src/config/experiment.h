@@ -50,6 +50,10 @@ struct TrainingJob {
   std::string schedule = "1f1b";
   // Communication overlapped with compute (workload/training.h, docs/workload.md, "Overlap").
   workload::OverlapSpec overlap;
+  // The model whose recipe supplied the fields the file left out ("" when none did), and what
+  // of the recipe could not be followed (said on stderr by the commands that run the job).
+  std::string recipe_of;
+  std::vector<std::string> recipe_notes;
   // Routing: a recorded trace file, or the synthetic generator with these parameters.
   std::string routing_trace;
   workload::SyntheticRouting synthetic;

@@ -96,8 +96,9 @@ TEST_F(BadInput, LinkRatesThatWouldOverflowTheClockAreRefused) {
 }
 
 TEST_F(BadInput, HugeJobsAreRefusedBeforeTheyAreBuilt) {
-  expect_error("workload --model mixtral-8x7b --gpus 8 --global-batch 100000000 --micro-batch 1",
-               "--global-batch");
+  expect_error(
+      "workload --model mixtral-8x7b --no-recipe --gpus 8 --global-batch 100000000 --micro-batch 1",
+      "--global-batch");
   expect_error("trace --model deepseek-r1 --ep 256 --micro-batches 100000 --out x.json",
                "--micro-batches");
   expect_error("trace --model deepseek-r1 --ep 256 --micro-batches 30000 --out x.json",
@@ -153,7 +154,8 @@ TEST_F(BadInput, ParallelismMessagesNameTheRealProblem) {
         "ep: 8}\n");
   expect_error("simulate gpus.yaml", "give dp");
   expect_error("workload --model mixtral-8x7b --gpus 0", "--gpus: must be at least 1, got 0");
-  expect_error("workload --model mixtral-8x7b", "--gpus");
+  // Without the recipe (which names its GPUs) the job size must be given.
+  expect_error("workload --model mixtral-8x7b --no-recipe", "--gpus");
   expect_error("workload --model mixtral-8x7b --convention paper --gpus 32 --ep 16", "--ep");
 }
 

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_harness.h"
 #include "workload/chakra/et_def.pb.h"
 
@@ -28,6 +30,31 @@ TEST(CliWorkloadGolden, DeepSeekUnevenStagesJson) {
       "--global-batch 16 "
       "--micro-batch 1 --seq 1024 --calibration roofline --json",
       "workload_deepseek.json");
+}
+
+// A model alone runs its recipe: NeMo 2's Mixtral 8x7B job on 64 H100 (data/models).
+TEST(CliWorkload, AModelAloneRunsItsRecipe) {
+  const auto o = run("workload --model mixtral-8x7b --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["recipe"], "mixtral-8x7b");
+  EXPECT_EQ(j["gpus"], 64);
+  EXPECT_EQ(j["gpu"], "H100");
+  EXPECT_EQ(j["vp"], 8);
+  EXPECT_EQ(j["schedule"], "interleaved");
+  EXPECT_EQ(j["global_batch"], 512);
+  EXPECT_EQ(j["seq"], 8192);
+  // A degree given: the recipe's degrees are not used, its batch is.
+  const auto own = run("workload --model mixtral-8x7b --gpus 32 --tp 4 --ep 8 --json");
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  const auto k = nlohmann::json::parse(own.out);
+  EXPECT_TRUE(k["recipe"].is_null());
+  EXPECT_EQ(k["tp"], 4);
+  EXPECT_EQ(k["global_batch"], 512);
+  // DeepSeek-V3's DualPipe and node-limited routing are said not to be simulated.
+  const auto ds = run("workload --model deepseek-v3 --gpus 1024 --global-batch 64");
+  EXPECT_EQ(ds.exit_code, 0) << ds.err;
+  EXPECT_NE(ds.err.find("DualPipe schedule is not simulated"), std::string::npos) << ds.err;
 }
 
 TEST(CliWorkloadGolden, ModelsList) {

@@ -246,6 +246,66 @@ TEST(Experiment, MegatronConventionAndPipelineSplit) {
   EXPECT_EQ(ep_group_servers(paper), 2);
 }
 
+// A job that names only its model runs the model's recipe (data/models/*.yaml, `recipe`).
+TEST(Experiment, AModelAloneRunsItsRecipe) {
+  const Experiment e =
+      read_experiment("cluster: {servers: 16}\nworkload: {model: mixtral-8x22b}\n", "exp.yaml");
+  ASSERT_TRUE(e.model);
+  const TrainingJob& w = *e.model;
+  EXPECT_EQ(w.recipe_of, "mixtral-8x22b");
+  EXPECT_EQ(w.convention, "megatron");
+  EXPECT_EQ(w.tp, 2);
+  EXPECT_EQ(w.pp, 8);
+  EXPECT_EQ(w.ep, 8);
+  EXPECT_EQ(w.etp, 1);
+  EXPECT_EQ(w.micro_batch, 1);
+  EXPECT_EQ(w.global_batch, 256);
+  EXPECT_EQ(w.synthetic.balance, workload::RoutingBalance::Forced);
+  EXPECT_TRUE(w.recipe_notes.empty());
+  // Its own degrees win, as a whole; the batch it does not give still comes from the recipe.
+  const Experiment own = read_experiment(
+      "cluster: {servers: 16}\nworkload: {model: mixtral-8x22b, tp: 4, pp: 4, ep: 8}\n",
+      "exp.yaml");
+  EXPECT_EQ(own.model->recipe_of, "");
+  EXPECT_EQ(own.model->tp, 4);
+  EXPECT_EQ(own.model->vp, 1);
+  EXPECT_EQ(own.model->global_batch, 256);
+  // The paper's convention, or recipe: false, keeps the old defaults.
+  for (const char* text : {"workload: {model: mixtral-8x22b, convention: paper}\n",
+                           "workload: {model: mixtral-8x22b, recipe: false}\n"}) {
+    const Experiment none = read_experiment(text, "exp.yaml");
+    EXPECT_EQ(none.model->recipe_of, "") << text;
+    EXPECT_EQ(none.model->tp, 1) << text;
+    EXPECT_EQ(none.model->global_batch, 128) << text;
+  }
+  // Interleaved recipes bring their virtual pipeline and its schedule, and the split.
+  const Experiment qwen =
+      read_experiment("cluster: {servers: 32}\nworkload: {model: qwen3-235b-a22b}\n", "exp.yaml");
+  EXPECT_EQ(qwen.model->vp, 4);
+  EXPECT_EQ(qwen.model->schedule, "interleaved");
+  EXPECT_TRUE(qwen.model->split.embedding && qwen.model->split.loss);
+  EXPECT_EQ(build_workload(qwen).job_gpus(), 256);
+  // The paper's own models: their recipe is the paper's job, in the paper's convention.
+  const Experiment paper =
+      read_experiment("cluster: {servers: 128}\nworkload: {model: qwen-moe}\n", "exp.yaml");
+  EXPECT_EQ(paper.model->convention, "paper");
+  EXPECT_EQ(paper.model->ep, 16);
+}
+
+// What the tool does not simulate of a recipe is said, and the nearest is run.
+TEST(Experiment, DeepSeekV3sRecipeSaysWhatItCannotFollow) {
+  const Experiment e =
+      read_experiment("cluster: {servers: 256}\nworkload: {model: deepseek-v3}\n", "exp.yaml");
+  const TrainingJob& w = *e.model;
+  EXPECT_EQ(w.recipe_of, "deepseek-v3");
+  EXPECT_EQ(w.precision, "fp8");
+  EXPECT_EQ(w.schedule, "1f1b");
+  EXPECT_TRUE(w.overlap.ep_comm);
+  ASSERT_EQ(w.recipe_notes.size(), 2u);
+  EXPECT_NE(w.recipe_notes[0].find("DualPipe"), std::string::npos);
+  EXPECT_NE(w.recipe_notes[1].find("at most 4 nodes"), std::string::npos);
+}
+
 TEST(ExperimentErrors, ConventionFieldsNameTheirField) {
   EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, convention: nemo}\n"),
             "workload.convention");
