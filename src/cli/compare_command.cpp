@@ -90,6 +90,7 @@ study::CompareSpec spec_from(const CompareOptions& o) {
     m.cp = w.cp;
     m.vp = w.vp;
     m.precision = w.precision;
+    m.distributed_optimizer = w.distributed_optimizer;
     m.convention = w.convention;
     m.split = w.split;
     m.micro_batch = w.micro_batch;

@@ -31,6 +31,7 @@ struct WorkloadOptions {
   int cp = 1;
   int vp = 1;
   std::string precision = "bf16";
+  bool distributed_optimizer = false;
   std::string convention = "megatron";
   int micro_batch = 8;
   int global_batch = 128;
@@ -130,6 +131,7 @@ void apply_recipe_options(const CLI::App& app, WorkloadOptions& o) {
   if (!given("--global-batch")) o.global_batch = r.global_batch;
   if (!given("--seq")) o.seq = r.seq;
   if (!given("--precision")) o.precision = r.precision;
+  if (!given("--distributed-optimizer")) o.distributed_optimizer = r.distributed_optimizer;
   if (!given("--routing")) o.forced_balance = r.routing_balance == "forced";
   for (const char* option : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--schedule"})
     if (given(option)) return;
@@ -185,6 +187,7 @@ int run_model(const WorkloadOptions& o) {
   with_option_names([&] { return spec.micro_batches(); });
   spec.precision =
       with_context("", "--precision", [&] { return workload::parse_precision(o.precision); });
+  spec.distributed_optimizer = o.distributed_optimizer;
   with_option_names([&] { return spec.micro_batches(); });
   spec.iterations = checked_iterations(o.iterations, "--iterations");
   with_option_names([&] {
@@ -278,6 +281,9 @@ Command register_workload(CLI::App& command) {
                   "GEMM precision: bf16 or fp8 (FP8 GEMMs at their measured speed, FP8 "
                   "all-to-all to the experts; docs/workload.md)")
       ->capture_default_str();
+  app->add_flag("--distributed-optimizer", o->distributed_optimizer,
+                "Megatron-LM's distributed optimizer (ZeRO-1): gradients reduce-scattered and "
+                "parameters all-gathered over DP, the optimizer state sharded");
   app->add_option("--vp", o->vp,
                   "Virtual pipeline: model chunks a stage (runs the interleaved schedule)")
       ->capture_default_str();

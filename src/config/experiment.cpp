@@ -35,6 +35,7 @@ const std::vector<std::string> kWorkloadFields = {"model",
                                                   "cp",
                                                   "vp",
                                                   "precision",
+                                                  "distributed_optimizer",
                                                   "convention",
                                                   "pipeline",
                                                   "recipe",
@@ -204,6 +205,7 @@ void apply_recipe(const Fields& f, TrainingJob& w) {
   take("global_batch", w.global_batch, r.global_batch);
   take("seq", w.seq, r.seq);
   take("precision", w.precision, r.precision);
+  take("distributed_optimizer", w.distributed_optimizer, r.distributed_optimizer);
   if (!f.has("routing") && r.routing_balance == "forced") {
     w.synthetic.balance = workload::RoutingBalance::Forced;
   }
@@ -319,6 +321,7 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   w.cp = f.optional_int("cp").value_or(1);
   w.vp = f.optional_int("vp").value_or(1);
   w.precision = f.optional_string("precision").value_or(w.precision);
+  w.distributed_optimizer = f.optional_bool("distributed_optimizer").value_or(false);
   with_context(e.source, f.field("precision"),
                [&] { return workload::parse_precision(w.precision); });
   w.convention = f.optional_string("convention").value_or(w.convention);

@@ -142,6 +142,7 @@ workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSum
   spec.seq = w.seq;
   spec.schedule = workload::parse_schedule(w.schedule);
   spec.precision = workload::parse_precision(w.precision);
+  spec.distributed_optimizer = w.distributed_optimizer;
   spec.overlap = w.overlap;
   spec.iterations = e.iterations;
   with_context(e.source, "workload", [&] { return spec.micro_batches(); });

@@ -32,6 +32,11 @@ nlohmann::json memory_json(const workload::GpuMemory& g) {
           {"fits", g.fits()}};
 }
 
+// The memory estimate's options as the job runs: ZeRO-1 under the distributed optimizer.
+workload::MemoryOptions memory_options(const workload::TrainingSpec& spec) {
+  return workload::MemoryOptions{.zero_stage = spec.distributed_optimizer ? 1 : 0};
+}
+
 }  // namespace
 
 nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload::WorkloadSummary& s,
@@ -79,7 +84,8 @@ nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload:
          return ops;
        }()},
       {"compute_model", spec.kernels ? "measured kernels" : "roofline"},
-      {"memory", memory_json(workload::gpu_memory(spec))},
+      {"distributed_optimizer", spec.distributed_optimizer},
+      {"memory", memory_json(workload::gpu_memory(spec, memory_options(spec)))},
   };
 }
 
@@ -146,7 +152,7 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
             : "");
     out += ops.render();
   }
-  const workload::GpuMemory memory = workload::gpu_memory(spec);
+  const workload::GpuMemory memory = workload::gpu_memory(spec, memory_options(spec));
   out +=
       fmt::format("\nmemory per GPU (estimate, docs/workload.md \"Memory\"): {}{}\n",
                   workload::memory_text(memory), memory.fits() ? "" : "; more than the GPU's HBM");

@@ -103,6 +103,8 @@ const char* to_string(Op o) {
       return "generic";
     case Op::Permute:
       return "permute";
+    case Op::ParamAllGather:
+      return "param-all-gather";
   }
   return "?";
 }

@@ -56,10 +56,11 @@ enum class Op : std::uint8_t {
   PpGradient,
   DenseGradAllReduce,
   ExpertGradAllReduce,
-  Optimizer,  // the optimizer step after the gradient all-reduces (when calibrated)
-  Generic,    // imported (Chakra) tasks
-  Permute,    // the MoE token permutation: before the dispatch (gather into expert order) and
-              // after the combine (the weighted scatter back), half of it each
+  Optimizer,       // the optimizer step after the gradient all-reduces (when calibrated)
+  Generic,         // imported (Chakra) tasks
+  Permute,         // the MoE token permutation: before the dispatch (gather into expert order) and
+                   // after the combine (the weighted scatter back), half of it each
+  ParamAllGather,  // the distributed optimizer's all-gather of updated parameters over DP
 };
 
 const char* to_string(TaskKind k);

@@ -340,14 +340,20 @@ class GraphBuilder {
     for (int s = 0; s < p_.pp; ++s) {
       gradients_.reduce_stage(tasks_, s);
       if (spec_.optimizer_efficiency) optimizer_step(s);
+      if (spec_.distributed_optimizer) gradients_.gather_parameters(tasks_, s);
     }
   }
 
   // The optimizer step on every GPU of the stage, after its gradient all-reduces (the compute
   // stream's pending dependencies); the next iteration's first compute follows it.
   void optimizer_step(int stage) {
-    const std::int64_t params = gradients_.stage_dense_params(stage) / p_.tp +
-                                gradients_.stage_expert_params(stage) / p_.expert_tp();
+    // With the distributed optimizer each GPU updates its shard: the dense parameters' over the
+    // stage's DP x CP GPUs of its TP rank, the experts' over their expert-DP replicas.
+    const std::int64_t dense_shards = spec_.distributed_optimizer ? p_.dense_dp() * p_.cp : 1;
+    const std::int64_t expert_shards = spec_.distributed_optimizer ? p_.expert_dp() : 1;
+    const std::int64_t params =
+        gradients_.stage_dense_params(stage) / p_.tp / dense_shards +
+        gradients_.stage_expert_params(stage) / p_.expert_tp() / expert_shards;
     const Time t =
         compute_.optimizer_step(params, kOptimizerBytesPerParam, *spec_.optimizer_efficiency);
     tasks_.each_gpu(stage, [&](int g, std::size_t, int) {

@@ -101,6 +101,11 @@ struct TrainingSpec {
   std::optional<Time> expert_layer_busiest;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   Precision precision = Precision::BF16;
+  // Megatron-LM's distributed optimizer (ZeRO-1, --use-distributed-optimizer): gradients are
+  // reduce-scattered over the data-parallel GPUs holding the same parameters, each updates its
+  // shard, and the parameters are all-gathered before the next iteration; the optimizer state is
+  // sharded (gpu_memory).
+  bool distributed_optimizer = false;
   OverlapSpec overlap;
   int iterations = 1;
   const ComputeReplay* replay = nullptr;  // measured durations, when given

@@ -10,7 +10,8 @@ namespace mfabric::workload::training {
 GradientReduction::GradientReduction(const TrainingSpec& spec, const RankLayout& layout)
     : spec_(spec),
       layout_(layout),
-      grad_pending_(static_cast<std::size_t>(spec.parallelism.gpus())) {}
+      grad_pending_(static_cast<std::size_t>(spec.parallelism.gpus())),
+      reduced_(static_cast<std::size_t>(spec.parallelism.pp)) {}
 
 std::int64_t GradientReduction::stage_dense_params(int stage) const {
   return workload::stage_dense_params(spec_.model, layout_, stage);
@@ -33,11 +34,15 @@ void GradientReduction::reduce_gradients(TrainingTasks& tasks, int stage, std::i
       deps.push_back(tasks.last_compute(g));
       if (spec_.overlap.ep_comm) deps.push_back(tasks.other_step_last(g));
     }
+    std::vector<std::int32_t> group(members.begin(), members.end());
     const TaskId id = tasks.collective(
-        CollectiveKind::AllReduce, op, Traffic::DP, Phase::Update, -1, -1,
-        std::vector<std::int32_t>(members.begin(), members.end()), bytes, -1, std::move(deps));
+        spec_.distributed_optimizer ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, op,
+        Traffic::DP, Phase::Update, -1, -1, group, bytes, -1, std::move(deps));
     for (int g : members)
       grad_pending_[static_cast<std::size_t>(g)].push_back(id);
+    if (spec_.distributed_optimizer) {
+      reduced_[static_cast<std::size_t>(stage)].push_back({std::move(group), bytes, id});
+    }
   };
   // Per TP rank its dense group, then the expert groups of the first EP group's GPUs (edp 0)
   // of that rank: one per (etp, ep); expert TP ranks beyond TP come after.
@@ -52,6 +57,22 @@ void GradientReduction::reduce_gradients(TrainingTasks& tasks, int stage, std::i
              expert);
     }
   }
+}
+
+void GradientReduction::gather_parameters(TrainingTasks& tasks, int stage) {
+  auto& reduced = reduced_[static_cast<std::size_t>(stage)];
+  for (Reduced& r : reduced) {
+    // After the reduce-scatter and each member's optimizer step (its last compute).
+    std::vector<TaskId> deps{r.reduce_scatter};
+    for (int g : r.members)
+      deps.push_back(tasks.last_compute(g));
+    const TaskId id =
+        tasks.collective(CollectiveKind::AllGather, Op::ParamAllGather, Traffic::DP, Phase::Update,
+                         -1, -1, r.members, r.bytes, -1, std::move(deps));
+    for (int g : r.members)
+      tasks.pending(g).push_back(id);
+  }
+  reduced.clear();
 }
 
 void GradientReduction::reduce_layer(TrainingTasks& tasks, int stage, int layer) {

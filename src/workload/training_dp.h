@@ -25,6 +25,10 @@ class GradientReduction {
   // then waits for all of the iteration's reductions (TrainingTasks::pending).
   void reduce_stage(TrainingTasks& tasks, int stage);
 
+  // With the distributed optimizer, after the stage's optimizer step (each member's last compute):
+  // the all-gather of the updated parameters over every group the stage's gradients were
+  // reduce-scattered in; the stage's GPUs' next compute waits for them.
+  void gather_parameters(TrainingTasks& tasks, int stage);
   // Parameters of the stage's dense part (its layers' and embeddings') and of its local experts.
   std::int64_t stage_dense_params(int stage) const;
   std::int64_t stage_expert_params(int stage) const;
@@ -41,6 +45,14 @@ class GradientReduction {
   // Gradient all-reduces of the iteration being built, per GPU, handed to its pending
   // dependencies when the stage's reductions are complete.
   std::vector<std::vector<TaskId>> grad_pending_;
+  // With the distributed optimizer: per stage, each reduce-scatter's members, bytes and task, for
+  // the all-gather after the step.
+  struct Reduced {
+    std::vector<std::int32_t> members;
+    Bytes bytes;
+    TaskId reduce_scatter = -1;
+  };
+  std::vector<std::vector<Reduced>> reduced_;
 };
 
 }  // namespace mfabric::workload::training

@@ -159,6 +159,63 @@ TEST(TrainingGraph, MegatronFoldsTheExpertsOntoTheDenseLayersGpus) {
   EXPECT_GT(checked, 0);
 }
 
+// The distributed optimizer (ZeRO-1): each gradient group's all-reduce becomes a reduce-scatter
+// of the same buffer, and after the optimizer step an all-gather of the same bytes over the same
+// GPUs, which the next iteration's first compute waits for; the step itself updates a shard.
+TEST(TrainingGraph, DistributedOptimizerReduceScattersAndGathers) {
+  TrainingSpec plain = tiny_spec(2, 2, 2, 2);
+  plain.iterations = 2;
+  plain.optimizer_efficiency = 0.5;
+  TrainingSpec zero = plain;
+  zero.distributed_optimizer = true;
+  const RoutingTrace trace = synthetic_trace_for(plain, {}, 7);
+  const TaskGraph a = build_training_graph(plain, trace);
+  const TaskGraph b = build_training_graph(zero, trace);
+  std::map<std::vector<std::int32_t>, std::int64_t> all_reduced, scattered, gathered;
+  for (const Task& t : a.tasks()) {
+    if (t.traffic == Traffic::DP && t.iteration == 0) {
+      EXPECT_EQ(t.collective, CollectiveKind::AllReduce);
+      all_reduced[a.group(t.group)] += t.bytes.count();
+    }
+  }
+  Time step_plain, step_zero;
+  for (const Task& t : a.tasks()) {
+    if (t.op == Op::Optimizer && t.gpu == 0) step_plain = t.duration;
+  }
+  for (TaskId i = 0; i < static_cast<TaskId>(b.size()); ++i) {
+    const Task& t = b.task(i);
+    if (t.op == Op::Optimizer && t.gpu == 0) step_zero = t.duration;
+    if (t.traffic != Traffic::DP || t.iteration != 0) continue;
+    if (t.collective == CollectiveKind::ReduceScatter)
+      scattered[b.group(t.group)] += t.bytes.count();
+    if (t.collective == CollectiveKind::AllGather) {
+      EXPECT_EQ(t.op, Op::ParamAllGather);
+      gathered[b.group(t.group)] += t.bytes.count();
+      // It follows its members' optimizer steps.
+      bool after_step = false;
+      for (TaskId d : b.deps(i))
+        after_step = after_step || b.task(d).op == Op::Optimizer;
+      EXPECT_TRUE(after_step);
+    }
+  }
+  EXPECT_EQ(scattered, all_reduced);
+  EXPECT_EQ(gathered, all_reduced);
+  // The step updates a shard of the dense parameters (EP x DP = 4 GPUs of a TP rank) and of the
+  // experts (DP 2): a quarter to a half of the whole step.
+  EXPECT_LT(step_zero.seconds(), step_plain.seconds() / 2 + 1e-12);
+  EXPECT_GT(step_zero.seconds(), step_plain.seconds() / 4 - 1e-12);
+  // The next iteration's first compute on GPU 0 waits for an all-gather.
+  bool waits = false;
+  for (TaskId i = 0; i < static_cast<TaskId>(b.size()) && !waits; ++i) {
+    const Task& t = b.task(i);
+    if (t.kind != TaskKind::Compute || t.gpu != 0 || t.iteration != 1) continue;
+    for (TaskId d : b.deps(i))
+      waits = waits || b.task(d).op == Op::ParamAllGather;
+    break;
+  }
+  EXPECT_TRUE(waits);
+}
+
 // FP8 (DeepSeek-V3's recipe): the all-to-all to the experts carries 1 byte and a fp32 scale per
 // 128 hidden elements instead of 2 bytes, the one back stays bf16; tokens and pairs unchanged.
 TEST(TrainingGraph, Fp8HalvesTheAllToAllToTheExpertsOnly) {
