@@ -79,24 +79,9 @@ study::CompareSpec spec_from(const CompareOptions& o) {
                   "runs with 'mfabric simulate'");
     }
     spec.base = e;
-    const config::TrainingJob& w = *e.model;
-    config::TrainingJob m;
-    m.model = w.model;
-    m.tp = w.tp;
-    m.pp = w.pp;
-    m.ep = w.ep;
-    m.dp = w.dp;
-    m.etp = w.etp;
-    m.cp = w.cp;
-    m.vp = w.vp;
-    m.precision = w.precision;
-    m.distributed_optimizer = w.distributed_optimizer;
-    m.convention = w.convention;
-    m.split = w.split;
-    m.micro_batch = w.micro_batch;
-    m.global_batch = w.global_batch;
-    m.seq = w.seq;
-    spec.models = {m};
+    // The file's job; how it trains (routing, schedule, overlap) comes from spec.base, which is
+    // the same file.
+    spec.models = {*e.model};
     spec.links = {e.cluster.link};
   }
   if (!o.models.empty()) {

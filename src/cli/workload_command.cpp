@@ -2,6 +2,7 @@
 // traffic mix and compute times.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -49,8 +50,8 @@ struct WorkloadOptions {
   // Set from the model's recipe (apply_recipe_options).
   bool no_recipe = false;
   bool forced_balance = false;
-  int split_first = 0, split_last = 0;
-  bool split_embedding = false, split_loss = false;
+  workload::PipelineSplit split;
+  bool ep_overlap = false;
   std::string recipe_of;
   std::vector<std::string> recipe_notes;
 };
@@ -110,56 +111,49 @@ workload::TrainingSpec training_spec_from(const std::string& model, std::optiona
 namespace {
 
 // The model's recipe fills what the command line leaves out, as in an experiment file
-// (config::apply_recipe, docs/experiment.md): its degrees, schedule and split when no degree
-// option is given (and then, without --gpus or --gpu, the GPUs it was published for), each of
-// the batch options and --precision not given, and its routing balance without --routing. Not
-// under --convention paper, a convention other than the recipe's, or --no-recipe.
+// (config::apply_recipe; an option stands for the workload field of its name), and when it gives
+// the degrees, also the GPUs and GPU it was published for unless --gpus, --dp or --gpu is given.
+// Not with --no-recipe.
 void apply_recipe_options(const CLI::App& app, WorkloadOptions& o) {
-  const auto given = [&](const char* option) { return app.count(option) > 0; };
   if (o.no_recipe) return;
-  if (given("--convention") && o.convention == "paper") return;
-  workload::ModelSpec model;
-  try {
-    model = workload::load_model(o.model);
-  } catch (const Error&) {
-    return;  // building the job says why
-  }
-  if (!model.recipe) return;
-  const workload::Recipe& r = *model.recipe;
-  if (given("--convention") && o.convention != r.convention) return;
-  if (!given("--micro-batch")) o.micro_batch = r.micro_batch;
-  if (!given("--global-batch")) o.global_batch = r.global_batch;
-  if (!given("--seq")) o.seq = r.seq;
-  if (!given("--precision")) o.precision = r.precision;
-  if (!given("--distributed-optimizer")) o.distributed_optimizer = r.distributed_optimizer;
-  if (!given("--routing")) o.forced_balance = r.routing_balance == "forced";
-  for (const char* option : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--schedule"})
-    if (given(option)) return;
-  o.recipe_of = model.name;
-  o.convention = r.convention;
-  o.tp = r.tp;
-  o.pp = r.pp;
-  o.vp = r.vp;
-  o.ep = r.ep;
-  o.etp = r.convention == "paper" ? 0 : r.etp;
-  o.cp = r.cp;
-  if (!given("--gpus") && !given("--dp") && r.gpus > 0) o.gpus = r.gpus;
-  if (!given("--gpu") && !r.gpu.empty()) o.gpu = r.gpu;
-  o.schedule = r.schedule == "dualpipe" ? "1f1b" : r.schedule;
-  if (r.schedule == "dualpipe") {
-    o.recipe_notes.push_back(
-        "its DualPipe schedule is not simulated: the graph is 1F1B's (simulate runs it with the "
-        "EP all-to-all overlapped)");
-  }
-  if (r.max_nodes_per_token > 0) {
-    o.recipe_notes.push_back(
-        fmt::format("its node-limited routing (at most {} nodes a token) is not simulated",
-                    r.max_nodes_per_token));
-  }
-  o.split_first = r.first_stage_layers;
-  o.split_last = r.last_stage_layers;
-  o.split_embedding = r.embedding_in_split;
-  o.split_loss = r.loss_in_split;
+  const auto option = [&](const char* field) {
+    std::string name = std::string("--") + field;
+    std::replace(name.begin(), name.end(), '_', '-');
+    // A field with no option of its own (pipeline, overlap) is never given here.
+    const CLI::Option* given = app.get_option_no_throw(name);
+    return given != nullptr && given->count() > 0;
+  };
+  config::TrainingJob job;
+  job.model = o.model;
+  job.convention = o.convention;
+  job.micro_batch = o.micro_batch;
+  job.global_batch = o.global_batch;
+  job.seq = o.seq;
+  job.precision = o.precision;
+  job.distributed_optimizer = o.distributed_optimizer;
+  const std::optional<workload::Recipe> r =
+      config::apply_recipe(job, [&](const char* field) { return option(field); });
+  o.micro_batch = job.micro_batch;
+  o.global_batch = job.global_batch;
+  o.seq = job.seq;
+  o.precision = job.precision;
+  o.distributed_optimizer = job.distributed_optimizer;
+  o.forced_balance = job.synthetic.balance == workload::RoutingBalance::Forced;
+  if (!r) return;
+  o.recipe_of = job.recipe_of;
+  o.recipe_notes = job.recipe_notes;
+  o.convention = job.convention;
+  o.tp = job.tp;
+  o.pp = job.pp;
+  o.vp = job.vp;
+  o.ep = job.ep;
+  o.etp = job.etp;
+  o.cp = job.cp;
+  o.schedule = job.schedule;
+  o.split = job.split;
+  o.ep_overlap = job.overlap.ep_comm;
+  if (!option("gpus") && !option("dp") && r->gpus > 0) o.gpus = r->gpus;
+  if (!option("gpu") && !r->gpu.empty()) o.gpu = r->gpu;
 }
 
 int run_model(const WorkloadOptions& o) {
@@ -173,10 +167,7 @@ int run_model(const WorkloadOptions& o) {
   degrees.etp = o.etp;
   degrees.cp = o.cp;
   degrees.vp = o.vp;
-  degrees.split = workload::PipelineSplit{.first = o.split_first,
-                                          .last = o.split_last,
-                                          .embedding = o.split_embedding,
-                                          .loss = o.split_loss};
+  degrees.split = o.split;
   degrees.convention =
       with_context("", "--convention", [&] { return workload::parse_convention(o.convention); });
   workload::TrainingSpec spec = training_spec_from(o.model, o.gpus, degrees, o.dp, o.micro_batch,
@@ -188,6 +179,7 @@ int run_model(const WorkloadOptions& o) {
   spec.precision =
       with_context("", "--precision", [&] { return workload::parse_precision(o.precision); });
   spec.distributed_optimizer = o.distributed_optimizer;
+  spec.overlap.ep_comm = o.ep_overlap;
   with_option_names([&] { return spec.micro_batches(); });
   spec.iterations = checked_iterations(o.iterations, "--iterations");
   with_option_names([&] {

@@ -179,40 +179,34 @@ workload::SyntheticRouting parse_synthetic(const YAML::Node& node, const std::st
   return p;
 }
 
-// The model's recipe (its default job, workload/model.h) supplies the job fields the file leaves
-// out: its parallelism (degrees but DP, which the cluster gives; pipeline split; schedule) when
-// the file gives no degree of its own, and each of micro-batch, global batch, sequence length and
-// precision the file does not give; without a routing of the file's, the recipe's routing
-// balance. Not when the file names the paper's convention (the paper's jobs count GPUs their own
-// way) or a convention other than the recipe's, nor for a model without a recipe (or a model
-// file that does not load: building the job says why). What the tool does not simulate of a
-// recipe is said in w.recipe_notes.
-void apply_recipe(const Fields& f, TrainingJob& w) {
-  if (f.has("convention") && w.convention == "paper") return;
+}  // namespace
+
+std::optional<workload::Recipe> apply_recipe(TrainingJob& w,
+                                             const std::function<bool(const char*)>& given) {
+  if (given("convention") && w.convention == "paper") return std::nullopt;
   workload::ModelSpec model;
   try {
     model = workload::load_model(w.model);
   } catch (const Error&) {
-    return;
+    return std::nullopt;
   }
-  if (!model.recipe) return;
+  if (!model.recipe) return std::nullopt;
   const workload::Recipe& r = *model.recipe;
-  if (f.has("convention") && w.convention != r.convention) return;
+  if (given("convention") && w.convention != r.convention) return std::nullopt;
   const auto take = [&](const char* key, auto& field, const auto& value) {
-    if (!f.has(key)) field = value;
+    if (!given(key)) field = value;
   };
   take("micro_batch", w.micro_batch, r.micro_batch);
   take("global_batch", w.global_batch, r.global_batch);
   take("seq", w.seq, r.seq);
   take("precision", w.precision, r.precision);
   take("distributed_optimizer", w.distributed_optimizer, r.distributed_optimizer);
-  if (!f.has("routing") && r.routing_balance == "forced") {
+  if (!given("routing") && r.routing_balance == "forced") {
     w.synthetic.balance = workload::RoutingBalance::Forced;
   }
-  bool own_degrees = false;
-  for (const char* key : {"tp", "pp", "vp", "ep", "etp", "cp", "dp", "pipeline", "schedule"})
-    own_degrees = own_degrees || f.has(key);
-  if (own_degrees) return;
+  for (const char* key : {"tp", "pp", "vp", "ep", "etp", "cp", "dp", "pipeline", "schedule"}) {
+    if (given(key)) return std::nullopt;
+  }
   w.recipe_of = model.name;
   w.convention = r.convention;
   w.tp = r.tp;
@@ -225,26 +219,27 @@ void apply_recipe(const Fields& f, TrainingJob& w) {
   w.split.last = r.last_stage_layers;
   w.split.embedding = r.embedding_in_split;
   w.split.loss = r.loss_in_split;
-  {
-    if (r.schedule == "dualpipe") {
-      // The nearest schedule simulated: 1F1B with one micro-batch's all-to-all under another's
-      // compute, which DualPipe also does, without its bidirectional pipeline.
-      w.schedule = "1f1b";
-      if (!f.has("overlap")) w.overlap.ep_comm = true;
-      w.recipe_notes.push_back(
-          "its DualPipe schedule is not simulated: it runs 1F1B with the EP all-to-all "
-          "overlapped (overlap: {ep_comm: true}), whose pipeline bubble is larger");
-    } else {
-      w.schedule = w.vp > 1 && r.schedule == "1f1b" ? "interleaved" : r.schedule;
-    }
+  if (r.schedule == "dualpipe") {
+    // The nearest schedule simulated: 1F1B with one micro-batch's all-to-all under another's
+    // compute, which DualPipe also does, without its bidirectional pipeline.
+    w.schedule = "1f1b";
+    if (!given("overlap")) w.overlap.ep_comm = true;
+    w.recipe_notes.push_back(
+        "its DualPipe schedule is not simulated: it runs 1F1B with the EP all-to-all "
+        "overlapped (overlap: {ep_comm: true}), whose pipeline bubble is larger");
+  } else {
+    w.schedule = w.vp > 1 && r.schedule == "1f1b" ? "interleaved" : r.schedule;
   }
-  if (r.max_nodes_per_token > 0 && !f.has("routing")) {
+  if (r.max_nodes_per_token > 0 && !given("routing")) {
     w.recipe_notes.push_back(fmt::format(
         "its node-limited routing (each token to experts on at most {} nodes) is not simulated: "
         "tokens go to experts on any node",
         r.max_nodes_per_token));
   }
+  return r;
 }
+
+namespace {
 
 void parse_workload(const YAML::Node& node, Experiment& e) {
   const Fields f(node, e.source, "workload", kWorkloadFields);
@@ -366,7 +361,9 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
     if (r.has("trace")) w.routing_trace = relative_to(e.source, *r.optional_string("trace"));
     if (r.has("synthetic")) w.synthetic = parse_synthetic(r.get("synthetic"), e.source);
   }
-  if (f.optional_bool("recipe").value_or(true)) apply_recipe(f, w);
+  if (f.optional_bool("recipe").value_or(true)) {
+    apply_recipe(w, [&](const char* key) { return f.has(key); });
+  }
   e.model = w;
 }
 

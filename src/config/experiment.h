@@ -142,6 +142,18 @@ inline constexpr double kNetworkBytesPerTopologyByte = 8;
 // above e.max_memory; read_experiment calls it before the fabric is built.
 void check_network_size(const Experiment& e);
 
+// The model's recipe (its default job, workload/model.h) fills the job fields its source left
+// out (`given(field)`: whether it set the workload field of that name, as in an experiment file):
+// its parallelism (degrees but DP, which the cluster gives; pipeline split; schedule) when none of
+// tp, pp, vp, ep, etp, cp, dp, pipeline, schedule is given, and each of micro_batch,
+// global_batch, seq, precision, distributed_optimizer not given; without a routing given, the
+// recipe's routing balance. Not under a given paper convention (the paper's jobs count GPUs
+// their own way) or a convention other than the recipe's, nor for a model without a recipe (or a
+// model file that does not load: building the job says why). What the tool does not simulate of
+// the recipe is added to job.recipe_notes. Returns the recipe when its parallelism was taken.
+std::optional<workload::Recipe> apply_recipe(TrainingJob& job,
+                                             const std::function<bool(const char*)>& given);
+
 // The job's degrees as a ParallelismSpec (dp left at 1: resolve_parallelism sets it).
 workload::ParallelismSpec job_parallelism(const TrainingJob& job);
 

@@ -12,12 +12,7 @@ namespace mfabric::workload {
 namespace {
 
 ParallelismSpec par(int tp, int pp, int ep, int dp) {
-  ParallelismSpec p;
-  p.tp = tp;
-  p.pp = pp;
-  p.ep = ep;
-  p.dp = dp;
-  return p;
+  return paper_parallelism(tp, pp, ep, dp);
 }
 
 // The field of the error the layout throws, or "" if none.
