@@ -105,6 +105,21 @@ config::TrainingJob paper_setup(const std::string& model, const std::string& fie
   for (const config::TrainingJob& m : paper_models()) {
     if (m.model == model) return m;
   }
+  // Another name of a paper model's architecture (deepseek-v3 for deepseek-r1): its setup, under
+  // the name asked for, which every output then prints.
+  try {
+    const workload::ModelSpec asked = workload::load_model(model);
+    for (config::TrainingJob m : paper_models()) {
+      const workload::ModelSpec paper = workload::load_model(m.model);
+      if (std::find(paper.aliases.begin(), paper.aliases.end(), asked.name) !=
+          paper.aliases.end()) {
+        m.model = asked.name;
+        return m;
+      }
+    }
+  } catch (const Error&) {
+    // Not a model at all: the error below lists the setups there are.
+  }
   std::string known;
   for (const config::TrainingJob& m : paper_models())
     known += (known.empty() ? "" : ", ") + m.model;

@@ -34,6 +34,11 @@ TEST(Compare, ThePapersGrid) {
   for (const config::TrainingJob& m : s.models)
     EXPECT_EQ(1024 % (m.tp * m.pp * m.ep), 0) << m.model;
   EXPECT_EQ(paper_setup("deepseek-r1", "--models").pp, 16);
+  // An alias of a paper model's architecture gets its setup under the name asked for.
+  const config::TrainingJob v3 = paper_setup("deepseek-v3", "--models");
+  EXPECT_EQ(v3.model, "deepseek-v3");
+  EXPECT_EQ(v3.ep, 64);
+  EXPECT_EQ(v3.convention, "paper");
   EXPECT_EQ(error_field([] { paper_setup("gpt-5", "--models"); }), "--models");
 }
 
