@@ -33,6 +33,8 @@ struct WorkloadOptions {
   int vp = 1;
   std::string precision = "bf16";
   bool distributed_optimizer = false;
+  std::string dispatcher = "alltoall";
+  int max_nodes = 0;
   std::string convention = "megatron";
   int micro_batch = 8;
   int global_batch = 128;
@@ -131,6 +133,7 @@ void apply_recipe_options(const CLI::App& app, WorkloadOptions& o) {
   job.seq = o.seq;
   job.precision = o.precision;
   job.distributed_optimizer = o.distributed_optimizer;
+  job.dispatcher = o.dispatcher;
   const std::optional<workload::Recipe> r =
       config::apply_recipe(job, [&](const char* field) { return option(field); });
   o.micro_batch = job.micro_batch;
@@ -138,6 +141,8 @@ void apply_recipe_options(const CLI::App& app, WorkloadOptions& o) {
   o.seq = job.seq;
   o.precision = job.precision;
   o.distributed_optimizer = job.distributed_optimizer;
+  o.dispatcher = job.dispatcher;
+  o.max_nodes = job.max_nodes;
   o.forced_balance = job.synthetic.balance == workload::RoutingBalance::Forced;
   if (!r) return;
   o.recipe_of = job.recipe_of;
@@ -179,6 +184,9 @@ int run_model(const WorkloadOptions& o) {
   spec.precision =
       with_context("", "--precision", [&] { return workload::parse_precision(o.precision); });
   spec.distributed_optimizer = o.distributed_optimizer;
+  spec.dispatcher =
+      with_context("", "--dispatcher", [&] { return workload::parse_dispatcher(o.dispatcher); });
+  spec.max_nodes_per_token = o.max_nodes;
   spec.overlap.ep_comm = o.ep_overlap;
   with_option_names([&] { return spec.micro_batches(); });
   spec.iterations = checked_iterations(o.iterations, "--iterations");
@@ -272,6 +280,10 @@ Command register_workload(CLI::App& command) {
   app->add_option("--precision", o->precision,
                   "GEMM precision: bf16 or fp8 (FP8 GEMMs at their measured speed, FP8 "
                   "all-to-all to the experts; docs/workload.md)")
+      ->capture_default_str();
+  app->add_option("--dispatcher", o->dispatcher,
+                  "How tokens reach the experts: alltoall (a copy per expert) or deepep (a copy "
+                  "per node, forwarded over NVLink)")
       ->capture_default_str();
   app->add_flag("--distributed-optimizer", o->distributed_optimizer,
                 "Megatron-LM's distributed optimizer (ZeRO-1): gradients reduce-scattered and "

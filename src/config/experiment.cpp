@@ -36,6 +36,7 @@ const std::vector<std::string> kWorkloadFields = {"model",
                                                   "vp",
                                                   "precision",
                                                   "distributed_optimizer",
+                                                  "dispatcher",
                                                   "convention",
                                                   "pipeline",
                                                   "recipe",
@@ -201,6 +202,8 @@ std::optional<workload::Recipe> apply_recipe(TrainingJob& w,
   take("seq", w.seq, r.seq);
   take("precision", w.precision, r.precision);
   take("distributed_optimizer", w.distributed_optimizer, r.distributed_optimizer);
+  take("dispatcher", w.dispatcher, r.dispatcher);
+  if (!given("routing")) w.max_nodes = r.max_nodes_per_token;
   if (!given("routing") && r.routing_balance == "forced") {
     w.synthetic.balance = workload::RoutingBalance::Forced;
   }
@@ -230,12 +233,7 @@ std::optional<workload::Recipe> apply_recipe(TrainingJob& w,
   } else {
     w.schedule = w.vp > 1 && r.schedule == "1f1b" ? "interleaved" : r.schedule;
   }
-  if (r.max_nodes_per_token > 0 && !given("routing")) {
-    w.recipe_notes.push_back(fmt::format(
-        "its node-limited routing (each token to experts on at most {} nodes) is not simulated: "
-        "tokens go to experts on any node",
-        r.max_nodes_per_token));
-  }
+
   return r;
 }
 
@@ -317,6 +315,9 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   w.vp = f.optional_int("vp").value_or(1);
   w.precision = f.optional_string("precision").value_or(w.precision);
   w.distributed_optimizer = f.optional_bool("distributed_optimizer").value_or(false);
+  w.dispatcher = f.optional_string("dispatcher").value_or(w.dispatcher);
+  with_context(e.source, f.field("dispatcher"),
+               [&] { return workload::parse_dispatcher(w.dispatcher); });
   with_context(e.source, f.field("precision"),
                [&] { return workload::parse_precision(w.precision); });
   w.convention = f.optional_string("convention").value_or(w.convention);
@@ -353,7 +354,12 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
     w.overlap.tp_comm = o.optional_bool("tp_comm").value_or(false);
   }
   if (f.has("routing")) {
-    const Fields r(f.get("routing"), e.source, "workload.routing", {"synthetic", "trace"});
+    const Fields r(f.get("routing"), e.source, "workload.routing",
+                   {"synthetic", "trace", "max_nodes"});
+    if (r.has("max_nodes")) {
+      w.max_nodes = *r.optional_int("max_nodes");
+      positive(r, "max_nodes", w.max_nodes);
+    }
     if (r.has("synthetic") == r.has("trace")) {
       throw Error(e.source, "workload.routing",
                   "expected exactly one of 'synthetic: {...}' or 'trace: FILE'");

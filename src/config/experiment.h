@@ -40,8 +40,10 @@ struct TrainingJob {
   int etp = 0;            // expert TP; 0: the convention's (workload/parallelism.h)
   int cp = 1;
   int vp = 1;  // virtual pipeline (model chunks a stage): the interleaved schedule
-  std::string precision = "bf16";      // "bf16" or "fp8" (workload/training.h, Precision)
-  bool distributed_optimizer = false;  // ZeRO-1 (workload/training.h)
+  std::string precision = "bf16";       // "bf16" or "fp8" (workload/training.h, Precision)
+  bool distributed_optimizer = false;   // ZeRO-1 (workload/training.h)
+  std::string dispatcher = "alltoall";  // "alltoall" or "deepep" (workload/training.h)
+  int max_nodes = 0;                    // node-limited routing (workload.routing.max_nodes)
   // How the degrees count GPUs (workload/parallelism.h): "megatron" or "paper".
   std::string convention = "megatron";
   workload::PipelineSplit split;

@@ -143,6 +143,8 @@ workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSum
   spec.schedule = workload::parse_schedule(w.schedule);
   spec.precision = workload::parse_precision(w.precision);
   spec.distributed_optimizer = w.distributed_optimizer;
+  spec.dispatcher = workload::parse_dispatcher(w.dispatcher);
+  spec.max_nodes_per_token = w.max_nodes;
   spec.overlap = w.overlap;
   spec.iterations = e.iterations;
   with_context(e.source, "workload", [&] { return spec.micro_batches(); });

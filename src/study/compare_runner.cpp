@@ -124,13 +124,15 @@ std::vector<CompareJob> make_jobs(const CompareSpec& spec,
         // The paper's convention with an even pipeline adds nothing, so that journals made
         // before the other conventions existed still match.
         const bool paper_plain = m->convention == "paper" && m->split.even() && m->vp == 1 &&
-                                 m->precision == "bf16" && !m->distributed_optimizer;
+                                 m->precision == "bf16" && !m->distributed_optimizer &&
+                                 m->dispatcher == "alltoall" && m->max_nodes == 0;
         const std::string layout =
             paper_plain ? ""
                         : fmt::format(" {} etp {} cp {} vp {} split {} {} {} {} {}{}",
                                       m->convention, m->etp, m->cp, m->vp, m->split.first,
                                       m->split.last, m->split.embedding, m->split.loss,
-                                      m->precision, m->distributed_optimizer ? " zero1" : "");
+                                      m->precision, m->distributed_optimizer ? " zero1" : "") +
+                              fmt::format(" {} {}", m->dispatcher, m->max_nodes);
         const std::string identity =
             fmt::format("{}\n{} tp {} pp {} ep {} dp {} mb {} gb {} seq {}{}\n{} bps\n{}\n{}\n{}",
                         spec.fingerprint_basis, m->model, m->tp, m->pp, m->ep, m->dp.value_or(0),

@@ -34,9 +34,10 @@ struct Recipe {
   int micro_batch = 1;
   int global_batch = 0;
   int seq = 4096;
-  std::string precision = "bf16";      // "bf16" or "fp8"
-  bool distributed_optimizer = false;  // ZeRO-1 (Megatron-LM's --use-distributed-optimizer)
-  std::string schedule = "1f1b";       // "1f1b", "interleaved" or "dualpipe"
+  std::string precision = "bf16";       // "bf16" or "fp8"
+  bool distributed_optimizer = false;   // ZeRO-1 (Megatron-LM's --use-distributed-optimizer)
+  std::string dispatcher = "alltoall";  // "alltoall" or "deepep" (workload/training.h)
+  std::string schedule = "1f1b";        // "1f1b", "interleaved" or "dualpipe"
   // Megatron-LM's pipeline split (workload/parallelism.h, PipelineSplit).
   int first_stage_layers = 0, last_stage_layers = 0;
   bool embedding_in_split = false, loss_in_split = false;

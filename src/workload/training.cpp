@@ -35,6 +35,16 @@ PipelineSchedule parse_schedule(const std::string& text) {
       fmt::format("unknown pipeline schedule '{}' (known: 1f1b, gpipe, interleaved)", text));
 }
 
+const char* to_string(Dispatcher d) {
+  return d == Dispatcher::DeepEP ? "deepep" : "alltoall";
+}
+
+Dispatcher parse_dispatcher(const std::string& text) {
+  if (text == "alltoall") return Dispatcher::AllToAll;
+  if (text == "deepep") return Dispatcher::DeepEP;
+  throw Error(fmt::format("unknown dispatcher '{}' (known: alltoall, deepep)", text));
+}
+
 const char* to_string(Precision p) {
   return p == Precision::FP8 ? "fp8" : "bf16";
 }
@@ -79,6 +89,20 @@ int TrainingSpec::micro_batches() const {
                 fmt::format("micro_batch x seq x top_k = {} x {} x {} tokens is more than a "
                             "routing trace counts (2^31 - 1)",
                             micro_batch, seq, model.top_k));
+  }
+  if (max_nodes_per_token < 0) {
+    throw Error("", "max_nodes",
+                fmt::format("expected a node count >= 1, got {}", max_nodes_per_token));
+  }
+  if (max_nodes_per_token > 0) {
+    const int group_nodes = std::max(1, parallelism.ep_group_gpus() / std::max(1, gpus_per_server));
+    if (max_nodes_per_token > group_nodes) {
+      throw Error("", "max_nodes",
+                  fmt::format("{} nodes a token, but an EP group of ep x etp = {} GPUs spans {} "
+                              "node(s) of {} GPUs",
+                              max_nodes_per_token, parallelism.ep_group_gpus(), group_nodes,
+                              gpus_per_server));
+    }
   }
   if (precision == Precision::FP8 && !(gpu.peak_fp8_flops > 0)) {
     throw Error("", "precision",

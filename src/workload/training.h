@@ -80,6 +80,16 @@ Precision parse_precision(const std::string& text);
 // Bytes per hidden element of an FP8 all-to-all to the experts: e4m3 and a fp32 scale per 128.
 inline constexpr double kFp8DispatchBytesPerElement = 1.0 + 4.0 / 128;
 
+// How tokens reach the experts (workload.dispatcher). AllToAll: an all-to-all-v that sends each
+// token once per expert it is routed to. DeepEP: DeepSeek's DeepEP kernels, which send a token
+// once per node over RDMA, to the GPU of the same rail there, which forwards it over NVLink to
+// the token's experts on that node (and reduce on the way back); both hops as one all-to-all-v
+// (DeepEP pipelines them in chunks). docs/workload.md, "Dispatcher".
+enum class Dispatcher { AllToAll, DeepEP };
+const char* to_string(Dispatcher d);
+// "alltoall" or "deepep"; throws mfabric::Error otherwise.
+Dispatcher parse_dispatcher(const std::string& text);
+
 struct TrainingSpec {
   ModelSpec model;
   ParallelismSpec parallelism;
@@ -106,6 +116,10 @@ struct TrainingSpec {
   // shard, and the parameters are all-gathered before the next iteration; the optimizer state is
   // sharded (gpu_memory).
   bool distributed_optimizer = false;
+  Dispatcher dispatcher = Dispatcher::AllToAll;
+  // Node-limited routing: each token's experts lie on at most this many nodes of its EP group
+  // (DeepSeek-V3's M = 4); 0: no limit. It bounds the per-node copies of the DeepEP dispatcher.
+  int max_nodes_per_token = 0;
   OverlapSpec overlap;
   int iterations = 1;
   const ComputeReplay* replay = nullptr;  // measured durations, when given

@@ -65,6 +65,47 @@ std::pair<std::vector<std::int64_t>, ByteMatrix> ExpertTraffic::route(int iterat
   return {std::move(assignments), std::move(d)};
 }
 
+namespace {
+
+// DeepEP's dispatch of one routing (Dispatcher::DeepEP): `pairs` holds the bytes of the token-
+// expert pairs from EP rank a to rank b, `ranks_per_node` EP ranks share a node (in rank order),
+// each rank routes `tokens` tokens to `top_k` experts. Within a node the pairs go as they are
+// (NVLink). To another node N a rank sends each token once, to its rail peer there (the rank of
+// the same place on N), which forwards every pair to its expert's rank on N. How many of a's
+// tokens reach N: with the pairs to N a share p of a's k x tokens, each of a token's k choices
+// lands on N with probability p, so tokens x (1 - (1 - p)^k) of them, at most tokens x M / nodes
+// under node-limited routing to M nodes (the node choice spread evenly).
+ByteMatrix per_node_dispatch(const ByteMatrix& pairs, int ranks_per_node, int top_k, double tokens,
+                             double bytes_per_token, int max_nodes) {
+  const int n = pairs.n;
+  const int nodes = n / ranks_per_node;
+  ByteMatrix out(n);
+  const double cap = max_nodes > 0 ? static_cast<double>(max_nodes) / nodes : 1.0;
+  for (int a = 0; a < n; ++a) {
+    const int home = a / ranks_per_node;
+    for (int node = 0; node < nodes; ++node) {
+      const int first = node * ranks_per_node;
+      if (node == home) {
+        for (int b = first; b < first + ranks_per_node; ++b)
+          out.at(a, b) += pairs.at(a, b);
+        continue;
+      }
+      const int peer = first + a % ranks_per_node;
+      double to_node = 0;
+      for (int b = first; b < first + ranks_per_node; ++b) {
+        to_node += static_cast<double>(pairs.at(a, b));
+        out.at(peer, b) += pairs.at(a, b);  // the forward over NVLink (the peer's own: local)
+      }
+      const double p = tokens > 0 ? to_node / bytes_per_token / (tokens * top_k) : 0;
+      const double reached = std::min(1 - std::pow(1 - std::min(p, 1.0), top_k), cap);
+      out.at(a, peer) += std::llround(tokens * reached * bytes_per_token);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 const LayerRouting& ExpertTraffic::routing(TrainingTasks& tasks, int layer, int mb, int dp) {
   const auto key = std::make_tuple(layer, mb, dp);
   auto it = routing_.find(key);
@@ -73,6 +114,16 @@ const LayerRouting& ExpertTraffic::routing(TrainingTasks& tasks, int layer, int 
   LayerRouting r;
   r.assignments = std::move(assignments);
   TaskGraph& graph = tasks.graph();
+  const ParallelismSpec& p = spec_.parallelism;
+  const int ranks_per_node = std::max(1, spec_.gpus_per_server / p.expert_tp());
+  if (spec_.dispatcher == Dispatcher::DeepEP && p.ep > ranks_per_node &&
+      p.ep % ranks_per_node == 0) {
+    d = per_node_dispatch(
+        d, ranks_per_node, spec_.model.top_k, static_cast<double>(spec_.tokens_per_ep_rank()),
+        static_cast<double>(spec_.model.hidden) * spec_.model.dtype_bytes / p.expert_tp(),
+        spec_.max_nodes_per_token);
+  }
+  // What comes back retraces the way out (DeepEP reduces on the forwarding GPU).
   ByteMatrix combine = d.transposed();
   if (spec_.precision == Precision::FP8) {
     // Tokens (forward) and their gradients (backward) travel to the experts in FP8; what comes

@@ -159,6 +159,54 @@ TEST(TrainingGraph, MegatronFoldsTheExpertsOntoTheDenseLayersGpus) {
   EXPECT_GT(checked, 0);
 }
 
+// DeepEP's per-node dispatch, by hand: EP 4 over 2 nodes of 2 GPUs, top-2 of 4 experts, force-
+// balanced, T tokens a rank. A rank's pairs to the other node are T (half of its 2T); each of a
+// token's 2 choices lands there with probability 1/2, so 1 - 1/4 = 3/4 of its tokens cross, once
+// each, to the rail peer, which forwards the T pairs over NVLink. With at most 1 node a token,
+// 1/2 of them.
+TEST(TrainingGraph, DeepEpSendsATokenOncePerNode) {
+  TrainingSpec spec = testing::tiny_job(megatron_parallelism(1, 1, 4, 4), 2, 2, 16, 2 * 4);
+  SyntheticRouting balanced;
+  balanced.balance = RoutingBalance::Forced;
+  const RoutingTrace trace = synthetic_trace_for(spec, balanced, 3);
+  const double tokens = static_cast<double>(spec.tokens_per_ep_rank());  // 32
+  const double bpt = spec.model.hidden * spec.model.dtype_bytes;
+  const auto cross = [&](const TrainingSpec& s) {
+    const TaskGraph g = build_training_graph(s, trace);
+    for (const Task& t : g.tasks()) {
+      if (t.op != Op::Dispatch || t.phase != Phase::Forward) continue;
+      const ByteMatrix& m = g.matrix(t.matrix);
+      double across = 0, forwarded = 0;
+      for (int a = 0; a < m.n; ++a) {
+        for (int b = 0; b < m.n; ++b) {
+          if (a / 2 != b / 2) across += static_cast<double>(m.at(a, b));
+        }
+      }
+      // Rank 2 forwards rank 0's pairs for rank 3 (T/2 pairs) besides its own.
+      forwarded = static_cast<double>(m.at(2, 3));
+      return std::make_pair(across, forwarded);
+    }
+    return std::make_pair(0.0, 0.0);
+  };
+  const auto [plain_across, plain_forward] = cross(spec);
+  EXPECT_NEAR(plain_across, 4 * tokens * bpt, 4);  // a copy per pair: T pairs across per rank
+  spec.dispatcher = Dispatcher::DeepEP;
+  const auto [deepep_across, forwarded] = cross(spec);
+  EXPECT_NEAR(deepep_across, 4 * 0.75 * tokens * bpt, 4);
+  // Rank 2's own pairs to rank 3 and rank 0's forwarded: T/2 each.
+  EXPECT_NEAR(forwarded, tokens * bpt, 4);
+  spec.max_nodes_per_token = 1;
+  EXPECT_NEAR(cross(spec).first, 4 * 0.5 * tokens * bpt, 4);
+  // More nodes a token than the EP group spans is refused, naming the field.
+  spec.max_nodes_per_token = 3;
+  try {
+    spec.micro_batches();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "max_nodes");
+  }
+}
+
 // The distributed optimizer (ZeRO-1): each gradient group's all-reduce becomes a reduce-scatter
 // of the same buffer, and after the optimizer step an all-gather of the same bytes over the same
 // GPUs, which the next iteration's first compute waits for; the step itself updates a shard.
