@@ -40,6 +40,7 @@ struct CompareOptions {
   int jobs = 0;
   std::string out;
   bool json = false;
+  bool ignore_gpu_memory = false;
   bool full = false;
   bool quiet = false;
   std::string convention;
@@ -133,6 +134,7 @@ study::CompareSpec spec_from(const CompareOptions& o) {
   }
   if (o.jobs < 0) throw Error("", "--jobs", fmt::format("must be 0 or more, got {}", o.jobs));
   spec.jobs = o.jobs;
+  if (o.ignore_gpu_memory) spec.base.ignore_gpu_memory = true;
   if (!o.convention.empty()) {
     spec.cost_convention =
         with_context("", "--convention", [&] { return fabric::parse_convention(o.convention); });
@@ -269,6 +271,9 @@ Command register_compare(CLI::App& command) {
                   "How network cost is counted in every cost and perf/$ figure: paper (the "
                   "paper's formulas, the default) or built (what the built topology holds); "
                   "docs/cost-model.md");
+  app->add_flag("--ignore-gpu-memory", o->ignore_gpu_memory,
+                "Run jobs whose GPU memory estimate is above the GPU's HBM (megatron "
+                "convention; simulation.ignore_gpu_memory)");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_flag("-q,--quiet", o->quiet,
                 "No opening line and no progress on stderr (notes, warnings and errors stay)");

@@ -27,6 +27,7 @@ struct SimulateOptions {
   std::string fabric;
   std::optional<int> iterations;
   std::string max_memory;
+  bool ignore_gpu_memory = false;
   std::string out;
   bool json = false;
   bool flows = false;
@@ -84,6 +85,7 @@ int run_simulate(const SimulateOptions& o) {
     max_memory = with_context("", "--max-memory", [&] { return parse_bytes(o.max_memory); });
   }
   config::Experiment e = sim::load_experiment(o.experiment, max_memory);
+  if (o.ignore_gpu_memory) e.ignore_gpu_memory = true;
   if (!o.fabric.empty()) {
     e.fabric = with_context("", "--fabric", [&] { return Spec::parse(o.fabric); });
     config::fit_regions_to_job(e);
@@ -206,6 +208,9 @@ Command register_simulate(CLI::App& command) {
       "-o,--out", o->out,
       "Write results.json, links.csv, collectives.csv, utilisation.csv (link utilisation per "
       "time bin and link class) and report.html (its plot; needs gnuplot) here");
+  app->add_flag("--ignore-gpu-memory", o->ignore_gpu_memory,
+                "Run a training job whose GPU memory estimate is above the GPU's HBM (sets "
+                "simulation.ignore_gpu_memory; --max-memory is the simulator's own memory)");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_option("--bin", o->bin,
                   "With --out: the time bin of utilisation.csv, e.g. 5ms (default: 1ms, doubled "

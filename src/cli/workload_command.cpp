@@ -34,7 +34,9 @@ struct WorkloadOptions {
   std::string precision = "bf16";
   bool distributed_optimizer = false;
   std::string dispatcher = "alltoall";
+  std::string recompute = "none";
   int max_nodes = 0;
+  bool max_nodes_from_recipe = false;
   std::string convention = "megatron";
   int micro_batch = 8;
   int global_batch = 128;
@@ -134,6 +136,7 @@ void apply_recipe_options(const CLI::App& app, WorkloadOptions& o) {
   job.precision = o.precision;
   job.distributed_optimizer = o.distributed_optimizer;
   job.dispatcher = o.dispatcher;
+  job.recompute = o.recompute;
   const std::optional<workload::Recipe> r =
       config::apply_recipe(job, [&](const char* field) { return option(field); });
   o.micro_batch = job.micro_batch;
@@ -142,7 +145,9 @@ void apply_recipe_options(const CLI::App& app, WorkloadOptions& o) {
   o.precision = job.precision;
   o.distributed_optimizer = job.distributed_optimizer;
   o.dispatcher = job.dispatcher;
+  o.recompute = job.recompute;
   o.max_nodes = job.max_nodes;
+  o.max_nodes_from_recipe = job.max_nodes_from_recipe;
   o.forced_balance = job.synthetic.balance == workload::RoutingBalance::Forced;
   if (!r) return;
   o.recipe_of = job.recipe_of;
@@ -186,8 +191,15 @@ int run_model(const WorkloadOptions& o) {
   spec.distributed_optimizer = o.distributed_optimizer;
   spec.dispatcher =
       with_context("", "--dispatcher", [&] { return workload::parse_dispatcher(o.dispatcher); });
-  spec.max_nodes_per_token = o.max_nodes;
-  spec.overlap.ep_comm = o.ep_overlap;
+  spec.recompute =
+      with_context("", "--recompute", [&] { return workload::parse_recompute(o.recompute); });
+  {
+    config::TrainingJob job;
+    job.max_nodes = o.max_nodes;
+    job.max_nodes_from_recipe = o.max_nodes_from_recipe;
+    spec.max_nodes_per_token = config::job_max_nodes(job, spec.parallelism, spec.gpus_per_server);
+  }
+  spec.overlap.ep_comm = o.ep_overlap || spec.schedule == workload::PipelineSchedule::DualPipe;
   with_option_names([&] { return spec.micro_batches(); });
   spec.iterations = checked_iterations(o.iterations, "--iterations");
   with_option_names([&] {
@@ -284,6 +296,11 @@ Command register_workload(CLI::App& command) {
   app->add_option("--dispatcher", o->dispatcher,
                   "How tokens reach the experts: alltoall (a copy per expert) or deepep (a copy "
                   "per node, forwarded over NVLink)")
+      ->capture_default_str();
+  app->add_option("--recompute", o->recompute,
+                  "Activation recomputation: none, selective (norms, expert activations, MLA "
+                  "up-projections; not timed) or full (each layer's forward again in its "
+                  "backward, communication included)")
       ->capture_default_str();
   app->add_flag("--distributed-optimizer", o->distributed_optimizer,
                 "Megatron-LM's distributed optimizer (ZeRO-1): gradients reduce-scattered and "

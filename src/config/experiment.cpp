@@ -37,6 +37,7 @@ const std::vector<std::string> kWorkloadFields = {"model",
                                                   "precision",
                                                   "distributed_optimizer",
                                                   "dispatcher",
+                                                  "recompute",
                                                   "convention",
                                                   "pipeline",
                                                   "recipe",
@@ -55,9 +56,10 @@ const std::vector<std::string> kWorkloadFields = {"model",
                                                   "chakra_comm_groups",
                                                   "connection_matrix"};
 const std::vector<std::string> kModelOnly = {
-    "model", "tp",       "pp",         "ep",       "dp",          "etp",
-    "cp",    "vp",       "convention", "pipeline", "micro_batch", "global_batch",
-    "seq",   "schedule", "overlap",    "routing"};
+    "model",      "tp",       "pp",         "ep",       "dp",          "etp",
+    "cp",         "vp",       "convention", "pipeline", "micro_batch", "global_batch",
+    "seq",        "schedule", "overlap",    "routing",  "precision",   "distributed_optimizer",
+    "dispatcher", "recompute"};
 const std::vector<std::string> kMicroOnly = {"collective", "bytes", "group", "algorithm"};
 const std::vector<std::string> kChakraOnly = {"chakra_control_deps", "chakra_comm_groups"};
 const std::vector<std::string> kSyntheticFields = {"balance",
@@ -73,8 +75,8 @@ const std::vector<std::string> kSyntheticFields = {"balance",
                                                    "transition_concentration"};
 // The packet settings (packet_settings.h) follow; the transports' blocks come from their registry.
 const std::vector<std::string> kSimulationFields = {
-    "routing",    "spray_paths",        "backend", "iterations", "algorithms",
-    "max_memory", "completion_batching"};
+    "routing",    "spray_paths",         "backend",          "iterations", "algorithms",
+    "max_memory", "completion_batching", "ignore_gpu_memory"};
 const std::vector<std::string> kAlgorithmFields = {"all_reduce", "all_to_all", "all_gather",
                                                    "reduce_scatter"};
 
@@ -182,6 +184,12 @@ workload::SyntheticRouting parse_synthetic(const YAML::Node& node, const std::st
 
 }  // namespace
 
+int job_max_nodes(const TrainingJob& w, const workload::ParallelismSpec& p, int gpus_per_server) {
+  if (!w.max_nodes_from_recipe) return w.max_nodes;
+  const int group_nodes = std::max(1, p.ep_group_gpus() / std::max(1, gpus_per_server));
+  return std::min(w.max_nodes, group_nodes);
+}
+
 std::optional<workload::Recipe> apply_recipe(TrainingJob& w,
                                              const std::function<bool(const char*)>& given) {
   if (given("convention") && w.convention == "paper") return std::nullopt;
@@ -203,7 +211,11 @@ std::optional<workload::Recipe> apply_recipe(TrainingJob& w,
   take("precision", w.precision, r.precision);
   take("distributed_optimizer", w.distributed_optimizer, r.distributed_optimizer);
   take("dispatcher", w.dispatcher, r.dispatcher);
-  if (!given("routing")) w.max_nodes = r.max_nodes_per_token;
+  take("recompute", w.recompute, r.recompute);
+  if (!given("routing")) {
+    w.max_nodes = r.max_nodes_per_token;
+    w.max_nodes_from_recipe = w.max_nodes > 0;
+  }
   if (!given("routing") && r.routing_balance == "forced") {
     w.synthetic.balance = workload::RoutingBalance::Forced;
   }
@@ -222,17 +234,7 @@ std::optional<workload::Recipe> apply_recipe(TrainingJob& w,
   w.split.last = r.last_stage_layers;
   w.split.embedding = r.embedding_in_split;
   w.split.loss = r.loss_in_split;
-  if (r.schedule == "dualpipe") {
-    // The nearest schedule simulated: 1F1B with one micro-batch's all-to-all under another's
-    // compute, which DualPipe also does, without its bidirectional pipeline.
-    w.schedule = "1f1b";
-    if (!given("overlap")) w.overlap.ep_comm = true;
-    w.recipe_notes.push_back(
-        "its DualPipe schedule is not simulated: it runs 1F1B with the EP all-to-all "
-        "overlapped (overlap: {ep_comm: true}), whose pipeline bubble is larger");
-  } else {
-    w.schedule = w.vp > 1 && r.schedule == "1f1b" ? "interleaved" : r.schedule;
-  }
+  w.schedule = w.vp > 1 && r.schedule == "1f1b" ? "interleaved" : r.schedule;
 
   return r;
 }
@@ -316,6 +318,9 @@ void parse_workload(const YAML::Node& node, Experiment& e) {
   w.precision = f.optional_string("precision").value_or(w.precision);
   w.distributed_optimizer = f.optional_bool("distributed_optimizer").value_or(false);
   w.dispatcher = f.optional_string("dispatcher").value_or(w.dispatcher);
+  w.recompute = f.optional_string("recompute").value_or(w.recompute);
+  with_context(e.source, f.field("recompute"),
+               [&] { return workload::parse_recompute(w.recompute); });
   with_context(e.source, f.field("dispatcher"),
                [&] { return workload::parse_dispatcher(w.dispatcher); });
   with_context(e.source, f.field("precision"),
@@ -407,6 +412,7 @@ void parse_simulation(const YAML::Node& node, Experiment& e) {
     });
   }
   if (f.has("max_memory")) e.max_memory = *f.optional_bytes("max_memory");
+  e.ignore_gpu_memory = f.optional_bool("ignore_gpu_memory").value_or(e.ignore_gpu_memory);
   if (f.has("completion_batching")) {
     set_completion_batching(e, *f.optional_double("completion_batching"),
                             f.field("completion_batching"));

@@ -43,7 +43,9 @@ struct TrainingJob {
   std::string precision = "bf16";       // "bf16" or "fp8" (workload/training.h, Precision)
   bool distributed_optimizer = false;   // ZeRO-1 (workload/training.h)
   std::string dispatcher = "alltoall";  // "alltoall" or "deepep" (workload/training.h)
+  std::string recompute = "none";       // "none", "selective" or "full" (workload/training.h)
   int max_nodes = 0;                    // node-limited routing (workload.routing.max_nodes)
+  bool max_nodes_from_recipe = false;   // max_nodes is the recipe's (job_max_nodes)
   // How the degrees count GPUs (workload/parallelism.h): "megatron" or "paper".
   std::string convention = "megatron";
   workload::PipelineSplit split;
@@ -96,6 +98,9 @@ struct Experiment {
   // Jobs whose estimated memory is above this are refused before they are built
   // (workload::check_job_size).
   Bytes max_memory = Bytes(workload::kDefaultMaxJobMemory);
+  // A training job whose GPU memory estimate (workload/gpu_memory.h) is above the GPU's HBM is
+  // refused unless this is set (simulation.ignore_gpu_memory, --ignore-gpu-memory).
+  bool ignore_gpu_memory = false;
   // Parts of the fabric that fail, and when (config/failures.h, docs/reliability.md).
   std::vector<Failure> failures;
   // How fast compute and collectives really are (workload/calibration.h, docs/calibration.md);
@@ -140,6 +145,11 @@ std::string experiment_calibration_name(const std::string& yaml_text, const std:
 // takes about six times the topology's estimate (measured on the flow backend at 8192 servers of
 // 8 GPUs and NICs and at 1024 of 64: 6.2x and 6.3x); eight bounds it.
 inline constexpr double kNetworkBytesPerTopologyByte = 8;
+// The node limit a job's tokens run under (TrainingSpec::max_nodes_per_token): the file's as given
+// (refused when the EP group spans fewer nodes), the recipe's capped at the nodes the EP group
+// spans (a recipe's limit of 4 nodes on a job with a one-node EP group is no limit).
+int job_max_nodes(const TrainingJob& w, const workload::ParallelismSpec& p, int gpus_per_server);
+
 // Throws mfabric::Error naming simulation.max_memory when the network of e's cluster is estimated
 // above e.max_memory; read_experiment calls it before the fabric is built.
 void check_network_size(const Experiment& e);

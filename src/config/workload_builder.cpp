@@ -11,6 +11,7 @@
 #include "workload/chakra.h"
 #include "workload/compute.h"
 #include "workload/connection_matrix.h"
+#include "workload/gpu_memory.h"
 
 namespace mfabric::config {
 
@@ -144,10 +145,21 @@ workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSum
   spec.precision = workload::parse_precision(w.precision);
   spec.distributed_optimizer = w.distributed_optimizer;
   spec.dispatcher = workload::parse_dispatcher(w.dispatcher);
-  spec.max_nodes_per_token = w.max_nodes;
+  spec.recompute = workload::parse_recompute(w.recompute);
+  spec.max_nodes_per_token = job_max_nodes(w, spec.parallelism, spec.gpus_per_server);
   spec.overlap = w.overlap;
+  // DualPipe overlaps a forward of one direction with a backward of the other.
+  if (spec.schedule == workload::PipelineSchedule::DualPipe) spec.overlap.ep_comm = true;
   spec.iterations = e.iterations;
   with_context(e.source, "workload", [&] { return spec.micro_batches(); });
+  // The paper's convention reproduces the paper's simulator, which has no memory model: its jobs
+  // (micro-batch 8 of 4,096 tokens, no recomputation) run as published, over HBM or not.
+  if (!e.ignore_gpu_memory && !spec.parallelism.paper()) {
+    with_context(e.source, "", [&] {
+      workload::check_gpu_memory(workload::gpu_memory(spec, workload::memory_options(spec)), spec);
+      return 0;
+    });
+  }
   with_context(e.source, "", [&] {
     workload::check_job_size(spec, e.max_memory, "simulation.max_memory",
                              "simulation.max_memory (or --max-memory)");

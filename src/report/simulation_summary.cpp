@@ -11,8 +11,10 @@ std::string traffic_key(std::size_t k) {
 std::string workload_label(const config::Experiment& e) {
   if (e.model) {
     const auto& w = *e.model;
-    const std::string fp8 = (w.precision == "fp8" ? ", fp8" : "") +
-                            std::string(w.recipe_of.empty() ? "" : ", its recipe's job");
+    const std::string fp8 =
+        (w.precision == "fp8" ? ", fp8" : "") +
+        (w.recompute == "none" ? std::string() : ", " + w.recompute + " recomputation") +
+        std::string(w.recipe_of.empty() ? "" : ", its recipe's job");
     if (w.convention == "paper") {
       return fmt::format("{} (TP {}, PP {}, EP {}{}, paper convention)", w.model, w.tp, w.pp, w.ep,
                          fp8);

@@ -32,11 +32,6 @@ nlohmann::json memory_json(const workload::GpuMemory& g) {
           {"fits", g.fits()}};
 }
 
-// The memory estimate's options as the job runs: ZeRO-1 under the distributed optimizer.
-workload::MemoryOptions memory_options(const workload::TrainingSpec& spec) {
-  return workload::MemoryOptions{.zero_stage = spec.distributed_optimizer ? 1 : 0};
-}
-
 }  // namespace
 
 nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload::WorkloadSummary& s,
@@ -60,6 +55,7 @@ nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload:
       {"seq", spec.seq},
       {"schedule", workload::to_string(spec.schedule)},
       {"precision", workload::to_string(spec.precision)},
+      {"recompute", workload::to_string(spec.recompute)},
       {"iterations", spec.iterations},
       {"seed", seed},
       {"micro_batches", s.micro_batches},
@@ -85,7 +81,7 @@ nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload:
        }()},
       {"compute_model", spec.kernels ? "measured kernels" : "roofline"},
       {"distributed_optimizer", spec.distributed_optimizer},
-      {"memory", memory_json(workload::gpu_memory(spec, memory_options(spec)))},
+      {"memory", memory_json(workload::gpu_memory(spec, workload::memory_options(spec)))},
   };
 }
 
@@ -106,12 +102,16 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
   std::string out = fmt::format(
       "workload {} on {} GPUs ({}): {}\n"
       "batch: micro-batch {} x seq {}, global batch {} -> {} micro-batches per iteration ({}, "
-      "{})\n"
+      "{}{})\n"
       "region: {} server(s) per EP group (EP {} x {} {} GPUs); layers per stage: {}\n\n",
       printable(spec.model.name), s.gpus, printable(spec.gpu.name), degrees, spec.micro_batch,
       spec.seq, spec.global_batch, s.micro_batches, workload::to_string(spec.schedule),
-      workload::to_string(spec.precision), s.region_servers, p.ep, p.paper() ? "TP" : "ETP",
-      p.expert_tp(), fmt::join(s.stage_layers, " "));
+      workload::to_string(spec.precision),
+      spec.recompute == workload::Recompute::None
+          ? std::string()
+          : fmt::format(", {} recomputation", workload::to_string(spec.recompute)),
+      s.region_servers, p.ep, p.paper() ? "TP" : "ETP", p.expert_tp(),
+      fmt::join(s.stage_layers, " "));
   Table tasks({"tasks", "count"});
   tasks.add_row({"compute", with_commas(s.compute_tasks)});
   tasks.add_row({"collective", with_commas(s.collective_tasks)});
@@ -152,7 +152,7 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
             : "");
     out += ops.render();
   }
-  const workload::GpuMemory memory = workload::gpu_memory(spec, memory_options(spec));
+  const workload::GpuMemory memory = workload::gpu_memory(spec, workload::memory_options(spec));
   out +=
       fmt::format("\nmemory per GPU (estimate, docs/workload.md \"Memory\"): {}{}\n",
                   workload::memory_text(memory), memory.fits() ? "" : "; more than the GPU's HBM");

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "workload/stage_params.h"
+#include "workload/training_schedule.h"
 
 namespace mfabric::workload {
 namespace {
@@ -18,7 +19,14 @@ namespace {
 // scores kept) and no dropout: for a dense GPT layer (4h FFN) this gives 32 bytes per token and
 // hidden element against their 34 (their 2 are dropout masks). Routed experts: the token-expert
 // pairs the GPU computes, k x tokens on average (a busier GPU keeps more: docs/workload.md).
-double layer_activation_bytes(const ModelSpec& m, int layer, double tokens, int tp) {
+// Selective recomputation (MemoryOptions::recompute) leaves out what it recomputes: the norms'
+// outputs (a projection's or FFN's input of h elements), MLA's q, k and v (recomputed from the
+// latents), and the routed experts' activation outputs. Under FP8 (MemoryOptions::fp8) a linear
+// layer keeps the FP8 copy of its input its GEMM ran on (Transformer Engine does; DeepSeek-V3,
+// section 3.3.3), e4m3 with a fp32 scale per 128 elements, and the routed experts' SwiGLU inputs
+// are kept in FP8 (DeepSeek-V3, section 3.3.3); the rest stays bf16.
+double layer_activation_bytes(const ModelSpec& m, int layer, double tokens, int tp, bool selective,
+                              bool fp8) {
   const double h = m.hidden;
   const double t = tp;
   const AttentionSpec& a = m.attention;
@@ -33,27 +41,43 @@ double layer_activation_bytes(const ModelSpec& m, int layer, double tokens, int 
     q = o = static_cast<double>(a.heads) * a.head_dim;
     k = v = static_cast<double>(a.kv_heads) * a.head_dim;
   }
-  // bf16 elements: the norm's input and the projections' input (2 x h), the latents, q, k, v,
-  // and the attention output (the output projection's input).
-  double bytes = 2 * tokens / t * (2 * h + latents + q + k + v + o);
+  // Bytes per element: a GEMM's input, and everything else.
+  const double in = fp8 ? kFp8DispatchBytesPerElement : 2;
+  const double b = 2;
+  // The norm's input (the residual stream), its output (the projections' input), the latents
+  // (the up-projections' input), q, k, v, and the attention output (the output projection's
+  // input).
+  const double norm_output = selective ? 0 : h;
+  const double up_projected = selective && a.kind == "mla" ? 0 : q + k + v;
+  double bytes = tokens / t * (b * h + in * (norm_output + latents + o) + b * up_projected);
   const double gated = m.gated_ffn ? 1 : 0;
   // An FFN of width f over n tokens keeps its input, the first GEMM's output (2f gated) and the
-  // activation's output (the second GEMM's input); f split by TP.
-  const auto ffn = [&](double n, double f, bool input_split) {
-    return 2 * n * ((input_split ? h / t : h) + (1 + gated) * f / t + f / t);
+  // activation's output (the second GEMM's input); f split by TP. An FFN whose input is the
+  // norm's output (dense, shared experts) keeps it only without selective recomputation; the
+  // routed experts' input is the permuted copies, always kept.
+  const auto ffn = [&](double n, double f, double input, double activation_output,
+                       double activation_input_bytes) {
+    return n * (in * input + activation_input_bytes * (1 + gated) * f / t + in * activation_output);
   };
   if (m.is_moe_layer(layer)) {
-    bytes += 2 * tokens / t * h;                                  // the norm's input
-    bytes += 4 * tokens / t * m.experts;                          // router logits, fp32
-    bytes += ffn(m.top_k * tokens, m.ffn_expert, false);          // routed token copies
-    bytes += m.shared_experts * ffn(tokens, m.ffn_shared, true);  // shared experts
+    bytes += b * tokens / t * h;          // the norm's input
+    bytes += 4 * tokens / t * m.experts;  // router logits, fp32
+    // Routed token copies; under FP8 DeepSeek-V3 caches their SwiGLU inputs in FP8 too.
+    bytes += ffn(m.top_k * tokens, m.ffn_expert, h, selective ? 0 : m.ffn_expert / t, in);
+    bytes += m.shared_experts * ffn(tokens, m.ffn_shared, norm_output / t, m.ffn_shared / t, b);
   } else {
-    bytes += 2 * tokens / t * h + ffn(tokens, m.ffn_dense, true);
+    bytes += b * tokens / t * h + ffn(tokens, m.ffn_dense, norm_output / t, m.ffn_dense / t, b);
   }
   return bytes;
 }
 
 }  // namespace
+
+MemoryOptions memory_options(const TrainingSpec& spec) {
+  return MemoryOptions{.zero_stage = spec.distributed_optimizer ? 1 : 0,
+                       .recompute = spec.recompute,
+                       .fp8 = spec.precision == Precision::FP8};
+}
 
 GpuMemory gpu_memory(const TrainingSpec& spec, const MemoryOptions& options) {
   if (options.zero_stage != 0 && options.zero_stage != 1) {
@@ -66,42 +90,82 @@ GpuMemory gpu_memory(const TrainingSpec& spec, const MemoryOptions& options) {
   // The tokens of a TP group: the micro-batch's share of its CP rank.
   const double tokens = static_cast<double>(spec.tokens_per_micro_batch()) / p.cp;
   const double tp = p.tp;
+  // What one micro-batch leaves on a GPU of stage `position` for its backward: every layer's
+  // activations, or with full recomputation each layer's input; and its largest layer's (what a
+  // full recompute holds at once).
+  struct Kept {
+    double per_micro_batch = 0, largest_layer = 0;
+  };
+  const auto kept_of = [&](int position) {
+    Kept k;
+    for (int l : layout.layers_of_stage(position)) {
+      const double layer = layer_activation_bytes(
+          m, l, tokens, p.tp, options.recompute == Recompute::Selective, options.fp8);
+      k.per_micro_batch += layer;
+      k.largest_layer = std::max(k.largest_layer, layer);
+    }
+    if (position == p.pp - 1) {
+      // The final norm's input and the logits the loss keeps (fp32, vocab split by TP).
+      k.per_micro_batch += 2 * tokens / tp * m.hidden + 4 * tokens / tp * m.vocab;
+    }
+    if (options.recompute == Recompute::Full) {
+      k.per_micro_batch = layout.stage_layers(position) * 2 * tokens / tp * m.hidden;
+    }
+    return k;
+  };
+  const training::VirtualPipeline pipeline(spec.schedule, p.pp, p.vp);
+  const double copies = pipeline.dual() ? 2 : 1;
   GpuMemory best;
   for (int s = 0; s < p.pp; ++s) {
-    const double dense = static_cast<double>(stage_dense_params(m, layout, s)) / tp;
-    const double expert = static_cast<double>(stage_expert_params(m, layout, s)) / p.expert_tp();
+    const int mirror = pipeline.mirror(s);
+    const auto params = [&](auto count) {
+      return static_cast<double>(count(m, layout, s)) +
+             (mirror != s ? static_cast<double>(count(m, layout, mirror)) : 0.0);
+    };
+    const double dense = params(stage_dense_params) / tp;
+    const double expert = params(stage_expert_params) / p.expert_tp();
     // ZeRO-1 shards the optimizer over the GPUs holding the same parameters: the dense ones over
-    // the stage's dense DP x CP GPUs of a TP rank, the experts over their expert-DP replicas.
-    const double dense_shards = options.zero_stage == 1 ? p.dense_dp() * p.cp : 1;
-    const double expert_shards = options.zero_stage == 1 ? p.expert_dp() : 1;
+    // the stage's dense DP x CP GPUs of a TP rank, the experts over their expert-DP replicas
+    // (under DualPipe the mirror stage's too).
+    const double dense_shards = options.zero_stage == 1 ? p.dense_dp() * p.cp * copies : 1;
+    const double expert_shards = options.zero_stage == 1 ? p.expert_dp() * copies : 1;
     // 1F1B: stage s runs pp - s forwards before its first backward; GPipe every micro-batch;
     // interleaved (Megatron-LM): (pp - s - 1) x 2 + (vp - 1) x pp + 1 chunk forwards, each
     // 1/vp of the stage's layers; with the EP overlap two steps run at once, one step more.
-    double kept = 0;
-    if (spec.schedule == PipelineSchedule::Interleaved) {
-      int chunks = (p.pp - s - 1) * 2 + (p.vp - 1) * p.pp + 1;
-      if (spec.overlap.ep_comm) ++chunks;
-      kept = static_cast<double>(std::min(chunks, micro_batches * p.vp)) / p.vp;
+    // DualPipe: the peak of its schedule's forwards in flight, each direction's micro-batches at
+    // their position's size (PP + 1 on the first and last stages, the figure of DeepSeek-V3's
+    // Table 2: a pair's forward runs before its backward frees).
+    double kept = 0, activations = 0;
+    const Kept own = kept_of(s);
+    double largest_layer = own.largest_layer;
+    if (pipeline.dual()) {
+      const Kept kept_by[2] = {own, kept_of(mirror)};
+      largest_layer = std::max(own.largest_layer, kept_by[1].largest_layer);
+      int in_flight[2] = {0, 0};
+      for (const training::PipelineStep& step :
+           training::stage_schedule(spec.schedule, p.pp, s, micro_batches)) {
+        in_flight[step.chunk] += step.forward ? 1 : -1;
+        const double held =
+            in_flight[0] * kept_by[0].per_micro_batch + in_flight[1] * kept_by[1].per_micro_batch;
+        if (held > activations) {
+          activations = held;
+          kept = in_flight[0] + in_flight[1];
+        }
+      }
     } else {
-      int steps = spec.schedule == PipelineSchedule::GPipe ? micro_batches : p.pp - s;
-      if (spec.overlap.ep_comm) ++steps;
-      kept = std::min(steps, micro_batches);
+      if (spec.schedule == PipelineSchedule::Interleaved) {
+        int chunks = (p.pp - s - 1) * 2 + (p.vp - 1) * p.pp + 1;
+        if (spec.overlap.ep_comm) ++chunks;
+        kept = static_cast<double>(std::min(chunks, micro_batches * p.vp)) / p.vp;
+      } else {
+        int steps = spec.schedule == PipelineSchedule::GPipe ? micro_batches : p.pp - s;
+        if (spec.overlap.ep_comm) ++steps;
+        kept = std::min(steps, micro_batches);
+      }
+      activations = kept * own.per_micro_batch;
     }
-    double per_micro_batch = 0, largest_layer = 0;
-    for (int l : layout.layers_of_stage(s)) {
-      const double layer = layer_activation_bytes(m, l, tokens, p.tp);
-      per_micro_batch += layer;
-      largest_layer = std::max(largest_layer, layer);
-    }
-    if (s == p.pp - 1) {
-      // The final norm's input and the logits the loss keeps (fp32, vocab split by TP).
-      per_micro_batch += 2 * tokens / tp * m.hidden + 4 * tokens / tp * m.vocab;
-    }
-    double activations = kept * per_micro_batch;
-    if (options.recompute) {
-      // Each layer's input per micro-batch kept, and one layer recomputed at a time.
-      activations = kept * layout.stage_layers(s) * 2 * tokens / tp * m.hidden + largest_layer;
-    }
+    // Full recomputation: one layer recomputed at a time on top of the layers' inputs.
+    if (options.recompute == Recompute::Full) activations += largest_layer;
     // The all-to-all's send and receive buffers of one MoE layer's dispatch and combine (the
     // GPU's share of k x tokens rows: its tokens under sequence parallelism, or its TP share of
     // every token's hidden state under the paper's convention; the same bytes).
@@ -120,6 +184,26 @@ GpuMemory gpu_memory(const TrainingSpec& spec, const MemoryOptions& options) {
     if (s == 0 || g.total() > best.total()) best = g;
   }
   return best;
+}
+
+void check_gpu_memory(const GpuMemory& m, const TrainingSpec& spec) {
+  if (m.fits()) return;
+  // What would lower the figure, in the order a user would try it.
+  std::vector<std::string> remedies;
+  if (!spec.distributed_optimizer) remedies.emplace_back("distributed_optimizer: true");
+  if (spec.recompute != Recompute::Full) {
+    remedies.emplace_back(spec.recompute == Recompute::None ? "recompute: selective or full"
+                                                            : "recompute: full");
+  }
+  remedies.emplace_back("more pipeline stages or tensor parallelism, a smaller micro_batch");
+  std::string joined;
+  for (const std::string& r : remedies)
+    joined += (joined.empty() ? "" : "; ") + r;
+  throw Error("", "workload",
+              fmt::format("the job does not fit the GPU's memory: {} (estimate, docs/workload.md "
+                          "\"Memory\"); try {}, or run it anyway with --ignore-gpu-memory "
+                          "(simulation.ignore_gpu_memory)",
+                          memory_text(m), joined));
 }
 
 std::string memory_text(const GpuMemory& g) {

@@ -17,10 +17,16 @@ struct MemoryOptions {
   // (ZeRO-1: Megatron-LM's --use-distributed-optimizer) shards it over the data-parallel ranks
   // holding the same parameters.
   int zero_stage = 0;
-  // Full activation recomputation (--recompute-granularity full): a layer keeps only its input
-  // for the backward, which recomputes the rest one layer at a time.
-  bool recompute = false;
+  // Activation recomputation (training.h, Recompute). Full: a layer keeps only its input for
+  // the backward, which recomputes the rest one layer at a time; selective: the norms' outputs,
+  // the routed experts' activation outputs and MLA's up-projected q, k, v are not kept.
+  Recompute recompute = Recompute::None;
+  // FP8 GEMMs (Precision::FP8): linear layers keep their inputs in FP8.
+  bool fp8 = false;
 };
+
+// The options a job runs with: ZeRO-1 under the distributed optimizer, its recomputation.
+MemoryOptions memory_options(const TrainingSpec& spec);
 
 // Bytes per parameter (mixed precision, Adam): the bf16 weight, its fp32 main gradient
 // (Megatron-LM accumulates gradients in fp32 for bf16 training), and the fp32 master weight and
@@ -44,6 +50,10 @@ struct GpuMemory {
 // The estimate for the stage whose GPUs need the most (ties: the first). Throws mfabric::Error
 // for a zero_stage other than 0 or 1.
 GpuMemory gpu_memory(const TrainingSpec& spec, const MemoryOptions& options = {});
+
+// Throws mfabric::Error naming "workload" when `m` does not fit the GPU's HBM: the breakdown
+// (memory_text) and what would make it fit.
+void check_gpu_memory(const GpuMemory& m, const TrainingSpec& spec);
 
 // One line: "62.1 GB of 80 GB on stage 0's GPUs: weights 4.2 GB, gradients ..., activations of
 // 8 micro-batches 41.0 GB, ...".

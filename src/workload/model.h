@@ -37,6 +37,7 @@ struct Recipe {
   std::string precision = "bf16";       // "bf16" or "fp8"
   bool distributed_optimizer = false;   // ZeRO-1 (Megatron-LM's --use-distributed-optimizer)
   std::string dispatcher = "alltoall";  // "alltoall" or "deepep" (workload/training.h)
+  std::string recompute = "none";       // "none", "selective" or "full" (workload/training.h)
   std::string schedule = "1f1b";        // "1f1b", "interleaved" or "dualpipe"
   // Megatron-LM's pipeline split (workload/parallelism.h, PipelineSplit).
   int first_stage_layers = 0, last_stage_layers = 0;

@@ -12,10 +12,10 @@ namespace mfabric::workload::detail {
 namespace {
 
 const std::vector<std::string> kRecipeFields = {
-    "source",    "gpu",       "gpus",     "convention", "tp",          "pp",
-    "vp",        "ep",        "etp",      "cp",         "micro_batch", "global_batch",
-    "seq",       "precision", "schedule", "pipeline",   "routing",     "distributed_optimizer",
-    "dispatcher"};
+    "source",     "gpu",       "gpus",     "convention", "tp",          "pp",
+    "vp",         "ep",        "etp",      "cp",         "micro_batch", "global_batch",
+    "seq",        "precision", "schedule", "pipeline",   "routing",     "distributed_optimizer",
+    "dispatcher", "recompute"};
 
 // One of `known`, or an error naming the field and listing them.
 std::string one_of(const Fields& f, const std::string& key, const std::string& fallback,
@@ -60,6 +60,7 @@ Recipe parse_recipe(const YAML::Node& node, const std::string& source, const Mod
   r.precision = one_of(f, "precision", r.precision, {"bf16", "fp8"});
   r.distributed_optimizer = f.optional_bool("distributed_optimizer").value_or(false);
   r.dispatcher = one_of(f, "dispatcher", r.dispatcher, {"alltoall", "deepep"});
+  r.recompute = one_of(f, "recompute", r.recompute, {"none", "selective", "full"});
   r.schedule = one_of(f, "schedule", r.vp > 1 ? "interleaved" : r.schedule,
                       {"1f1b", "gpipe", "interleaved", "dualpipe"});
   if (r.vp > 1 && r.schedule != "interleaved") {

@@ -23,6 +23,8 @@ const char* to_string(PipelineSchedule s) {
       return "gpipe";
     case PipelineSchedule::Interleaved:
       return "interleaved";
+    case PipelineSchedule::DualPipe:
+      return "dualpipe";
   }
   return "?";
 }
@@ -31,8 +33,9 @@ PipelineSchedule parse_schedule(const std::string& text) {
   if (text == "1f1b") return PipelineSchedule::OneFOneB;
   if (text == "gpipe") return PipelineSchedule::GPipe;
   if (text == "interleaved") return PipelineSchedule::Interleaved;
-  throw Error(
-      fmt::format("unknown pipeline schedule '{}' (known: 1f1b, gpipe, interleaved)", text));
+  if (text == "dualpipe") return PipelineSchedule::DualPipe;
+  throw Error(fmt::format(
+      "unknown pipeline schedule '{}' (known: 1f1b, gpipe, interleaved, dualpipe)", text));
 }
 
 const char* to_string(Dispatcher d) {
@@ -43,6 +46,25 @@ Dispatcher parse_dispatcher(const std::string& text) {
   if (text == "alltoall") return Dispatcher::AllToAll;
   if (text == "deepep") return Dispatcher::DeepEP;
   throw Error(fmt::format("unknown dispatcher '{}' (known: alltoall, deepep)", text));
+}
+
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::None:
+      return "none";
+    case Recompute::Selective:
+      return "selective";
+    case Recompute::Full:
+      return "full";
+  }
+  return "?";
+}
+
+Recompute parse_recompute(const std::string& text) {
+  if (text == "none") return Recompute::None;
+  if (text == "selective") return Recompute::Selective;
+  if (text == "full") return Recompute::Full;
+  throw Error(fmt::format("unknown recompute '{}' (known: none, selective, full)", text));
 }
 
 const char* to_string(Precision p) {
@@ -71,6 +93,12 @@ double bubble_fraction(PipelineSchedule schedule, int stages, int micro_batches,
       // The fill and drain take stages - 1 chunk slots, each 1/chunks of a micro-batch's.
       return static_cast<double>(stages - 1) /
              (static_cast<double>(chunks) * micro_batches + stages - 1);
+    case PipelineSchedule::DualPipe: {
+      // Each rank computes every micro-batch once (F + B = 3F a slot); its bubble is
+      // (stages / 2 - 1) x (F&B + B) = (stages / 2 - 1) x 5F with F&B taking F + B.
+      const double idle = std::max(0, stages / 2 - 1) * 5.0 / 3.0;
+      return idle / (micro_batches + idle);
+    }
   }
   return 0;
 }
@@ -91,13 +119,13 @@ int TrainingSpec::micro_batches() const {
                             micro_batch, seq, model.top_k));
   }
   if (max_nodes_per_token < 0) {
-    throw Error("", "max_nodes",
+    throw Error("", "routing.max_nodes",
                 fmt::format("expected a node count >= 1, got {}", max_nodes_per_token));
   }
   if (max_nodes_per_token > 0) {
     const int group_nodes = std::max(1, parallelism.ep_group_gpus() / std::max(1, gpus_per_server));
     if (max_nodes_per_token > group_nodes) {
-      throw Error("", "max_nodes",
+      throw Error("", "routing.max_nodes",
                   fmt::format("{} nodes a token, but an EP group of ep x etp = {} GPUs spans {} "
                               "node(s) of {} GPUs",
                               max_nodes_per_token, parallelism.ep_group_gpus(), group_nodes,
@@ -133,6 +161,25 @@ int TrainingSpec::micro_batches() const {
     throw Error("", "schedule",
                 fmt::format("vp {} needs the interleaved schedule, not {}", parallelism.vp,
                             to_string(schedule)));
+  }
+  if (schedule == PipelineSchedule::DualPipe) {
+    if (parallelism.pp < 2 || parallelism.pp % 2 != 0) {
+      throw Error("", "pp",
+                  fmt::format("the dualpipe schedule pairs stage s with stage pp - 1 - s: pp must "
+                              "be even, got {}",
+                              parallelism.pp));
+    }
+    if (micro_batches < 2LL * parallelism.pp || micro_batches % 2 != 0) {
+      throw Error("", "global_batch",
+                  fmt::format("the dualpipe schedule runs half the micro-batches each way and "
+                              "needs an even number of at least 2 x pp = {}, but {} / "
+                              "(micro_batch x dp) gives {}",
+                              2 * parallelism.pp, global_batch, micro_batches));
+    }
+    if (overlap.grad_reduce) {
+      throw Error("", "overlap.grad_reduce",
+                  "overlapping the gradient reduction is not simulated with the dualpipe schedule");
+    }
   }
   if (schedule == PipelineSchedule::Interleaved && micro_batches % parallelism.pp != 0) {
     throw Error("", "global_batch",
@@ -189,6 +236,7 @@ class GraphBuilder {
                               .fp8 = spec.precision == Precision::FP8},
                  spec.kernels.get()),
         p_(spec.parallelism),
+        virtual_(spec.schedule, spec.parallelism.pp, spec.parallelism.vp),
         m_(spec.micro_batches()),
         tasks_(spec.parallelism, layout_, spec.overlap),
         experts_(spec, trace, m_),
@@ -237,49 +285,55 @@ class GraphBuilder {
     });
   }
 
+  // One layer's forward for micro-batch mb on every GPU of the stage after `cur`: the forward
+  // proper, or its recompute before the layer's backward (Recompute::Full), the same tasks.
+  void forward_layer(int stage, std::vector<TaskId>& cur, int layer, int mb) {
+    const Phase F = Phase::Forward;
+    const bool moe = spec_.model.is_moe_layer(layer);
+    const Time attn = duration(Op::Attention, layer, F, compute_.attention(F));
+    compute_all(stage, cur, Op::Attention, F, layer, mb, attn);
+    tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
+    if (!moe) {
+      const Time ffn = duration(Op::DenseFfn, layer, F, compute_.dense_ffn(F));
+      compute_all(stage, cur, Op::DenseFfn, F, layer, mb, ffn);
+      tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
+      return;
+    }
+    const Time router = duration(Op::Router, layer, F, compute_.router(F));
+    const Time shared = spec_.model.shared_experts > 0
+                            ? duration(Op::SharedExperts, layer, F, compute_.shared_experts(F))
+                            : Time::zero();
+    compute_all(stage, cur, Op::Router, F, layer, mb, router);
+    const std::vector<TaskId> gate = cur;
+    // The permutation's first half (top-k, sort by expert, gather) feeds the dispatch.
+    const Time permute = half(duration(Op::Permute, layer, F, compute_.permutation(F)));
+    compute_all(stage, cur, Op::Permute, F, layer, mb, permute);
+    experts_.all_to_all(tasks_, stage, cur, Op::Dispatch, F, layer, mb, /*transposed=*/false);
+    // Shared experts need only the gate's input: they run while the dispatch is in flight.
+    if (spec_.model.shared_experts > 0) {
+      tasks_.each_gpu(stage, [&](int g, std::size_t i, int) {
+        tasks_.compute(g, gate[i], Op::SharedExperts, F, layer, mb, shared);
+      });
+    }
+    experts(stage, cur, F, layer, mb);
+    experts_.all_to_all(tasks_, stage, cur, Op::Combine, F, layer, mb, /*transposed=*/true);
+    // Its second half: the weighted scatter back into token order.
+    compute_all(stage, cur, Op::Permute, F, layer, mb, permute);
+    tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
+  }
+
   // The forward of micro-batch mb on model chunk `chunk` of `stage` (virtual stage chunk x PP +
   // stage).
   void forward(int stage, int chunk, int mb) {
     tasks_.begin_step(stage);
-    const int v = chunk * p_.pp + stage;
+    const int v = virtual_.virtual_stage(stage, chunk);
     std::vector<TaskId> cur = pipeline_.forward_input(tasks_, v, mb);
-    const int first = layout_.chunk_first_layer(v);
-    const int count = layout_.chunk_layers(v);
+    const int first = layout_.chunk_first_layer(virtual_.layer_chunk(v));
+    const int count = layout_.chunk_layers(virtual_.layer_chunk(v));
     const Phase F = Phase::Forward;
-    for (int layer = first; layer < first + count; ++layer) {
-      const bool moe = spec_.model.is_moe_layer(layer);
-      const Time attn = duration(Op::Attention, layer, F, compute_.attention(F));
-      compute_all(stage, cur, Op::Attention, F, layer, mb, attn);
-      tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
-      if (!moe) {
-        const Time ffn = duration(Op::DenseFfn, layer, F, compute_.dense_ffn(F));
-        compute_all(stage, cur, Op::DenseFfn, F, layer, mb, ffn);
-        tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
-        continue;
-      }
-      const Time router = duration(Op::Router, layer, F, compute_.router(F));
-      const Time shared = spec_.model.shared_experts > 0
-                              ? duration(Op::SharedExperts, layer, F, compute_.shared_experts(F))
-                              : Time::zero();
-      compute_all(stage, cur, Op::Router, F, layer, mb, router);
-      const std::vector<TaskId> gate = cur;
-      // The permutation's first half (top-k, sort by expert, gather) feeds the dispatch.
-      const Time permute = half(duration(Op::Permute, layer, F, compute_.permutation(F)));
-      compute_all(stage, cur, Op::Permute, F, layer, mb, permute);
-      experts_.all_to_all(tasks_, stage, cur, Op::Dispatch, F, layer, mb, /*transposed=*/false);
-      // Shared experts need only the gate's input: they run while the dispatch is in flight.
-      if (spec_.model.shared_experts > 0) {
-        tasks_.each_gpu(stage, [&](int g, std::size_t i, int) {
-          tasks_.compute(g, gate[i], Op::SharedExperts, F, layer, mb, shared);
-        });
-      }
-      experts(stage, cur, F, layer, mb);
-      experts_.all_to_all(tasks_, stage, cur, Op::Combine, F, layer, mb, /*transposed=*/true);
-      // Its second half: the weighted scatter back into token order.
-      compute_all(stage, cur, Op::Permute, F, layer, mb, permute);
-      tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
-    }
-    if (v == layout_.virtual_stages() - 1) {
+    for (int layer = first; layer < first + count; ++layer)
+      forward_layer(stage, cur, layer, mb);
+    if (virtual_.last(v)) {
       const Time head = duration(Op::LmHead, first + count - 1, F, compute_.lm_head(F));
       compute_all(stage, cur, Op::LmHead, F, first + count - 1, mb, head);
     }
@@ -290,16 +344,18 @@ class GraphBuilder {
     // The last virtual stage starts from its own loss; the others from the gradient the next one
     // sent. That the forward of this micro-batch is done follows from the compute stream's order.
     tasks_.begin_step(stage);
-    const int v = chunk * p_.pp + stage;
+    const int v = virtual_.virtual_stage(stage, chunk);
     std::vector<TaskId> cur = pipeline_.backward_input(v, mb);
-    const int first = layout_.chunk_first_layer(v);
-    const int count = layout_.chunk_layers(v);
+    const int first = layout_.chunk_first_layer(virtual_.layer_chunk(v));
+    const int count = layout_.chunk_layers(virtual_.layer_chunk(v));
     const Phase B = Phase::Backward;
-    if (v == layout_.virtual_stages() - 1) {
+    if (virtual_.last(v)) {
       const Time head = duration(Op::LmHead, first + count - 1, B, compute_.lm_head(B));
       compute_all(stage, cur, Op::LmHead, B, first + count - 1, mb, head);
     }
     for (int layer = first + count - 1; layer >= first; --layer) {
+      // Full recomputation: the layer's forward again, from the input it kept.
+      if (spec_.recompute == Recompute::Full) forward_layer(stage, cur, layer, mb);
       if (spec_.model.is_moe_layer(layer)) {
         if (spec_.model.shared_experts > 0) {
           const Time shared = duration(Op::SharedExperts, layer, B, compute_.shared_experts(B));
@@ -361,6 +417,17 @@ class GraphBuilder {
         backward(stage, step.chunk, step.micro_batch);
       }
     });
+    if (virtual_.dual()) {
+      // A pair of stages reduces (and gathers) together: every stage's reductions, then every
+      // step, then the gathers, which wait for both stages' steps.
+      for (int s = 0; s < p_.pp; ++s)
+        gradients_.reduce_stage(tasks_, s);
+      for (int s = 0; s < p_.pp && spec_.optimizer_efficiency; ++s)
+        optimizer_step(s);
+      for (int s = 0; s < p_.pp && spec_.distributed_optimizer; ++s)
+        gradients_.gather_parameters(tasks_, s);
+      return;
+    }
     for (int s = 0; s < p_.pp; ++s) {
       gradients_.reduce_stage(tasks_, s);
       if (spec_.optimizer_efficiency) optimizer_step(s);
@@ -373,8 +440,11 @@ class GraphBuilder {
   void optimizer_step(int stage) {
     // With the distributed optimizer each GPU updates its shard: the dense parameters' over the
     // stage's DP x CP GPUs of its TP rank, the experts' over their expert-DP replicas.
-    const std::int64_t dense_shards = spec_.distributed_optimizer ? p_.dense_dp() * p_.cp : 1;
-    const std::int64_t expert_shards = spec_.distributed_optimizer ? p_.expert_dp() : 1;
+    // (Under DualPipe both copies' GPUs share the state of both: twice the shards.)
+    const std::int64_t copies = gradients_.copies();
+    const std::int64_t dense_shards =
+        spec_.distributed_optimizer ? p_.dense_dp() * p_.cp * copies : 1;
+    const std::int64_t expert_shards = spec_.distributed_optimizer ? p_.expert_dp() * copies : 1;
     const std::int64_t params =
         gradients_.stage_dense_params(stage) / p_.tp / dense_shards +
         gradients_.stage_expert_params(stage) / p_.expert_tp() / expert_shards;
@@ -389,6 +459,7 @@ class GraphBuilder {
   RankLayout layout_;
   ComputeModel compute_;
   ParallelismSpec p_;
+  training::VirtualPipeline virtual_;
   int m_;
   TrainingTasks tasks_;
   ExpertTraffic experts_;

@@ -33,17 +33,24 @@
 namespace mfabric::workload {
 
 // Interleaved is Megatron-LM's interleaved 1F1B over PP x VP virtual stages (ParallelismSpec::vp
-// model chunks a stage; Narayanan et al., SC'21, section 2.2).
-enum class PipelineSchedule { OneFOneB, GPipe, Interleaved };
+// model chunks a stage; Narayanan et al., SC'21, section 2.2). DualPipe is DeepSeek-V3's
+// bidirectional schedule (arXiv 2412.19437, section 3.2.1; training_schedule.h): half the
+// micro-batches enter at stage 0, half at the last stage, each stage holding the layers of its own
+// position and of the mirrored one, a forward of one direction overlapped with a backward of the
+// other (the EP overlap, OverlapSpec::ep_comm, which it turns on).
+enum class PipelineSchedule { OneFOneB, GPipe, Interleaved, DualPipe };
 const char* to_string(PipelineSchedule s);
-// "1f1b", "gpipe" or "interleaved"; throws mfabric::Error otherwise.
+// "1f1b", "gpipe", "interleaved" or "dualpipe"; throws mfabric::Error otherwise.
 PipelineSchedule parse_schedule(const std::string& text);
 // The share of an iteration a stage of the schedule idles in the pipeline's fill and drain, with
 // every forward and backward of a micro-batch taking the same time on each stage and nothing
 // else in the way: (stages - 1) / (micro_batches + stages - 1) for both 1F1B and GPipe (1F1B
 // changes when activations are freed, not the bubble; Narayanan et al., SC'21, section 2.2);
 // interleaved over `chunks` model chunks a stage, (stages - 1) / (chunks x micro_batches + stages
-// - 1). 0 for one stage; throws mfabric::Error naming "pp", "vp" or "micro_batches" below 1.
+// - 1). DualPipe without its weight-gradient split: (stages / 2 - 1) slots of a forward-and-
+// backward pair and a backward, (stages / 2 - 1) x 5/3 micro-batch slots with a backward twice a
+// forward, of micro_batches + that. 0 for one stage; throws mfabric::Error naming "pp", "vp" or
+// "micro_batches" below 1.
 double bubble_fraction(PipelineSchedule schedule, int stages, int micro_batches, int chunks = 1);
 
 // Training iterations one run may simulate (experiment files and the command line alike).
@@ -90,6 +97,20 @@ const char* to_string(Dispatcher d);
 // "alltoall" or "deepep"; throws mfabric::Error otherwise.
 Dispatcher parse_dispatcher(const std::string& text);
 
+// Activation recomputation (workload.recompute; docs/workload.md, "Recomputation"). Selective:
+// Megatron-Core's --recompute-modules layernorm moe_act (and mla_up_proj for MLA), which
+// DeepSeek-V3 also recomputes: the norms' outputs, the experts' activation outputs and MLA's
+// up-projected queries, keys and values are not kept but recomputed in the backward, from what is
+// kept anyway; that recompute (elementwise ops and two small GEMMs) is not timed. Full:
+// Megatron-LM's
+// --recompute-granularity full --recompute-method uniform --recompute-num-layers 1: each layer
+// keeps only its input, and its backward first runs its forward again, communication included
+// (the TP all-reduces and the EP all-to-alls).
+enum class Recompute { None, Selective, Full };
+const char* to_string(Recompute r);
+// "none", "selective" or "full"; throws mfabric::Error otherwise.
+Recompute parse_recompute(const std::string& text);
+
 struct TrainingSpec {
   ModelSpec model;
   ParallelismSpec parallelism;
@@ -117,6 +138,7 @@ struct TrainingSpec {
   // sharded (gpu_memory).
   bool distributed_optimizer = false;
   Dispatcher dispatcher = Dispatcher::AllToAll;
+  Recompute recompute = Recompute::None;
   // Node-limited routing: each token's experts lie on at most this many nodes of its EP group
   // (DeepSeek-V3's M = 4); 0: no limit. It bounds the per-node copies of the DeepEP dispatcher.
   int max_nodes_per_token = 0;

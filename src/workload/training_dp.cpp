@@ -10,15 +10,35 @@ namespace mfabric::workload::training {
 GradientReduction::GradientReduction(const TrainingSpec& spec, const RankLayout& layout)
     : spec_(spec),
       layout_(layout),
+      virtual_(spec.schedule, spec.parallelism.pp, spec.parallelism.vp),
       grad_pending_(static_cast<std::size_t>(spec.parallelism.gpus())),
       reduced_(static_cast<std::size_t>(spec.parallelism.pp)) {}
 
 std::int64_t GradientReduction::stage_dense_params(int stage) const {
-  return workload::stage_dense_params(spec_.model, layout_, stage);
+  const int mirror = virtual_.mirror(stage);
+  return workload::stage_dense_params(spec_.model, layout_, stage) +
+         (mirror != stage ? workload::stage_dense_params(spec_.model, layout_, mirror) : 0);
 }
 
 std::int64_t GradientReduction::stage_expert_params(int stage) const {
-  return workload::stage_expert_params(spec_.model, layout_, stage);
+  const int mirror = virtual_.mirror(stage);
+  return workload::stage_expert_params(spec_.model, layout_, stage) +
+         (mirror != stage ? workload::stage_expert_params(spec_.model, layout_, mirror) : 0);
+}
+
+std::vector<int> GradientReduction::group(int stage, int local, bool dense,
+                                          const TrainingTasks& tasks) const {
+  const auto of = [&](int s) {
+    const int g = tasks.gpu(s, local);
+    return dense ? layout_.dense_dp_group(g) : layout_.expert_dp_group(g);
+  };
+  std::vector<int> members = of(stage);
+  const int mirror = virtual_.mirror(stage);
+  if (mirror != stage) {
+    const std::vector<int> other = of(mirror);
+    members.insert(members.end(), other.begin(), other.end());
+  }
+  return members;
 }
 
 void GradientReduction::reduce_gradients(TrainingTasks& tasks, int stage, std::int64_t dense_params,
@@ -48,13 +68,10 @@ void GradientReduction::reduce_gradients(TrainingTasks& tasks, int stage, std::i
   // of that rank: one per (etp, ep); expert TP ranks beyond TP come after.
   const int etp = p.expert_tp();
   for (int t = 0; t < std::max(p.tp, etp); ++t) {
-    if (t < p.tp) {
-      reduce(layout_.dense_dp_group(tasks.gpu(stage, t)), Op::DenseGradAllReduce, dense);
-    }
+    if (t < p.tp) reduce(group(stage, t, true, tasks), Op::DenseGradAllReduce, dense);
     if (t >= etp) continue;
     for (int ep = 0; ep < p.ep; ++ep) {
-      reduce(layout_.expert_dp_group(tasks.gpu(stage, t + etp * ep)), Op::ExpertGradAllReduce,
-             expert);
+      reduce(group(stage, t + etp * ep, false, tasks), Op::ExpertGradAllReduce, expert);
     }
   }
 }
@@ -81,7 +98,9 @@ void GradientReduction::reduce_layer(TrainingTasks& tasks, int stage, int layer)
 }
 
 void GradientReduction::reduce_stage(TrainingTasks& tasks, int stage) {
-  if (spec_.overlap.grad_reduce) {
+  if (virtual_.mirror(stage) < stage) {
+    // DualPipe: the pair's gradients were reduced with the lower stage.
+  } else if (spec_.overlap.grad_reduce) {
     reduce_gradients(tasks, stage, stage_embedding_params(spec_.model, spec_.parallelism.pp, stage),
                      0);
   } else {

@@ -15,7 +15,9 @@ Bytes PipelineTransfers::activation_bytes() const {
 
 std::vector<TaskId> PipelineTransfers::forward_input(const TrainingTasks& tasks, int v,
                                                      int mb) const {
-  if (v == 0) return std::vector<TaskId>(static_cast<std::size_t>(tasks.stage_gpus()), -1);
+  if (virtual_.first(v)) {
+    return std::vector<TaskId>(static_cast<std::size_t>(tasks.stage_gpus()), -1);
+  }
   return pp_in_.at({v, mb});
 }
 
@@ -33,23 +35,23 @@ std::vector<TaskId> PipelineTransfers::send(TrainingTasks& tasks, int stage, int
 
 void PipelineTransfers::end_forward(TrainingTasks& tasks, int v, int mb,
                                     const std::vector<TaskId>& cur) {
-  if (v == virtual_stages() - 1) {
+  if (virtual_.last(v)) {
     bwd_in_[{v, mb}] = cur;
     return;
   }
-  pp_in_[{v + 1, mb}] =
-      send(tasks, stage_of(v), stage_of(v + 1), Op::PpActivation, Phase::Forward, mb, cur);
+  pp_in_[{v + 1, mb}] = send(tasks, virtual_.stage_of(v), virtual_.stage_of(v + 1),
+                             Op::PpActivation, Phase::Forward, mb, cur);
 }
 
 const std::vector<TaskId>& PipelineTransfers::backward_input(int v, int mb) const {
-  return v == virtual_stages() - 1 ? bwd_in_.at({v, mb}) : pp_grad_in_.at({v, mb});
+  return virtual_.last(v) ? bwd_in_.at({v, mb}) : pp_grad_in_.at({v, mb});
 }
 
 void PipelineTransfers::end_backward(TrainingTasks& tasks, int v, int mb,
                                      const std::vector<TaskId>& cur) {
-  if (v == 0) return;
-  pp_grad_in_[{v - 1, mb}] =
-      send(tasks, stage_of(v), stage_of(v - 1), Op::PpGradient, Phase::Backward, mb, cur);
+  if (virtual_.first(v)) return;
+  pp_grad_in_[{v - 1, mb}] = send(tasks, virtual_.stage_of(v), virtual_.stage_of(v - 1),
+                                  Op::PpGradient, Phase::Backward, mb, cur);
 }
 
 }  // namespace mfabric::workload::training

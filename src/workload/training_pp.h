@@ -1,6 +1,6 @@
 // Pipeline-parallel communication of the training job: activations sent point-to-point to the
-// next virtual stage after a forward, gradients to the previous one after a backward (virtual
-// stage v = chunk x PP + stage runs on stage v mod PP: with VP 1 the stages themselves), 1/TP of
+// next virtual stage after a forward, gradients to the previous one after a backward (where each
+// virtual stage runs: VirtualPipeline, training_schedule.h), 1/TP of
 // the tensor per TP rank (Megatron-LM's scatter/gather optimisation), and what each stage's forward
 // and backward of a micro-batch continue from. Internal to the builder (training.cpp).
 #pragma once
@@ -10,13 +10,15 @@
 #include <vector>
 
 #include "workload/training.h"
+#include "workload/training_schedule.h"
 #include "workload/training_tasks.h"
 
 namespace mfabric::workload::training {
 
 class PipelineTransfers {
  public:
-  explicit PipelineTransfers(const TrainingSpec& spec) : spec_(spec) {}
+  explicit PipelineTransfers(const TrainingSpec& spec)
+      : spec_(spec), virtual_(spec.schedule, spec.parallelism.pp, spec.parallelism.vp) {}
 
   // A new iteration: nothing has been sent yet.
   void new_iteration();
@@ -41,8 +43,7 @@ class PipelineTransfers {
                            const std::vector<TaskId>& cur) const;
 
   const TrainingSpec& spec_;
-  int virtual_stages() const { return spec_.parallelism.pp * spec_.parallelism.vp; }
-  int stage_of(int v) const { return v % spec_.parallelism.pp; }
+  VirtualPipeline virtual_;
   // Per (virtual stage, micro-batch): the tasks each GPU of its stage continues from.
   std::map<std::pair<int, int>, std::vector<TaskId>> pp_in_, pp_grad_in_, bwd_in_;
 };

@@ -6,10 +6,60 @@
 
 namespace mfabric::workload::training {
 
+namespace {
+
+std::vector<PipelineStep> dualpipe_schedule(int stages, int stage, int micro_batches) {
+  const int half = stages / 2;
+  const int per_direction = micro_batches / 2;
+  const int h = std::min(stage, stages - 1 - stage);
+  // Phase 0 is the direction entering on this stage's side of the pipeline.
+  const int swap = stage >= half ? 1 : 0;
+  int next_forward[2] = {0, 0}, next_backward[2] = {0, 0};
+  std::vector<PipelineStep> order;
+  const auto add = [&](bool forward, int phase) {
+    const int direction = phase ^ swap;
+    int& next = (forward ? next_forward : next_backward)[direction];
+    order.push_back({forward, direction * per_direction + next++, direction});
+  };
+  const auto F = [&](int phase) { add(true, phase); };
+  const auto B = [&](int phase) { add(false, phase); };
+  for (int i = 0; i < (half - h - 1) * 2; ++i)
+    F(0);
+  for (int i = 0; i < h + 1; ++i) {
+    F(0);
+    F(1);
+  }
+  for (int i = 0; i < half - h - 1; ++i) {
+    B(1);
+    F(1);
+  }
+  for (int i = 0; i < per_direction - stages + h + 1; ++i) {
+    F(0);
+    B(1);
+    F(1);
+    B(0);
+  }
+  for (int i = 0; i < half - h - 1; ++i) {
+    B(1);
+    F(1);
+    B(0);
+  }
+  for (int i = 0; i < h + 1; ++i) {
+    B(1);
+    B(0);
+  }
+  for (int i = 0; i < half - h - 1; ++i)
+    B(0);
+  return order;
+}
+
+}  // namespace
+
 std::vector<PipelineStep> stage_schedule(PipelineSchedule schedule, int stages, int stage,
                                          int micro_batches, int chunks) {
   const int m = micro_batches;
   std::vector<PipelineStep> order;
+  if (schedule == PipelineSchedule::DualPipe) return dualpipe_schedule(stages, stage, m);
   if (schedule == PipelineSchedule::GPipe) {
     for (int mb = 0; mb < m; ++mb)
       order.push_back({true, mb, 0});
@@ -54,7 +104,8 @@ std::vector<PipelineStep> stage_schedule(PipelineSchedule schedule, int stages, 
 void run_schedule(PipelineSchedule schedule, int stages, int micro_batches, int chunks,
                   const std::function<void(int stage, PipelineStep step)>& add) {
   const auto n = static_cast<std::size_t>(stages);
-  const int virtual_stages = stages * chunks;
+  const VirtualPipeline pipeline(schedule, stages, chunks);
+  const int virtual_stages = pipeline.virtual_stages();
   std::vector<std::vector<PipelineStep>> order;
   for (int s = 0; s < stages; ++s)
     order.push_back(stage_schedule(schedule, stages, s, micro_batches, chunks));
@@ -74,10 +125,10 @@ void run_schedule(PipelineSchedule schedule, int stages, int micro_batches, int 
       while (at < steps.size()) {
         const PipelineStep step = steps[at];
         const auto mbi = static_cast<std::size_t>(step.micro_batch);
-        const int v = step.chunk * stages + s;
+        const int v = pipeline.virtual_stage(s, step.chunk);
         const auto vi = static_cast<std::size_t>(v);
-        const bool ready = step.forward ? (v == 0 || fwd_done[vi - 1][mbi])
-                                        : (v == virtual_stages - 1 || bwd_done[vi + 1][mbi]);
+        const bool ready = step.forward ? (pipeline.first(v) || fwd_done[vi - 1][mbi])
+                                        : (pipeline.last(v) || bwd_done[vi + 1][mbi]);
         if (!ready) break;
         add(s, step);
         (step.forward ? fwd_done : bwd_done)[vi][mbi] = 1;

@@ -1,7 +1,7 @@
-// The pipeline schedule of the training job (1F1B, GPipe or interleaved 1F1B): the order of
-// forwards and backwards on each stage's compute stream, and the order in which the builder adds
-// them so that every step comes after the steps of neighbouring stages it needs. Internal to the
-// builder.
+// The pipeline schedule of the training job (1F1B, GPipe, interleaved 1F1B or DualPipe): the
+// virtual stages a micro-batch passes through and where they run, the order of forwards and
+// backwards on each stage's compute stream, and the order in which the builder adds them so that
+// every step comes after the steps of neighbouring stages it needs. Internal to the builder.
 #pragma once
 
 #include <functional>
@@ -11,8 +11,46 @@
 
 namespace mfabric::workload::training {
 
+// The virtual stages of a schedule. Interleaved (and, with one chunk, 1F1B and GPipe): virtual
+// stage v = chunk x stages + stage runs on stage v mod stages, every micro-batch from v = 0 to the
+// last, with the layers of layout chunk v (RankLayout::chunk_first_layer). DualPipe: two
+// directions (chunk 0 and 1), virtual stage v = direction x stages + position; direction 0 runs
+// position p on stage p, direction 1 on stage stages - 1 - p (half the micro-batches: those from
+// micro_batches / 2 on); both with the layers of layout chunk p, so each stage holds two positions'
+// layers (DeepSeek-V3's two copies of the parameters).
+class VirtualPipeline {
+ public:
+  VirtualPipeline(PipelineSchedule schedule, int stages, int chunks)
+      : dual_(schedule == PipelineSchedule::DualPipe),
+        stages_(stages),
+        chunks_(dual_ ? 2 : chunks) {}
+
+  int virtual_stages() const { return stages_ * chunks_; }
+  int virtual_stage(int stage, int chunk) const {
+    return chunk * stages_ + (dual_ && chunk == 1 ? stages_ - 1 - stage : stage);
+  }
+  int stage_of(int v) const {
+    const int position = v % stages_;
+    return dual_ && v >= stages_ ? stages_ - 1 - position : position;
+  }
+  // Where a micro-batch enters (its first virtual stage) and leaves (the loss).
+  bool first(int v) const { return dual_ ? v % stages_ == 0 : v == 0; }
+  bool last(int v) const { return dual_ ? v % stages_ == stages_ - 1 : v == virtual_stages() - 1; }
+  // The layout chunk whose layers virtual stage v runs.
+  int layer_chunk(int v) const { return dual_ ? v % stages_ : v; }
+  // The stage holding the other copy of stage s's parameters under DualPipe (s itself otherwise).
+  int mirror(int stage) const { return dual_ ? stages_ - 1 - stage : stage; }
+  bool dual() const { return dual_; }
+
+ private:
+  bool dual_;
+  int stages_;
+  int chunks_;
+};
+
 // One forward or backward of one micro-batch on one model chunk of a stage (chunk 0 but under the
-// interleaved schedule; the chunk's virtual stage is chunk x stages + stage).
+// interleaved schedule, whose chunk's virtual stage is chunk x stages + stage, and DualPipe, whose
+// chunk is the micro-batch's direction).
 struct PipelineStep {
   bool forward = true;
   int micro_batch = 0;
@@ -27,7 +65,15 @@ struct PipelineStep {
 // them when micro_batches == stages), forward step k on chunk (k mod (stages x chunks)) / stages
 // and micro-batch (k / (stages x chunks)) x stages + k mod stages, backward step k on the chunks
 // in reverse, then alternating and draining as 1F1B. Interleaved needs micro_batches to be a
-// multiple of stages (TrainingSpec::micro_batches checks it).
+// multiple of stages (TrainingSpec::micro_batches checks it). DualPipe as DeepSeek's reference
+// implementation orders it (deepseek-ai/DualPipe, its eight steps), with each backward's weight
+// gradient computed with it (no zero-bubble split): on stage s, h = min(s, stages - 1 - s) and
+// phase 0 the direction entering on s's side, (stages / 2 - h - 1) x 2 forwards of phase 0; h + 1
+// pairs of forwards of 0 and 1; stages / 2 - h - 1 of a backward of 1 and a forward of 1;
+// micro_batches / 2 - stages + h + 1 of a forward of 0, a backward of 1, a forward of 1 and a
+// backward of 0 (the pairs DualPipe overlaps); stages / 2 - h - 1 of a backward of 1, a forward
+// of 1 and a backward of 0; h + 1 of backwards of 1 and 0; stages / 2 - h - 1 backwards of 0.
+// Needs an even stages and an even micro_batches >= 2 x stages (TrainingSpec::micro_batches).
 std::vector<PipelineStep> stage_schedule(PipelineSchedule schedule, int stages, int stage,
                                          int micro_batches, int chunks = 1);
 

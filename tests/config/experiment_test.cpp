@@ -293,20 +293,81 @@ TEST(Experiment, AModelAloneRunsItsRecipe) {
   EXPECT_EQ(paper.model->ep, 16);
 }
 
-// What the tool does not simulate of a recipe is said, and the nearest is run.
-TEST(Experiment, DeepSeekV3sRecipeSaysWhatItCannotFollow) {
+// DeepSeek-V3's recipe as its report runs it: FP8, DualPipe, DeepEP, node-limited routing.
+TEST(Experiment, DeepSeekV3sRecipeRunsAsReported) {
   const Experiment e =
       read_experiment("cluster: {servers: 256}\nworkload: {model: deepseek-v3}\n", "exp.yaml");
   const TrainingJob& w = *e.model;
   EXPECT_EQ(w.recipe_of, "deepseek-v3");
   EXPECT_EQ(w.precision, "fp8");
-  EXPECT_EQ(w.schedule, "1f1b");
-  EXPECT_TRUE(w.overlap.ep_comm);
-  ASSERT_EQ(w.recipe_notes.size(), 1u);
-  EXPECT_NE(w.recipe_notes[0].find("DualPipe"), std::string::npos);
+  EXPECT_EQ(w.schedule, "dualpipe");
+  EXPECT_TRUE(w.recipe_notes.empty());
   // Its DeepEP dispatcher and node-limited routing are simulated.
   EXPECT_EQ(w.dispatcher, "deepep");
   EXPECT_EQ(w.max_nodes, 4);
+  // It recomputes the norms, MLA's up-projections and the SwiGLU outputs (report, 3.3.2-3.3.3).
+  EXPECT_EQ(w.recompute, "selective");
+}
+
+// The recipe's node limit (DeepSeek-V3's 4 nodes a token) is no limit on a job whose EP group
+// spans fewer nodes; the same limit given in the file is refused there, naming its field.
+TEST(Experiment, ARecipesNodeLimitIsCappedAtTheEpGroupsNodes) {
+  const std::string cluster = "cluster: {servers: 4}\nsimulation: {ignore_gpu_memory: true}\n";
+  const std::string job =
+      "workload: {model: deepseek-v3, tp: 1, pp: 4, ep: 8, micro_batch: 1, global_batch: 8, "
+      "seq: 64";
+  const Experiment e = read_experiment(cluster + job + "}\n", "exp.yaml");
+  EXPECT_EQ(e.model->max_nodes, 4);
+  EXPECT_TRUE(e.model->max_nodes_from_recipe);
+  EXPECT_EQ(job_max_nodes(*e.model, job_parallelism(*e.model), 8), 1);
+  EXPECT_GT(build_workload(e).size(), 0u);
+  const Experiment own =
+      read_experiment(cluster + job + ", routing: {synthetic: {}, max_nodes: 4}}\n", "exp.yaml");
+  EXPECT_FALSE(own.model->max_nodes_from_recipe);
+  try {
+    build_workload(own);
+    FAIL() << "expected a refusal";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.field(), "workload.routing.max_nodes");
+  }
+}
+
+// A job whose GPU memory estimate is above the GPU's HBM is refused naming the workload, unless
+// simulation.ignore_gpu_memory says to run it; the paper's convention (its simulator has no
+// memory model) runs its jobs as published. Mixtral 8x7B on PP 1, EP 8 over 16 H100: each GPU
+// holds the dense layers and one expert of each layer, 7.25B parameters: 14.5 GB of weights, 29.0
+// of fp32 gradients and 35.0 of optimizer states sharded over expert-DP 2 only where the
+// distributed optimizer is on (it is not: 87 GB with 1 micro-batch of 1,024 tokens kept).
+TEST(ExperimentErrors, AJobOverTheGpusMemoryIsRefusedUnlessIgnored) {
+  const std::string job =
+      "workload: {model: mixtral-8x7b, convention: megatron, tp: 1, pp: 1, ep: 8, "
+      "micro_batch: 1, global_batch: 16, seq: 1024}\n";
+  try {
+    build_workload(read_experiment("cluster: {servers: 2, gpu: h100}\n" + job, "exp.yaml"));
+    FAIL() << "expected a refusal";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.source(), "exp.yaml");
+    EXPECT_EQ(err.field(), "workload");
+    EXPECT_NE(std::string(err.what()).find("does not fit the GPU's memory"), std::string::npos)
+        << err.what();
+  }
+  EXPECT_GT(build_workload(read_experiment("cluster: {servers: 2, gpu: h100}\n" + job +
+                                               "simulation: {ignore_gpu_memory: true}\n",
+                                           "exp.yaml"))
+                .size(),
+            0u);
+  EXPECT_GT(build_workload(read_experiment("cluster: {servers: 2, gpu: h100}\n"
+                                           "workload: {model: mixtral-8x7b, convention: paper, "
+                                           "tp: 1, pp: 1, ep: 8, micro_batch: 1, global_batch: 16, "
+                                           "seq: 256}\n",
+                                           "exp.yaml"))
+                .size(),
+            0u);
+  EXPECT_EQ(error_field("workload: {model: mixtral-8x7b, recompute: partial}\n"),
+            "workload.recompute");
+  EXPECT_EQ(
+      error_field("workload: {model: mixtral-8x7b}\nsimulation: {ignore_gpu_memory: maybe}\n"),
+      "simulation.ignore_gpu_memory");
 }
 
 TEST(ExperimentErrors, ConventionFieldsNameTheirField) {

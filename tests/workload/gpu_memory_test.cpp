@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "workload/stage_params.h"
 #include "workload/tiny_model.h"
 
 namespace mfabric::workload {
@@ -52,7 +53,7 @@ TEST(GpuMemory, TinyJobByHand) {
 TEST(GpuMemory, DistributedOptimizerRecomputationAndGPipe) {
   const GpuMemory zero = gpu_memory(tiny_job(), {.zero_stage = 1});
   EXPECT_EQ(zero.optimizer.count(), 877'056);
-  const GpuMemory recompute = gpu_memory(tiny_job(), {.recompute = true});
+  const GpuMemory recompute = gpu_memory(tiny_job(), {.recompute = Recompute::Full});
   EXPECT_EQ(recompute.activations.count(), 36'864);
   TrainingSpec gpipe = tiny_job();
   gpipe.schedule = PipelineSchedule::GPipe;
@@ -82,6 +83,81 @@ TEST(GpuMemory, DenseLayerMatchesKorthikantiWithoutDropout) {
   EXPECT_EQ(g.micro_batches_kept, 3);
   EXPECT_EQ(g.activations.count(), 3 * 32 * 16 * 64);
   EXPECT_EQ(g.weights.count() + g.gradients.count() + g.optimizer.count(), 113'152 * 18);
+  // Selective recomputation drops the two norms' outputs (the QKV projection's and the FFN's
+  // input, h each): 32 - 2 x 2 = 28 bytes per token and hidden element (no MLA, no experts
+  // on this stage).
+  const GpuMemory selective = gpu_memory(spec, {.recompute = Recompute::Selective});
+  EXPECT_EQ(selective.activations.count(), 3 * 28 * 16 * 64);
+  // Under FP8 the GEMMs' inputs (the norms' outputs, the attention output, the FFN activation's
+  // output: h + h + h + 4h) are kept as e4m3 with a fp32 scale per 128, 1.03125 bytes; the
+  // residual, q, k, v and the first FFN GEMM's output (h + 3h + h + 4h) stay bf16:
+  // 2 x 9 + 1.03125 x 7 = 25.21875 bytes per token and hidden element.
+  const GpuMemory fp8 = gpu_memory(spec, {.fp8 = true});
+  EXPECT_EQ(fp8.activations.count(), 3 * 16 * 64 * 25.21875);
+}
+
+// On a MoE layer selective recomputation also drops each routed copy's activation output (f / TP
+// elements) and, under MLA, the up-projected q, k and v. By hand per micro-batch of n tokens: a
+// MoE layer saves the attention norm's output 2 n h / TP and 2 top_k n f / TP; a dense layer
+// both norms' outputs, 2 x 2 n h / TP.
+TEST(GpuMemory, SelectiveRecomputationDropsMoeActivationOutputs) {
+  const TrainingSpec spec = tiny_job();
+  const GpuMemory all = gpu_memory(spec);
+  const GpuMemory selective = gpu_memory(spec, {.recompute = Recompute::Selective});
+  const double n = static_cast<double>(spec.tokens_per_micro_batch());
+  const double t = spec.parallelism.tp;
+  const ModelSpec& m = spec.model;
+  ASSERT_EQ(all.stage, selective.stage);
+  ASSERT_EQ(m.shared_experts, 0);
+  double saved = 0;
+  const RankLayout layout(spec.parallelism, m, spec.gpus_per_server);
+  for (int l : layout.layers_of_stage(all.stage)) {
+    saved += m.is_moe_layer(l) ? 2 * n * m.hidden / t + 2 * m.top_k * n * m.ffn_expert / t
+                               : 2 * 2 * n * m.hidden / t;
+  }
+  ASSERT_GT(saved, 0);
+  EXPECT_DOUBLE_EQ(static_cast<double>(all.activations.count() - selective.activations.count()),
+                   all.micro_batches_kept * saved);
+}
+
+// A job over the GPU's HBM is refused with the breakdown and the way to run it anyway.
+TEST(GpuMemory, CheckRefusesAJobOverTheGpusMemory) {
+  TrainingSpec spec = tiny_job();
+  EXPECT_NO_THROW(check_gpu_memory(gpu_memory(spec), spec));
+  spec.gpu.hbm_bytes = 1e6;
+  const GpuMemory g = gpu_memory(spec);
+  ASSERT_FALSE(g.fits());
+  try {
+    check_gpu_memory(g, spec);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "workload");
+    const std::string what = e.what();
+    EXPECT_NE(what.find(memory_text(g)), std::string::npos) << what;
+    EXPECT_NE(what.find("--ignore-gpu-memory"), std::string::npos) << what;
+    EXPECT_NE(what.find("recompute: selective or full"), std::string::npos) << what;
+  }
+}
+
+// DualPipe (PP 2, 4 micro-batches): each stage holds both stages' parameters, and at its peak
+// three micro-batches' activations, PP + 1 (DeepSeek-V3, Table 2): stage 0 has run the forwards
+// of 0 and 2 (one each way), then 1 before its first backward: 2 x 53,504 (its own layers) +
+// 115,712 (stage 1's layers and the loss, for micro-batch 2) = 222,720 bytes.
+TEST(GpuMemory, DualPipeHoldsBothStagesParametersAndPpPlusOneMicroBatches) {
+  TrainingSpec spec = tiny_job();
+  spec.schedule = PipelineSchedule::DualPipe;
+  spec.overlap.ep_comm = true;
+  const GpuMemory g = gpu_memory(spec);
+  EXPECT_EQ(g.stage, 0);
+  EXPECT_EQ(g.micro_batches_kept, 3);
+  EXPECT_EQ(g.activations.count(), 222'720);
+  const RankLayout layout(spec.parallelism, spec.model, spec.gpus_per_server);
+  std::int64_t both = 0;
+  for (int s : {0, 1})
+    both += stage_dense_params(spec.model, layout, s) + stage_expert_params(spec.model, layout, s);
+  EXPECT_EQ(g.weights.count(), both * 2);
+  EXPECT_EQ(g.gradients.count(), both * 4);
+  EXPECT_EQ(g.optimizer.count(), both * 12);
 }
 
 TEST(GpuMemory, TextNamesEveryPart) {

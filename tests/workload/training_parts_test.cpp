@@ -117,6 +117,63 @@ TEST(RunSchedule, AddsEveryStepOnceAfterTheNeighbouringStepsItNeeds) {
   }
 }
 
+// DualPipe as DeepSeek's reference implementation orders it, by hand from its eight steps (the
+// header's rules): PP 4, 8 micro-batches, 0-3 entering at stage 0 (direction 0), 4-7 at stage 3.
+// Stage 0 (h = 0): 2 forwards of 0; a pair of forwards; a backward and a forward of 1; one main
+// step F0 B1 F1 B0; a B1 F1 B0; a B1 B0; a B0. Stage 1 (h = 1): two pairs of forwards, two main
+// steps, two B1 B0.
+TEST(StageSchedule, DualPipeFollowsDeepSeeksOrder) {
+  const auto f = [](int mb, int d) { return PipelineStep{true, mb, d}; };
+  const auto b = [](int mb, int d) { return PipelineStep{false, mb, d}; };
+  EXPECT_EQ(stage_schedule(PipelineSchedule::DualPipe, 4, 0, 8),
+            (std::vector<PipelineStep>{f(0, 0), f(1, 0), f(2, 0), f(4, 1), b(4, 1), f(5, 1),
+                                       f(3, 0), b(5, 1), f(6, 1), b(0, 0), b(6, 1), f(7, 1),
+                                       b(1, 0), b(7, 1), b(2, 0), b(3, 0)}));
+  EXPECT_EQ(stage_schedule(PipelineSchedule::DualPipe, 4, 1, 8),
+            (std::vector<PipelineStep>{f(0, 0), f(4, 1), f(1, 0), f(5, 1), f(2, 0), b(4, 1),
+                                       f(6, 1), b(0, 0), f(3, 0), b(5, 1), f(7, 1), b(1, 0),
+                                       b(6, 1), b(2, 0), b(7, 1), b(3, 0)}));
+  // The second half mirrors the first, the directions swapped: stage 3 runs stage 0's order
+  // with direction 1 as its phase 0.
+  const auto mirrored = stage_schedule(PipelineSchedule::DualPipe, 4, 3, 8);
+  const auto first = stage_schedule(PipelineSchedule::DualPipe, 4, 0, 8);
+  ASSERT_EQ(mirrored.size(), first.size());
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(mirrored[i].forward, first[i].forward);
+    EXPECT_EQ(mirrored[i].chunk, 1 - first[i].chunk);
+    EXPECT_EQ(mirrored[i].micro_batch, (first[i].micro_batch + 4) % 8);
+  }
+}
+
+// Every step of both directions once, after the neighbouring virtual stage's it needs: direction
+// 0 runs position p on stage p, direction 1 on stage PP - 1 - p.
+TEST(RunSchedule, DualPipeRunsBothDirectionsWithoutDeadlock) {
+  for (const auto& [stages, m] :
+       {std::pair{2, 4}, std::pair{4, 8}, std::pair{4, 10}, std::pair{8, 20}, std::pair{16, 32}}) {
+    const VirtualPipeline pipeline(PipelineSchedule::DualPipe, stages, 1);
+    std::map<std::pair<int, int>, int> forward_at, backward_at;  // (virtual stage, mb) -> position
+    int position = 0;
+    run_schedule(PipelineSchedule::DualPipe, stages, m, 1, [&](int s, PipelineStep step) {
+      EXPECT_EQ(step.chunk, step.micro_batch < m / 2 ? 0 : 1);
+      const int v = pipeline.virtual_stage(s, step.chunk);
+      EXPECT_EQ(pipeline.stage_of(v), s);
+      auto& at = step.forward ? forward_at : backward_at;
+      EXPECT_TRUE(at.emplace(std::make_pair(v, step.micro_batch), position++).second);
+    });
+    ASSERT_EQ(position, 2 * stages * m) << stages << " stages";
+    for (const auto& [key, at] : forward_at) {
+      const auto [v, mb] = key;
+      if (!pipeline.first(v)) {
+        EXPECT_LT(forward_at.at({v - 1, mb}), at);
+      }
+      if (!pipeline.last(v)) {
+        EXPECT_LT(backward_at.at({v + 1, mb}), backward_at.at({v, mb}));
+      }
+      EXPECT_LT(at, backward_at.at({v, mb}));
+    }
+  }
+}
+
 class TrainingTasksTest : public ::testing::Test {
  protected:
   ParallelismSpec p_ = paper_parallelism(2, 2, 2, 1);

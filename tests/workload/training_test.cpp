@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
+#include <utility>
 
 #include "core/error.h"
 #include "workload/calibration.h"
@@ -51,6 +53,119 @@ TEST(TrainingGraph, CountsEveryTaskOfOneIteration) {
   EXPECT_EQ(n.at("collective:dense-grad-all-reduce"), 2 * 2);
   EXPECT_EQ(n.at("collective:expert-grad-all-reduce"), 2 * 2 * 2);
   EXPECT_EQ(g.gpus(), 16);
+}
+
+// Full recomputation runs each layer's forward again, communication included, just before the
+// layer's backward: three of each forward task per layer and micro-batch where there were two
+// (the LM head and the pipeline's transfers are not recomputed); the step before each backward
+// attention on a GPU's stream is that layer's recomputed forward. Selective recomputation adds
+// no task (what it recomputes is not timed).
+TEST(TrainingGraph, FullRecomputationRunsEachLayersForwardAgainBeforeItsBackward) {
+  TrainingSpec spec = tiny_spec(2, 2, 2, 2);
+  const RoutingTrace trace = synthetic_trace_for(spec, {}, 7);
+  const TaskGraph none = build_training_graph(spec, trace);
+  spec.recompute = Recompute::Selective;
+  EXPECT_EQ(build_training_graph(spec, trace).size(), none.size());
+  spec.recompute = Recompute::Full;
+  const TaskGraph g = build_training_graph(spec, trace);
+  const auto n = count_ops(g);
+  const int M = 3, stage_gpus = 8, moe_layers = 3, layers = 4;
+  EXPECT_EQ(n.at("compute:attention"), 3 * layers * M * stage_gpus);
+  EXPECT_EQ(n.at("compute:dense-ffn"), 3 * 1 * M * stage_gpus);
+  EXPECT_EQ(n.at("compute:experts"), 3 * moe_layers * M * stage_gpus);
+  EXPECT_EQ(n.at("compute:lm-head"), 2 * M * stage_gpus);
+  EXPECT_EQ(n.at("collective:dispatch") + n.at("collective:combine"), 6 * moe_layers * M * 2 * 2);
+  EXPECT_EQ(n.at("collective:tp-all-reduce"), 6 * layers * M * 4);
+  EXPECT_EQ(n.at("p2p:pp-activation"), M * stage_gpus);
+  // Each GPU's compute stream (its compute tasks in the order they were added): wherever a
+  // backward op follows a forward one, it is the recompute of the same layer and micro-batch,
+  // once per layer, micro-batch and GPU (the LM head's backward starts a step unrecomputed).
+  std::map<int, const Task*> previous;
+  int transitions = 0;
+  for (const Task& t : g.tasks()) {
+    if (t.kind != TaskKind::Compute) continue;
+    const Task* before = std::exchange(previous[t.gpu], &t);
+    if (before == nullptr || t.phase != Phase::Backward || t.op == Op::LmHead) continue;
+    if (before->phase != Phase::Forward) continue;
+    EXPECT_EQ(before->layer, t.layer);
+    EXPECT_EQ(before->micro_batch, t.micro_batch);
+    ++transitions;
+  }
+  EXPECT_EQ(transitions, layers * M * stage_gpus);
+  // Every GPU computes longer: the forward once more.
+  const WorkloadSummary a = summarize(spec, g);
+  spec.recompute = Recompute::None;
+  const WorkloadSummary b = summarize(spec, none);
+  for (std::size_t s = 0; s < a.compute_s_per_stage.size(); ++s)
+    EXPECT_GT(a.compute_s_per_stage[s], b.compute_s_per_stage[s]) << "stage " << s;
+}
+
+// DualPipe on two stages, 4 micro-batches: 0 and 1 enter at stage 0, 2 and 3 at stage 1, which
+// runs the first layers (stage 0's: layers 0 and 1) for them and sends their activations to stage
+// 0, which runs layers 2 and 3 and the LM head for them. Each stage holds both stages' parameters:
+// its DP group's gradients are reduced with the other stage's GPUs (twice the members). The EP
+// overlap on, as DualPipe overlaps a forward with a backward.
+TEST(TrainingGraph, DualPipeRunsHalfTheMicroBatchesTheOtherWay) {
+  TrainingSpec spec = testing::tiny_job(paper_parallelism(1, 2, 2, 1), 4, 2, 16, 8);
+  ASSERT_EQ(spec.micro_batches(), 4);
+  const RoutingTrace trace = synthetic_trace_for(spec, {}, 5);
+  const TaskGraph one_f_one_b = build_training_graph(spec, trace);
+  spec.schedule = PipelineSchedule::DualPipe;
+  spec.overlap.ep_comm = true;
+  const TaskGraph g = build_training_graph(spec, trace);
+  // The same tasks but the reductions: one dense all-reduce for the pair (TP 1) where 1F1B has
+  // one a stage, and one per EP rank for the experts, whose copies 1F1B (DP 1) never reduces.
+  auto ops = count_ops(g), reference = count_ops(one_f_one_b);
+  EXPECT_EQ(ops["collective:dense-grad-all-reduce"], 1);
+  EXPECT_EQ(reference["collective:dense-grad-all-reduce"], 2);
+  EXPECT_EQ(ops["collective:expert-grad-all-reduce"], 2);
+  for (auto* n : {&ops, &reference}) {
+    n->erase("collective:dense-grad-all-reduce");
+    n->erase("collective:expert-grad-all-reduce");
+  }
+  EXPECT_EQ(ops, reference);
+  const RankLayout layout(spec.parallelism, spec.model, spec.gpus_per_server);
+  const auto stage = [&](int gpu) { return layout.coord(gpu).pp; };
+  int reversed = 0;
+  for (const Task& t : g.tasks()) {
+    const bool second = t.micro_batch >= 2;
+    if (t.kind == TaskKind::Compute && t.phase != Phase::Update) {
+      const int position = t.op == Op::LmHead ? 1 : (t.layer < 2 ? 0 : 1);
+      EXPECT_EQ(stage(t.gpu), second ? 1 - position : position)
+          << to_string(t.op) << " layer " << t.layer << " mb " << t.micro_batch;
+      reversed += second ? 1 : 0;
+    }
+    if (t.kind == TaskKind::P2P && t.op == Op::PpActivation) {
+      EXPECT_EQ(stage(t.gpu), second ? 1 : 0);
+      EXPECT_EQ(stage(t.peer), second ? 0 : 1);
+    }
+    if (t.kind == TaskKind::Collective && t.traffic == Traffic::DP) {
+      const auto& members = g.group(t.group);
+      std::set<int> stages;
+      for (int m : members)
+        stages.insert(stage(m));
+      EXPECT_EQ(stages.size(), 2u) << to_string(t.op);
+    }
+  }
+  EXPECT_GT(reversed, 0);
+  // Refused: an odd PP, fewer than 2 x PP micro-batches, the overlapped gradient reduction.
+  TrainingSpec odd = testing::tiny_job(paper_parallelism(1, 3, 2, 1), 4, 2, 16, 12);
+  odd.schedule = PipelineSchedule::DualPipe;
+  const auto field = [](const TrainingSpec& s) {
+    try {
+      s.micro_batches();
+    } catch (const Error& e) {
+      return e.field();
+    }
+    return std::string();
+  };
+  EXPECT_EQ(field(odd), "pp");
+  TrainingSpec few = spec;
+  few.global_batch = 6;
+  EXPECT_EQ(field(few), "global_batch");
+  TrainingSpec overlapped = spec;
+  overlapped.overlap.grad_reduce = true;
+  EXPECT_EQ(field(overlapped), "overlap.grad_reduce");
 }
 
 TEST(TrainingGraph, GroupsStayInsideTheirStageAndParallelism) {
@@ -203,7 +318,7 @@ TEST(TrainingGraph, DeepEpSendsATokenOncePerNode) {
     spec.micro_batches();
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(e.field(), "max_nodes");
+    EXPECT_EQ(e.field(), "routing.max_nodes");
   }
 }
 
@@ -504,6 +619,11 @@ TEST(PipelineBubble, StagesMinusOneOfTheSlotsOnThePath) {
   // Interleaved over 4 chunks: the fill and drain are 3 chunk slots of 4 x 8 + 3.
   EXPECT_DOUBLE_EQ(bubble_fraction(PipelineSchedule::Interleaved, 4, 8, 4), 3.0 / 35);
   EXPECT_THROW(bubble_fraction(PipelineSchedule::Interleaved, 4, 8, 0), Error);
+  // DualPipe: (16 / 2 - 1) x 5/3 slots idle of 120 + that (a backward twice a forward, no
+  // weight-gradient split), against 1F1B's 15 of 135.
+  EXPECT_DOUBLE_EQ(bubble_fraction(PipelineSchedule::DualPipe, 16, 120),
+                   (35.0 / 3) / (120 + 35.0 / 3));
+  EXPECT_DOUBLE_EQ(bubble_fraction(PipelineSchedule::DualPipe, 2, 4), 0.0);
 }
 
 // Interleaved 1F1B on the tiny model's 4 layers: PP 2 x VP 2 = 4 virtual stages of one layer,
