@@ -100,13 +100,6 @@ int run_simulate(const SimulateOptions& o) {
     });
   }
   const std::optional<std::string> mismatch = config::region_mismatch(e);
-  // What of the model's recipe the job could not follow, before the run (it may be long).
-  if (e.model) {
-    for (const std::string& note : e.model->recipe_notes) {
-      std::cerr << fmt::format("mfabric: note: {}'s recipe: {}\n", printable(e.model->recipe_of),
-                               note);
-    }
-  }
   // A --out DIR that cannot take the outputs, or a bad option for them, fails now, not after a
   // long run.
   if (!o.out.empty()) report::check_simulation_outputs(o.out);

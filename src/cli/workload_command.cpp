@@ -57,7 +57,6 @@ struct WorkloadOptions {
   workload::PipelineSplit split;
   bool ep_overlap = false;
   std::string recipe_of;
-  std::vector<std::string> recipe_notes;
 };
 
 int run_chakra(const WorkloadOptions& o) {
@@ -151,7 +150,6 @@ void apply_recipe_options(const CLI::App& app, WorkloadOptions& o) {
   o.forced_balance = job.synthetic.balance == workload::RoutingBalance::Forced;
   if (!r) return;
   o.recipe_of = job.recipe_of;
-  o.recipe_notes = job.recipe_notes;
   o.convention = job.convention;
   o.tp = job.tp;
   o.pp = job.pp;
@@ -167,8 +165,6 @@ void apply_recipe_options(const CLI::App& app, WorkloadOptions& o) {
 }
 
 int run_model(const WorkloadOptions& o) {
-  for (const std::string& note : o.recipe_notes)
-    std::cerr << fmt::format("mfabric: note: {}'s recipe: {}\n", o.recipe_of, note);
   std::optional<workload::ComputeReplay> replay_storage;
   workload::ParallelismSpec degrees;
   degrees.tp = o.tp;
@@ -321,7 +317,8 @@ Command register_workload(CLI::App& command) {
   app->add_option("--gpus-per-server", o->gpus_per_server, "GPUs per server (NVSwitch domain)")
       ->capture_default_str();
   app->add_option("--schedule", o->schedule,
-                  "Pipeline schedule: 1f1b, gpipe or interleaved (the default with --vp above 1)")
+                  "Pipeline schedule: 1f1b, gpipe, interleaved (the default with --vp above 1) or "
+                  "dualpipe")
       ->capture_default_str();
   app->add_option("--iterations", o->iterations, "Training iterations in the graph (1 to 10000)")
       ->capture_default_str();

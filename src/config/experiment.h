@@ -55,10 +55,8 @@ struct TrainingJob {
   std::string schedule = "1f1b";
   // Communication overlapped with compute (workload/training.h, docs/workload.md, "Overlap").
   workload::OverlapSpec overlap;
-  // The model whose recipe supplied the fields the file left out ("" when none did), and what
-  // of the recipe could not be followed (said on stderr by the commands that run the job).
+  // The model whose recipe supplied the fields the file left out ("" when none did).
   std::string recipe_of;
-  std::vector<std::string> recipe_notes;
   // Routing: a recorded trace file, or the synthetic generator with these parameters.
   std::string routing_trace;
   workload::SyntheticRouting synthetic;
@@ -161,8 +159,8 @@ void check_network_size(const Experiment& e);
 // global_batch, seq, precision, distributed_optimizer not given; without a routing given, the
 // recipe's routing balance. Not under a given paper convention (the paper's jobs count GPUs
 // their own way) or a convention other than the recipe's, nor for a model without a recipe (or a
-// model file that does not load: building the job says why). What the tool does not simulate of
-// the recipe is added to job.recipe_notes. Returns the recipe when its parallelism was taken.
+// model file that does not load: building the job says why). Also its recompute, dispatcher and
+// node limit (job_max_nodes). Returns the recipe when its parallelism was taken.
 std::optional<workload::Recipe> apply_recipe(TrainingJob& job,
                                              const std::function<bool(const char*)>& given);
 
