@@ -5,7 +5,7 @@
 # calibration of its GPU (the H200's measurements carried by datasheet ratios), on a non-blocking
 # fat-tree of 400G NICs, NVLink at the GPU's per-direction datasheet bandwidth; then the
 # collective model alone against DeepEP's all-to-all bandwidths. Prints two Markdown tables.
-# About 10 minutes on 2 cores, most of it DeepSeek-V3's 2,048 GPUs and 120 micro-batches.
+# About 2-3 minutes on 2 cores, most of it DeepSeek-V3's 2,048 GPUs and 120 micro-batches.
 #
 # Usage: scripts/validation/published.sh [MFABRIC_BINARY] [throughput|deepep|all]
 set -euo pipefail

@@ -184,6 +184,31 @@ workload::SyntheticRouting parse_synthetic(const YAML::Node& node, const std::st
 
 }  // namespace
 
+std::string job_text(const TrainingJob& w) {
+  std::string degrees;
+  if (w.convention == "paper") {
+    degrees = fmt::format("TP {}, PP {}, EP {}", w.tp, w.pp, w.ep);
+  } else {
+    degrees = fmt::format(
+        "TP {}{}, PP {}{}, EP {}, ETP {}", w.tp, w.cp > 1 ? fmt::format(", CP {}", w.cp) : "", w.pp,
+        w.vp > 1 ? fmt::format(", VP {}", w.vp) : "", w.ep, w.etp > 0 ? w.etp : 1);
+  }
+  std::string text = fmt::format("{}, micro-batch {} x {} tokens, global batch {}", degrees,
+                                 w.micro_batch, w.seq, w.global_batch);
+  if (w.schedule != "1f1b" && !(w.schedule == "interleaved" && w.vp > 1)) {
+    text += ", " + w.schedule;
+  }
+  if (w.precision != "bf16") text += ", " + w.precision;
+  if (w.recompute != "none") text += ", " + w.recompute + " recomputation";
+  if (w.dispatcher != "alltoall") text += ", " + w.dispatcher;
+  if (w.papers_job) return "the paper's job: " + text;
+  const std::string convention = fmt::format(", {} convention", w.convention);
+  if (!w.recipe_of.empty()) {
+    return "its recipe's job: " + text + (w.convention == "paper" ? convention : "");
+  }
+  return text + convention;
+}
+
 int job_max_nodes(const TrainingJob& w, const workload::ParallelismSpec& p, int gpus_per_server) {
   if (!w.max_nodes_from_recipe) return w.max_nodes;
   const int group_nodes = std::max(1, p.ep_group_gpus() / std::max(1, gpus_per_server));

@@ -57,6 +57,8 @@ struct TrainingJob {
   workload::OverlapSpec overlap;
   // The model whose recipe supplied the fields the file left out ("" when none did).
   std::string recipe_of;
+  // The mFabric paper's own job for its model (study::paper_models), for the outputs' wording.
+  bool papers_job = false;
   // Routing: a recorded trace file, or the synthetic generator with these parameters.
   std::string routing_trace;
   workload::SyntheticRouting synthetic;
@@ -143,6 +145,13 @@ std::string experiment_calibration_name(const std::string& yaml_text, const std:
 // takes about six times the topology's estimate (measured on the flow backend at 8192 servers of
 // 8 GPUs and NICs and at 1024 of 64: 6.2x and 6.3x); eight bounds it.
 inline constexpr double kNetworkBytesPerTopologyByte = 8;
+// What job it is, in a line for the outputs: its degrees, batch and what differs from the
+// defaults (schedule, precision, recomputation, dispatcher), after "the paper's job: " for the
+// paper's own (papers_job) or "its recipe's job: " where a recipe supplied it, else followed by
+// its convention: "TP 2, PP 8, EP 8, ETP 1, micro-batch 1 x 4096 tokens, global batch 256,
+// megatron convention".
+std::string job_text(const TrainingJob& w);
+
 // The node limit a job's tokens run under (TrainingSpec::max_nodes_per_token): the file's as given
 // (refused when the EP group spans fewer nodes), the recipe's capped at the nodes the EP group
 // spans (a recipe's limit of 4 nodes on a job with a one-node EP group is no limit).

@@ -200,7 +200,11 @@ std::vector<std::string> compare_headline(const CompareResult& r) {
     const fabric::FabricKind* kind = study::kind_of_run(m);
     const std::string label = kind ? kind->label_or(m.fabric) : m.fabric;
     const std::string who = variants.size() > 1 ? fmt::format("{} ({})", label, m.fabric) : label;
-    const std::string where = fmt::format("{} at {}", m.model, link_text(m.link_gbps));
+    // Which job ran (the paper's, a recipe's, the file's), when the result says.
+    std::string job;
+    for (const config::TrainingJob& w : r.models)
+      if (w.model == m.model) job = fmt::format(" ({})", config::job_text(w));
+    const std::string where = fmt::format("{} at {}{}", m.model, link_text(m.link_gbps), job);
     if (!finished(m)) {
       out.push_back(fmt::format("{}: the {} run {}, so there is no verdict.", where, m.fabric,
                                 m.error.empty() ? "has no iteration time" : "failed"));
@@ -356,7 +360,9 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
                       {"dp", m.dp ? nlohmann::json(*m.dp) : nlohmann::json(nullptr)},
                       {"micro_batch", m.micro_batch},
                       {"global_batch", m.global_batch},
-                      {"seq", m.seq}});
+                      {"seq", m.seq},
+                      {"convention", m.convention},
+                      {"job", config::job_text(m)}});
   }
   return {{"schema_version", kCompareSchema},
           {"provenance", provenance_json()},

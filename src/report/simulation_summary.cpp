@@ -9,21 +9,7 @@ std::string traffic_key(std::size_t k) {
 }
 
 std::string workload_label(const config::Experiment& e) {
-  if (e.model) {
-    const auto& w = *e.model;
-    const std::string fp8 =
-        (w.precision == "fp8" ? ", fp8" : "") +
-        (w.recompute == "none" ? std::string() : ", " + w.recompute + " recomputation") +
-        std::string(w.recipe_of.empty() ? "" : ", its recipe's job");
-    if (w.convention == "paper") {
-      return fmt::format("{} (TP {}, PP {}, EP {}{}, paper convention)", w.model, w.tp, w.pp, w.ep,
-                         fp8);
-    }
-    return fmt::format("{} (TP {}{}, PP {}{}, EP {}, ETP {}{}, megatron convention)", w.model, w.tp,
-                       w.cp > 1 ? fmt::format(", CP {}", w.cp) : "", w.pp,
-                       w.vp > 1 ? fmt::format(", VP {}", w.vp) : "", w.ep, w.etp > 0 ? w.etp : 1,
-                       fp8);
-  }
+  if (e.model) return fmt::format("{} ({})", e.model->model, config::job_text(*e.model));
   if (e.micro) {
     return fmt::format("{} of {} ({} group)", workload::to_string(e.micro->collective),
                        to_string(e.micro->bytes), e.micro->group);

@@ -19,7 +19,8 @@ namespace mfabric::report {
 // JSON key of a traffic class: "tp", "ep", ... (workload::to_string), so a class the engine adds
 // appears without a change here.
 std::string traffic_key(std::size_t k);
-// "mixtral-8x7b (TP 1, PP 1, EP 8)", or the micro-benchmark, connection matrix or Chakra trace.
+// "mixtral-8x7b (the paper's job: TP 4, PP 4, EP 8, ...)" (config::job_text), or the
+// micro-benchmark, connection matrix or Chakra trace.
 std::string workload_label(const config::Experiment& e);
 // Events the run handled per second of wall time (0 when it took no measurable time).
 double events_per_second(const sim::RunResult& res);

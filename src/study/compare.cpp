@@ -94,6 +94,7 @@ std::vector<config::TrainingJob> paper_models() {
     m.pp = pp;
     m.ep = ep;
     m.convention = "paper";  // the paper's simulator counts GPUs this way
+    m.papers_job = true;
     return m;
   };
   return {setup("mixtral-8x22b", 8, 8, 8), setup("mixtral-8x7b", 4, 4, 8),

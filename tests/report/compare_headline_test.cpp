@@ -37,6 +37,48 @@ TEST(CompareHeadline, ASentencePerModelAndLinkWithTheFiguresBehindIt) {
                 "topology), 1.20x its perf/$."});
 }
 
+// The verdict says which job ran: the paper's (its convention), a recipe's, or the file's own.
+TEST(CompareHeadline, TheVerdictNamesTheJobThatRan) {
+  CompareResult r = one_model();
+  config::TrainingJob job;
+  job.model = "m";
+  job.convention = "paper";
+  job.papers_job = true;
+  job.tp = 4;
+  job.pp = 4;
+  job.ep = 8;
+  job.micro_batch = 8;
+  job.seq = 4096;
+  job.global_batch = 128;
+  r.models.push_back(job);
+  EXPECT_EQ(compare_headline(r).at(0).rfind(
+                "m at 400G (the paper's job: TP 4, PP 4, EP 8, micro-batch 8 x 4096 tokens, "
+                "global batch 128): mFabric trains at 0.80x",
+                0),
+            0u)
+      << compare_headline(r).at(0);
+  r.models[0].convention = "megatron";
+  r.models[0].papers_job = false;
+  r.models[0].recipe_of = "m";
+  r.models[0].vp = 2;
+  r.models[0].schedule = "interleaved";
+  r.models[0].precision = "fp8";
+  r.models[0].recompute = "selective";
+  EXPECT_EQ(compare_headline(r).at(0).rfind(
+                "m at 400G (its recipe's job: TP 4, PP 4, VP 2, EP 8, ETP 1, micro-batch 8 x "
+                "4096 tokens, global batch 128, fp8, selective recomputation): mFabric",
+                0),
+            0u)
+      << compare_headline(r).at(0);
+  r.models[0].recipe_of.clear();
+  r.models[0].schedule = "dualpipe";
+  r.models[0].vp = 1;
+  EXPECT_NE(compare_headline(r).at(0).find("dualpipe, fp8, selective recomputation, megatron "
+                                           "convention): mFabric"),
+            std::string::npos)
+      << compare_headline(r).at(0);
+}
+
 TEST(CompareHeadline, SaysWhatItCannotCompareAndNamesTheFailedRuns) {
   CompareResult r = one_model();
   r.runs[0].error = "stalled";
