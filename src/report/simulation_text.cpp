@@ -103,6 +103,10 @@ std::string results_text(const SimulationReport& r) {
   }
   t.add_row({"exposed communication (per GPU)", time_text(res.exposed_comm)});
   for (std::size_t k = 0; k < sim::kTrafficClasses.size(); ++k) {
+    // Context parallelism's row only for a job that has it.
+    if (sim::kTrafficClasses[k] == workload::Traffic::CP && res.comm_time[k] == Time::zero()) {
+      continue;
+    }
     t.add_row(
         {fmt::format("{} communication (per GPU)", traffic_label(k)), time_text(res.comm_time[k])});
     // The all-to-alls wait for the busiest expert GPU: a profiler counts that wait as time in

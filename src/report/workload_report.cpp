@@ -16,7 +16,7 @@ double share(std::int64_t part, std::int64_t total) {
 }
 
 std::int64_t total_bytes(const workload::WorkloadSummary& s) {
-  return s.bytes_tp + s.bytes_ep + s.bytes_dp + s.bytes_pp;
+  return s.bytes_tp + s.bytes_cp + s.bytes_ep + s.bytes_dp + s.bytes_pp;
 }
 
 nlohmann::json memory_json(const workload::GpuMemory& g) {
@@ -64,9 +64,14 @@ nlohmann::json workload_json(const workload::TrainingSpec& spec, const workload:
       {"tasks",
        {{"compute", s.compute_tasks}, {"collective", s.collective_tasks}, {"p2p", s.p2p_tasks}}},
       {"bytes_per_iteration",
-       {{"tp", s.bytes_tp}, {"ep", s.bytes_ep}, {"dp", s.bytes_dp}, {"pp", s.bytes_pp}}},
+       {{"tp", s.bytes_tp},
+        {"cp", s.bytes_cp},
+        {"ep", s.bytes_ep},
+        {"dp", s.bytes_dp},
+        {"pp", s.bytes_pp}}},
       {"bytes_share",
        {{"tp", share(s.bytes_tp, total)},
+        {"cp", share(s.bytes_cp, total)},
         {"ep", share(s.bytes_ep, total)},
         {"dp", share(s.bytes_dp, total)},
         {"pp", share(s.bytes_pp, total)}}},
@@ -124,6 +129,7 @@ std::string workload_text(const workload::TrainingSpec& spec, const workload::Wo
                    fmt::format("{:.1f}%", 100.0 * share(b, total))});
   };
   row("TP", s.bytes_tp);
+  if (s.parallelism.cp > 1) row("CP", s.bytes_cp);
   row("EP", s.bytes_ep);
   row("DP", s.bytes_dp);
   row("PP", s.bytes_pp);

@@ -103,11 +103,12 @@ struct EngineOptions {
 // published with seed 1 stay reproducible.
 std::uint64_t flow_salt_of_seed(std::uint64_t seed);
 
-// Traffic classes in RunResult arrays: TP, EP, DP, PP, then Other (communication of no
-// recognised parallelism, such as an imported trace's collectives without a group name).
-inline constexpr std::array<workload::Traffic, 5> kTrafficClasses{
-    workload::Traffic::TP, workload::Traffic::EP, workload::Traffic::DP, workload::Traffic::PP,
-    workload::Traffic::Other};
+// Traffic classes in RunResult arrays: TP, EP, DP, PP, Other (communication of no recognised
+// parallelism, such as an imported trace's collectives without a group name), then CP (added
+// last, so that the others keep their places).
+inline constexpr std::array<workload::Traffic, 6> kTrafficClasses{
+    workload::Traffic::TP, workload::Traffic::EP,    workload::Traffic::DP,
+    workload::Traffic::PP, workload::Traffic::Other, workload::Traffic::CP};
 
 struct RunResult {
   // Per iteration: from the first task of the iteration starting to its last task ending.

@@ -66,6 +66,7 @@ ComputeModel::ComputeModel(const ModelSpec& model, const GpuSpec& gpu, const Eff
   positive("micro_batch", shape.micro_batch);
   positive("seq", shape.seq);
   positive("tp", shape.tp);
+  positive("cp", shape.cp);
   // !(x > 0) also catches NaN.
   if (!(gpu.peak_bf16_flops > 0) || !std::isfinite(gpu.peak_bf16_flops)) {
     throw Error("", "gpu.peak_bf16_flops",
@@ -100,7 +101,7 @@ double ffn_matrices(const ModelSpec& m) {
 }  // namespace
 
 double ComputeModel::attention_flops() const {
-  const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;  // tokens T
+  const double t = static_cast<double>(tokens());  // tokens T (this CP rank's)
   const double seq = shape_.seq;
   const double h = model_.hidden;
   const AttentionSpec& a = model_.attention;
@@ -137,7 +138,7 @@ double ComputeModel::attention_flops() const {
 }
 
 double ComputeModel::router_flops() const {
-  const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
+  const double t = static_cast<double>(tokens());
   return 2 * t * model_.hidden * model_.experts;  // logits: T x hidden x experts
 }
 
@@ -148,17 +149,17 @@ double ComputeModel::expert_flops(std::int64_t token_assignments) const {
 }
 
 double ComputeModel::shared_expert_flops() const {
-  const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
+  const double t = static_cast<double>(tokens());
   return t * model_.shared_experts * 2 * ffn_matrices(model_) * model_.hidden * model_.ffn_shared;
 }
 
 double ComputeModel::dense_ffn_flops() const {
-  const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
+  const double t = static_cast<double>(tokens());
   return t * 2 * ffn_matrices(model_) * model_.hidden * model_.ffn_dense;
 }
 
 double ComputeModel::lm_head_flops() const {
-  const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
+  const double t = static_cast<double>(tokens());
   return 2 * t * model_.hidden * model_.vocab;
 }
 
@@ -194,7 +195,7 @@ Time ComputeModel::roofline(double flops, double bytes, double efficiency, Phase
 
 Time ComputeModel::attention(Phase phase) const {
   if (kernels_) return measured_attention(phase);
-  const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
+  const double t = static_cast<double>(tokens());
   const double d = model_.dtype_bytes;
   const double bytes = static_cast<double>(model_.attention_params_per_layer()) * d +
                        2 * t * model_.hidden * d;  // hidden states in and out
@@ -233,7 +234,7 @@ Time ComputeModel::router(Phase phase) const {
     KernelShape s = dense_shape(model_.hidden, model_.experts, tokens());
     return kernel(s, phase);
   }
-  const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
+  const double t = static_cast<double>(tokens());
   const double d = model_.dtype_bytes;
   const double bytes = static_cast<double>(model_.router_params()) * d +
                        t * model_.hidden * d      // hidden states in
@@ -276,7 +277,7 @@ Time ComputeModel::experts(std::int64_t token_assignments, int local_experts, Ph
 
 Time ComputeModel::all_tokens_ffn(std::int64_t params, double flops, Phase phase) const {
   if (params == 0) return roofline(0, 0, 1, phase);  // no such FFN: zero; validates phase
-  const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
+  const double t = static_cast<double>(tokens());
   const double d = model_.dtype_bytes;
   // Weights read once, every token's hidden state in and out.
   const double bytes = static_cast<double>(params) * d + 2 * t * model_.hidden * d;
@@ -302,7 +303,7 @@ Time ComputeModel::dense_ffn(Phase phase) const {
 
 Time ComputeModel::lm_head(Phase phase) const {
   if (kernels_) return kernel(dense_shape(model_.hidden, tp_share(model_.vocab), tokens()), phase);
-  const double t = static_cast<double>(shape_.micro_batch) * shape_.seq;
+  const double t = static_cast<double>(tokens());
   const double d = model_.dtype_bytes;
   const double bytes = static_cast<double>(model_.vocab) * model_.hidden * d  // weights
                        + t * model_.hidden * d                                // hidden in
@@ -373,11 +374,14 @@ Time ComputeModel::measured_attention(Phase phase) const {
     total += gemm(dense_shape(h, (heads + 2 * core.kv_heads) * a.head_dim, t), phase);
     total += gemm(dense_shape(heads * a.head_dim, h, t), phase);
   }
-  return total + kernel(core, phase);
+  // Under context parallelism each rank's queries meet every key: 1/CP of the causal square
+  // (Megatron-Core balances the causal chunks over the ranks).
+  const Time attention_core = kernel(core, phase);
+  return total + Time::picoseconds(attention_core.ps() / std::max(1, shape_.cp));
 }
 
 std::int64_t ComputeModel::tokens() const {
-  return static_cast<std::int64_t>(shape_.micro_batch) * shape_.seq;
+  return static_cast<std::int64_t>(shape_.micro_batch) * shape_.seq / std::max(1, shape_.cp);
 }
 
 std::int64_t ComputeModel::tp_share(std::int64_t n) const {

@@ -64,6 +64,9 @@ struct ComputeShape {
   // FFNs run at the measured FP8 speed of their shape; the attention core, router, LM head,
   // permutation and optimizer stay in bf16 (as DeepSeek-V3 and Transformer Engine run them).
   bool fp8 = false;
+  // Context parallelism: each GPU holds micro_batch x seq / cp of the tokens (every op's tokens),
+  // its queries attending to the whole sequence's keys (1/cp of the attention core).
+  int cp = 1;
 };
 
 struct KernelCalibration;

@@ -29,14 +29,19 @@ JobSize estimate_job_size(const TrainingSpec& spec) {
   // Per micro-batch index, over a whole stage of S GPUs (training.cpp's loops): compute on
   // every GPU (forward and backward: attention, router, the permutation's two halves, experts,
   // shared experts per MoE layer; attention and FFN per dense layer; the LM head), TP all-reduces
-  // per TP group (four per layer), EP all-to-alls per EP group (four per MoE layer), PP sends per
-  // GPU; per iteration the gradient reductions and optimizer steps, fewer than two per GPU.
+  // per TP group (four per layer), CP exchanges per CP group (three per layer), EP all-to-alls
+  // per EP group (four per MoE layer), PP sends per GPU; per iteration the gradient reductions
+  // and optimizer steps, fewer than two per GPU. Full recomputation runs every layer's forward
+  // twice: half as much again of the layers' tasks.
   const double S = p.stage_gpus();
   const double edp = p.expert_dp();
   const double per_gpu =
       2.0 * (moe * (5 + (spec.model.shared_experts > 0 ? 1 : 0)) + dense * 2 + 1);
-  const double per_micro_batch = S * per_gpu + (p.tp > 1 ? S / p.tp * 4.0 * layers : 0.0) +
-                                 S / p.ep * 4.0 * moe + S * 2.0 * (p.pp - 1);
+  const double recompute = spec.recompute == Recompute::Full ? 1.5 : 1.0;
+  const double per_micro_batch =
+      recompute * (S * per_gpu + (p.tp > 1 ? S / p.tp * 4.0 * layers : 0.0) +
+                   (p.cp > 1 ? S / p.cp * 3.0 * layers : 0.0) + S / p.ep * 4.0 * moe) +
+      S * 2.0 * (p.pp - 1);
   const double per_iteration = m * per_micro_batch + 2.0 * p.pp * S;
   const double tasks = spec.iterations * per_iteration;
   const double matrices = spec.iterations * 2.0 * moe * m * edp;

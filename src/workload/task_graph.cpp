@@ -51,6 +51,8 @@ const char* to_string(Traffic t) {
       return "pp";
     case Traffic::Other:
       return "other";
+    case Traffic::CP:
+      return "cp";
   }
   return "?";
 }
@@ -105,6 +107,10 @@ const char* to_string(Op o) {
       return "permute";
     case Op::ParamAllGather:
       return "param-all-gather";
+    case Op::CpKeyValues:
+      return "cp-key-values";
+    case Op::CpKeyValueGrads:
+      return "cp-key-value-grads";
   }
   return "?";
 }

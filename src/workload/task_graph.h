@@ -38,8 +38,10 @@ enum class CollectiveKind : std::uint8_t {
   Barrier
 };
 // Which parallelism a communication task serves (None for compute). Other: communication of no
-// recognised parallelism (imported traces whose process groups say none, docs/chakra.md).
-enum class Traffic : std::uint8_t { None, TP, EP, DP, PP, Other };
+// recognised parallelism (imported traces whose process groups say none, docs/chakra.md). CP:
+// context parallelism's exchange of keys and values (after Other, so that the others keep their
+// values).
+enum class Traffic : std::uint8_t { None, TP, EP, DP, PP, Other, CP };
 enum class Phase : std::uint8_t { Forward, Backward, Update, Other };
 // What a task does, for labels, reports and replayed durations.
 enum class Op : std::uint8_t {
@@ -56,11 +58,13 @@ enum class Op : std::uint8_t {
   PpGradient,
   DenseGradAllReduce,
   ExpertGradAllReduce,
-  Optimizer,       // the optimizer step after the gradient all-reduces (when calibrated)
-  Generic,         // imported (Chakra) tasks
-  Permute,         // the MoE token permutation: before the dispatch (gather into expert order) and
-                   // after the combine (the weighted scatter back), half of it each
-  ParamAllGather,  // the distributed optimizer's all-gather of updated parameters over DP
+  Optimizer,        // the optimizer step after the gradient all-reduces (when calibrated)
+  Generic,          // imported (Chakra) tasks
+  Permute,          // the MoE token permutation: before the dispatch (gather into expert order) and
+                    // after the combine (the weighted scatter back), half of it each
+  ParamAllGather,   // the distributed optimizer's all-gather of updated parameters over DP
+  CpKeyValues,      // context parallelism: the all-gather of a layer's keys and values over CP
+  CpKeyValueGrads,  // and the reduce-scatter of their gradients in the backward
 };
 
 const char* to_string(TaskKind k);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "workload/training_cp.h"
 #include "workload/training_dp.h"
 #include "workload/training_ep.h"
 #include "workload/training_pp.h"
@@ -212,6 +213,7 @@ RoutingTrace synthetic_trace_for(const TrainingSpec& spec, SyntheticRouting para
 
 namespace {
 
+using training::cp_exchange;
 using training::ExpertTraffic;
 using training::GradientReduction;
 using training::PipelineStep;
@@ -233,7 +235,8 @@ class GraphBuilder {
                               .seq = spec.seq,
                               .tp = spec.parallelism.tp,
                               .etp = spec.parallelism.expert_tp(),
-                              .fp8 = spec.precision == Precision::FP8},
+                              .fp8 = spec.precision == Precision::FP8,
+                              .cp = spec.parallelism.cp},
                  spec.kernels.get()),
         p_(spec.parallelism),
         virtual_(spec.schedule, spec.parallelism.pp, spec.parallelism.vp),
@@ -290,6 +293,8 @@ class GraphBuilder {
   void forward_layer(int stage, std::vector<TaskId>& cur, int layer, int mb) {
     const Phase F = Phase::Forward;
     const bool moe = spec_.model.is_moe_layer(layer);
+    // Context parallelism: every token's keys and values before the attention.
+    cp_exchange(tasks_, spec_, stage, cur, Op::CpKeyValues, F, layer, mb);
     const Time attn = duration(Op::Attention, layer, F, compute_.attention(F));
     compute_all(stage, cur, Op::Attention, F, layer, mb, attn);
     tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
@@ -378,8 +383,11 @@ class GraphBuilder {
         compute_all(stage, cur, Op::DenseFfn, B, layer, mb, ffn);
       }
       tp_all_reduce(tasks_, spec_, stage, cur, B, layer, mb);
+      // Context parallelism: the keys and values again, and their gradients back to their ranks.
+      cp_exchange(tasks_, spec_, stage, cur, Op::CpKeyValues, B, layer, mb);
       const Time attn = duration(Op::Attention, layer, B, compute_.attention(B));
       compute_all(stage, cur, Op::Attention, B, layer, mb, attn);
+      cp_exchange(tasks_, spec_, stage, cur, Op::CpKeyValueGrads, B, layer, mb);
       // The stage's last backward has finished this layer: with --overlap-grad-reduce its
       // gradients are reduced now, under the backward of the layers below.
       if (spec_.overlap.grad_reduce && mb == last_backward_mb()) {
@@ -474,13 +482,6 @@ TaskGraph build_training_graph(const TrainingSpec& spec, const RoutingTrace& tra
   if (spec.iterations < 1 || spec.iterations > 10000) {
     throw Error("", "iterations",
                 fmt::format("must be between 1 and 10000, got {}", spec.iterations));
-  }
-  if (spec.parallelism.cp > 1) {
-    // The layout counts CP's GPUs; its key-value exchange and split attention are not built yet.
-    throw Error("", "cp",
-                fmt::format("cp {}: context parallelism is counted in the layout but not yet "
-                            "simulated; use cp 1",
-                            spec.parallelism.cp));
   }
   return GraphBuilder(spec, trace).build();
 }

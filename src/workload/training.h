@@ -183,7 +183,7 @@ struct WorkloadSummary {
   // Bytes per iteration by parallelism: all-reduce, all-gather, reduce-scatter and broadcast
   // count their buffer once per member (what each GPU hands to NCCL); all-to-all counts the bytes
   // that leave each member (off the diagonal); p2p its bytes. Averaged over iterations.
-  std::int64_t bytes_tp = 0, bytes_ep = 0, bytes_dp = 0, bytes_pp = 0;
+  std::int64_t bytes_tp = 0, bytes_cp = 0, bytes_ep = 0, bytes_dp = 0, bytes_pp = 0;
   // Per stage: compute time per iteration of its busiest GPU (seconds), averaged over iterations.
   std::vector<double> compute_s_per_stage;
   // Forward time of one MoE layer for one micro-batch on the busiest GPU: attention (incl.

@@ -56,6 +56,7 @@ WorkloadSummary summarize(const TrainingSpec& spec, const TaskGraph& graph) {
           bytes = t.bytes.count() * members;
         }
         if (t.traffic == Traffic::TP) s.bytes_tp += bytes;
+        if (t.traffic == Traffic::CP) s.bytes_cp += bytes;
         if (t.traffic == Traffic::EP) s.bytes_ep += bytes;
         if (t.traffic == Traffic::DP) s.bytes_dp += bytes;
         if (t.traffic == Traffic::PP) s.bytes_pp += bytes;
@@ -69,6 +70,7 @@ WorkloadSummary summarize(const TrainingSpec& spec, const TaskGraph& graph) {
   }
   const int its = spec.iterations;
   s.bytes_tp /= its;
+  s.bytes_cp /= its;
   s.bytes_ep /= its;
   s.bytes_dp /= its;
   s.bytes_pp /= its;

@@ -131,6 +131,8 @@ TEST(ResultsText, NamesCannotBreakTheText) {
   const std::string first = lines_of(text).front();
   EXPECT_NE(first.find("line\\nbreak" + kFffd + "\\x1B[31m.yaml"), std::string::npos) << first;
   for (workload::Traffic t : sim::kTrafficClasses) {
+    // Context parallelism's row is there only for a job that has it.
+    if (t == workload::Traffic::CP) continue;
     std::string label = workload::to_string(t);
     // "TP" for the parallelism classes, a capitalised word ("Other") otherwise.
     for (std::size_t i = 0; i < label.size(); ++i) {

@@ -168,6 +168,53 @@ TEST(TrainingGraph, DualPipeRunsHalfTheMicroBatchesTheOtherWay) {
   EXPECT_EQ(field(overlapped), "overlap.grad_reduce");
 }
 
+// Context parallelism: CP 2 (TP 1, PP 1, EP 2 of ETP 1, DP 1: 2 GPUs), 2 sequences of 16 tokens
+// a micro-batch, each GPU holding 16 of the 32 tokens. Per layer and micro-batch one all-gather of
+// the keys and values before the forward's attention, one before the backward's and a
+// reduce-scatter of their gradients after it, over the CP group: 32 tokens x (4 key and 4 value
+// heads of 16) x 2 bytes = 8,192 bytes each. The attention's time halves with the tokens (its
+// core: each rank's queries against the whole sequence, half the square).
+TEST(TrainingGraph, ContextParallelismExchangesKeysAndValuesAroundTheAttention) {
+  TrainingSpec spec = testing::tiny_job(megatron_parallelism(1, 1, 2, 1, 1, 2), 4, 2, 16, 4);
+  ASSERT_EQ(spec.parallelism.gpus(), 2);
+  ASSERT_EQ(spec.micro_batches(), 2);
+  const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 3));
+  const auto n = count_ops(g);
+  const int M = 2, layers = 4;
+  EXPECT_EQ(n.at("collective:cp-key-values"), 2 * layers * M);
+  EXPECT_EQ(n.at("collective:cp-key-value-grads"), layers * M);
+  for (TaskId i = 0; i < static_cast<TaskId>(g.size()); ++i) {
+    const Task& t = g.task(i);
+    if (t.traffic != Traffic::CP) continue;
+    EXPECT_EQ(t.bytes.count(), 32 * (4 + 4) * 16 * 2);
+    EXPECT_EQ(g.group(t.group).size(), 2u);
+    EXPECT_EQ(t.collective,
+              t.op == Op::CpKeyValues ? CollectiveKind::AllGather : CollectiveKind::ReduceScatter);
+  }
+  // Every forward attention waits for its layer's all-gather.
+  for (TaskId i = 0; i < static_cast<TaskId>(g.size()); ++i) {
+    const Task& t = g.task(i);
+    if (t.op != Op::Attention || t.phase != Phase::Forward) continue;
+    bool gathered = false;
+    for (TaskId d : g.deps(i))
+      gathered |= g.task(d).op == Op::CpKeyValues && g.task(d).layer == t.layer;
+    EXPECT_TRUE(gathered) << "layer " << t.layer;
+  }
+  const WorkloadSummary s = summarize(spec, g);
+  EXPECT_EQ(s.bytes_cp, 3 * layers * M * 8192 * 2);
+  // The compute: every op over half the tokens; the attention core half the square.
+  const ModelSpec mixtral = load_model("mixtral-8x7b");
+  const GpuSpec h800 = find_gpu("h800");
+  const ComputeModel whole(mixtral, h800, Efficiency{},
+                           ComputeShape{.micro_batch = 1, .seq = 8192, .tp = 1});
+  const ComputeModel halved(mixtral, h800, Efficiency{},
+                            ComputeShape{.micro_batch = 1, .seq = 8192, .tp = 1, .cp = 2});
+  for (Phase phase : {Phase::Forward, Phase::Backward}) {
+    EXPECT_NEAR(halved.attention(phase).seconds() / whole.attention(phase).seconds(), 0.5, 0.02);
+    EXPECT_NEAR(halved.router(phase).seconds() / whole.router(phase).seconds(), 0.5, 0.02);
+  }
+}
+
 TEST(TrainingGraph, GroupsStayInsideTheirStageAndParallelism) {
   const TrainingSpec spec = tiny_spec(2, 2, 2, 2);
   const RankLayout layout(spec.parallelism, spec.model, spec.gpus_per_server);
