@@ -52,6 +52,11 @@ TEST(JobSize, EstimateBoundsTheBuiltGraph) {
   expect_estimate_bounds(spec_for("qwen-moe", paper_parallelism(1, 2, 16, 1), 3));
   // Dense layers and shared experts.
   expect_estimate_bounds(spec_for("deepseek-r1", paper_parallelism(1, 4, 8, 1), 2));
+  // Context parallelism's exchanges, and full recomputation's second forward.
+  expect_estimate_bounds(spec_for("mixtral-8x7b", megatron_parallelism(2, 2, 8, 2, 1, 2), 2));
+  TrainingSpec recomputed = spec_for("mixtral-8x7b", paper_parallelism(4, 4, 8, 1), 4);
+  recomputed.recompute = Recompute::Full;
+  expect_estimate_bounds(recomputed);
 }
 
 TEST(JobSize, RefusesAJobAboveTheLimitWithTheEstimateAndTheOption) {
