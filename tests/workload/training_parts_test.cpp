@@ -148,8 +148,10 @@ TEST(StageSchedule, DualPipeFollowsDeepSeeksOrder) {
 // Every step of both directions once, after the neighbouring virtual stage's it needs: direction
 // 0 runs position p on stage p, direction 1 on stage PP - 1 - p.
 TEST(RunSchedule, DualPipeRunsBothDirectionsWithoutDeadlock) {
-  for (const auto& [stages, m] :
+  for (const auto& shape :
        {std::pair{2, 4}, std::pair{4, 8}, std::pair{4, 10}, std::pair{8, 20}, std::pair{16, 32}}) {
+    // Plain variables: a lambda below uses them (clang does not capture structured bindings).
+    const int stages = shape.first, m = shape.second;
     const VirtualPipeline pipeline(PipelineSchedule::DualPipe, stages, 1);
     std::map<std::pair<int, int>, int> forward_at, backward_at;  // (virtual stage, mb) -> position
     int position = 0;
