@@ -49,6 +49,16 @@ struct CsvRow {
   std::string where;
 };
 
+// A row's cell by its column's name; a header that only begins like a known format's (a column
+// misspelt, cut or padded) lacks it: mfabric::Error naming the column.
+const std::string& cell(const CsvRow& row, const std::string& column) {
+  const auto it = row.cells.find(column);
+  if (it == row.cells.end()) {
+    throw Error(row.where, column, "missing: the header has no column of that name");
+  }
+  return it->second;
+}
+
 class MeasurementCsv {
  public:
   explicit MeasurementCsv(const std::string& path) : path_(path) {
@@ -87,7 +97,7 @@ class MeasurementCsv {
 };
 
 double number_cell(const CsvRow& row, const std::string& column) {
-  const std::string& text = row.cells.at(column);
+  const std::string& text = cell(row, column);
   double v = 0;
   const auto [ptr, err] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (err != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v)) {
@@ -137,13 +147,13 @@ std::array<std::int64_t, 3> gemm_dims(const CsvRow& row, const std::string& shap
 // h200-moe-kernels.csv: op,model,shape,tokens,ms_fwd,ms_fwd_bwd,...
 void read_moe_kernels(const MeasurementCsv& csv, KernelMeasurements& out) {
   for (const CsvRow& row : csv.rows()) {
-    const std::string& op = row.cells.at("op");
-    const std::string& shape = row.cells.at("shape");
+    const std::string& op = cell(row, "op");
+    const std::string& shape = cell(row, "shape");
     KernelMeasurement m;
     m.where = row.where;
-    m.group = row.cells.at("model") + " " + shape;
+    m.group = cell(row, "model") + " " + shape;
     m.forward = ms_cell(row, "ms_fwd");
-    if (!row.cells.at("ms_fwd_bwd").empty()) m.forward_backward = ms_cell(row, "ms_fwd_bwd");
+    if (!cell(row, "ms_fwd_bwd").empty()) m.forward_backward = ms_cell(row, "ms_fwd_bwd");
     const std::int64_t tokens = count_cell(row, "tokens");
     KernelShape& s = m.shape;
     if (op == "expert_ffn") {
@@ -210,9 +220,9 @@ void read_moe_kernels(const MeasurementCsv& csv, KernelMeasurements& out) {
 // routed once per copy stands for them.
 void read_permute(const MeasurementCsv& csv, KernelMeasurements& out) {
   for (const CsvRow& row : csv.rows()) {
-    if (row.cells.at("op") != "permute") {
+    if (cell(row, "op") != "permute") {
       throw Error(row.where, "op",
-                  fmt::format("expected permute, got {}", quote_input(row.cells.at("op"))));
+                  fmt::format("expected permute, got {}", quote_input(cell(row, "op"))));
     }
     KernelMeasurement m;
     m.where = row.where;
@@ -232,8 +242,8 @@ void read_permute(const MeasurementCsv& csv, KernelMeasurements& out) {
 void read_fp8_optimizer_mla(const MeasurementCsv& csv, KernelMeasurements& out) {
   std::map<std::string, std::size_t> mla;  // shape -> index in out.rows
   for (const CsvRow& row : csv.rows()) {
-    const std::string& op = row.cells.at("op");
-    const std::string& shape = row.cells.at("shape");
+    const std::string& op = cell(row, "op");
+    const std::string& shape = cell(row, "shape");
     const Time ms = ms_cell(row, "ms");
     KernelMeasurement m;
     m.where = row.where;

@@ -52,7 +52,13 @@ TEST(KernelMeasurementsFile, BadInputNamesTheFileLineAndColumn) {
   const std::string negative = write_kernel_temp("e.csv", header + "dense,m,4x4,4,-1,,1,1,\n");
   EXPECT_NE(measurement_error(negative).find("expected a positive time"), std::string::npos);
   EXPECT_NE(measurement_error("/nonexistent/x.csv").find("/nonexistent/x.csv"), std::string::npos);
-  for (const std::string& p : {bad_number, columns, unknown, tokens, negative})
+  // A header that begins like the permutation table's but whose ms_fwd column is padded (a
+  // fuzzer's find): the missing column is named, not a crash.
+  const std::string padded = write_kernel_temp(
+      "f.csv", "op,h,f,local,tokens_per_expert,ms_fwdX,ms_fwd_bwd\npermute,8,0,8,64,1,\n");
+  EXPECT_NE(measurement_error(padded).find("f.csv:2: ms_fwd: missing"), std::string::npos)
+      << measurement_error(padded);
+  for (const std::string& p : {bad_number, columns, unknown, tokens, negative, padded})
     fs::remove(p);
 }
 
