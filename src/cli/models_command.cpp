@@ -11,7 +11,8 @@
 namespace mfabric::cli {
 namespace {
 
-// "TP 2, PP 8, EP 8, ETP 1; micro-batch 1, global batch 256, seq 4096; bf16, 1f1b".
+// "TP 2, PP 8, EP 8, ETP 1; micro-batch 1, global batch 256, seq 4096; bf16, 1f1b" (and the
+// recomputation and dispatcher where the recipe names them).
 std::string recipe_text(const workload::Recipe& r) {
   std::string degrees = fmt::format("TP {}, PP {}", r.tp, r.pp);
   if (r.vp > 1) degrees += fmt::format(", VP {}", r.vp);
@@ -19,8 +20,11 @@ std::string recipe_text(const workload::Recipe& r) {
   if (r.convention == "megatron") degrees += fmt::format(", ETP {}", r.etp);
   if (r.cp > 1) degrees += fmt::format(", CP {}", r.cp);
   if (r.convention == "paper") degrees += " (paper convention)";
-  return fmt::format("{}; micro-batch {}, global batch {}, seq {}; {}, {}", degrees, r.micro_batch,
-                     r.global_batch, r.seq, r.precision, r.schedule);
+  std::string how = fmt::format("{}, {}", r.precision, r.schedule);
+  if (r.recompute != "none") how += fmt::format(", {} recomputation", r.recompute);
+  if (r.dispatcher != "alltoall") how += ", " + r.dispatcher;
+  return fmt::format("{}; micro-batch {}, global batch {}, seq {}; {}", degrees, r.micro_batch,
+                     r.global_batch, r.seq, how);
 }
 
 std::string published_for(const workload::Recipe& r) {
