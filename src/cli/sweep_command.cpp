@@ -31,6 +31,7 @@ struct SweepCliOptions {
   std::string assumptions;
   int jobs = 0;
   bool json = false;
+  bool ignore_gpu_memory = false;
   bool quiet = false;
   std::string convention;
 };
@@ -52,6 +53,7 @@ int run_sweep_command(const SweepCliOptions& o) {
         study::parse_assumptions(o.assumptions, "--assumptions") == study::Assumptions::Paper) {
       study::apply_paper_assumptions(spec);
     }
+    if (o.ignore_gpu_memory) study::ignore_gpu_memory(spec);
     if (!o.convention.empty()) {
       spec.cost_convention =
           with_context("", "--convention", [&] { return fabric::parse_convention(o.convention); });
@@ -163,6 +165,9 @@ Command register_sweep(CLI::App& command) {
   app->add_option("--convention", o->convention,
                   "How network cost is counted in the cost and perf/$ figures: paper (the "
                   "paper's formulas, the default) or built (what the built topology holds)");
+  app->add_flag("--ignore-gpu-memory", o->ignore_gpu_memory,
+                "Run points whose GPU memory estimate is above the GPU's HBM (sets "
+                "simulation.ignore_gpu_memory in the experiment every point starts from)");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_flag("-q,--quiet", o->quiet, "No progress on stderr (notes, warnings and errors stay)");
   return Command{app, [o] { return run_sweep_command(*o); }};

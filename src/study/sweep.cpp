@@ -185,6 +185,17 @@ void add_grid_points(const YAML::Node& grid, const std::string& source, SweepSpe
 
 }  // namespace
 
+void ignore_gpu_memory(SweepSpec& spec) {
+  YAML::Node simulation = spec.experiment["simulation"];
+  if (!simulation || !simulation.IsMap()) {
+    YAML::Node map(YAML::NodeType::Map);
+    map["ignore_gpu_memory"] = true;
+    spec.experiment["simulation"] = map;
+  } else {
+    simulation["ignore_gpu_memory"] = true;
+  }
+}
+
 void apply_paper_assumptions(SweepSpec& spec) {
   YAML::Node root = spec.experiment;
   YAML::Node calibration = root["calibration"];

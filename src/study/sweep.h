@@ -76,6 +76,11 @@ struct SweepSpec {
 // fabric.policy or fabric.switching itself. Points that set a whole calibration keep it.
 void apply_paper_assumptions(SweepSpec& spec);
 
+// `mfabric sweep --ignore-gpu-memory`: the experiment every point starts from gets
+// simulation.ignore_gpu_memory: true (docs/workload.md, "Memory"); a point that sets it keeps its
+// own.
+void ignore_gpu_memory(SweepSpec& spec);
+
 // True when `p` sets every reference field of `h` to its value.
 bool is_reference(const SweepPoint& p, const SweepHeatmap& h);
 

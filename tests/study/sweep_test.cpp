@@ -209,6 +209,16 @@ TEST(Sweep, ThePapersStudiesLoad) {
   EXPECT_TRUE(kernels->find(workload::KernelOp::Attention));
 }
 
+// --ignore-gpu-memory: every point's experiment runs a job over its GPU's HBM.
+TEST(Sweep, IgnoreGpuMemoryReachesEveryPoint) {
+  const std::string dir = std::string(MFABRIC_TEST_DATA_DIR) + "/../../../examples/sweeps/";
+  SweepSpec delay = load_sweep(dir + "reconfiguration-delay.yaml");
+  EXPECT_FALSE(point_experiment(delay, 0).ignore_gpu_memory);
+  ignore_gpu_memory(delay);
+  for (std::size_t i = 0; i < delay.points.size(); ++i)
+    EXPECT_TRUE(point_experiment(delay, i).ignore_gpu_memory) << "point " << i;
+}
+
 TEST(Sweep, PaperAssumptionsGiveTheCalibrationAndTheController) {
   const std::string dir = std::string(MFABRIC_TEST_DATA_DIR) + "/../../../examples/sweeps/";
   SweepSpec delay = load_sweep(dir + "reconfiguration-delay.yaml");
