@@ -24,26 +24,11 @@ struct WorkloadOptions {
   std::string comm_groups;
   std::string max_rank_bytes;
   std::optional<int> gpus;
-  int tp = 1;
-  int pp = 1;
-  int ep = 1;
-  std::optional<int> dp;
-  int etp = 0;
-  int cp = 1;
-  int vp = 1;
-  std::string precision = "bf16";
-  bool distributed_optimizer = false;
-  std::string dispatcher = "alltoall";
-  std::string recompute = "none";
-  int max_nodes = 0;
-  bool max_nodes_from_recipe = false;
-  std::string convention = "megatron";
-  int micro_batch = 8;
-  int global_batch = 128;
-  int seq = 4096;
+  // The job the options describe (degrees, batch, schedule, precision, ...), as an experiment's
+  // workload: the model's recipe fills it in place (apply_recipe_options).
+  config::TrainingJob job;
   std::string gpu = "h800";
   int gpus_per_server = 8;
-  std::string schedule = "1f1b";
   int iterations = 1;
   std::uint64_t seed = 1;
   std::string routing;
@@ -51,12 +36,7 @@ struct WorkloadOptions {
   std::string calibration;
   std::string max_memory;
   bool json = false;
-  // Set from the model's recipe (apply_recipe_options).
   bool no_recipe = false;
-  bool forced_balance = false;
-  workload::PipelineSplit split;
-  bool ep_overlap = false;
-  std::string recipe_of;
 };
 
 int run_chakra(const WorkloadOptions& o) {
@@ -126,76 +106,28 @@ void apply_recipe_options(const CLI::App& app, WorkloadOptions& o) {
     const CLI::Option* given = app.get_option_no_throw(name);
     return given != nullptr && given->count() > 0;
   };
-  config::TrainingJob job;
-  job.model = o.model;
-  job.convention = o.convention;
-  job.micro_batch = o.micro_batch;
-  job.global_batch = o.global_batch;
-  job.seq = o.seq;
-  job.precision = o.precision;
-  job.distributed_optimizer = o.distributed_optimizer;
-  job.dispatcher = o.dispatcher;
-  job.recompute = o.recompute;
+  o.job.model = o.model;
   const std::optional<workload::Recipe> r =
-      config::apply_recipe(job, [&](const char* field) { return option(field); });
-  o.micro_batch = job.micro_batch;
-  o.global_batch = job.global_batch;
-  o.seq = job.seq;
-  o.precision = job.precision;
-  o.distributed_optimizer = job.distributed_optimizer;
-  o.dispatcher = job.dispatcher;
-  o.recompute = job.recompute;
-  o.max_nodes = job.max_nodes;
-  o.max_nodes_from_recipe = job.max_nodes_from_recipe;
-  o.forced_balance = job.synthetic.balance == workload::RoutingBalance::Forced;
+      config::apply_recipe(o.job, [&](const char* field) { return option(field); });
   if (!r) return;
-  o.recipe_of = job.recipe_of;
-  o.convention = job.convention;
-  o.tp = job.tp;
-  o.pp = job.pp;
-  o.vp = job.vp;
-  o.ep = job.ep;
-  o.etp = job.etp;
-  o.cp = job.cp;
-  o.schedule = job.schedule;
-  o.split = job.split;
-  o.ep_overlap = job.overlap.ep_comm;
   if (!option("gpus") && !option("dp") && r->gpus > 0) o.gpus = r->gpus;
   if (!option("gpu") && !r->gpu.empty()) o.gpu = r->gpu;
 }
 
 int run_model(const WorkloadOptions& o) {
   std::optional<workload::ComputeReplay> replay_storage;
-  workload::ParallelismSpec degrees;
-  degrees.tp = o.tp;
-  degrees.pp = o.pp;
-  degrees.ep = o.ep;
-  degrees.etp = o.etp;
-  degrees.cp = o.cp;
-  degrees.vp = o.vp;
-  degrees.split = o.split;
-  degrees.convention =
-      with_context("", "--convention", [&] { return workload::parse_convention(o.convention); });
-  workload::TrainingSpec spec = training_spec_from(o.model, o.gpus, degrees, o.dp, o.micro_batch,
-                                                   o.global_batch, o.seq, o.gpu, o.gpus_per_server);
-  spec.schedule = with_context("", "--schedule", [&] {
-    return workload::parse_schedule(o.vp > 1 && o.schedule == "1f1b" ? "interleaved" : o.schedule);
+  config::TrainingJob job = o.job;
+  // --vp without --schedule runs the interleaved schedule.
+  if (job.vp > 1 && job.schedule == "1f1b") job.schedule = "interleaved";
+  const workload::ParallelismSpec degrees =
+      with_context("", "--convention", [&] { return config::job_parallelism(job); });
+  workload::TrainingSpec spec =
+      training_spec_from(o.model, o.gpus, degrees, job.dp, job.micro_batch, job.global_batch,
+                         job.seq, o.gpu, o.gpus_per_server);
+  with_option_names([&] {
+    config::apply_job_settings(job, spec);
+    return spec.micro_batches();
   });
-  with_option_names([&] { return spec.micro_batches(); });
-  spec.precision =
-      with_context("", "--precision", [&] { return workload::parse_precision(o.precision); });
-  spec.distributed_optimizer = o.distributed_optimizer;
-  spec.dispatcher =
-      with_context("", "--dispatcher", [&] { return workload::parse_dispatcher(o.dispatcher); });
-  spec.recompute =
-      with_context("", "--recompute", [&] { return workload::parse_recompute(o.recompute); });
-  {
-    config::TrainingJob job;
-    job.max_nodes = o.max_nodes;
-    job.max_nodes_from_recipe = o.max_nodes_from_recipe;
-    spec.max_nodes_per_token = config::job_max_nodes(job, spec.parallelism, spec.gpus_per_server);
-  }
-  spec.overlap.ep_comm = o.ep_overlap || spec.schedule == workload::PipelineSchedule::DualPipe;
   with_option_names([&] { return spec.micro_batches(); });
   spec.iterations = checked_iterations(o.iterations, "--iterations");
   with_option_names([&] {
@@ -220,7 +152,7 @@ int run_model(const WorkloadOptions& o) {
     spec.replay = &*replay_storage;
   }
   workload::SyntheticRouting synthetic;
-  if (o.forced_balance) synthetic.balance = workload::RoutingBalance::Forced;
+  synthetic.balance = job.synthetic.balance;
   const workload::RoutingTrace trace = o.routing.empty()
                                            ? workload::synthetic_trace_for(spec, synthetic, o.seed)
                                            : workload::read_routing_trace(o.routing);
@@ -232,15 +164,15 @@ int run_model(const WorkloadOptions& o) {
   if (o.json) {
     nlohmann::json j = report::workload_json(spec, summary, o.seed);
     j["expert_routing"] = report::expert_routing_json(routing);
-    j["recipe"] = o.recipe_of.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.recipe_of);
+    j["recipe"] = job.recipe_of.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.recipe_of);
     std::cout << json_text(j) << "\n";
   } else {
-    const std::string job =
-        o.recipe_of.empty()
+    const std::string recipe =
+        job.recipe_of.empty()
             ? std::string()
-            : fmt::format("job: {}'s recipe (data/models, recipe.source)\n", o.recipe_of);
-    std::cout << job << report::workload_text(spec, summary) << "expert routing: " << routing.text()
-              << "\n";
+            : fmt::format("job: {}'s recipe (data/models, recipe.source)\n", job.recipe_of);
+    std::cout << recipe << report::workload_text(spec, summary)
+              << "expert routing: " << routing.text() << "\n";
   }
   return 0;
 }
@@ -272,51 +204,52 @@ Command register_workload(CLI::App& command) {
   app->add_option("--gpus", o->gpus,
                   "GPUs in the job (= TP x CP x DP x PP, or TP x PP x EP x DP under the paper's "
                   "convention)");
-  app->add_option("--convention", o->convention,
+  app->add_option("--convention", o->job.convention,
                   "How the degrees count GPUs: megatron (experts folded onto the dense layers' "
                   "GPUs) or paper (each EP rank a data replica); docs/workload.md")
       ->capture_default_str();
-  app->add_option("--tp", o->tp, "Tensor-parallel degree (inside a server)")->capture_default_str();
-  app->add_option("--pp", o->pp, "Pipeline stages")->capture_default_str();
-  app->add_option("--ep", o->ep, "Expert-parallel degree (EP ranks per EP group)")
+  app->add_option("--tp", o->job.tp, "Tensor-parallel degree (inside a server)")
       ->capture_default_str();
-  app->add_option("--etp", o->etp,
+  app->add_option("--pp", o->job.pp, "Pipeline stages")->capture_default_str();
+  app->add_option("--ep", o->job.ep, "Expert-parallel degree (EP ranks per EP group)")
+      ->capture_default_str();
+  app->add_option("--etp", o->job.etp,
                   "Expert tensor-parallel degree (megatron convention; default 1; the paper's "
                   "is TP)");
-  app->add_option("--cp", o->cp, "Context-parallel degree (megatron convention)")
+  app->add_option("--cp", o->job.cp, "Context-parallel degree (megatron convention)")
       ->capture_default_str();
-  app->add_option("--precision", o->precision,
+  app->add_option("--precision", o->job.precision,
                   "GEMM precision: bf16 or fp8 (FP8 GEMMs at their measured speed, FP8 "
                   "all-to-all to the experts; docs/workload.md)")
       ->capture_default_str();
-  app->add_option("--dispatcher", o->dispatcher,
+  app->add_option("--dispatcher", o->job.dispatcher,
                   "How tokens reach the experts: alltoall (a copy per expert) or deepep (a copy "
                   "per node, forwarded over NVLink)")
       ->capture_default_str();
-  app->add_option("--recompute", o->recompute,
+  app->add_option("--recompute", o->job.recompute,
                   "Activation recomputation: none, selective (norms, expert activations, MLA "
                   "up-projections; not timed) or full (each layer's forward again in its "
                   "backward, communication included)")
       ->capture_default_str();
-  app->add_flag("--distributed-optimizer", o->distributed_optimizer,
+  app->add_flag("--distributed-optimizer", o->job.distributed_optimizer,
                 "Megatron-LM's distributed optimizer (ZeRO-1): gradients reduce-scattered and "
                 "parameters all-gathered over DP, the optimizer state sharded");
-  app->add_option("--vp", o->vp,
+  app->add_option("--vp", o->job.vp,
                   "Virtual pipeline: model chunks a stage (runs the interleaved schedule)")
       ->capture_default_str();
-  app->add_option("--dp", o->dp,
+  app->add_option("--dp", o->job.dp,
                   "Data-parallel degree (default: GPUs / (TP x CP x PP), or GPUs / (TP x PP x EP) "
                   "under the paper's convention)");
-  app->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")
+  app->add_option("--micro-batch", o->job.micro_batch, "Sequences per micro-batch")
       ->capture_default_str();
-  app->add_option("--global-batch", o->global_batch,
+  app->add_option("--global-batch", o->job.global_batch,
                   "Sequences per iteration, split over DP replicas")
       ->capture_default_str();
-  app->add_option("--seq", o->seq, "Tokens per sequence")->capture_default_str();
+  app->add_option("--seq", o->job.seq, "Tokens per sequence")->capture_default_str();
   app->add_option("--gpu", o->gpu, "GPU type: a100, h100, h800, h200, b200")->capture_default_str();
   app->add_option("--gpus-per-server", o->gpus_per_server, "GPUs per server (NVSwitch domain)")
       ->capture_default_str();
-  app->add_option("--schedule", o->schedule,
+  app->add_option("--schedule", o->job.schedule,
                   "Pipeline schedule: 1f1b, gpipe, interleaved (the default with --vp above 1) or "
                   "dualpipe")
       ->capture_default_str();

@@ -215,6 +215,22 @@ int job_max_nodes(const TrainingJob& w, const workload::ParallelismSpec& p, int 
   return std::min(w.max_nodes, group_nodes);
 }
 
+void apply_job_settings(const TrainingJob& w, workload::TrainingSpec& spec) {
+  spec.schedule =
+      with_context("", "schedule", [&] { return workload::parse_schedule(w.schedule); });
+  spec.precision =
+      with_context("", "precision", [&] { return workload::parse_precision(w.precision); });
+  spec.distributed_optimizer = w.distributed_optimizer;
+  spec.dispatcher =
+      with_context("", "dispatcher", [&] { return workload::parse_dispatcher(w.dispatcher); });
+  spec.recompute =
+      with_context("", "recompute", [&] { return workload::parse_recompute(w.recompute); });
+  spec.max_nodes_per_token = job_max_nodes(w, spec.parallelism, spec.gpus_per_server);
+  spec.overlap = w.overlap;
+  // DualPipe overlaps a forward of one direction with a backward of the other.
+  if (spec.schedule == workload::PipelineSchedule::DualPipe) spec.overlap.ep_comm = true;
+}
+
 std::optional<workload::Recipe> apply_recipe(TrainingJob& w,
                                              const std::function<bool(const char*)>& given) {
   if (given("convention") && w.convention == "paper") return std::nullopt;

@@ -157,6 +157,13 @@ std::string job_text(const TrainingJob& w);
 // spans (a recipe's limit of 4 nodes on a job with a one-node EP group is no limit).
 int job_max_nodes(const TrainingJob& w, const workload::ParallelismSpec& p, int gpus_per_server);
 
+// The job's settings beyond its degrees and batch, onto a spec whose parallelism is resolved:
+// schedule, precision, the distributed optimizer, dispatcher, recomputation, node limit
+// (job_max_nodes) and overlap (DualPipe turns the EP overlap on). The one place both experiment
+// files and `mfabric workload` set them; mfabric::Error naming the field ("schedule",
+// "precision", "dispatcher", "recompute") for an unknown value.
+void apply_job_settings(const TrainingJob& w, workload::TrainingSpec& spec);
+
 // Throws mfabric::Error naming simulation.max_memory when the network of e's cluster is estimated
 // above e.max_memory; read_experiment calls it before the fabric is built.
 void check_network_size(const Experiment& e);

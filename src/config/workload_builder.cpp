@@ -141,15 +141,10 @@ workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSum
   spec.micro_batch = w.micro_batch;
   spec.global_batch = w.global_batch;
   spec.seq = w.seq;
-  spec.schedule = workload::parse_schedule(w.schedule);
-  spec.precision = workload::parse_precision(w.precision);
-  spec.distributed_optimizer = w.distributed_optimizer;
-  spec.dispatcher = workload::parse_dispatcher(w.dispatcher);
-  spec.recompute = workload::parse_recompute(w.recompute);
-  spec.max_nodes_per_token = job_max_nodes(w, spec.parallelism, spec.gpus_per_server);
-  spec.overlap = w.overlap;
-  // DualPipe overlaps a forward of one direction with a backward of the other.
-  if (spec.schedule == workload::PipelineSchedule::DualPipe) spec.overlap.ep_comm = true;
+  with_context(e.source, "workload", [&] {
+    apply_job_settings(w, spec);
+    return 0;
+  });
   spec.iterations = e.iterations;
   with_context(e.source, "workload", [&] { return spec.micro_batches(); });
   // The paper's convention reproduces the paper's simulator, which has no memory model: its jobs

@@ -118,12 +118,9 @@ GpuMemory gpu_memory(const TrainingSpec& spec, const MemoryOptions& options) {
   GpuMemory best;
   for (int s = 0; s < p.pp; ++s) {
     const int mirror = pipeline.mirror(s);
-    const auto params = [&](auto count) {
-      return static_cast<double>(count(m, layout, s)) +
-             (mirror != s ? static_cast<double>(count(m, layout, mirror)) : 0.0);
-    };
-    const double dense = params(stage_dense_params) / tp;
-    const double expert = params(stage_expert_params) / p.expert_tp();
+    const double dense = static_cast<double>(held_dense_params(m, layout, s, mirror)) / tp;
+    const double expert =
+        static_cast<double>(held_expert_params(m, layout, s, mirror)) / p.expert_tp();
     // ZeRO-1 shards the optimizer over the GPUs holding the same parameters: the dense ones over
     // the stage's dense DP x CP GPUs of a TP rank, the experts over their expert-DP replicas
     // (under DualPipe the mirror stage's too).

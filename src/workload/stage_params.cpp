@@ -31,4 +31,16 @@ std::int64_t stage_expert_params(const ModelSpec& m, const RankLayout& layout, i
   return params;
 }
 
+std::int64_t held_dense_params(const ModelSpec& m, const RankLayout& layout, int stage,
+                               int mirror) {
+  return stage_dense_params(m, layout, stage) +
+         (mirror != stage ? stage_dense_params(m, layout, mirror) : 0);
+}
+
+std::int64_t held_expert_params(const ModelSpec& m, const RankLayout& layout, int stage,
+                                int mirror) {
+  return stage_expert_params(m, layout, stage) +
+         (mirror != stage ? stage_expert_params(m, layout, mirror) : 0);
+}
+
 }  // namespace mfabric::workload

@@ -19,5 +19,10 @@ std::int64_t stage_embedding_params(const ModelSpec& m, int pp, int stage);
 // A stage's dense parameters (its layers' and embeddings') and its local experts'.
 std::int64_t stage_dense_params(const ModelSpec& m, const RankLayout& layout, int stage);
 std::int64_t stage_expert_params(const ModelSpec& m, const RankLayout& layout, int stage);
+// What a GPU of `stage` holds when it also runs stage `mirror`'s layers (DualPipe's second copy,
+// VirtualPipeline::mirror; mirror == stage: its own only).
+std::int64_t held_dense_params(const ModelSpec& m, const RankLayout& layout, int stage, int mirror);
+std::int64_t held_expert_params(const ModelSpec& m, const RankLayout& layout, int stage,
+                                int mirror);
 
 }  // namespace mfabric::workload

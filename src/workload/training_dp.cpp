@@ -15,15 +15,11 @@ GradientReduction::GradientReduction(const TrainingSpec& spec, const RankLayout&
       reduced_(static_cast<std::size_t>(spec.parallelism.pp)) {}
 
 std::int64_t GradientReduction::stage_dense_params(int stage) const {
-  const int mirror = virtual_.mirror(stage);
-  return workload::stage_dense_params(spec_.model, layout_, stage) +
-         (mirror != stage ? workload::stage_dense_params(spec_.model, layout_, mirror) : 0);
+  return held_dense_params(spec_.model, layout_, stage, virtual_.mirror(stage));
 }
 
 std::int64_t GradientReduction::stage_expert_params(int stage) const {
-  const int mirror = virtual_.mirror(stage);
-  return workload::stage_expert_params(spec_.model, layout_, stage) +
-         (mirror != stage ? workload::stage_expert_params(spec_.model, layout_, mirror) : 0);
+  return held_expert_params(spec_.model, layout_, stage, virtual_.mirror(stage));
 }
 
 std::vector<int> GradientReduction::group(int stage, int local, bool dense,
