@@ -101,6 +101,11 @@ struct Experiment {
   // A training job whose GPU memory estimate (workload/gpu_memory.h) is above the GPU's HBM is
   // refused unless this is set (simulation.ignore_gpu_memory, --ignore-gpu-memory).
   bool ignore_gpu_memory = false;
+  // Steady-state extrapolation of the pipeline (simulation.extrapolate; sim/steady_state.h,
+  // docs/shortcuts.md): true simulates fewer micro-batches per pipeline and
+  // extrapolates the rest wherever the schedule allows, false always runs them all; unset (the
+  // default) extrapolates where the simulated micro-batches are at most half of the job's.
+  std::optional<bool> extrapolate;
   // Parts of the fabric that fail, and when (config/failures.h, docs/reliability.md).
   std::vector<Failure> failures;
   // How fast compute and collectives really are (workload/calibration.h, docs/calibration.md);

@@ -90,29 +90,8 @@ std::string RoutingSummary::text() const {
                      skew.min, skew.max);
 }
 
-workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSummary>* routing) {
+workload::TrainingSpec training_spec(const Experiment& e) {
   const int gpus = e.cluster.servers * e.cluster.gpus_per_server;
-  if (e.micro) return build_micro(e, *e.micro);
-  if (!e.connection_matrix.empty()) {
-    const workload::ConnectionMatrix cm =
-        workload::read_connection_matrix(e.connection_matrix, e.max_memory);
-    if (cm.nodes > gpus) {
-      throw Error(e.connection_matrix, "Nodes",
-                  fmt::format("{} nodes, more than the cluster's {} GPUs ({} servers x {}); "
-                              "node i runs on GPU i",
-                              cm.nodes, gpus, e.cluster.servers, e.cluster.gpus_per_server));
-    }
-    return workload::connection_matrix_graph(cm, e.connection_matrix);
-  }
-  if (!e.chakra.empty()) {
-    workload::ChakraOptions options;
-    options.gpu = workload::find_gpu(e.gpu);
-    options.efficiency = e.calibration.generic;
-    options.control_deps = e.chakra_control_deps;
-    options.comm_groups = e.chakra_comm_groups;
-    options.limits.max_memory = e.max_memory.count();
-    return workload::read_chakra(e.chakra, options);
-  }
   const TrainingJob& w = *e.model;
   workload::TrainingSpec spec;
   spec.model =
@@ -155,6 +134,34 @@ workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSum
       return 0;
     });
   }
+  return spec;
+}
+
+workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSummary>* routing) {
+  const int gpus = e.cluster.servers * e.cluster.gpus_per_server;
+  if (e.micro) return build_micro(e, *e.micro);
+  if (!e.connection_matrix.empty()) {
+    const workload::ConnectionMatrix cm =
+        workload::read_connection_matrix(e.connection_matrix, e.max_memory);
+    if (cm.nodes > gpus) {
+      throw Error(e.connection_matrix, "Nodes",
+                  fmt::format("{} nodes, more than the cluster's {} GPUs ({} servers x {}); "
+                              "node i runs on GPU i",
+                              cm.nodes, gpus, e.cluster.servers, e.cluster.gpus_per_server));
+    }
+    return workload::connection_matrix_graph(cm, e.connection_matrix);
+  }
+  if (!e.chakra.empty()) {
+    workload::ChakraOptions options;
+    options.gpu = workload::find_gpu(e.gpu);
+    options.efficiency = e.calibration.generic;
+    options.control_deps = e.chakra_control_deps;
+    options.comm_groups = e.chakra_comm_groups;
+    options.limits.max_memory = e.max_memory.count();
+    return workload::read_chakra(e.chakra, options);
+  }
+  workload::TrainingSpec spec = training_spec(e);
+  const TrainingJob& w = *e.model;
   with_context(e.source, "", [&] {
     workload::check_job_size(spec, e.max_memory, "simulation.max_memory",
                              "simulation.max_memory (or --max-memory)");

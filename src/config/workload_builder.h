@@ -8,6 +8,7 @@
 #include "config/experiment.h"
 #include "workload/routing.h"
 #include "workload/task_graph.h"
+#include "workload/training.h"
 
 namespace mfabric::config {
 
@@ -21,6 +22,11 @@ struct RoutingSummary {
   // "trace FILE, ...".
   std::string text() const;
 };
+
+// A training experiment's job as the workload builds it (model, GPU, calibration, parallelism,
+// batch and the job's settings), checked as build_workload checks it (the batch splits evenly, the
+// job fits in GPU memory) but not yet against simulation.max_memory. Needs e.model.
+workload::TrainingSpec training_spec(const Experiment& e);
 
 // GPUs numbered as in the rank layout, GPU g on server g / gpus_per_server. For a training job,
 // `routing` (when given) receives its routing's summary; other workloads leave it empty.

@@ -10,6 +10,7 @@
 #include "report/simulation_summary.h"
 #include "report/workload_report.h"
 #include "study/compare.h"
+#include "study/run_json.h"
 
 namespace mfabric::report {
 namespace {
@@ -215,6 +216,7 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
   if (!r.experiment.failures.empty()) j["failures"] = failures_json(r);
   if (r.topoopt != nullptr) j["topology"] = topology_json(r, timing);
   if (r.routing != nullptr) j["expert_routing"] = expert_routing_json(*r.routing);
+  if (!r.shortcuts.empty()) j["shortcuts"] = study::shortcuts_json(r.shortcuts);
   if (timing) {
     j["wall_time_s"] = res.wall_time_s;
     j["events_per_s"] = events_per_second(res);

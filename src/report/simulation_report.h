@@ -31,6 +31,7 @@ struct SimulationReport {
   const sim::TopoOptStats* topoopt = nullptr;           // TopoOpt's planned topology
   const std::vector<sim::SpareMove>* spares = nullptr;  // ranks moved to spares (failures)
   const config::RoutingSummary* routing = nullptr;      // a training job's expert routing
+  std::vector<sim::Shortcut> shortcuts;                 // taken or refused (sim::shortcuts)
 };
 
 inline SimulationReport report_of(const sim::Simulation& s) {
@@ -41,7 +42,8 @@ inline SimulationReport report_of(const sim::Simulation& s) {
           s.control ? &*s.control : nullptr,
           s.topoopt ? &*s.topoopt : nullptr,
           &s.spares,
-          s.routing ? &*s.routing : nullptr};
+          s.routing ? &*s.routing : nullptr,
+          sim::shortcuts(s)};
 }
 
 // {"schema", "experiment", "seed", "fabric", "gpus", "iterations", "iteration_time_s",
@@ -59,7 +61,8 @@ inline SimulationReport report_of(const sim::Simulation& s) {
 //  "circuit_bytes", and with `timing` "planning_wall_time_s"}, with failures "failures":
 //  {"parts": [{"kind", "server", "index", "at_s" (null: start)}], "spares": [{"failure",
 //  "from_gpu", "to_gpu"}], and on mFabric "failed_ports", "relays"},
-//  "wall_time_s", "events_per_s", "tasks"}; for a training job (a model, not a micro-benchmark,
+//  "wall_time_s", "events_per_s", "tasks"}, "shortcuts" (only when one was taken or refused:
+//  study::shortcuts_json; docs/shortcuts.md); for a training job (a model, not a micro-benchmark,
 //  trace or connection matrix) also "tokens_per_s", "tokens_per_s_per_gpu",
 //  "model_tflops_per_gpu", "mfu" (study/gpu_throughput.h) and "gpu_busy": {"busy_fraction",
 //  "busiest_stage": {"stage", "busy_fraction"}, "least_busy_stage": {...}, "pipeline_stages",

@@ -83,6 +83,15 @@ std::string results_text(const SimulationReport& r) {
       fmt::format("simulate {}: {} on {} ({} GPUs, {} tasks)\n\n", printable(r.experiment.source),
                   printable(workload_label(r.experiment)), printable(r.topology.spec()),
                   r.graph.gpus(), with_commas(static_cast<std::int64_t>(r.graph.size())));
+  // A shortcut changes what the figures are: said before them (docs/shortcuts.md).
+  for (const sim::Shortcut& s : r.shortcuts) {
+    out += s.used ? fmt::format(
+                        "Steady state: {}. Times, communication and compute below are the "
+                        "whole job's; the network's counters the simulated "
+                        "micro-batches'.\n\n",
+                        s.detail)
+                  : fmt::format("Not extrapolated: {}.\n\n", s.detail);
+  }
   Table t({"metric", "value"});
   // Every time in the value column in one unit, the one that fits the largest (docs/cli.md,
   // "Units in tables"): 0.229s under 31.102s, not 229.387ms.

@@ -201,7 +201,8 @@ class Executor final : public EngineContext {
     // communication task (ComputeStreams::expose_wait).
     const TaskId dep = tasks_[id].last_dep;
     if (dep >= 0 && graph_.task(dep).kind != TaskKind::Compute) {
-      streams_.expose_wait(g, t, tasks_[dep].end - tasks_[dep].start);
+      streams_.expose_wait(g, t, tasks_[dep].end - tasks_[dep].start,
+                           graph_.task(id).micro_batch >= 0);
     }
     streams_.set_busy(g);
     tasks_[id].start = t;
@@ -282,7 +283,8 @@ class Executor final : public EngineContext {
 
   RunResult summarize() {
     RunResult r;
-    summarize_tasks(graph_, tasks_, streams_, collectives_.held_for(), options_.record_spans, r);
+    summarize_tasks(graph_, tasks_, streams_, collectives_.held_for(), options_.record_spans,
+                    options_.micro_batch_figures, r);
     // What the backend counts, where it does (both of mfabric's backends do).
     const net::BackendStats* stats = backend_.stats();
     if (stats != nullptr) r.channels = stats->channel_stats();

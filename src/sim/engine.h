@@ -90,6 +90,8 @@ struct EngineOptions {
   // Optional; not owned: per topology node, nonzero once the GPU or NIC has failed (the
   // lowerings never pick it as a proxy). Null: nothing fails.
   const std::vector<std::uint8_t>* failed_nodes = nullptr;
+  // Keep what steady-state extrapolation measures (RunResult::micro_batch_figures).
+  bool micro_batch_figures = false;
   // Mixed into every transfer's flow hash, which makes its ECMP choices (docs/network.md,
   // "ECMP and the seed"): flow_salt_of_seed(experiment seed).
   std::uint64_t flow_salt = 0;
@@ -109,6 +111,36 @@ std::uint64_t flow_salt_of_seed(std::uint64_t seed);
 inline constexpr std::array<workload::Traffic, 6> kTrafficClasses{
     workload::Traffic::TP, workload::Traffic::EP,    workload::Traffic::DP,
     workload::Traffic::PP, workload::Traffic::Other, workload::Traffic::CP};
+
+// What a run keeps for steady-state extrapolation (sim/steady_state.h), with
+// EngineOptions::micro_batch_figures.
+struct MicroBatchFigures {
+  // Per iteration, per micro-batch: when GPU 0 (the first pipeline stage) ended its last
+  // backward compute task of that micro-batch; Time::max() if it has none.
+  std::vector<std::vector<Time>> first_stage_backward_ends;
+  // The share of comm_time and comm_time_profiled (per class, per iteration) that tasks of a
+  // micro-batch make; the rest (gradient reduction, parameter gathering) does not grow with the
+  // micro-batches.
+  std::array<Time, kTrafficClasses.size()> comm_time{};
+  std::array<Time, kTrafficClasses.size()> comm_time_profiled{};
+  // The same for exposed_comm: the waits of compute tasks of a micro-batch.
+  Time exposed_comm;
+};
+
+// A run that simulated fewer micro-batches than its job has and extrapolated the rest
+// (sim/steady_state.h): what it measured and what it estimates.
+struct Extrapolation {
+  int micro_batches = 0;  // per pipeline and iteration, the job's
+  int simulated = 0;      // per pipeline and iteration, the run's
+  int unit = 1;           // micro-batches per repeat of the schedule's steady phase
+  Time period;            // the steady phase's time per micro-batch
+  int samples = 0;        // steady repeats measured (each `unit` micro-batches)
+  double spread = 0;      // (slowest - fastest repeat) / mean repeat
+  double bound = 0;       // estimated error of the iteration time (relative, 2 standard errors)
+  int tries = 1;          // runs it took (more micro-batches when the bound was not held)
+  // micro_batches / simulated: what the micro-batches' additive figures were multiplied by.
+  double scale() const { return simulated > 0 ? double(micro_batches) / simulated : 1.0; }
+};
 
 struct RunResult {
   // Per iteration: from the first task of the iteration starting to its last task ending.
@@ -144,6 +176,12 @@ struct RunResult {
   std::optional<net::PacketStats> packets;
   std::int64_t events = 0;  // engine events + network events
   double wall_time_s = 0;
+  // With EngineOptions::micro_batch_figures.
+  std::optional<MicroBatchFigures> micro_batch_figures;
+  // Set when the run was extrapolated: the iteration times, makespan, communication and exposed
+  // times are then the job's estimates (sim/steady_state.h); the network's counters (events,
+  // transfers, channels, timeline, spans) stay those of the simulated micro-batches.
+  std::optional<Extrapolation> extrapolation;
 
   Time mean_iteration_time() const;
 };

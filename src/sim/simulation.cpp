@@ -1,5 +1,7 @@
 #include "sim/simulation.h"
 
+#include <fmt/format.h>
+
 #include <memory>
 
 #include "config/workload_builder.h"
@@ -8,6 +10,7 @@
 #include "net/backends.h"
 #include "sim/fabric_controllers.h"
 #include "sim/failure_injector.h"
+#include "sim/steady_state.h"
 
 namespace mfabric::sim {
 
@@ -31,7 +34,11 @@ collective::AlgorithmChoice algorithms_of(const config::Experiment& e) {
   return algorithms;
 }
 
-Simulation simulate(config::Experiment experiment, const SimulationOptions& options) {
+namespace {
+
+// One run of the experiment as it is.
+Simulation simulate_once(config::Experiment experiment, const SimulationOptions& options,
+                         bool micro_batch_figures) {
   const config::Experiment& e = experiment;
   EngineOptions engine;
   // An unknown algorithm name fails before anything is built.
@@ -44,6 +51,7 @@ Simulation simulate(config::Experiment experiment, const SimulationOptions& opti
   engine.record_flows = options.record_flows;
   engine.timeline = options.timeline;
   engine.progress = options.progress;
+  engine.micro_batch_figures = micro_batch_figures;
   engine.flow_salt = flow_salt_of_seed(e.seed);
   engine.collective_costs = e.calibration.collectives;
   fabric::Topology topology = with_context(e.source, "fabric", [&] {
@@ -101,7 +109,63 @@ Simulation simulate(config::Experiment experiment, const SimulationOptions& opti
   }
   return Simulation{std::move(experiment), std::move(topology),       std::move(graph),
                     std::move(result),     std::move(report.control), std::move(report.topoopt),
-                    std::move(spares),     std::move(routing)};
+                    std::move(spares),     std::move(routing),        {}};
+}
+
+}  // namespace
+
+std::vector<Shortcut> shortcuts(const Simulation& s) {
+  std::vector<Shortcut> out;
+  if (s.result.extrapolation) {
+    out.push_back({"extrapolate", true, s.result.extrapolation->bound,
+                   extrapolation_text(*s.result.extrapolation)});
+  } else if (!s.extrapolation_declined.empty()) {
+    out.push_back({"extrapolate", false, 0, s.extrapolation_declined});
+  }
+  return out;
+}
+
+Simulation simulate(config::Experiment experiment, const SimulationOptions& options) {
+  if (!experiment.model || experiment.extrapolate == false) {
+    return simulate_once(std::move(experiment), options, false);
+  }
+  const workload::TrainingSpec spec = config::training_spec(experiment);
+  int samples = kSteadySamples;
+  ExtrapolationChoice choice = choose_extrapolation(experiment, spec, samples);
+  if (!choice.plan) {
+    Simulation s = simulate_once(std::move(experiment), options, false);
+    s.extrapolation_declined = std::move(choice.why_not);
+    return s;
+  }
+  std::string declined;
+  for (int tries = 1;; ++tries) {
+    const SteadyStatePlan& plan = *choice.plan;
+    Simulation s = simulate_once(with_micro_batches(experiment, plan), options, true);
+    const std::optional<Extrapolation> x = measure_steady_state(s.result, plan);
+    if (x && x->bound <= kExtrapolationBound) {
+      Extrapolation done = *x;
+      done.tries = tries;
+      extrapolate(s.result, done);
+      if (s.control) extrapolate(*s.control, done);
+      s.experiment = std::move(experiment);
+      return s;
+    }
+    declined =
+        x ? fmt::format(
+                "the steady period's estimated error {:.2f}% with {} of {} micro-batches "
+                "is above {:.0f}%",
+                x->bound * 100, plan.simulated, plan.micro_batches, kExtrapolationBound * 100)
+          : fmt::format("{} of {} micro-batches showed no steady phase", plan.simulated,
+                        plan.micro_batches);
+    samples *= 2;
+    const SteadyStatePlan next = steady_state_plan(
+        spec.schedule, spec.parallelism.pp, spec.parallelism.vp, plan.micro_batches, samples);
+    if (tries >= kExtrapolationTries || 2 * next.simulated > next.micro_batches) break;
+    choice.plan = next;
+  }
+  Simulation s = simulate_once(std::move(experiment), options, false);
+  s.extrapolation_declined = declined + "; all micro-batches simulated";
+  return s;
 }
 
 }  // namespace mfabric::sim

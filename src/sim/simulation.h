@@ -45,11 +45,27 @@ struct Simulation {
   std::vector<SpareMove> spares;
   // A training job's expert routing: where it came from and its skew.
   std::optional<config::RoutingSummary> routing;
+  // Why the run simulated all its micro-batches though simulation.extrapolate asked otherwise, or
+  // an extrapolation fell back to them (sim/steady_state.h); empty otherwise. When it was
+  // extrapolated, result.extrapolation says so and `graph` holds the simulated micro-batches.
+  std::string extrapolation_declined;
 };
 
+// A shortcut a run took or was refused (docs/shortcuts.md), for every output to name.
+struct Shortcut {
+  std::string name;  // "extrapolate"
+  bool used = false;
+  double bound = 0;    // when used: the estimated relative error of the iteration time
+  std::string detail;  // what it did (used) or why not
+};
+// The shortcuts of a run, none when it took none and none was refused.
+std::vector<Shortcut> shortcuts(const Simulation& s);
+
 // Builds the experiment's fabric and workload, runs them on the backend `experiment.backend`
-// names and returns all four. Throws mfabric::Error naming the experiment file and field for
-// bad input (a fabric that cannot be built, an unknown algorithm, a job too big).
+// names and returns all four. A training job of many micro-batches may run fewer and extrapolate
+// the rest (simulation.extrapolate; sim/steady_state.h). Throws mfabric::Error naming the
+// experiment file and field for bad input (a fabric that cannot be built, an unknown algorithm, a
+// job too big).
 Simulation simulate(config::Experiment experiment, const SimulationOptions& options = {});
 
 // The collective algorithms a run uses: the experiment's `algorithms`, with a microbenchmark's

@@ -159,6 +159,8 @@ struct CompareRun {
   std::optional<double> relative_iteration_time;
   std::optional<double> perf_per_dollar_vs_fat_tree;
   std::optional<ReconfigurationSummary> reconfiguration;  // mFabric
+  // The shortcuts the run took or was refused (sim::shortcuts; docs/shortcuts.md).
+  std::vector<sim::Shortcut> shortcuts;
   double wall_time_s = 0;
   std::string error;  // a run that could not finish: why (its figures are zero)
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "sim/steady_state.h"
 #include "workload/model.h"
 #include "workload/parallelism.h"
 #include "workload/training.h"
@@ -13,9 +14,11 @@ namespace mfabric::study {
 namespace {
 
 // Each rank's compute time over the run: on its own GPU, or on the spare that took its rank.
-std::vector<double> compute_s_per_rank(const workload::TaskGraph& graph, int ranks,
+// An extrapolated run's (sim/steady_state.h) counts the skipped micro-batches' compute too.
+std::vector<double> compute_s_per_rank(const workload::TaskGraph& graph,
+                                       const sim::RunResult& result, int ranks,
                                        const std::vector<sim::SpareMove>& spares) {
-  const std::vector<Time> per_gpu = workload::compute_time_per_gpu(graph);
+  const std::vector<Time> per_gpu = sim::compute_time_per_gpu(graph, result);
   std::vector<int> gpu_of(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r)
     gpu_of[static_cast<std::size_t>(r)] = r;
@@ -59,7 +62,7 @@ std::optional<GpuBusy> gpu_busy(const config::Experiment& e, const workload::Tas
   spec.schedule = workload::parse_schedule(w.schedule);
   b.micro_batches = spec.micro_batches();
   b.bubble_fraction = workload::bubble_fraction(spec.schedule, b.stages, b.micro_batches, p.vp);
-  const std::vector<double> compute_s = compute_s_per_rank(graph, ranks, spares);
+  const std::vector<double> compute_s = compute_s_per_rank(graph, result, ranks, spares);
   std::vector<double> stage_sum(static_cast<std::size_t>(p.pp), 0.0);
   std::vector<int> stage_gpus(static_cast<std::size_t>(p.pp), 0);
   double sum = 0;

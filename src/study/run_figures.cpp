@@ -2,9 +2,11 @@
 // built, its time, tokens/s (and per GPU, with model TFLOP/s and MFU), network cost, where the time
 // went, mFabric's reconfigurations, and region 0's timeline for compare's figure.
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "fabric/cost.h"
+#include "sim/steady_state.h"
 #include "study/compare.h"
 #include "study/gpu_throughput.h"
 
@@ -41,6 +43,7 @@ std::vector<TimelineSpan> region_timeline(const sim::Simulation& s) {
 
 void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_per_iteration) {
   run.fabric_spec = s.topology.spec();
+  run.shortcuts = sim::shortcuts(s);
   run.gpus = s.graph.job_gpus();
   run.iteration_time_s = s.result.mean_iteration_time().seconds();
   run.tokens_per_s = run.iteration_time_s > 0 ? tokens_per_iteration / run.iteration_time_s : 0;
@@ -56,11 +59,15 @@ void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_p
   const double gpus = std::max(1, run.gpus);
   // Summed in seconds: over a thousand GPUs and many iterations the picoseconds would not fit.
   double compute_s = 0;
-  for (const Time busy : workload::compute_time_per_gpu(s.graph))
+  for (const Time busy : sim::compute_time_per_gpu(s.graph, s.result))
     compute_s += busy.seconds();
   std::int64_t all_to_alls = 0;
   for (const workload::Task& t : s.graph.tasks()) {
     if (is_ep_all_to_all(t)) ++all_to_alls;
+  }
+  // An extrapolated run's skipped micro-batches have their all-to-alls too.
+  if (s.result.extrapolation) {
+    all_to_alls = std::llround(static_cast<double>(all_to_alls) * s.result.extrapolation->scale());
   }
   run.compute_s = compute_s / gpus / iterations;
   run.exposed_communication_s = s.result.exposed_comm.seconds();

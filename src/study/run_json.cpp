@@ -18,4 +18,15 @@ nlohmann::json reconfiguration_json(const ReconfigurationSummary& r) {
       {"eps_bytes", r.eps_bytes}};
 }
 
+nlohmann::json shortcuts_json(const std::vector<sim::Shortcut>& shortcuts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const sim::Shortcut& s : shortcuts) {
+    nlohmann::json j = {{"name", s.name}, {"used", s.used}};
+    if (s.used) j["bound"] = s.bound;
+    j["detail"] = s.detail;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 }  // namespace mfabric::study

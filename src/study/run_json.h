@@ -14,4 +14,7 @@ nlohmann::json cost_components_json(const fabric::CostBreakdown& c);
 // {"policy", "planner", "count", "time_s", "held_time_s", "circuit_bytes", "eps_bytes"}.
 nlohmann::json reconfiguration_json(const ReconfigurationSummary& r);
 
+// [{"name", "used", "bound" (when used), "detail"}]: the shortcuts of a run (sim::shortcuts).
+nlohmann::json shortcuts_json(const std::vector<sim::Shortcut>& shortcuts);
+
 }  // namespace mfabric::study

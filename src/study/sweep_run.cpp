@@ -74,6 +74,7 @@ nlohmann::json run_record_json(const std::vector<FieldValue>& point_fields, cons
       spans.push_back({t.start_s, t.end_s, t.reconfiguration});
     j["timeline"] = std::move(spans);
   }
+  if (!r.shortcuts.empty()) j["shortcuts"] = shortcuts_json(r.shortcuts);
   if (!r.error.empty()) j["error"] = r.error;
   if (timing) j["wall_time_s"] = r.wall_time_s;
   return j;
@@ -224,6 +225,31 @@ std::vector<TimelineSpan> timeline_spans(const json& spans, const RecordReader& 
   return out;
 }
 
+// [{"name", "used", "bound" (when used), "detail"}, ...] (shortcuts_json).
+std::vector<sim::Shortcut> record_shortcuts(const json& list, const RecordReader& in) {
+  constexpr std::size_t kMaxShortcuts = 16;
+  if (!list.is_array() || list.size() > kMaxShortcuts) {
+    in.fail("shortcuts", fmt::format("expected an array of at most {} shortcuts, got {}",
+                                     kMaxShortcuts, json_excerpt(list)));
+  }
+  std::vector<sim::Shortcut> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const RecordReader s(list[i], fmt::format("shortcuts[{}]", i));
+    s.only({"name", "used", "bound", "detail"});
+    sim::Shortcut shortcut;
+    shortcut.name = s.string("name");
+    const json& used = s.at("used");
+    if (!used.is_boolean()) {
+      s.fail("used", fmt::format("expected true or false, got {}", json_excerpt(used)));
+    }
+    shortcut.used = used.get<bool>();
+    if (shortcut.used) shortcut.bound = s.derived("bound");
+    shortcut.detail = s.string("detail");
+    out.push_back(std::move(shortcut));
+  }
+  return out;
+}
+
 bool is_fingerprint(const std::string& s) {
   return s.size() == 16 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -259,6 +285,7 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
              "iterations",
              "compute_s",
              "exposed_communication_s",
+             "shortcuts",
              "error",
              "wall_time_s"});
     SweepRun run;
@@ -341,6 +368,7 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
     if (in.has("exposed_communication_s")) {
       r.exposed_communication_s = in.amount("exposed_communication_s");
     }
+    if (in.has("shortcuts")) r.shortcuts = record_shortcuts(in.at("shortcuts"), in);
     if (in.has("error")) {
       r.error = in.string("error");
       if (r.error.empty()) in.fail("error", "expected why the point failed, got an empty string");

@@ -114,7 +114,8 @@ TEST(ChakraSim, CommunicationOnlyTraceIsExposedAndCountedAsOther) {
   config::Experiment e;
   e.source = "test.yaml";
   e.chakra = dir.prefix();
-  const nlohmann::json j = report::results_json({e, topology, graph, r}, false);
+  const nlohmann::json j =
+      report::results_json({e, topology, graph, r, nullptr, nullptr, nullptr, nullptr, {}}, false);
   EXPECT_NEAR(j.at("comm_time_s").at("other").get<double>(), 2 * total, 1e-9);
   EXPECT_GT(j.at("exposed_comm_s").get<double>(), 0.0);
 }

@@ -49,10 +49,14 @@ class ComputeStreams {
   // GPU g, about to start a task at `t` that waited last for a communication task lasting
   // `comm`: its idle time before `t` is exposed communication, but only as long as that
   // communication took (waiting for a pipeline neighbour's compute, a bubble, before the
-  // transfer could even start is not communication).
-  void expose_wait(int g, Time t, Time comm) {
+  // transfer could even start is not communication). `of_micro_batch`: the task belongs to a
+  // micro-batch (the wait is also counted in exposed_of_micro_batches).
+  void expose_wait(int g, Time t, Time comm, bool of_micro_batch = false) {
     Stream& s = stream(g);
-    if (t > s.free_since) s.exposed += std::min(t - s.free_since, comm);
+    if (t <= s.free_since) return;
+    const Time wait = std::min(t - s.free_since, comm);
+    s.exposed += wait;
+    if (of_micro_batch) s.exposed_of_micro_batches += wait;
   }
   // GPU g runs a task from now on (set before anything else can queue on it).
   void set_busy(int g) { stream(g).busy = true; }
@@ -79,6 +83,10 @@ class ComputeStreams {
   // When GPU g last became idle (its last compute's end), and its exposed communication.
   Time free_since(int g) const { return gpus_[static_cast<std::size_t>(g)].free_since; }
   Time exposed(int g) const { return gpus_[static_cast<std::size_t>(g)].exposed; }
+  // Of exposed(g), the waits of tasks of a micro-batch.
+  Time exposed_of_micro_batches(int g) const {
+    return gpus_[static_cast<std::size_t>(g)].exposed_of_micro_batches;
+  }
 
  private:
   struct Stream {
@@ -86,6 +94,7 @@ class ComputeStreams {
     bool busy = false;
     Time free_since;
     Time exposed;
+    Time exposed_of_micro_batches;
   };
   Stream& stream(int g) { return gpus_[static_cast<std::size_t>(g)]; }
 

@@ -93,7 +93,7 @@ void critical_path_holds(const TaskStates& tasks, const std::unordered_map<TaskI
 
 void summarize_tasks(const TaskGraph& graph, const TaskStates& tasks, const ComputeStreams& streams,
                      const std::unordered_map<TaskId, Time>& held_for, bool record_spans,
-                     RunResult& r) {
+                     bool micro_batch_figures, RunResult& r) {
   int iterations = 0;
   for (const Task& t : graph.tasks())
     iterations = std::max(iterations, t.iteration + 1);
@@ -102,6 +102,17 @@ void summarize_tasks(const TaskGraph& graph, const TaskStates& tasks, const Comp
   std::array<double, kTrafficClasses.size()> comm{};
   std::array<double, kTrafficClasses.size()> profiled{};
   const double gpus = std::max(1, graph.job_gpus());
+  // Of comm and profiled, the part that tasks of a micro-batch make (micro_batch_figures).
+  std::array<double, kTrafficClasses.size()> comm_mb{};
+  std::array<double, kTrafficClasses.size()> profiled_mb{};
+  std::vector<std::vector<Time>> backward_ends;
+  if (micro_batch_figures) {
+    int micro_batches = 0;
+    for (const Task& t : graph.tasks())
+      micro_batches = std::max(micro_batches, t.micro_batch + 1);
+    backward_ends.assign(static_cast<std::size_t>(iterations),
+                         std::vector<Time>(static_cast<std::size_t>(micro_batches), Time::max()));
+  }
   for (TaskId id = 0; id < static_cast<TaskId>(tasks.size()); ++id) {
     const Task& t = graph.task(id);
     const auto i = static_cast<std::size_t>(t.iteration);
@@ -114,9 +125,19 @@ void summarize_tasks(const TaskGraph& graph, const TaskStates& tasks, const Comp
     if (k >= 0) {
       const double members =
           t.kind == TaskKind::P2P ? 2.0 : static_cast<double>(graph.group(t.group).size());
-      comm[static_cast<std::size_t>(k)] += (e - s).seconds() * members / gpus;
-      profiled[static_cast<std::size_t>(k)] +=
-          profiled_member_seconds(graph, tasks, id, members) / gpus;
+      const double seconds = (e - s).seconds() * members / gpus;
+      const double profiled_seconds = profiled_member_seconds(graph, tasks, id, members) / gpus;
+      comm[static_cast<std::size_t>(k)] += seconds;
+      profiled[static_cast<std::size_t>(k)] += profiled_seconds;
+      if (micro_batch_figures && t.micro_batch >= 0) {
+        comm_mb[static_cast<std::size_t>(k)] += seconds;
+        profiled_mb[static_cast<std::size_t>(k)] += profiled_seconds;
+      }
+    }
+    if (micro_batch_figures && t.kind == TaskKind::Compute && t.gpu == 0 &&
+        t.phase == workload::Phase::Backward && t.micro_batch >= 0) {
+      Time& end = backward_ends[i][static_cast<std::size_t>(t.micro_batch)];
+      end = end == Time::max() ? e : std::max(end, e);
     }
     if (record_spans) r.spans.push_back(TaskSpan{id, s, e});
   }
@@ -129,11 +150,26 @@ void summarize_tasks(const TaskGraph& graph, const TaskStates& tasks, const Comp
     r.comm_time[k] = Time::from_seconds(comm[k] / its);
     r.comm_time_profiled[k] = Time::from_seconds(profiled[k] / its);
   }
+  if (micro_batch_figures) {
+    MicroBatchFigures f;
+    f.first_stage_backward_ends = std::move(backward_ends);
+    for (std::size_t k = 0; k < comm.size(); ++k) {
+      f.comm_time[k] = Time::from_seconds(comm_mb[k] / its);
+      f.comm_time_profiled[k] = Time::from_seconds(profiled_mb[k] / its);
+    }
+    r.micro_batch_figures = std::move(f);
+  }
   double exposed = 0;
   for (std::size_t g = 0; g < streams.gpus(); ++g)
     exposed += streams.exposed(static_cast<int>(g)).seconds();
   exposed += tail_exposed(graph, tasks, streams).seconds();
   r.exposed_comm = Time::from_seconds(exposed / gpus / its);
+  if (r.micro_batch_figures) {
+    double of_micro_batches = 0;
+    for (std::size_t g = 0; g < streams.gpus(); ++g)
+      of_micro_batches += streams.exposed_of_micro_batches(static_cast<int>(g)).seconds();
+    r.micro_batch_figures->exposed_comm = Time::from_seconds(of_micro_batches / gpus / its);
+  }
   critical_path_holds(tasks, held_for, r);
 }
 

@@ -15,11 +15,12 @@
 namespace mfabric::sim::engine {
 
 // Sets r's iteration_times, makespan, comm_time, comm_time_profiled, exposed_comm,
-// critical_holds, critical_held_time and, with `record_spans`, spans. `held_for`: the
+// critical_holds, critical_held_time, with `record_spans` spans, and with `micro_batch_figures`
+// micro_batch_figures. `held_for`: the
 // collectives a controller held, and for how long.
 void summarize_tasks(const workload::TaskGraph& graph, const TaskStates& tasks,
                      const ComputeStreams& streams,
                      const std::unordered_map<workload::TaskId, Time>& held_for, bool record_spans,
-                     RunResult& r);
+                     bool micro_batch_figures, RunResult& r);
 
 }  // namespace mfabric::sim::engine

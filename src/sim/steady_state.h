@@ -1,0 +1,90 @@
+// Steady-state extrapolation of the pipeline (docs/shortcuts.md). A 1F1B, interleaved or DualPipe
+// iteration of m micro-batches is a warm-up, a steady phase that repeats with a period, and a
+// cool-down; adding micro-batches adds steady repeats and nothing else. So a job of many
+// micro-batches runs with fewer (m'), enough for the first stage to show `samples` steady repeats,
+// and the iteration time is T(m') + (m - m') x the mean period. The period is measured where the
+// first pipeline stage (GPU 0) ends each micro-batch's last backward: one repeat of the schedule
+// is `unit` micro-batches (1 for 1F1B, `stages` for interleaved, 2 for DualPipe's two directions)
+// and spans `lag` of the steady phase's backward ends (the same, but 1 for DualPipe, whose second
+// direction does not end on the first stage).
+//
+// The estimator of the error: with n non-overlapping repeats of mean G and standard deviation s,
+// the added time (m - m') G / unit is off by about (m - m') s / (unit sqrt(n)); twice that over
+// the iteration time is the bound. A run whose bound is above kExtrapolationBound runs again with
+// twice the repeats, and all its micro-batches once that would not simulate at most half of them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/experiment.h"
+#include "sim/engine.h"
+#include "sim/mfabric_control.h"
+#include "workload/task_graph.h"
+#include "workload/training.h"
+
+namespace mfabric::sim {
+
+// The estimated relative error of the iteration time an extrapolation must hold.
+inline constexpr double kExtrapolationBound = 0.01;
+// Steady repeats the first try measures; each further try doubles them.
+inline constexpr int kSteadySamples = 8;
+// Tries before the run falls back to all its micro-batches.
+inline constexpr int kExtrapolationTries = 3;
+
+struct SteadyStatePlan {
+  int micro_batches = 0;  // the job's, per pipeline and iteration
+  int simulated = 0;      // the run's: micro_batches when the schedule leaves nothing to skip
+  int unit = 1;           // micro-batches per steady repeat
+  int lag = 1;            // steady backward ends per repeat
+  // Per simulated micro-batch: its last backward on the first stage comes before that stage's
+  // last forward (it ends inside the steady phase).
+  std::vector<bool> steady;
+};
+
+// The fewest micro-batches that `schedule` over `stages` stages (`chunks` model chunks each)
+// allows and that show `samples` steady repeats on the first stage: interleaved runs a multiple of
+// `stages`, DualPipe an even number of at least 2 x stages. `simulated` is `micro_batches` when
+// no fewer would do (GPipe, whose backwards all follow its last forward, never has fewer).
+SteadyStatePlan steady_state_plan(workload::PipelineSchedule schedule, int stages, int chunks,
+                                  int micro_batches, int samples);
+
+// Whether a training experiment is extrapolated: `plan` when it is; otherwise `why_not` says why
+// when the experiment asked for it (simulation.extrapolate: true), or is empty. Unset
+// (simulation.extrapolate absent) extrapolates where the plan simulates at most half the
+// micro-batches; true wherever it simulates fewer.
+struct ExtrapolationChoice {
+  std::optional<SteadyStatePlan> plan;
+  std::string why_not;
+};
+ExtrapolationChoice choose_extrapolation(const config::Experiment& e,
+                                         const workload::TrainingSpec& spec, int samples);
+
+// The experiment with plan.simulated micro-batches per pipeline instead of its own (its global
+// batch scaled down).
+config::Experiment with_micro_batches(const config::Experiment& e, const SteadyStatePlan& plan);
+
+// The steady period of a run of plan.simulated micro-batches (made with
+// EngineOptions::micro_batch_figures): nullopt when it shows fewer than two steady repeats.
+std::optional<Extrapolation> measure_steady_state(const RunResult& r, const SteadyStatePlan& plan);
+
+// Makes r's figures the job's (RunResult::extrapolation says which): iteration times and makespan
+// grow by the skipped micro-batches' periods; the micro-batches' share of each class's
+// communication time and of the exposed communication (MicroBatchFigures) is multiplied by
+// x.scale(); the holds on the critical path by x.scale() and their time keeps its share of the
+// iteration.
+void extrapolate(RunResult& r, const Extrapolation& x);
+// The control plane's counts and times (reconfigurations, holds), multiplied by x.scale(): the
+// skipped micro-batches' all-to-alls would have been planned and held as the simulated ones were.
+void extrapolate(ControlStats& c, const Extrapolation& x);
+
+// Compute time per GPU and iteration of a run's graph (workload::compute_time_per_gpu), the
+// micro-batches' tasks multiplied by the extrapolation's scale when r was extrapolated.
+std::vector<Time> compute_time_per_gpu(const workload::TaskGraph& graph, const RunResult& r);
+
+// "simulated 20 of 120 micro-batches a pipeline, the rest extrapolated at 181.20 ms each (8
+// steady repeats, spread 3.1%, estimated error 0.4%)".
+std::string extrapolation_text(const Extrapolation& x);
+
+}  // namespace mfabric::sim

@@ -1,0 +1,155 @@
+// Steady-state extrapolation (sim/steady_state.h, docs/shortcuts.md): the micro-batches a
+// schedule must simulate, by hand; the extrapolated run against the full run of the same job
+// (iteration time within the 1% bound, the additive figures with it); when it is refused and
+// that it says why; and that `extrapolate: false` is the plain run.
+#include "sim/steady_state.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+#include "sim/load_experiment.h"
+#include "sim/simulation.h"
+#include "study/gpu_busy.h"
+
+namespace mfabric::sim {
+namespace {
+
+using workload::PipelineSchedule;
+
+TEST(SteadyStatePlan, OneFOneBSimulatesStagesPlusTheRepeatsAndOneMore) {
+  // Stage 0 of 1F1B over m micro-batches: 3 warm-up forwards (PP 4), then F3 B0 F4 B1 ...
+  // F(m-1) B(m-4), then B(m-3) .. B(m-1). The backward ends before the last forward are B0 ..
+  // B(m-5): m - 4 of them, which 8 repeats need 9 of: m = 13.
+  const SteadyStatePlan p = steady_state_plan(PipelineSchedule::OneFOneB, 4, 1, 64, 8);
+  EXPECT_EQ(p.simulated, 13);
+  EXPECT_EQ(p.micro_batches, 64);
+  EXPECT_EQ(p.unit, 1);
+  EXPECT_EQ(p.lag, 1);
+  ASSERT_EQ(p.steady.size(), 13u);
+  for (int i = 0; i < 13; ++i)
+    EXPECT_EQ(p.steady[static_cast<std::size_t>(i)], i < 9) << i;
+}
+
+TEST(SteadyStatePlan, InterleavedSimulatesWholeGroupsOfStages) {
+  const SteadyStatePlan p = steady_state_plan(PipelineSchedule::Interleaved, 4, 2, 64, 8);
+  EXPECT_EQ(p.unit, 4);
+  EXPECT_EQ(p.lag, 4);
+  EXPECT_EQ(p.simulated % 4, 0);
+  const auto steady = [](const SteadyStatePlan& q) {
+    return std::count(q.steady.begin(), q.steady.end(), true);
+  };
+  EXPECT_GE(steady(p), 8 * 4 + 1);
+  // One group fewer would not show the 8 repeats.
+  const SteadyStatePlan fewer =
+      steady_state_plan(PipelineSchedule::Interleaved, 4, 2, p.simulated - 4 + 1, 8);
+  EXPECT_EQ(fewer.simulated, p.simulated - 4 + 1);  // none fewer would do: all of them
+}
+
+TEST(SteadyStatePlan, NothingToSkipSimulatesThemAll) {
+  // GPipe's backwards all follow its last forward; 12 micro-batches of PP 4 cannot show 9
+  // steady backward ends.
+  EXPECT_EQ(steady_state_plan(PipelineSchedule::GPipe, 4, 1, 64, 8).simulated, 64);
+  EXPECT_EQ(steady_state_plan(PipelineSchedule::OneFOneB, 4, 1, 12, 8).simulated, 12);
+}
+
+// Mixtral 8x7B's layers on 64 GPUs (PP 4), 64 micro-batches a pipeline.
+std::string job(const std::string& extra) {
+  return R"(
+seed: 1
+cluster: {servers: 8, link: 400G, gpu: h800}
+fabric: fat-tree
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 4, micro_batch: 8, global_batch: 512, seq: 1024)" +
+         extra;
+}
+
+Simulation run(const std::string& workload_extra, const std::string& simulation) {
+  return simulate(
+      parse_experiment(job(workload_extra) + "}\nsimulation: " + simulation + "\n", "t.yaml"));
+}
+
+TEST(Extrapolation, MatchesTheFullRunWithinItsBound) {
+  const Simulation full = run("", "{extrapolate: false}");
+  const Simulation fast = run("", "{extrapolate: true}");
+  ASSERT_FALSE(full.result.extrapolation);
+  ASSERT_TRUE(fast.result.extrapolation);
+  const Extrapolation& x = *fast.result.extrapolation;
+  EXPECT_EQ(x.micro_batches, 64);
+  EXPECT_EQ(x.simulated, 13);
+  EXPECT_LE(x.bound, kExtrapolationBound);
+  const double t = full.result.mean_iteration_time().seconds();
+  EXPECT_NEAR(fast.result.mean_iteration_time().seconds(), t, 0.01 * t);
+  EXPECT_LT(fast.graph.size() * 4, full.graph.size());
+  // The additive figures are the whole job's: each class's communication, exposed time, compute.
+  for (std::size_t k = 0; k < kTrafficClasses.size(); ++k) {
+    const double c = full.result.comm_time[k].seconds();
+    EXPECT_NEAR(fast.result.comm_time[k].seconds(), c, 0.05 * c + 1e-9) << k;
+  }
+  const double exposed = full.result.exposed_comm.seconds();
+  EXPECT_NEAR(fast.result.exposed_comm.seconds(), exposed, 0.05 * exposed);
+  const std::vector<Time> compute_full = compute_time_per_gpu(full.graph, full.result);
+  const std::vector<Time> compute_fast = compute_time_per_gpu(fast.graph, fast.result);
+  ASSERT_EQ(compute_full.size(), compute_fast.size());
+  for (std::size_t g = 0; g < compute_full.size(); ++g)
+    EXPECT_NEAR(compute_fast[g].seconds(), compute_full[g].seconds(),
+                0.005 * compute_full[g].seconds());
+  // And every output names the shortcut.
+  const std::vector<Shortcut> s = shortcuts(fast);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].name, "extrapolate");
+  EXPECT_TRUE(s[0].used);
+  EXPECT_NE(s[0].detail.find("simulated 13 of 64 micro-batches"), std::string::npos);
+  EXPECT_TRUE(shortcuts(full).empty());
+}
+
+TEST(Extrapolation, ByDefaultOnlyWhereItSimulatesAtMostHalf) {
+  // 64 micro-batches run as 13: on by default.
+  EXPECT_TRUE(run("", "{}").result.extrapolation);
+  // 16 run as 13 would not save half: off, and nothing said (it was not asked for).
+  const Simulation few = simulate(parse_experiment(
+      R"(
+seed: 1
+cluster: {servers: 8, link: 400G, gpu: h800}
+fabric: fat-tree
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 4, micro_batch: 8, global_batch: 128, seq: 1024}
+)",
+      "t.yaml"));
+  EXPECT_FALSE(few.result.extrapolation);
+  EXPECT_TRUE(shortcuts(few).empty());
+}
+
+TEST(Extrapolation, AskedWhereItCannotSaysWhy) {
+  const Simulation gpipe = run(", schedule: gpipe", "{extrapolate: true}");
+  EXPECT_FALSE(gpipe.result.extrapolation);
+  ASSERT_EQ(shortcuts(gpipe).size(), 1u);
+  EXPECT_FALSE(shortcuts(gpipe)[0].used);
+  EXPECT_NE(shortcuts(gpipe)[0].detail.find("GPipe"), std::string::npos);
+  const Simulation few = simulate(parse_experiment(
+      R"(
+seed: 1
+cluster: {servers: 8, link: 400G, gpu: h800}
+fabric: fat-tree
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 4, micro_batch: 8, global_batch: 64, seq: 1024}
+simulation: {extrapolate: true}
+)",
+      "t.yaml"));
+  EXPECT_FALSE(few.result.extrapolation);
+  EXPECT_NE(few.extrapolation_declined.find("8 micro-batches a pipeline are too few"),
+            std::string::npos)
+      << few.extrapolation_declined;
+}
+
+TEST(Extrapolation, AValueOtherThanTrueOrFalseIsRefused) {
+  try {
+    parse_experiment(job("}\nsimulation: {extrapolate: sometimes}\n"), "t.yaml");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "simulation.extrapolate") << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mfabric::sim
