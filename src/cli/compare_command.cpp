@@ -41,6 +41,7 @@ struct CompareOptions {
   std::string out;
   bool json = false;
   bool ignore_gpu_memory = false;
+  bool exact = false;
   bool full = false;
   bool quiet = false;
   std::string convention;
@@ -135,6 +136,7 @@ study::CompareSpec spec_from(const CompareOptions& o) {
   if (o.jobs < 0) throw Error("", "--jobs", fmt::format("must be 0 or more, got {}", o.jobs));
   spec.jobs = o.jobs;
   if (o.ignore_gpu_memory) spec.base.ignore_gpu_memory = true;
+  if (o.exact) spec.base.extrapolate = false;
   if (!o.convention.empty()) {
     spec.cost_convention =
         with_context("", "--convention", [&] { return fabric::parse_convention(o.convention); });
@@ -274,6 +276,9 @@ Command register_compare(CLI::App& command) {
   app->add_flag("--ignore-gpu-memory", o->ignore_gpu_memory,
                 "Run jobs whose GPU memory estimate is above the GPU's HBM (megatron "
                 "convention; simulation.ignore_gpu_memory)");
+  app->add_flag("--exact", o->exact,
+                "Simulate every micro-batch of every run: no steady-state extrapolation "
+                "(simulation.extrapolate: false; docs/shortcuts.md)");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_flag("-q,--quiet", o->quiet,
                 "No opening line and no progress on stderr (notes, warnings and errors stay)");

@@ -185,15 +185,28 @@ void add_grid_points(const YAML::Node& grid, const std::string& source, SweepSpe
 
 }  // namespace
 
-void ignore_gpu_memory(SweepSpec& spec) {
+namespace {
+
+// Sets simulation.KEY to true or false in the experiment every point starts from.
+void set_simulation_flag(SweepSpec& spec, const char* key, bool value) {
   YAML::Node simulation = spec.experiment["simulation"];
   if (!simulation || !simulation.IsMap()) {
     YAML::Node map(YAML::NodeType::Map);
-    map["ignore_gpu_memory"] = true;
+    map[key] = value;
     spec.experiment["simulation"] = map;
   } else {
-    simulation["ignore_gpu_memory"] = true;
+    simulation[key] = value;
   }
+}
+
+}  // namespace
+
+void ignore_gpu_memory(SweepSpec& spec) {
+  set_simulation_flag(spec, "ignore_gpu_memory", true);
+}
+
+void run_exact(SweepSpec& spec) {
+  set_simulation_flag(spec, "extrapolate", false);
 }
 
 void apply_paper_assumptions(SweepSpec& spec) {

@@ -80,6 +80,9 @@ void apply_paper_assumptions(SweepSpec& spec);
 // simulation.ignore_gpu_memory: true (docs/workload.md, "Memory"); a point that sets it keeps its
 // own.
 void ignore_gpu_memory(SweepSpec& spec);
+// simulation.extrapolate: false in the experiment every point starts from (sweep --exact): no
+// shortcut (docs/shortcuts.md); a point that sets it keeps its own.
+void run_exact(SweepSpec& spec);
 
 // True when `p` sets every reference field of `h` to its value.
 bool is_reference(const SweepPoint& p, const SweepHeatmap& h);
