@@ -115,9 +115,15 @@ inline constexpr std::array<workload::Traffic, 6> kTrafficClasses{
 // What a run keeps for steady-state extrapolation (sim/steady_state.h), with
 // EngineOptions::micro_batch_figures.
 struct MicroBatchFigures {
-  // Per iteration, per micro-batch: when GPU 0 (the first pipeline stage) ended its last
-  // backward compute task of that micro-batch; Time::max() if it has none.
-  std::vector<std::vector<Time>> first_stage_backward_ends;
+  // Per iteration and GPU of the first pipeline stage (those that run layer 0's backward), per
+  // micro-batch: when the GPU ended its last backward compute task of that micro-batch;
+  // Time::max() if it has none.
+  struct BackwardEnds {
+    int iteration = 0;
+    int gpu = 0;
+    std::vector<Time> ends;
+  };
+  std::vector<BackwardEnds> first_stage_backward_ends;
   // The share of comm_time and comm_time_profiled (per class, per iteration) that tasks of a
   // micro-batch make; the rest (gradient reduction, parameter gathering) does not grow with the
   // micro-batches.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "config/workload_builder.h"
@@ -157,7 +158,11 @@ Simulation simulate(config::Experiment experiment, const SimulationOptions& opti
                 x->bound * 100, plan.simulated, plan.micro_batches, kExtrapolationBound * 100)
           : fmt::format("{} of {} micro-batches showed no steady phase", plan.simulated,
                         plan.micro_batches);
-    samples *= 2;
+    // The bound falls as 1 / sqrt(repeats): ask for as many as it needs, at least twice as many.
+    const double needed =
+        x ? samples * (x->bound / kExtrapolationBound) * (x->bound / kExtrapolationBound) * 1.2
+          : 0.0;
+    samples = std::max(2 * samples, static_cast<int>(std::min(needed, 1e6)));
     const SteadyStatePlan next = steady_state_plan(
         spec.schedule, spec.parallelism.pp, spec.parallelism.vp, plan.micro_batches, samples);
     if (tries >= kExtrapolationTries || 2 * next.simulated > next.micro_batches) break;

@@ -56,6 +56,59 @@ TEST(SteadyStatePlan, NothingToSkipSimulatesThemAll) {
   EXPECT_EQ(steady_state_plan(PipelineSchedule::OneFOneB, 4, 1, 12, 8).simulated, 12);
 }
 
+// A run's first-stage ends, made by hand: `chains` lists of 13 ends (1F1B over 4 stages, so the
+// first 9 are steady), each chain's ends `period` apart from `start`, plus `wobble` on every
+// other one.
+RunResult run_with_chains(const std::vector<double>& starts, double period, double wobble) {
+  RunResult r;
+  r.iteration_times = {Time::from_seconds(10.0)};
+  MicroBatchFigures f;
+  int gpu = 0;
+  for (double start : starts) {
+    MicroBatchFigures::BackwardEnds c{0, gpu++, {}};
+    for (int i = 0; i < 13; ++i)
+      c.ends.push_back(Time::from_seconds(start + i * period + (i % 2 == 1 ? wobble : 0.0)));
+    f.first_stage_backward_ends.push_back(c);
+  }
+  r.micro_batch_figures = f;
+  return r;
+}
+
+TEST(SteadyStateMeasure, RegularRepeatsExtrapolateByTheirPeriod) {
+  const SteadyStatePlan plan = steady_state_plan(PipelineSchedule::OneFOneB, 4, 1, 64, 8);
+  // Two GPUs with the same ends are one chain (a TP pair): 8 repeats of 0.25 s, none apart.
+  const std::optional<Extrapolation> x =
+      measure_steady_state(run_with_chains({1, 1}, 0.25, 0), plan);
+  ASSERT_TRUE(x);
+  EXPECT_EQ(x->samples, 8);
+  EXPECT_NEAR(x->period.seconds(), 0.25, 1e-9);
+  EXPECT_EQ(x->spread, 0);
+  EXPECT_EQ(x->bound, 0);
+  // A chain that ends later sets the iteration; without spread each adds (64 - 13) x 0.25 s.
+  const std::optional<Extrapolation> y =
+      measure_steady_state(run_with_chains({1, 1.5}, 0.25, 0), plan);
+  ASSERT_TRUE(y);
+  EXPECT_NEAR(y->period.seconds(), 0.25, 1e-9);
+}
+
+TEST(SteadyStateMeasure, ManyNoisyChainsEndWithTheSlowest) {
+  const SteadyStatePlan plan = steady_state_plan(PipelineSchedule::OneFOneB, 4, 1, 64, 8);
+  // Repeats alternate 0.2 and 0.3 s (mean 0.25): one chain grows by the mean; 16 independent
+  // chains (distinct ends) by more, as the latest of 16 sums of 51 repeats does.
+  const std::optional<Extrapolation> one =
+      measure_steady_state(run_with_chains({1}, 0.25, 0.05), plan);
+  std::vector<double> starts;
+  for (int c = 0; c < 16; ++c)
+    starts.push_back(1 + 1e-6 * c);
+  const std::optional<Extrapolation> many =
+      measure_steady_state(run_with_chains(starts, 0.25, 0.05), plan);
+  ASSERT_TRUE(one && many);
+  EXPECT_NEAR(one->period.seconds(), 0.25, 0.01);
+  EXPECT_GT(many->period.seconds(), one->period.seconds() * 1.02);
+  EXPECT_NEAR(one->spread, 0.4, 1e-9);  // (0.3 - 0.2) / 0.25
+  EXPECT_GT(one->bound, 0);
+}
+
 // Mixtral 8x7B's layers on 64 GPUs (PP 4), 64 micro-batches a pipeline.
 std::string job(const std::string& extra) {
   return R"(
@@ -127,6 +180,9 @@ TEST(Extrapolation, AskedWhereItCannotSaysWhy) {
   ASSERT_EQ(shortcuts(gpipe).size(), 1u);
   EXPECT_FALSE(shortcuts(gpipe)[0].used);
   EXPECT_NE(shortcuts(gpipe)[0].detail.find("GPipe"), std::string::npos);
+  const Simulation overlap = run(", overlap: {ep_comm: true}", "{extrapolate: true}");
+  EXPECT_FALSE(overlap.result.extrapolation);
+  EXPECT_NE(overlap.extrapolation_declined.find("overlap.ep_comm"), std::string::npos);
   const Simulation few = simulate(parse_experiment(
       R"(
 seed: 1

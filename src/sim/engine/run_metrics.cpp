@@ -105,14 +105,31 @@ void summarize_tasks(const TaskGraph& graph, const TaskStates& tasks, const Comp
   // Of comm and profiled, the part that tasks of a micro-batch make (micro_batch_figures).
   std::array<double, kTrafficClasses.size()> comm_mb{};
   std::array<double, kTrafficClasses.size()> profiled_mb{};
-  std::vector<std::vector<Time>> backward_ends;
+  // The first stage's GPUs (they run layer 0's backward): their slot in backward_ends, per
+  // iteration (-1: not on the first stage).
+  std::vector<MicroBatchFigures::BackwardEnds> backward_ends;
+  std::vector<int> first_stage_slot;
   if (micro_batch_figures) {
     int micro_batches = 0;
-    for (const Task& t : graph.tasks())
+    first_stage_slot.assign(static_cast<std::size_t>(std::max(0, graph.gpus())), -1);
+    std::vector<int> first_stage;
+    for (const Task& t : graph.tasks()) {
       micro_batches = std::max(micro_batches, t.micro_batch + 1);
-    backward_ends.assign(static_cast<std::size_t>(iterations),
-                         std::vector<Time>(static_cast<std::size_t>(micro_batches), Time::max()));
+      if (t.kind == TaskKind::Compute && t.phase == workload::Phase::Backward && t.layer == 0 &&
+          first_stage_slot[static_cast<std::size_t>(t.gpu)] < 0) {
+        first_stage_slot[static_cast<std::size_t>(t.gpu)] = static_cast<int>(first_stage.size());
+        first_stage.push_back(t.gpu);
+      }
+    }
+    for (int it = 0; it < iterations; ++it) {
+      for (int g : first_stage) {
+        backward_ends.push_back(
+            {it, g, std::vector<Time>(static_cast<std::size_t>(micro_batches), Time::max())});
+      }
+    }
   }
+  const std::size_t first_stage_gpus =
+      micro_batch_figures && iterations > 0 ? backward_ends.size() / iterations : 0;
   for (TaskId id = 0; id < static_cast<TaskId>(tasks.size()); ++id) {
     const Task& t = graph.task(id);
     const auto i = static_cast<std::size_t>(t.iteration);
@@ -134,9 +151,13 @@ void summarize_tasks(const TaskGraph& graph, const TaskStates& tasks, const Comp
         profiled_mb[static_cast<std::size_t>(k)] += profiled_seconds;
       }
     }
-    if (micro_batch_figures && t.kind == TaskKind::Compute && t.gpu == 0 &&
-        t.phase == workload::Phase::Backward && t.micro_batch >= 0) {
-      Time& end = backward_ends[i][static_cast<std::size_t>(t.micro_batch)];
+    if (micro_batch_figures && t.kind == TaskKind::Compute &&
+        t.phase == workload::Phase::Backward && t.micro_batch >= 0 &&
+        first_stage_slot[static_cast<std::size_t>(t.gpu)] >= 0) {
+      Time& end =
+          backward_ends[i * first_stage_gpus +
+                        static_cast<std::size_t>(first_stage_slot[static_cast<std::size_t>(t.gpu)])]
+              .ends[static_cast<std::size_t>(t.micro_batch)];
       end = end == Time::max() ? e : std::max(end, e);
     }
     if (record_spans) r.spans.push_back(TaskSpan{id, s, e});
