@@ -42,6 +42,7 @@ struct CompareOptions {
   bool json = false;
   bool ignore_gpu_memory = false;
   bool exact = false;
+  std::string solver;
   bool full = false;
   bool quiet = false;
   std::string convention;
@@ -58,6 +59,11 @@ std::string fingerprint_basis(const CompareOptions& o, const study::CompareSpec&
   basis += fmt::format("\nservers: {}\nbackend: {}\nassumptions: {}\ncalibration: {}",
                        spec.base.cluster.servers, spec.base.backend,
                        study::to_string(spec.assumptions), spec.base.calibration.name);
+  // Settings that change results when set (absent at their defaults, so that the fingerprints of
+  // runs without them stay what they were).
+  if (spec.base.extrapolate) basis += fmt::format("\nextrapolate: {}", *spec.base.extrapolate);
+  if (spec.base.solver != "auto") basis += "\nsolver: " + spec.base.solver;
+  if (spec.base.ignore_gpu_memory) basis += "\nignore_gpu_memory: true";
   // A calibration file's values, not only its name.
   std::error_code ec;
   if (!o.calibration.empty() && std::filesystem::is_regular_file(o.calibration, ec))
@@ -136,7 +142,11 @@ study::CompareSpec spec_from(const CompareOptions& o) {
   if (o.jobs < 0) throw Error("", "--jobs", fmt::format("must be 0 or more, got {}", o.jobs));
   spec.jobs = o.jobs;
   if (o.ignore_gpu_memory) spec.base.ignore_gpu_memory = true;
-  if (o.exact) spec.base.extrapolate = false;
+  if (!o.solver.empty()) spec.base.solver = o.solver;
+  if (o.exact) {
+    spec.base.extrapolate = false;
+    spec.base.solver = "exact";
+  }
   if (!o.convention.empty()) {
     spec.cost_convention =
         with_context("", "--convention", [&] { return fabric::parse_convention(o.convention); });
@@ -276,9 +286,13 @@ Command register_compare(CLI::App& command) {
   app->add_flag("--ignore-gpu-memory", o->ignore_gpu_memory,
                 "Run jobs whose GPU memory estimate is above the GPU's HBM (megatron "
                 "convention; simulation.ignore_gpu_memory)");
+  app->add_option("--solver", o->solver,
+                  "The flow backend's rate solver for every run: exact, fast or auto (the "
+                  "default; simulation.solver, docs/shortcuts.md)")
+      ->check(CLI::IsMember({"exact", "fast", "auto"}));
   app->add_flag("--exact", o->exact,
-                "Simulate every micro-batch of every run: no steady-state extrapolation "
-                "(simulation.extrapolate: false; docs/shortcuts.md)");
+                "No shortcut in any run: every micro-batch simulated, with the exact solver "
+                "(simulation.extrapolate: false, simulation.solver: exact; docs/shortcuts.md)");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_flag("-q,--quiet", o->quiet,
                 "No opening line and no progress on stderr (notes, warnings and errors stay)");

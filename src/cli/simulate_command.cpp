@@ -29,6 +29,7 @@ struct SimulateOptions {
   std::string max_memory;
   bool ignore_gpu_memory = false;
   bool exact = false;
+  std::string solver;
   std::string out;
   bool json = false;
   bool flows = false;
@@ -87,7 +88,11 @@ int run_simulate(const SimulateOptions& o) {
   }
   config::Experiment e = sim::load_experiment(o.experiment, max_memory);
   if (o.ignore_gpu_memory) e.ignore_gpu_memory = true;
-  if (o.exact) e.extrapolate = false;
+  if (!o.solver.empty()) e.solver = o.solver;
+  if (o.exact) {
+    e.extrapolate = false;
+    e.solver = "exact";
+  }
   if (!o.fabric.empty()) {
     e.fabric = with_context("", "--fabric", [&] { return Spec::parse(o.fabric); });
     config::fit_regions_to_job(e);
@@ -206,9 +211,13 @@ Command register_simulate(CLI::App& command) {
   app->add_flag("--ignore-gpu-memory", o->ignore_gpu_memory,
                 "Run a training job whose GPU memory estimate is above the GPU's HBM (sets "
                 "simulation.ignore_gpu_memory; --max-memory is the simulator's own memory)");
+  app->add_option("--solver", o->solver,
+                  "The flow backend's rate solver: exact, fast or auto (sets simulation.solver; "
+                  "docs/shortcuts.md)")
+      ->check(CLI::IsMember({"exact", "fast", "auto"}));
   app->add_flag("--exact", o->exact,
-                "Simulate every micro-batch: no steady-state extrapolation (sets "
-                "simulation.extrapolate: false; docs/shortcuts.md)");
+                "No shortcut: every micro-batch simulated, with the exact solver (sets "
+                "simulation.extrapolate: false and simulation.solver: exact; docs/shortcuts.md)");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_option("--bin", o->bin,
                   "With --out: the time bin of utilisation.csv, e.g. 5ms (default: 1ms, doubled "

@@ -171,9 +171,9 @@ Command register_sweep(CLI::App& command) {
                 "Run points whose GPU memory estimate is above the GPU's HBM (sets "
                 "simulation.ignore_gpu_memory in the experiment every point starts from)");
   app->add_flag("--exact", o->exact,
-                "Simulate every micro-batch of every point: no steady-state extrapolation (sets "
-                "simulation.extrapolate: false in the experiment every point starts from; "
-                "docs/shortcuts.md)");
+                "No shortcut in any point: every micro-batch simulated, with the exact solver "
+                "(sets simulation.extrapolate: false and simulation.solver: exact in the "
+                "experiment every point starts from; docs/shortcuts.md)");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_flag("-q,--quiet", o->quiet, "No progress on stderr (notes, warnings and errors stay)");
   return Command{app, [o] { return run_sweep_command(*o); }};

@@ -75,8 +75,8 @@ const std::vector<std::string> kSyntheticFields = {"balance",
                                                    "transition_concentration"};
 // The packet settings (packet_settings.h) follow; the transports' blocks come from their registry.
 const std::vector<std::string> kSimulationFields = {
-    "routing",    "spray_paths",         "backend",           "iterations", "algorithms",
-    "max_memory", "completion_batching", "ignore_gpu_memory", "extrapolate"};
+    "routing",    "spray_paths",         "backend",           "iterations",  "algorithms",
+    "max_memory", "completion_batching", "ignore_gpu_memory", "extrapolate", "solver"};
 const std::vector<std::string> kAlgorithmFields = {"all_reduce", "all_to_all", "all_gather",
                                                    "reduce_scatter"};
 
@@ -455,6 +455,13 @@ void parse_simulation(const YAML::Node& node, Experiment& e) {
   if (f.has("max_memory")) e.max_memory = *f.optional_bytes("max_memory");
   e.ignore_gpu_memory = f.optional_bool("ignore_gpu_memory").value_or(e.ignore_gpu_memory);
   if (f.has("extrapolate")) e.extrapolate = f.optional_bool("extrapolate");
+  if (f.has("solver")) {
+    e.solver = *f.optional_string("solver");
+    if (e.solver != "exact" && e.solver != "fast" && e.solver != "auto") {
+      throw Error(e.source, f.field("solver"),
+                  fmt::format("expected exact, fast or auto, got '{}'", printable(e.solver)));
+    }
+  }
   if (f.has("completion_batching")) {
     set_completion_batching(e, *f.optional_double("completion_batching"),
                             f.field("completion_batching"));

@@ -65,6 +65,11 @@ struct TrainingJob {
 };
 
 inline constexpr double kDefaultCompletionBatching = 0.02;
+// The fast solver's completion batching, and the job size (estimated tasks) from which "auto"
+// picks it: above the paper's evaluation (its largest job, DeepSeek-R1 on 1,024 GPUs, has about
+// 1.3 million), so that its results are the exact solver's.
+inline constexpr double kFastCompletionBatching = 0.1;
+inline constexpr std::int64_t kFastSolverFromTasks = 4'000'000;
 // Paths a sprayed transfer takes by default (`routing: spray`): the spines of a 16-spine leaf-spine
 // fabric, and a sample of larger ones' paths.
 inline constexpr int kDefaultSprayPaths = 16;
@@ -106,6 +111,11 @@ struct Experiment {
   // extrapolates the rest wherever the schedule allows, false always runs them all; unset (the
   // default) extrapolates where the simulated micro-batches are at most half of the job's.
   std::optional<bool> extrapolate;
+  // The flow backend's rate solver (simulation.solver; docs/shortcuts.md): "exact" recomputes as
+  // completion_batching says, "fast" batches large all-to-alls' completions over
+  // kFastCompletionBatching of a transfer's age, "auto" (the default) is fast for training jobs of
+  // at least kFastSolverFromTasks estimated tasks.
+  std::string solver = "auto";
   // Parts of the fabric that fail, and when (config/failures.h, docs/reliability.md).
   std::vector<Failure> failures;
   // How fast compute and collectives really are (workload/calibration.h, docs/calibration.md);

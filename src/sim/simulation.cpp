@@ -37,9 +37,17 @@ collective::AlgorithmChoice algorithms_of(const config::Experiment& e) {
 
 namespace {
 
+// The fast solver (config::Experiment::solver): asked for, or "auto" on a job of at least
+// kFastSolverFromTasks estimated tasks; the flow backend's only.
+bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec& spec) {
+  if (e.backend != "flow" || e.solver == "exact") return false;
+  if (e.solver == "fast") return true;
+  return workload::estimate_job_size(spec).tasks >= config::kFastSolverFromTasks;
+}
+
 // One run of the experiment as it is.
 Simulation simulate_once(config::Experiment experiment, const SimulationOptions& options,
-                         bool micro_batch_figures) {
+                         bool micro_batch_figures, bool fast_solver) {
   const config::Experiment& e = experiment;
   EngineOptions engine;
   // An unknown algorithm name fails before anything is built.
@@ -81,7 +89,9 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
   {
     // The backend and the controller refer to the topology: they are gone before it moves.
     net::BackendOptions backend_options;
-    backend_options.completion_batching = e.completion_batching;
+    backend_options.completion_batching =
+        fast_solver ? std::max(e.completion_batching, config::kFastCompletionBatching)
+                    : e.completion_batching;
     backend_options.packet = e.packet;
     backend_options.packet.seed = e.seed;
     backend_options.spray_paths = e.spray_paths;
@@ -108,9 +118,16 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
     result = with_context(e.source, "", [&] { return run(graph, topology, *backend, engine); });
     if (controller) controller->report(report);
   }
-  return Simulation{std::move(experiment), std::move(topology),       std::move(graph),
-                    std::move(result),     std::move(report.control), std::move(report.topoopt),
-                    std::move(spares),     std::move(routing),        {}};
+  return Simulation{std::move(experiment),
+                    std::move(topology),
+                    std::move(graph),
+                    std::move(result),
+                    std::move(report.control),
+                    std::move(report.topoopt),
+                    std::move(spares),
+                    std::move(routing),
+                    {},
+                    fast_solver};
 }
 
 }  // namespace
@@ -123,25 +140,39 @@ std::vector<Shortcut> shortcuts(const Simulation& s) {
   } else if (!s.extrapolation_declined.empty()) {
     out.push_back({"extrapolate", false, 0, s.extrapolation_declined});
   }
+  if (s.fast_solver) {
+    out.push_back(
+        {"fast-solver", true, kFastSolverError,
+         fmt::format("large all-to-alls' rates re-solved within {:g} of a transfer's age "
+                     "(completion batching {:g}; exact: {:g})",
+                     config::kFastCompletionBatching,
+                     std::max(s.experiment.completion_batching, config::kFastCompletionBatching),
+                     s.experiment.completion_batching)});
+  }
   return out;
 }
 
 Simulation simulate(config::Experiment experiment, const SimulationOptions& options) {
-  if (!experiment.model || experiment.extrapolate == false) {
-    return simulate_once(std::move(experiment), options, false);
+  if (!experiment.model) {
+    const bool fast = experiment.solver == "fast" && experiment.backend == "flow";
+    return simulate_once(std::move(experiment), options, false, fast);
   }
   const workload::TrainingSpec spec = config::training_spec(experiment);
+  const bool fast = uses_fast_solver(experiment, spec);
+  if (experiment.extrapolate == false) {
+    return simulate_once(std::move(experiment), options, false, fast);
+  }
   int samples = kSteadySamples;
   ExtrapolationChoice choice = choose_extrapolation(experiment, spec, samples);
   if (!choice.plan) {
-    Simulation s = simulate_once(std::move(experiment), options, false);
+    Simulation s = simulate_once(std::move(experiment), options, false, fast);
     s.extrapolation_declined = std::move(choice.why_not);
     return s;
   }
   std::string declined;
   for (int tries = 1;; ++tries) {
     const SteadyStatePlan& plan = *choice.plan;
-    Simulation s = simulate_once(with_micro_batches(experiment, plan), options, true);
+    Simulation s = simulate_once(with_micro_batches(experiment, plan), options, true, fast);
     const std::optional<Extrapolation> x = measure_steady_state(s.result, plan);
     if (x && x->bound <= kExtrapolationBound) {
       Extrapolation done = *x;
@@ -168,7 +199,7 @@ Simulation simulate(config::Experiment experiment, const SimulationOptions& opti
     if (tries >= kExtrapolationTries || 2 * next.simulated > next.micro_batches) break;
     choice.plan = next;
   }
-  Simulation s = simulate_once(std::move(experiment), options, false);
+  Simulation s = simulate_once(std::move(experiment), options, false, fast);
   s.extrapolation_declined = declined + "; all micro-batches simulated";
   return s;
 }

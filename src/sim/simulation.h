@@ -49,7 +49,13 @@ struct Simulation {
   // an extrapolation fell back to them (sim/steady_state.h); empty otherwise. When it was
   // extrapolated, result.extrapolation says so and `graph` holds the simulated micro-batches.
   std::string extrapolation_declined;
+  // The flow backend ran the fast solver (config::Experiment::solver; docs/shortcuts.md).
+  bool fast_solver = false;
 };
+
+// The largest error of the iteration time the fast solver was measured to make against the exact
+// one (docs/shortcuts.md, "The fast solver"): each run that takes it records this as its bound.
+inline constexpr double kFastSolverError = 0.003;
 
 // A shortcut a run took or was refused (docs/shortcuts.md), for every output to name.
 struct Shortcut {

@@ -13,13 +13,13 @@
 namespace mfabric::sim {
 namespace {
 
-RunResult simulate(const std::string& yaml) {
+RunResult run_yaml(const std::string& yaml) {
   return sim::simulate(parse_experiment(yaml, "test.yaml")).result;
 }
 
 TEST(SimulateAnalytic, RingAllReduceTakesTwoNMinusOneOverNTimesSOverB) {
   // 16 hosts on one 64-port leaf: every path is NIC -> leaf -> NIC, 2 cables of 1us.
-  const RunResult r = simulate(R"(
+  const RunResult r = run_yaml(R"(
 cluster: {servers: 16, gpus_per_server: 1, nics_per_server: 1, link: 400G, link_latency: 1us}
 fabric: fat-tree
 workload: {collective: all-reduce, bytes: 1GiB, algorithm: ring}
@@ -32,7 +32,7 @@ workload: {collective: all-reduce, bytes: 1GiB, algorithm: ring}
 TEST(SimulateAnalytic, RingAllReduceAcrossSpinesOnANonBlockingFatTree) {
   // 64 hosts at radix 16: 8 leaves of 8 hosts, 8 spines; ring neighbours on different leaves
   // cross a spine (4 cables). Non-blocking: the ring still runs at the NIC rate.
-  const RunResult r = simulate(R"(
+  const RunResult r = run_yaml(R"(
 cluster: {servers: 64, gpus_per_server: 1, nics_per_server: 1, link: 100G, link_latency: 1us}
 fabric: {kind: fat-tree, radix: 16}
 workload: {collective: all-reduce, bytes: 256MiB, algorithm: ring}
@@ -47,7 +47,7 @@ workload: {collective: all-reduce, bytes: 256MiB, algorithm: ring}
 TEST(SimulateAnalytic, AllToAllOnAnOversubscribedFatTreeIsBoundByTheLeafUplinks) {
   // 48 hosts, radix 16, 3:1: 4 leaves of 12 hosts with 4 uplinks each. Each host sends S/48 to
   // every host; a leaf sends 12 x 36 x S/48 bytes off the leaf through 4 x B.
-  const RunResult r = simulate(R"(
+  const RunResult r = run_yaml(R"(
 cluster: {servers: 48, gpus_per_server: 1, nics_per_server: 1, link: 100G, link_latency: 1us}
 fabric: {kind: fat-tree, radix: 16, oversubscription: 3}
 workload: {collective: all-to-all, bytes: 48MiB}
@@ -65,7 +65,7 @@ workload: {collective: all-to-all, bytes: 48MiB}
 TEST(SimulateAnalytic, HierarchicalAllReduceUsesEveryNic) {
   // 4 servers x 8 GPUs, 1 GiB: NVSwitch reduce-scatter (7/8 S at 7.2 Tbps), 8 concurrent rings of
   // the 1/8 shards over 4 servers (2 x 3/4 x S/8 at 400G), NVSwitch all-gather.
-  const RunResult r = simulate(R"(
+  const RunResult r = run_yaml(R"(
 cluster: {servers: 4, link: 400G, link_latency: 1us}
 fabric: fat-tree
 workload: {collective: all-reduce, bytes: 1GiB, algorithm: hierarchical}
@@ -94,7 +94,7 @@ simulation: {iterations: 2}
 
 TEST(SimulateTraining, MoreBandwidthIsNeverSlower) {
   auto iteration = [](const char* link) {
-    return simulate(fmt::format(R"(
+    return run_yaml(fmt::format(R"(
 cluster: {{servers: 8, link: {}}}
 fabric: fat-tree
 workload: {{model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 8, global_batch: 16, micro_batch: 2, seq: 512}}

@@ -1,0 +1,80 @@
+// The fast solver (simulation.solver; docs/shortcuts.md, "The fast solver"): chosen by name or by
+// the job's size, named among the run's shortcuts, and within its stated bound of the exact
+// solver on an all-to-all whose every completion moves most of the other transfers' rates.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.h"
+#include "sim/load_experiment.h"
+#include "sim/simulation.h"
+
+namespace mfabric::sim {
+namespace {
+
+// Qwen-MoE's 32-rank all-to-alls (992 transfers each, every NIC a bottleneck) on 128 GPUs.
+std::string qwen(const std::string& solver) {
+  return R"(
+cluster: {servers: 16, link: 100G}
+fabric: fat-tree
+workload: {model: qwen-moe-32, convention: paper, tp: 1, pp: 4, ep: 32, micro_batch: 8, global_batch: 16, seq: 1024}
+simulation: {solver: )" +
+         solver + "}\n";
+}
+
+// 48 single-GPU hosts, one all-to-all.
+std::string all_to_all(const std::string& solver) {
+  return R"(
+cluster: {servers: 48, gpus_per_server: 1, nics_per_server: 1, link: 100G}
+fabric: {kind: fat-tree, radix: 16}
+workload: {collective: all-to-all, bytes: 96MiB}
+simulation: {solver: )" +
+         solver + "}\n";
+}
+
+TEST(FastSolver, StaysWithinItsBoundOfTheExactSolver) {
+  const Simulation exact = simulate(parse_experiment(qwen("exact"), "t.yaml"));
+  const Simulation fast = simulate(parse_experiment(qwen("fast"), "t.yaml"));
+  EXPECT_FALSE(exact.fast_solver);
+  EXPECT_TRUE(shortcuts(exact).empty());
+  ASSERT_TRUE(fast.fast_solver);
+  const double t = exact.result.mean_iteration_time().seconds();
+  EXPECT_NEAR(fast.result.mean_iteration_time().seconds(), t, kFastSolverError * t);
+  // It did solve otherwise (fewer exact recomputations move the finish times a little).
+  EXPECT_NE(fast.result.mean_iteration_time(), exact.result.mean_iteration_time());
+  EXPECT_LT(fast.result.events, exact.result.events);
+  EXPECT_EQ(fast.result.transfers.bytes_delivered, exact.result.transfers.bytes_delivered);
+  const std::vector<Shortcut> s = shortcuts(fast);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].name, "fast-solver");
+  EXPECT_EQ(s[0].bound, kFastSolverError);
+}
+
+TEST(FastSolver, AutoIsExactBelowItsSize) {
+  // A micro-benchmark has no size estimate: auto keeps the exact solver.
+  EXPECT_FALSE(simulate(parse_experiment(all_to_all("auto"), "t.yaml")).fast_solver);
+  // A training job far below kFastSolverFromTasks.
+  EXPECT_FALSE(simulate(parse_experiment(qwen("auto"), "t.yaml")).fast_solver);
+  const Simulation small = simulate(parse_experiment(R"(
+cluster: {servers: 4, link: 200G}
+fabric: {kind: fat-tree, radix: 16}
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 4, global_batch: 8, micro_batch: 2, seq: 256}
+)",
+                                                     "t.yaml"));
+  EXPECT_FALSE(small.fast_solver);
+}
+
+TEST(FastSolver, AnUnknownSolverIsRefused) {
+  try {
+    parse_experiment(all_to_all("quick"), "t.yaml");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "simulation.solver");
+    EXPECT_NE(std::string(e.what()).find("expected exact, fast or auto, got 'quick'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mfabric::sim
