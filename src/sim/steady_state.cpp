@@ -20,6 +20,8 @@ using workload::PipelineSchedule;
 // The draws that estimate the latest chain's end, and their seed: a run's extrapolation is the
 // same every time.
 constexpr int kExtrapolationDraws = 1000;
+// Chains whose steady ends all lie within this share of a repeat of one another's are one chain.
+constexpr double kSameChain = 0.05;
 constexpr std::uint64_t kExtrapolationSeed = 0x5eed'57ea'd7ULL;
 
 // A standard normal draw (Box-Muller over Rng::uniform, the same on every platform).
@@ -131,8 +133,9 @@ ExtrapolationChoice choose_extrapolation(const config::Experiment& e,
   // Measured (docs/shortcuts.md): with the EP overlap the first stage's steady repeats of a short
   // run are up to 25% shorter than the full run's, and the extrapolated iteration 2.3% short.
   if (spec.overlap.ep_comm) {
-    return no("under overlap.ep_comm a short run's steady period is not yet the full run's "
-              "(docs/shortcuts.md)");
+    return no(
+        "under overlap.ep_comm a short run's steady period is not yet the full run's "
+        "(docs/shortcuts.md)");
   }
   if (!e.model->routing_trace.empty()) {
     return no("a recorded routing trace's micro-batches are the job's own");
@@ -163,25 +166,58 @@ std::optional<Extrapolation> measure_steady_state(const RunResult& r, const Stea
   const int unit = plan.unit;
   const auto lag = static_cast<std::size_t>(plan.lag);
   // The chains of each iteration: first-stage GPUs with the same backward ends run in lockstep
-  // (a TP group, an EP group), so each distinct list of ends is one chain; its last end.
-  std::vector<std::vector<double>> last_ends(r.iteration_times.size());
-  std::vector<double> repeats;  // seconds, each `unit` micro-batches, over all chains
-  std::set<std::pair<int, std::vector<Time>>> seen;
-  for (const MicroBatchFigures::BackwardEnds& c :
-       r.micro_batch_figures->first_stage_backward_ends) {
-    if (!seen.insert({c.iteration, c.ends}).second) continue;
-    std::vector<double> times;
-    double last = 0;
-    for (std::size_t i = 0; i < c.ends.size(); ++i) {
-      if (c.ends[i] == Time::max()) continue;
-      last = std::max(last, c.ends[i].seconds());
-      if (i < plan.steady.size() && plan.steady[i]) times.push_back(c.ends[i].seconds());
+  // (a TP group); so do those whose steady ends all lie within kSameChain of a repeat of one
+  // another's (an EP group's members, whose all-to-alls couple them). Each chain counts once.
+  struct Chain {
+    int iteration;
+    std::vector<double> steady;  // sorted
+    double last;
+  };
+  std::vector<Chain> chains;
+  {
+    std::set<std::pair<int, std::vector<Time>>> seen;
+    for (const MicroBatchFigures::BackwardEnds& c :
+         r.micro_batch_figures->first_stage_backward_ends) {
+      if (!seen.insert({c.iteration, c.ends}).second) continue;
+      Chain chain{c.iteration, {}, 0.0};
+      for (std::size_t i = 0; i < c.ends.size(); ++i) {
+        if (c.ends[i] == Time::max()) continue;
+        chain.last = std::max(chain.last, c.ends[i].seconds());
+        if (i < plan.steady.size() && plan.steady[i]) chain.steady.push_back(c.ends[i].seconds());
+      }
+      std::sort(chain.steady.begin(), chain.steady.end());
+      chains.push_back(std::move(chain));
     }
-    std::sort(times.begin(), times.end());
-    for (std::size_t j = 0; (j + 1) * lag < times.size(); ++j)
-      repeats.push_back(times[(j + 1) * lag] - times[j * lag]);
-    if (static_cast<std::size_t>(c.iteration) < last_ends.size()) {
-      last_ends[static_cast<std::size_t>(c.iteration)].push_back(last);
+  }
+  const auto repeats_of = [&](const Chain& c, std::vector<double>& out) {
+    for (std::size_t j = 0; (j + 1) * lag < c.steady.size(); ++j)
+      out.push_back(c.steady[(j + 1) * lag] - c.steady[j * lag]);
+  };
+  double rough = 0;  // the mean repeat over every chain, to say what "close" is
+  {
+    std::vector<double> all;
+    for (const Chain& c : chains)
+      repeats_of(c, all);
+    for (double g : all)
+      rough += g / static_cast<double>(all.size());
+  }
+  std::vector<const Chain*> distinct;
+  for (const Chain& c : chains) {
+    const bool coupled = std::any_of(distinct.begin(), distinct.end(), [&](const Chain* d) {
+      if (d->iteration != c.iteration || d->steady.size() != c.steady.size()) return false;
+      for (std::size_t i = 0; i < c.steady.size(); ++i) {
+        if (std::abs(c.steady[i] - d->steady[i]) > kSameChain * rough) return false;
+      }
+      return true;
+    });
+    if (!coupled) distinct.push_back(&c);
+  }
+  std::vector<std::vector<double>> last_ends(r.iteration_times.size());
+  std::vector<double> repeats;  // seconds, each `unit` micro-batches, over the distinct chains
+  for (const Chain* c : distinct) {
+    repeats_of(*c, repeats);
+    if (static_cast<std::size_t>(c->iteration) < last_ends.size()) {
+      last_ends[static_cast<std::size_t>(c->iteration)].push_back(c->last);
     }
   }
   if (repeats.size() < 2) return std::nullopt;
@@ -202,13 +238,13 @@ std::optional<Extrapolation> measure_steady_state(const RunResult& r, const Stea
   const double steps = skipped / unit;
   Rng rng(kExtrapolationSeed);
   double added_sum = 0;
-  for (const std::vector<double>& chains : last_ends) {
-    if (chains.empty()) continue;
-    const double latest = *std::max_element(chains.begin(), chains.end());
+  for (const std::vector<double>& ends : last_ends) {
+    if (ends.empty()) continue;
+    const double latest = *std::max_element(ends.begin(), ends.end());
     double expected = 0;
     for (int draw = 0; draw < kExtrapolationDraws; ++draw) {
       double end = 0;
-      for (double l : chains)
+      for (double l : ends)
         end = std::max(end, l + steps * mean + std::sqrt(steps) * sd * standard_normal(rng));
       expected += end;
     }

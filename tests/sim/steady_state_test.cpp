@@ -84,6 +84,9 @@ TEST(SteadyStateMeasure, RegularRepeatsExtrapolateByTheirPeriod) {
   EXPECT_NEAR(x->period.seconds(), 0.25, 1e-9);
   EXPECT_EQ(x->spread, 0);
   EXPECT_EQ(x->bound, 0);
+  // GPUs whose ends lie within 5% of a repeat of one another's are one chain too (an EP group).
+  EXPECT_EQ(measure_steady_state(run_with_chains({1, 1 + 1e-4}, 0.25, 0), plan)->samples, 8);
+  EXPECT_EQ(measure_steady_state(run_with_chains({1, 1.1}, 0.25, 0), plan)->samples, 16);
   // A chain that ends later sets the iteration; without spread each adds (64 - 13) x 0.25 s.
   const std::optional<Extrapolation> y =
       measure_steady_state(run_with_chains({1, 1.5}, 0.25, 0), plan);
@@ -94,12 +97,12 @@ TEST(SteadyStateMeasure, RegularRepeatsExtrapolateByTheirPeriod) {
 TEST(SteadyStateMeasure, ManyNoisyChainsEndWithTheSlowest) {
   const SteadyStatePlan plan = steady_state_plan(PipelineSchedule::OneFOneB, 4, 1, 64, 8);
   // Repeats alternate 0.2 and 0.3 s (mean 0.25): one chain grows by the mean; 16 independent
-  // chains (distinct ends) by more, as the latest of 16 sums of 51 repeats does.
+  // chains (ends apart) by more, as the latest of 16 sums of 51 repeats does.
   const std::optional<Extrapolation> one =
       measure_steady_state(run_with_chains({1}, 0.25, 0.05), plan);
   std::vector<double> starts;
   for (int c = 0; c < 16; ++c)
-    starts.push_back(1 + 1e-6 * c);
+    starts.push_back(1 + 0.02 * c);  // apart by more than 5% of a repeat: not one chain
   const std::optional<Extrapolation> many =
       measure_steady_state(run_with_chains(starts, 0.25, 0.05), plan);
   ASSERT_TRUE(one && many);
