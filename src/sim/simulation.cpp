@@ -38,11 +38,13 @@ collective::AlgorithmChoice algorithms_of(const config::Experiment& e) {
 namespace {
 
 // The fast solver (config::Experiment::solver): asked for, or "auto" on a job of at least
-// kFastSolverFromTasks estimated tasks; the flow backend's only.
+// kFastSolverFromTasks estimated tasks whose all-to-alls span kFastSolverFromEpGpus GPUs or more
+// (the ones whose completions it batches); the flow backend's only.
 bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec& spec) {
   if (e.backend != "flow" || e.solver == "exact") return false;
   if (e.solver == "fast") return true;
-  return workload::estimate_job_size(spec).tasks >= config::kFastSolverFromTasks;
+  return spec.parallelism.ep_group_gpus() >= config::kFastSolverFromEpGpus &&
+         workload::estimate_job_size(spec).tasks >= config::kFastSolverFromTasks;
 }
 
 // One run of the experiment as it is.
