@@ -55,7 +55,7 @@ struct Simulation {
 
 // The largest error of the iteration time the fast solver was measured to make against the exact
 // one (docs/shortcuts.md, "The fast solver"): each run that takes it records this as its bound.
-inline constexpr double kFastSolverError = 0.003;
+inline constexpr double kFastSolverError = 0.01;
 
 // A shortcut a run took or was refused (docs/shortcuts.md), for every output to name.
 struct Shortcut {
