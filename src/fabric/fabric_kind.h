@@ -44,6 +44,9 @@ struct FabricTraits {
   // per region ("region") and its value when the spec names none (at most the cluster's servers).
   std::string region_param = {};
   int default_region = 0;
+  // Transfers are forwarded through other servers' NICs (TopoOpt's patch-panel topology): the
+  // fast solver does not hold its bound there (measured: docs/shortcuts.md), so it is not used.
+  bool host_forwarding = false;
 };
 
 // What the paper's cost formulas (docs/cost-model.md) take.

@@ -85,12 +85,20 @@ std::string results_text(const SimulationReport& r) {
                   r.graph.gpus(), with_commas(static_cast<std::int64_t>(r.graph.size())));
   // A shortcut changes what the figures are: said before them (docs/shortcuts.md).
   for (const sim::Shortcut& s : r.shortcuts) {
-    out += s.used ? fmt::format(
-                        "Steady state: {}. Times, communication and compute below are the "
-                        "whole job's; the network's counters the simulated "
-                        "micro-batches'.\n\n",
-                        s.detail)
-                  : fmt::format("Not extrapolated: {}.\n\n", s.detail);
+    if (s.name == "extrapolate") {
+      out += s.used ? fmt::format(
+                          "Steady state: {}. Times, communication and compute below are "
+                          "the whole job's; the network's counters the simulated "
+                          "micro-batches'.\n\n",
+                          s.detail)
+                    : fmt::format("Not extrapolated: {}.\n\n", s.detail);
+    } else {
+      out += s.used ? fmt::format(
+                          "Fast solver: {}; within {:.1f}% of the exact solver as "
+                          "measured (--exact for it).\n\n",
+                          s.detail, s.bound * 100)
+                    : fmt::format("Not the fast solver: {}.\n\n", s.detail);
+    }
   }
   Table t({"metric", "value"});
   // Every time in the value column in one unit, the one that fits the largest (docs/cli.md,

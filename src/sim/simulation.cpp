@@ -8,6 +8,7 @@
 #include "config/workload_builder.h"
 #include "core/error.h"
 #include "fabric/builders.h"
+#include "fabric/fabric_kinds.h"
 #include "net/backends.h"
 #include "sim/fabric_controllers.h"
 #include "sim/failure_injector.h"
@@ -70,6 +71,16 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
   });
   // The fabric may differ from the one the experiment was loaded with (simulate --fabric).
   config::check_packet_limits(e, topology);
+  std::string fast_solver_declined;
+  if (const fabric::FabricTraits& traits = fabric::traits_of(topology);
+      fast_solver && traits.host_forwarding) {
+    fast_solver = false;
+    fast_solver_declined = fmt::format(
+        "{} forwards transfers through hosts, where the fast solver was measured {:.1f}% off; "
+        "the exact solver ran",
+        traits.label.empty() ? e.fabric.name() : traits.label,
+        kFastSolverHostForwardingError * 100);
+  }
   std::optional<config::RoutingSummary> routing;
   workload::TaskGraph graph = config::build_workload(e, &routing);
   // Spares take the ranks of failed GPUs and servers before the run (sim/spares.h).
@@ -129,7 +140,8 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
                     std::move(spares),
                     std::move(routing),
                     {},
-                    fast_solver};
+                    fast_solver,
+                    std::move(fast_solver_declined)};
 }
 
 }  // namespace
@@ -141,6 +153,9 @@ std::vector<Shortcut> shortcuts(const Simulation& s) {
                    extrapolation_text(*s.result.extrapolation)});
   } else if (!s.extrapolation_declined.empty()) {
     out.push_back({"extrapolate", false, 0, s.extrapolation_declined});
+  }
+  if (!s.fast_solver_declined.empty()) {
+    out.push_back({"fast-solver", false, 0, s.fast_solver_declined});
   }
   if (s.fast_solver) {
     out.push_back(

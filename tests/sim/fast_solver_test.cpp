@@ -64,6 +64,18 @@ workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 4, global_b
   EXPECT_FALSE(small.fast_solver);
 }
 
+TEST(FastSolver, AFabricThatForwardsThroughHostsRunsTheExactSolverAndSaysSo) {
+  std::string yaml = qwen("fast");
+  yaml.replace(yaml.find("fabric: fat-tree"), 16, "fabric: topoopt");
+  const Simulation s = simulate(parse_experiment(yaml, "t.yaml"));
+  EXPECT_FALSE(s.fast_solver);
+  const std::vector<Shortcut> named = shortcuts(s);
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_EQ(named[0].name, "fast-solver");
+  EXPECT_FALSE(named[0].used);
+  EXPECT_NE(named[0].detail.find("TopoOpt forwards transfers through hosts"), std::string::npos);
+}
+
 TEST(FastSolver, AnUnknownSolverIsRefused) {
   try {
     parse_experiment(all_to_all("quick"), "t.yaml");

@@ -29,6 +29,7 @@ FabricKind topoopt_kind() {
   FabricKind kind;
   kind.traits.controller = "topoopt";
   kind.traits.label = "TopoOpt";
+  kind.traits.host_forwarding = true;
   kind.build = [](Spec& spec, Topology& t) { build_topoopt(spec, {}, t); };
   // One NIC, transceiver, patch-panel port and fibre per NIC.
   kind.paper_formula = [](const PaperCostInputs& in, CostConvention) {
