@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "config/experiment.h"
 #include "core/error.h"
 #include "core/registry.h"
 #include "fabric/topology.h"
+#include "study/sweep.h"
 #include "workload/training.h"
 
 namespace mfabric::cli {
@@ -67,6 +69,20 @@ struct ClusterOptions {
   void add_to(CLI::App& app);
   // Parses and validates; errors name the option ("--link: ...").
   fabric::ClusterSpec to_spec() const;
+};
+
+// The shortcuts' options (docs/shortcuts.md), shared by simulate, compare and sweep: --solver
+// and --exact (every shortcut off).
+struct ShortcutOptions {
+  std::string solver;  // empty: the experiment's
+  bool exact = false;
+
+  // `runs`: what the options apply to, for the help ("run", "point").
+  void add_to(CLI::App& app, const char* runs);
+  // Sets simulation.solver and simulation.extrapolate in an experiment, or in the experiment
+  // every sweep point starts from (a point that sets them keeps its own).
+  void apply(config::Experiment& e) const;
+  void apply(study::SweepSpec& spec) const;
 };
 
 // "wrote DIR/a, DIR/b" for the files of an output set, DIR as typed but without trailing

@@ -41,8 +41,7 @@ struct CompareOptions {
   std::string out;
   bool json = false;
   bool ignore_gpu_memory = false;
-  bool exact = false;
-  std::string solver;
+  ShortcutOptions shortcuts;
   bool full = false;
   bool quiet = false;
   std::string convention;
@@ -142,11 +141,7 @@ study::CompareSpec spec_from(const CompareOptions& o) {
   if (o.jobs < 0) throw Error("", "--jobs", fmt::format("must be 0 or more, got {}", o.jobs));
   spec.jobs = o.jobs;
   if (o.ignore_gpu_memory) spec.base.ignore_gpu_memory = true;
-  if (!o.solver.empty()) spec.base.solver = o.solver;
-  if (o.exact) {
-    spec.base.extrapolate = false;
-    spec.base.solver = "exact";
-  }
+  o.shortcuts.apply(spec.base);
   if (!o.convention.empty()) {
     spec.cost_convention =
         with_context("", "--convention", [&] { return fabric::parse_convention(o.convention); });
@@ -286,13 +281,7 @@ Command register_compare(CLI::App& command) {
   app->add_flag("--ignore-gpu-memory", o->ignore_gpu_memory,
                 "Run jobs whose GPU memory estimate is above the GPU's HBM (megatron "
                 "convention; simulation.ignore_gpu_memory)");
-  app->add_option("--solver", o->solver,
-                  "The flow backend's rate solver for every run: exact, fast or auto (the "
-                  "default; simulation.solver, docs/shortcuts.md)")
-      ->check(CLI::IsMember({"exact", "fast", "auto"}));
-  app->add_flag("--exact", o->exact,
-                "No shortcut in any run: every micro-batch simulated, with the exact solver "
-                "(simulation.extrapolate: false, simulation.solver: exact; docs/shortcuts.md)");
+  o->shortcuts.add_to(*app, "run");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_flag("-q,--quiet", o->quiet,
                 "No opening line and no progress on stderr (notes, warnings and errors stay)");

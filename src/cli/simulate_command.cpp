@@ -28,8 +28,7 @@ struct SimulateOptions {
   std::optional<int> iterations;
   std::string max_memory;
   bool ignore_gpu_memory = false;
-  bool exact = false;
-  std::string solver;
+  ShortcutOptions shortcuts;
   std::string out;
   bool json = false;
   bool flows = false;
@@ -88,11 +87,7 @@ int run_simulate(const SimulateOptions& o) {
   }
   config::Experiment e = sim::load_experiment(o.experiment, max_memory);
   if (o.ignore_gpu_memory) e.ignore_gpu_memory = true;
-  if (!o.solver.empty()) e.solver = o.solver;
-  if (o.exact) {
-    e.extrapolate = false;
-    e.solver = "exact";
-  }
+  o.shortcuts.apply(e);
   if (!o.fabric.empty()) {
     e.fabric = with_context("", "--fabric", [&] { return Spec::parse(o.fabric); });
     config::fit_regions_to_job(e);
@@ -211,13 +206,7 @@ Command register_simulate(CLI::App& command) {
   app->add_flag("--ignore-gpu-memory", o->ignore_gpu_memory,
                 "Run a training job whose GPU memory estimate is above the GPU's HBM (sets "
                 "simulation.ignore_gpu_memory; --max-memory is the simulator's own memory)");
-  app->add_option("--solver", o->solver,
-                  "The flow backend's rate solver: exact, fast or auto (sets simulation.solver; "
-                  "docs/shortcuts.md)")
-      ->check(CLI::IsMember({"exact", "fast", "auto"}));
-  app->add_flag("--exact", o->exact,
-                "No shortcut: every micro-batch simulated, with the exact solver (sets "
-                "simulation.extrapolate: false and simulation.solver: exact; docs/shortcuts.md)");
+  o->shortcuts.add_to(*app, "run");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_option("--bin", o->bin,
                   "With --out: the time bin of utilisation.csv, e.g. 5ms (default: 1ms, doubled "

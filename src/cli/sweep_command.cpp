@@ -32,7 +32,7 @@ struct SweepCliOptions {
   int jobs = 0;
   bool json = false;
   bool ignore_gpu_memory = false;
-  bool exact = false;
+  ShortcutOptions shortcuts;
   bool quiet = false;
   std::string convention;
 };
@@ -55,7 +55,7 @@ int run_sweep_command(const SweepCliOptions& o) {
       study::apply_paper_assumptions(spec);
     }
     if (o.ignore_gpu_memory) study::ignore_gpu_memory(spec);
-    if (o.exact) study::run_exact(spec);
+    o.shortcuts.apply(spec);
     if (!o.convention.empty()) {
       spec.cost_convention =
           with_context("", "--convention", [&] { return fabric::parse_convention(o.convention); });
@@ -170,10 +170,7 @@ Command register_sweep(CLI::App& command) {
   app->add_flag("--ignore-gpu-memory", o->ignore_gpu_memory,
                 "Run points whose GPU memory estimate is above the GPU's HBM (sets "
                 "simulation.ignore_gpu_memory in the experiment every point starts from)");
-  app->add_flag("--exact", o->exact,
-                "No shortcut in any point: every micro-batch simulated, with the exact solver "
-                "(sets simulation.extrapolate: false and simulation.solver: exact in the "
-                "experiment every point starts from; docs/shortcuts.md)");
+  o->shortcuts.add_to(*app, "point");
   app->add_flag("--json", o->json, "Print the results as JSON");
   app->add_flag("-q,--quiet", o->quiet, "No progress on stderr (notes, warnings and errors stay)");
   return Command{app, [o] { return run_sweep_command(*o); }};

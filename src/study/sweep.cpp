@@ -187,8 +187,9 @@ void add_grid_points(const YAML::Node& grid, const std::string& source, SweepSpe
 
 namespace {
 
-// Sets simulation.KEY to true or false in the experiment every point starts from.
-void set_simulation_flag(SweepSpec& spec, const char* key, bool value) {
+// Sets simulation.KEY to `value` in the experiment every point starts from.
+template <class Value>
+void set_simulation_field(SweepSpec& spec, const char* key, const Value& value) {
   YAML::Node simulation = spec.experiment["simulation"];
   if (!simulation || !simulation.IsMap()) {
     YAML::Node map(YAML::NodeType::Map);
@@ -202,11 +203,16 @@ void set_simulation_flag(SweepSpec& spec, const char* key, bool value) {
 }  // namespace
 
 void ignore_gpu_memory(SweepSpec& spec) {
-  set_simulation_flag(spec, "ignore_gpu_memory", true);
+  set_simulation_field(spec, "ignore_gpu_memory", true);
 }
 
 void run_exact(SweepSpec& spec) {
-  set_simulation_flag(spec, "extrapolate", false);
+  set_simulation_field(spec, "extrapolate", false);
+  set_solver(spec, "exact");
+}
+
+void set_solver(SweepSpec& spec, const std::string& solver) {
+  set_simulation_field(spec, "solver", solver);
 }
 
 void apply_paper_assumptions(SweepSpec& spec) {

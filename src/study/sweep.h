@@ -83,6 +83,8 @@ void ignore_gpu_memory(SweepSpec& spec);
 // simulation.extrapolate: false in the experiment every point starts from (sweep --exact): no
 // shortcut (docs/shortcuts.md); a point that sets it keeps its own.
 void run_exact(SweepSpec& spec);
+// simulation.solver: SOLVER in the experiment every point starts from (sweep --solver).
+void set_solver(SweepSpec& spec, const std::string& solver);
 
 // True when `p` sets every reference field of `h` to its value.
 bool is_reference(const SweepPoint& p, const SweepHeatmap& h);

@@ -112,19 +112,21 @@ TEST(SteadyStateMeasure, ManyNoisyChainsEndWithTheSlowest) {
   EXPECT_GT(one->bound, 0);
 }
 
-// Mixtral 8x7B's layers on 64 GPUs (PP 4), 64 micro-batches a pipeline.
-std::string job(const std::string& extra) {
+// Mixtral 8x7B's layers on 64 GPUs (PP 4): global_batch / 8 micro-batches a pipeline (64 by
+// default), `extra` more workload fields.
+std::string job(const std::string& extra, int global_batch = 512) {
   return R"(
 seed: 1
 cluster: {servers: 8, link: 400G, gpu: h800}
 fabric: fat-tree
-workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 4, micro_batch: 8, global_batch: 512, seq: 1024)" +
-         extra;
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 4, micro_batch: 8, seq: 1024, global_batch: )" +
+         std::to_string(global_batch) + extra;
 }
 
-Simulation run(const std::string& workload_extra, const std::string& simulation) {
-  return simulate(
-      parse_experiment(job(workload_extra) + "}\nsimulation: " + simulation + "\n", "t.yaml"));
+Simulation run(const std::string& workload_extra, const std::string& simulation,
+               int global_batch = 512) {
+  return simulate(parse_experiment(
+      job(workload_extra, global_batch) + "}\nsimulation: " + simulation + "\n", "t.yaml"));
 }
 
 TEST(Extrapolation, MatchesTheFullRunWithinItsBound) {
@@ -165,14 +167,7 @@ TEST(Extrapolation, ByDefaultOnlyWhereItSimulatesAtMostHalf) {
   // 64 micro-batches run as 13: on by default.
   EXPECT_TRUE(run("", "{}").result.extrapolation);
   // 16 run as 13 would not save half: off, and nothing said (it was not asked for).
-  const Simulation few = simulate(parse_experiment(
-      R"(
-seed: 1
-cluster: {servers: 8, link: 400G, gpu: h800}
-fabric: fat-tree
-workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 4, micro_batch: 8, global_batch: 128, seq: 1024}
-)",
-      "t.yaml"));
+  const Simulation few = run("", "{}", 128);
   EXPECT_FALSE(few.result.extrapolation);
   EXPECT_TRUE(shortcuts(few).empty());
 }
@@ -186,15 +181,7 @@ TEST(Extrapolation, AskedWhereItCannotSaysWhy) {
   const Simulation overlap = run(", overlap: {ep_comm: true}", "{extrapolate: true}");
   EXPECT_FALSE(overlap.result.extrapolation);
   EXPECT_NE(overlap.extrapolation_declined.find("overlap.ep_comm"), std::string::npos);
-  const Simulation few = simulate(parse_experiment(
-      R"(
-seed: 1
-cluster: {servers: 8, link: 400G, gpu: h800}
-fabric: fat-tree
-workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 4, micro_batch: 8, global_batch: 64, seq: 1024}
-simulation: {extrapolate: true}
-)",
-      "t.yaml"));
+  const Simulation few = run("", "{extrapolate: true}", 64);
   EXPECT_FALSE(few.result.extrapolation);
   EXPECT_NE(few.extrapolation_declined.find("8 micro-batches a pipeline are too few"),
             std::string::npos)

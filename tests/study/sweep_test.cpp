@@ -219,6 +219,25 @@ TEST(Sweep, IgnoreGpuMemoryReachesEveryPoint) {
     EXPECT_TRUE(point_experiment(delay, i).ignore_gpu_memory) << "point " << i;
 }
 
+// --exact and --solver: every point's experiment, and its fingerprint (a resumed sweep does not
+// take a run made with shortcuts for one without).
+TEST(Sweep, ShortcutSettingsReachEveryPoint) {
+  const std::string dir = std::string(MFABRIC_TEST_DATA_DIR) + "/../../../examples/sweeps/";
+  SweepSpec delay = load_sweep(dir + "reconfiguration-delay.yaml");
+  EXPECT_EQ(point_experiment(delay, 0).solver, "auto");
+  EXPECT_FALSE(point_experiment(delay, 0).extrapolate);
+  const std::string before = point_fingerprint(delay, 0);
+  set_solver(delay, "fast");
+  EXPECT_EQ(point_experiment(delay, 0).solver, "fast");
+  run_exact(delay);
+  for (std::size_t i = 0; i < delay.points.size(); ++i) {
+    const config::Experiment e = point_experiment(delay, i);
+    EXPECT_EQ(e.solver, "exact") << "point " << i;
+    EXPECT_EQ(e.extrapolate, false) << "point " << i;
+  }
+  EXPECT_NE(point_fingerprint(delay, 0), before);
+}
+
 TEST(Sweep, PaperAssumptionsGiveTheCalibrationAndTheController) {
   const std::string dir = std::string(MFABRIC_TEST_DATA_DIR) + "/../../../examples/sweeps/";
   SweepSpec delay = load_sweep(dir + "reconfiguration-delay.yaml");
