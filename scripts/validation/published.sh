@@ -47,7 +47,11 @@ if pub_tf != "-": misses.append("TFLOP/s " + miss(tf, pub_tf))
 busy, bubble = b["busy_fraction"], b["bubble_fraction"]
 comm, other = b["comm_wait_fraction"], b["other_wait_fraction"]
 miss_text = "; ".join(misses)
-print(f"| {name} | {pub_tok}, {pub_tf} | {tok:,.0f}, {tf:.1f} ({mfu:.1%}) | {miss_text} | "
+# A shortcut the run took (docs/shortcuts.md) is named beside its figures.
+used = [s["name"] + ", within " + format(s["bound"], ".1%") for s in d.get("shortcuts", [])
+        if s["used"]]
+simulated = f"{tok:,.0f}, {tf:.1f} ({mfu:.1%})" + (" [" + "; ".join(used) + "]" if used else "")
+print(f"| {name} | {pub_tok}, {pub_tf} | {simulated} | {miss_text} | "
       f"{busy:.1%} | {bubble:.1%} | {comm:.1%} | {other:.1%} | {source} |")
 ' "$name" "$pub_tok" "$pub_tf" "$source"
   done

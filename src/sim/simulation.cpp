@@ -211,9 +211,14 @@ Simulation simulate(config::Experiment experiment, const SimulationOptions& opti
         x ? samples * (x->bound / kExtrapolationBound) * (x->bound / kExtrapolationBound) * 1.2
           : 0.0;
     samples = std::max(2 * samples, static_cast<int>(std::min(needed, 1e6)));
+    // As many steady ends as half the micro-batches: a plan would simulate more than half.
+    if (tries >= kExtrapolationTries ||
+        2 * static_cast<long long>(samples) * plan.lag >= plan.micro_batches) {
+      break;
+    }
     const SteadyStatePlan next = steady_state_plan(
         spec.schedule, spec.parallelism.pp, spec.parallelism.vp, plan.micro_batches, samples);
-    if (tries >= kExtrapolationTries || 2 * next.simulated > next.micro_batches) break;
+    if (2 * next.simulated > next.micro_batches) break;
     choice.plan = next;
   }
   Simulation s = simulate_once(std::move(experiment), options, false, fast);
