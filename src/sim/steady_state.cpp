@@ -73,7 +73,9 @@ std::vector<bool> steady_micro_batches(PipelineSchedule schedule, int stages, in
   for (std::size_t k = 0; k < steps.size(); ++k) {
     if (steps[k].forward) {
       last_forward = k;
-    } else {
+    } else if (steps[k].micro_batch >= 0 && steps[k].micro_batch < micro_batches) {
+      // (An interleaved count that is not a multiple of the stages, which no job has, names
+      // micro-batches beyond it.)
       last_backward[static_cast<std::size_t>(steps[k].micro_batch)] = k;
     }
   }
