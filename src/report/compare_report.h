@@ -23,7 +23,8 @@ inline constexpr const char* kCompareSchema = "mfabric.compare/1";
 //  "cost_paper_usd_by_component" and "cost_built_usd_by_component": {"nics", "transceivers",
 //  "switch_ports", "ocs_ports", "patch_panel_ports", "fibres"}, "perf_per_dollar_vs_fat_tree",
 //  "reconfiguration": {..., "holds", "all_to_alls", "regions", "critical_holds",
-//  "critical_held_s"} (mFabric), "error" (a failed run), "wall_time_s" (with timing)}],
+//  "critical_held_s"} (mFabric), "shortcuts" (study::shortcuts_json; only a run that took or
+//  was refused one), "error" (a failed run), "wall_time_s" (with timing)}],
 //  "timeline": {"run", "spans": [{"start_s", "end_s", "kind"}]}}. Relative figures are null
 //  without a fat-tree run to relate to. Without `timing`, wall times are left out, so that the
 //  same comparison gives a byte-identical file.
