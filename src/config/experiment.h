@@ -67,11 +67,12 @@ struct TrainingJob {
 inline constexpr double kDefaultCompletionBatching = 0.02;
 // The fast solver's completion batching, and the jobs "auto" picks it for: at least this many
 // estimated tasks, above the paper's evaluation (its largest job, DeepSeek-R1 on 1,024 GPUs,
-// builds 0.76 million), and all-to-alls of at least this many GPUs, the ones whose completions
-// re-fill hundreds of flows (net/flow/completion_batching.h, kBatchFrom), which batching acts on.
+// builds 0.76 million), and all-to-alls of at least this many EP ranks (ep x (ep - 1) transfers
+// each, whose completions re-fill the hundreds of flows that batching acts on:
+// net/flow/completion_batching.h, kBatchFrom); not the scale study's 8-rank all-to-alls.
 inline constexpr double kFastCompletionBatching = 0.1;
 inline constexpr std::int64_t kFastSolverFromTasks = 4'000'000;
-inline constexpr int kFastSolverFromEpGpus = 32;
+inline constexpr int kFastSolverFromEpRanks = 32;
 // Paths a sprayed transfer takes by default (`routing: spray`): the spines of a 16-spine leaf-spine
 // fabric, and a sample of larger ones' paths.
 inline constexpr int kDefaultSprayPaths = 16;
@@ -116,7 +117,7 @@ struct Experiment {
   // The flow backend's rate solver (simulation.solver; docs/shortcuts.md): "exact" recomputes as
   // completion_batching says, "fast" batches large all-to-alls' completions over
   // kFastCompletionBatching of a transfer's age, "auto" (the default) is fast for large training
-  // jobs with large all-to-alls (kFastSolverFromTasks, kFastSolverFromEpGpus).
+  // jobs with large all-to-alls (kFastSolverFromTasks, kFastSolverFromEpRanks).
   std::string solver = "auto";
   // Parts of the fabric that fail, and when (config/failures.h, docs/reliability.md).
   std::vector<Failure> failures;

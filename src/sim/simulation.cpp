@@ -38,16 +38,6 @@ collective::AlgorithmChoice algorithms_of(const config::Experiment& e) {
 
 namespace {
 
-// The fast solver (config::Experiment::solver): asked for, or "auto" on a job of at least
-// kFastSolverFromTasks estimated tasks whose all-to-alls span kFastSolverFromEpGpus GPUs or more
-// (the ones whose completions it batches); the flow backend's only.
-bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec& spec) {
-  if (e.backend != "flow" || e.solver == "exact") return false;
-  if (e.solver == "fast") return true;
-  return spec.parallelism.ep_group_gpus() >= config::kFastSolverFromEpGpus &&
-         workload::estimate_job_size(spec).tasks >= config::kFastSolverFromTasks;
-}
-
 // One run of the experiment as it is.
 Simulation simulate_once(config::Experiment experiment, const SimulationOptions& options,
                          bool micro_batch_figures, bool fast_solver) {
@@ -145,6 +135,13 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
 }
 
 }  // namespace
+
+bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec& spec) {
+  if (e.backend != "flow" || e.solver == "exact") return false;
+  if (e.solver == "fast") return true;
+  return spec.parallelism.ep >= config::kFastSolverFromEpRanks &&
+         workload::estimate_job_size(spec).tasks >= config::kFastSolverFromTasks;
+}
 
 std::vector<Shortcut> shortcuts(const Simulation& s) {
   std::vector<Shortcut> out;

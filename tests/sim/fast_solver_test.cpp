@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "config/workload_builder.h"
 #include "core/error.h"
 #include "sim/load_experiment.h"
 #include "sim/simulation.h"
@@ -62,6 +63,32 @@ workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 4, global_b
 )",
                                                      "t.yaml"));
   EXPECT_FALSE(small.fast_solver);
+}
+
+TEST(FastSolver, AutoPicksItForLargeJobsWithLargeAllToAlls) {
+  const auto picks = [](const std::string& yaml) {
+    const config::Experiment e = parse_experiment(yaml, "t.yaml");
+    return uses_fast_solver(e, config::training_spec(e));
+  };
+  // DeepSeek-V3's recipe on 2,048 GPUs: 11 million tasks, 64-rank all-to-alls.
+  EXPECT_TRUE(picks(R"(
+cluster: {servers: 256, link: 400G, gpu: h800, nvswitch: 200GB/s}
+fabric: fat-tree
+workload: {model: deepseek-v3}
+)"));
+  // The scale study's 4,096-server point: 16 million tasks, but 8-rank all-to-alls.
+  EXPECT_FALSE(picks(R"(
+cluster: {servers: 4096, link: 400G, gpu: h800}
+fabric: fat-tree
+workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 8, micro_batch: 8, global_batch: 16384}
+)"));
+  // exact is exact.
+  EXPECT_FALSE(picks(R"(
+cluster: {servers: 256, link: 400G, gpu: h800, nvswitch: 200GB/s}
+fabric: fat-tree
+workload: {model: deepseek-v3}
+simulation: {solver: exact}
+)"));
 }
 
 TEST(FastSolver, AFabricThatForwardsThroughHostsRunsTheExactSolverAndSaysSo) {
