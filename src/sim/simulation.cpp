@@ -136,11 +136,12 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
 
 }  // namespace
 
-bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec& spec) {
+bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec* spec) {
   if (e.backend != "flow" || e.solver == "exact") return false;
   if (e.solver == "fast") return true;
-  return spec.parallelism.ep >= config::kFastSolverFromEpRanks &&
-         workload::estimate_job_size(spec).tasks >= config::kFastSolverFromTasks;
+  // auto: a workload without a training job has no size estimate, and keeps the exact solver.
+  return spec != nullptr && spec->parallelism.ep >= config::kFastSolverFromEpRanks &&
+         workload::estimate_job_size(*spec).tasks >= config::kFastSolverFromTasks;
 }
 
 std::vector<Shortcut> shortcuts(const Simulation& s) {
@@ -168,11 +169,11 @@ std::vector<Shortcut> shortcuts(const Simulation& s) {
 
 Simulation simulate(config::Experiment experiment, const SimulationOptions& options) {
   if (!experiment.model) {
-    const bool fast = experiment.solver == "fast" && experiment.backend == "flow";
+    const bool fast = uses_fast_solver(experiment, nullptr);
     return simulate_once(std::move(experiment), options, false, fast);
   }
   const workload::TrainingSpec spec = config::training_spec(experiment);
-  const bool fast = uses_fast_solver(experiment, spec);
+  const bool fast = uses_fast_solver(experiment, &spec);
   if (experiment.extrapolate == false) {
     return simulate_once(std::move(experiment), options, false, fast);
   }

@@ -73,8 +73,10 @@ struct Shortcut {
 // Whether a training job runs the fast solver (config::Experiment::solver): asked for, or "auto"
 // on a job of at least kFastSolverFromTasks estimated tasks whose all-to-alls have
 // kFastSolverFromEpRanks ranks or more (the ones whose completions it batches); the flow
-// backend's only. A fabric that forwards through hosts still refuses it when the run builds it.
-bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec& spec);
+// backend's only. `spec`: the training job (training_spec), null for another workload, which
+// "auto" leaves exact. A fabric that forwards through hosts still refuses it when the run builds
+// it.
+bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec* spec);
 
 // The shortcuts of a run, none when it took none and none was refused.
 std::vector<Shortcut> shortcuts(const Simulation& s);

@@ -68,7 +68,8 @@ workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 4, global_b
 TEST(FastSolver, AutoPicksItForLargeJobsWithLargeAllToAlls) {
   const auto picks = [](const std::string& yaml) {
     const config::Experiment e = parse_experiment(yaml, "t.yaml");
-    return uses_fast_solver(e, config::training_spec(e));
+    const workload::TrainingSpec spec = config::training_spec(e);
+    return uses_fast_solver(e, &spec);
   };
   // DeepSeek-V3's recipe on 2,048 GPUs: 11 million tasks, 64-rank all-to-alls.
   EXPECT_TRUE(picks(R"(
