@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -145,7 +147,17 @@ class Executor final : public EngineContext {
   net::Backend& backend() override { return backend_; }
 
  private:
-  std::uint64_t flow_hash(TaskId id) const { return task_flow_hash(id, options_.flow_salt); }
+  std::uint64_t flow_hash(TaskId id) const {
+    const std::vector<FlowHashShift>& shifts = options_.flow_hash_shifts;
+    std::int64_t hashed = id;
+    if (!shifts.empty()) {
+      const auto after =
+          std::upper_bound(shifts.begin(), shifts.end(), id,
+                           [](TaskId i, const FlowHashShift& s) { return i < s.from; });
+      if (after != shifts.begin()) hashed += std::prev(after)->by;
+    }
+    return task_flow_hash(hashed, options_.flow_salt);
+  }
 
   void make_ready(TaskId id, TaskId last_dep) {
     const Task& t = graph_.task(id);

@@ -75,6 +75,12 @@ class FabricController {
   virtual void collective_finished(workload::TaskId /*id*/) {}
 };
 
+struct FlowHashShift {
+  workload::TaskId from = 0;
+  std::int64_t by = 0;
+  bool operator==(const FlowHashShift&) const = default;
+};
+
 struct EngineOptions {
   collective::AlgorithmChoice algorithms;
   // Optional; not owned. Null: a fabric that never changes.
@@ -95,6 +101,11 @@ struct EngineOptions {
   // Mixed into every transfer's flow hash, which makes its ECMP choices (docs/network.md,
   // "ECMP and the seed"): flow_salt_of_seed(experiment seed).
   std::uint64_t flow_salt = 0;
+  // Task ids as the flow hash sees them: from each shift's `from` on (sorted, the last that
+  // applies), a task hashes as id + by. Empty: as its id. An extrapolated run gives its
+  // cool-down and the gradient reduction after it the ids they have in the full job
+  // (sim::full_job_flow_hash_shifts), so that their ECMP routes are the full run's.
+  std::vector<FlowHashShift> flow_hash_shifts;
   // What each collective kind costs beyond its bytes at line rate (workload/calibration.h): its
   // transfers carry size / efficiency, and each step starts `overhead` after it is due.
   workload::CollectiveCosts collective_costs;

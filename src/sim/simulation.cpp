@@ -39,8 +39,9 @@ collective::AlgorithmChoice algorithms_of(const config::Experiment& e) {
 namespace {
 
 // One run of the experiment as it is.
+// `plan`: the run is that of an extrapolation (null: the job as it is).
 Simulation simulate_once(config::Experiment experiment, const SimulationOptions& options,
-                         bool micro_batch_figures, bool fast_solver) {
+                         const SteadyStatePlan* plan, bool fast_solver) {
   const config::Experiment& e = experiment;
   EngineOptions engine;
   // An unknown algorithm name fails before anything is built.
@@ -53,7 +54,7 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
   engine.record_flows = options.record_flows;
   engine.timeline = options.timeline;
   engine.progress = options.progress;
-  engine.micro_batch_figures = micro_batch_figures;
+  engine.micro_batch_figures = plan != nullptr;
   engine.flow_salt = flow_salt_of_seed(e.seed);
   engine.collective_costs = e.calibration.collectives;
   fabric::Topology topology = with_context(e.source, "fabric", [&] {
@@ -73,6 +74,7 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
   }
   std::optional<config::RoutingSummary> routing;
   workload::TaskGraph graph = config::build_workload(e, &routing);
+  if (plan) engine.flow_hash_shifts = full_job_flow_hash_shifts(graph, *plan);
   // Spares take the ranks of failed GPUs and servers before the run (sim/spares.h).
   std::vector<SpareMove> spares;
   std::vector<std::int32_t> spare_gpus;
@@ -170,24 +172,24 @@ std::vector<Shortcut> shortcuts(const Simulation& s) {
 Simulation simulate(config::Experiment experiment, const SimulationOptions& options) {
   if (!experiment.model) {
     const bool fast = uses_fast_solver(experiment, nullptr);
-    return simulate_once(std::move(experiment), options, false, fast);
+    return simulate_once(std::move(experiment), options, nullptr, fast);
   }
   const workload::TrainingSpec spec = config::training_spec(experiment);
   const bool fast = uses_fast_solver(experiment, &spec);
   if (experiment.extrapolate == false) {
-    return simulate_once(std::move(experiment), options, false, fast);
+    return simulate_once(std::move(experiment), options, nullptr, fast);
   }
   int samples = kSteadySamples;
   ExtrapolationChoice choice = choose_extrapolation(experiment, spec, samples);
   if (!choice.plan) {
-    Simulation s = simulate_once(std::move(experiment), options, false, fast);
+    Simulation s = simulate_once(std::move(experiment), options, nullptr, fast);
     s.extrapolation_declined = std::move(choice.why_not);
     return s;
   }
   std::string declined;
   for (int tries = 1;; ++tries) {
     const SteadyStatePlan& plan = *choice.plan;
-    Simulation s = simulate_once(with_micro_batches(experiment, plan), options, true, fast);
+    Simulation s = simulate_once(with_micro_batches(experiment, plan), options, &plan, fast);
     const std::optional<Extrapolation> x = measure_steady_state(s.result, plan);
     if (x && x->bound <= kExtrapolationBound) {
       Extrapolation done = *x;
@@ -219,7 +221,7 @@ Simulation simulate(config::Experiment experiment, const SimulationOptions& opti
     if (2 * next.simulated > next.micro_batches) break;
     choice.plan = next;
   }
-  Simulation s = simulate_once(std::move(experiment), options, false, fast);
+  Simulation s = simulate_once(std::move(experiment), options, nullptr, fast);
   s.extrapolation_declined = declined + "; all micro-batches simulated";
   return s;
 }

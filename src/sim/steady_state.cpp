@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "core/rng.h"
@@ -87,6 +88,27 @@ std::vector<bool> steady_micro_batches(PipelineSchedule schedule, int stages, in
   return steady;
 }
 
+// The first stage's second step after its last forward: (micro-batch, how many steps of that
+// micro-batch the stage ran before it), or (-1, 0). (The first step after it, the backward the
+// last forward pairs with, is still built among the steady phase's steps of the other stages;
+// FlowHashShifts.GiveTheCoolDownTheFullJobsTaskIds checks the second over the schedules.)
+std::pair<int, int> cool_down_step(PipelineSchedule schedule, int stages, int chunks,
+                                   int micro_batches) {
+  const std::vector<workload::training::PipelineStep> steps =
+      workload::training::stage_schedule(schedule, stages, 0, micro_batches, chunks);
+  std::size_t last_forward = steps.size();
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    if (steps[k].forward) last_forward = k;
+  }
+  const std::size_t at = last_forward + 2;
+  if (at >= steps.size()) return {-1, 0};
+  const int mb = steps[at].micro_batch;
+  const auto before =
+      std::count_if(steps.begin(), steps.begin() + static_cast<long>(at),
+                    [&](const workload::training::PipelineStep& s) { return s.micro_batch == mb; });
+  return {mb, static_cast<int>(before)};
+}
+
 }  // namespace
 
 SteadyStatePlan steady_state_plan(PipelineSchedule schedule, int stages, int chunks,
@@ -105,6 +127,8 @@ SteadyStatePlan steady_state_plan(PipelineSchedule schedule, int stages, int chu
       if (count >= static_cast<long>(samples) * plan.lag + 1) {
         plan.simulated = m;
         plan.steady = steady;
+        std::tie(plan.cool_down_micro_batch, plan.cool_down_occurrence) =
+            cool_down_step(schedule, stages, chunks, m);
         return plan;
       }
     }
@@ -125,15 +149,16 @@ ExtrapolationChoice choose_extrapolation(const config::Experiment& e,
   if (spec.schedule == PipelineSchedule::GPipe) {
     return no("GPipe has no steady phase (every backward follows the last forward)");
   }
-  // Measured (docs/shortcuts.md): DualPipe's first direction's backward ends on stage 0 are 8%
-  // apart from one another and their mean misses the period by 2.5%, so that the extrapolated
-  // iteration is 1.5% short, beyond the bound the estimator gave. Not extrapolated until the
-  // period is measured where DualPipe repeats exactly.
+  // Measured (docs/shortcuts.md): DualPipe's first steady repeats are a warm-up transient (the
+  // first half a repeat, the next 3-8% long), and the burn-in that skips it saved at most 2x
+  // where it was measured. Not extrapolated until the period is measured where DualPipe repeats
+  // exactly.
   if (spec.schedule == PipelineSchedule::DualPipe) {
     return no("DualPipe's steady period is not yet measured within the bound (docs/shortcuts.md)");
   }
-  // Measured (docs/shortcuts.md): with the EP overlap the first stage's steady repeats of a short
-  // run are up to 25% shorter than the full run's, and the extrapolated iteration 2.3% short.
+  // Measured (docs/shortcuts.md): with the EP overlap and skewed routing a short run's repeats
+  // include some 20-30% shorter than the full run's, and the extrapolated iteration came out 1.1%
+  // short against an estimated 0.6%.
   if (spec.overlap.ep_comm) {
     return no(
         "under overlap.ep_comm a short run's steady period is not yet the full run's "
@@ -161,6 +186,50 @@ config::Experiment with_micro_batches(const config::Experiment& e, const SteadyS
   // the micro-batches alone.
   reduced.model->global_batch = e.model->global_batch / plan.micro_batches * plan.simulated;
   return reduced;
+}
+
+std::vector<FlowHashShift> full_job_flow_hash_shifts(const workload::TaskGraph& graph,
+                                                     const SteadyStatePlan& plan) {
+  if (plan.cool_down_micro_batch < 0) return {};
+  // Per iteration: its first task, where its cool-down starts, and its micro-batch tasks
+  // (iterations are built one after another, so each holds a range of ids).
+  struct Iteration {
+    workload::TaskId first = -1;
+    workload::TaskId cool_down = -1;
+    std::int64_t micro_batch_tasks = 0;
+    // GPU 0's steps of the cool-down's micro-batch seen so far, and whether its last compute
+    // task was of that micro-batch (a step is a run of such tasks on GPU 0; a recomputed forward
+    // inside a backward is part of it).
+    int runs = 0;
+    bool in_run = false;
+  };
+  std::vector<Iteration> iterations;
+  const std::vector<workload::Task>& tasks = graph.tasks();
+  for (std::size_t k = 0; k < tasks.size(); ++k) {
+    const workload::Task& t = tasks[k];
+    const auto it = static_cast<std::size_t>(t.iteration);
+    if (it >= iterations.size()) iterations.resize(it + 1);
+    Iteration& i = iterations[it];
+    const auto id = static_cast<workload::TaskId>(k);
+    if (i.first < 0) i.first = id;
+    if (t.micro_batch >= 0) ++i.micro_batch_tasks;
+    if (t.kind != workload::TaskKind::Compute || t.gpu != 0) continue;
+    const bool of_step = t.micro_batch == plan.cool_down_micro_batch;
+    if (of_step && !i.in_run) {
+      if (i.runs == plan.cool_down_occurrence && i.cool_down < 0) i.cool_down = id;
+      ++i.runs;
+    }
+    i.in_run = of_step;
+  }
+  std::vector<FlowHashShift> shifts;
+  std::int64_t moved = 0;  // the skipped micro-batches' tasks of the iterations before
+  for (const Iteration& i : iterations) {
+    if (i.first < 0 || i.cool_down < 0 || i.micro_batch_tasks % plan.simulated != 0) return {};
+    if (moved != 0) shifts.push_back({i.first, moved});
+    moved += i.micro_batch_tasks / plan.simulated * (plan.micro_batches - plan.simulated);
+    shifts.push_back({i.cool_down, moved});
+  }
+  return shifts;
 }
 
 std::optional<Extrapolation> measure_steady_state(const RunResult& r, const SteadyStatePlan& plan) {

@@ -41,6 +41,12 @@ struct SteadyStatePlan {
   // Per simulated micro-batch: its last backward on the first stage comes before that stage's
   // last forward (it ends inside the steady phase).
   std::vector<bool> steady;
+  // The first stage's second step after its last forward: a backward of this micro-batch, its
+  // `cool_down_occurrence`-th (from 0) step of that micro-batch on the stage. From there
+  // on the graph of `simulated` micro-batches is built in the order of the job's full graph
+  // (full_job_flow_hash_shifts). -1 when the stage ends with a forward.
+  int cool_down_micro_batch = -1;
+  int cool_down_occurrence = 0;
 };
 
 // The fewest micro-batches that `schedule` over `stages` stages (`chunks` model chunks each)
@@ -64,6 +70,19 @@ ExtrapolationChoice choose_extrapolation(const config::Experiment& e,
 // The experiment with plan.simulated micro-batches per pipeline instead of its own (its global
 // batch scaled down).
 config::Experiment with_micro_batches(const config::Experiment& e, const SteadyStatePlan& plan);
+
+// The flow-hash ids (EngineOptions::flow_hash_shifts) that make a graph of plan.simulated
+// micro-batches route as the job's full graph does where the two build the same tasks: from each
+// iteration's cool-down on (GPU 0's first task of the first stage's second step after its last
+// forward; then the other stages' last steps, the gradient reduction, the optimizer and the
+// parameter gathering), the tasks come in the same order in both, moved by the skipped
+// micro-batches' tasks (each micro-batch builds as many); before it, by the earlier iterations'
+// skipped tasks. Without this the ECMP draws of the reduction after the last backward, one
+// sample per run, differ between the short run and the full one (measured: 0.6% of a 256-GPU
+// job's iteration). Empty when the iterations' micro-batch tasks are not a multiple of
+// plan.simulated or GPU 0 shows no such step.
+std::vector<FlowHashShift> full_job_flow_hash_shifts(const workload::TaskGraph& graph,
+                                                     const SteadyStatePlan& plan);
 
 // The steady period of a run of plan.simulated micro-batches (made with
 // EngineOptions::micro_batch_figures): nullopt when it shows fewer than two steady repeats.

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <string>
 
+#include "config/workload_builder.h"
 #include "core/error.h"
 #include "sim/load_experiment.h"
 #include "sim/simulation.h"
@@ -128,6 +129,65 @@ Simulation run(const std::string& workload_extra, const std::string& simulation,
                int global_batch = 512) {
   return simulate(parse_experiment(
       job(workload_extra, global_batch) + "}\nsimulation: " + simulation + "\n", "t.yaml"));
+}
+
+// The short run's cool-down and gradient reduction hash as the full job's tasks: from each shift
+// on, each task of the short graph, moved by its shift, is the full graph's task of the same
+// kind, operation, phase, GPU, layer and iteration. (Between the two orders' last common task and
+// the cool-down the short run's last steady steps have ids of their own: they hash as another
+// micro-batch's would, and their routes are sampled as the steady repeats' are.)
+TEST(FlowHashShifts, GiveTheCoolDownTheFullJobsTaskIds) {
+  for (const auto& [pp, extra] :
+       std::vector<std::pair<int, std::string>>{{4, ""},
+                                                {4, ", schedule: interleaved, vp: 2"},
+                                                {4, ", schedule: dualpipe"},
+                                                {4, ", overlap: {ep_comm: true}"},
+                                                {4, ", recompute: full"},
+                                                {2, ""},
+                                                {8, ""}}) {
+    SCOPED_TRACE(std::to_string(pp) + extra);
+    std::string yaml = job(extra) + "}\nsimulation: {iterations: 2}\n";
+    yaml.replace(yaml.find("pp: 4"), 5, "pp: " + std::to_string(pp));
+    if (pp == 8) yaml.replace(yaml.find("ep: 4"), 5, "ep: 2");  // 64 GPUs = TP x PP x EP
+    const config::Experiment e = parse_experiment(yaml, "t.yaml");
+    const workload::TrainingSpec spec = config::training_spec(e);
+    const SteadyStatePlan plan = steady_state_plan(spec.schedule, spec.parallelism.pp,
+                                                   spec.parallelism.vp, spec.micro_batches(), 8);
+    ASSERT_LT(plan.simulated, plan.micro_batches);
+    const workload::TaskGraph full = config::build_workload(e, nullptr);
+    const workload::TaskGraph short_run =
+        config::build_workload(with_micro_batches(e, plan), nullptr);
+    const std::vector<FlowHashShift> shifts = full_job_flow_hash_shifts(short_run, plan);
+    // Per iteration: one shift at its cool-down, and one at its start after the first.
+    ASSERT_EQ(shifts.size(), 3u);
+    EXPECT_EQ(full.size(), short_run.size() + static_cast<std::size_t>(shifts.back().by));
+    // The second iteration starts where the first's skipped tasks put it.
+    EXPECT_EQ(full.tasks()[static_cast<std::size_t>(shifts[1].from + shifts[1].by)].iteration, 1);
+    EXPECT_EQ(full.tasks()[static_cast<std::size_t>(shifts[1].from + shifts[1].by) - 1].iteration,
+              0);
+    std::size_t compared = 0;
+    for (std::size_t n = 0; n < shifts.size(); n += 2) {
+      // From the cool-down to the end of its iteration (the next shift starts the next one).
+      const auto from = static_cast<std::size_t>(shifts[n].from);
+      const std::size_t to =
+          n + 1 < shifts.size() ? static_cast<std::size_t>(shifts[n + 1].from) : short_run.size();
+      for (std::size_t k = from; k < to; ++k) {
+        const workload::Task& a = short_run.tasks()[k];
+        const workload::Task& b = full.tasks()[k + static_cast<std::size_t>(shifts[n].by)];
+        const bool same = a.kind == b.kind && a.op == b.op && a.phase == b.phase &&
+                          a.gpu == b.gpu && a.peer == b.peer && a.layer == b.layer &&
+                          a.iteration == b.iteration && (a.micro_batch < 0) == (b.micro_batch < 0);
+        ASSERT_TRUE(same) << "task " << k << " moved by " << shifts[n].by;
+        // The gradient reduction and what follows it are the same tasks in both.
+        if (a.micro_batch < 0) {
+          ASSERT_EQ(a.bytes, b.bytes) << k;
+          ASSERT_EQ(a.duration, b.duration) << k;
+        }
+        ++compared;
+      }
+    }
+    EXPECT_GT(compared, 0u);
+  }
 }
 
 TEST(Extrapolation, MatchesTheFullRunWithinItsBound) {

@@ -19,7 +19,7 @@
 namespace mfabric::sim::engine {
 
 // A task's flow hash: its id spread over 64 bits, salted by the seed (EngineOptions::flow_salt).
-inline std::uint64_t task_flow_hash(workload::TaskId id, std::uint64_t salt) {
+inline std::uint64_t task_flow_hash(std::int64_t id, std::uint64_t salt) {
   return (static_cast<std::uint64_t>(id) * 0x9e3779b97f4a7c15ULL) ^ salt;
 }
 
