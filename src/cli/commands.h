@@ -74,7 +74,8 @@ struct ClusterOptions {
 // The shortcuts' options (docs/shortcuts.md), shared by simulate, compare and sweep: --solver
 // and --exact (every shortcut off).
 struct ShortcutOptions {
-  std::string solver;  // empty: the experiment's
+  std::string solver;       // empty: the experiment's
+  std::string extrapolate;  // true, false or auto; empty: the experiment's
   bool exact = false;
 
   // `runs`: what the options apply to, for the help ("run", "point").

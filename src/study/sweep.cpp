@@ -215,6 +215,16 @@ void set_solver(SweepSpec& spec, const std::string& solver) {
   set_simulation_field(spec, "solver", solver);
 }
 
+void set_extrapolate(SweepSpec& spec, const std::string& value) {
+  if (value == "auto") {
+    if (YAML::Node simulation = spec.experiment["simulation"]; simulation && simulation.IsMap()) {
+      simulation.remove("extrapolate");
+    }
+    return;
+  }
+  set_simulation_field(spec, "extrapolate", value == "true");
+}
+
 void apply_paper_assumptions(SweepSpec& spec) {
   YAML::Node root = spec.experiment;
   YAML::Node calibration = root["calibration"];

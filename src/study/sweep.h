@@ -85,6 +85,9 @@ void ignore_gpu_memory(SweepSpec& spec);
 void run_exact(SweepSpec& spec);
 // simulation.solver: SOLVER in the experiment every point starts from (sweep --solver).
 void set_solver(SweepSpec& spec, const std::string& solver);
+// simulation.extrapolate in the experiment every point starts from (sweep --extrapolate): "true"
+// or "false" sets it, "auto" removes it (the default rule).
+void set_extrapolate(SweepSpec& spec, const std::string& value);
 
 // True when `p` sets every reference field of `h` to its value.
 bool is_reference(const SweepPoint& p, const SweepHeatmap& h);

@@ -117,6 +117,16 @@ TEST_F(BadInput, HugeJobsAreRefusedBeforeTheyAreBuilt) {
   EXPECT_NE(extrapolated.out.find("Steady state: simulated 13 of 25000 micro-batches"),
             std::string::npos)
       << extrapolated.out;
+  // --extrapolate false is the full run (refused the same way); a value other than true, false
+  // or auto, or --extrapolate beside --exact, names the option.
+  expect_error("simulate " + huge + " --extrapolate false",
+               "simulation.max_memory: the job needs an estimated");
+  for (const char* usage : {" --extrapolate maybe", " --exact --extrapolate true"}) {
+    const Outcome o = run("simulate " + huge + usage);
+    EXPECT_EQ(o.exit_code, 2) << usage << "\n" << o.err;  // a usage error
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_NE(o.err.find("--extrapolate"), std::string::npos) << o.err;
+  }
   expect_error("simulate " + example("mixtral-8x7b.yaml") + " --max-memory 1MiB", "--max-memory");
   expect_error(
       "workload --model mixtral-8x7b --convention paper --gpus 128 --tp 4 --pp 4 --ep 8 "

@@ -219,8 +219,8 @@ TEST(Sweep, IgnoreGpuMemoryReachesEveryPoint) {
     EXPECT_TRUE(point_experiment(delay, i).ignore_gpu_memory) << "point " << i;
 }
 
-// --exact and --solver: every point's experiment, and its fingerprint (a resumed sweep does not
-// take a run made with shortcuts for one without).
+// --exact, --solver and --extrapolate: every point's experiment, and its fingerprint (a resumed
+// sweep does not take a run made with shortcuts for one without).
 TEST(Sweep, ShortcutSettingsReachEveryPoint) {
   const std::string dir = std::string(MFABRIC_TEST_DATA_DIR) + "/../../../examples/sweeps/";
   SweepSpec delay = load_sweep(dir + "reconfiguration-delay.yaml");
@@ -236,6 +236,13 @@ TEST(Sweep, ShortcutSettingsReachEveryPoint) {
     EXPECT_EQ(e.extrapolate, false) << "point " << i;
   }
   EXPECT_NE(point_fingerprint(delay, 0), before);
+  // --extrapolate: true and false set it, auto takes it away again (the default rule).
+  set_extrapolate(delay, "true");
+  EXPECT_EQ(point_experiment(delay, 0).extrapolate, true);
+  set_extrapolate(delay, "auto");
+  EXPECT_FALSE(point_experiment(delay, 0).extrapolate.has_value());
+  set_extrapolate(delay, "false");
+  EXPECT_EQ(point_experiment(delay, 0).extrapolate, false);
 }
 
 TEST(Sweep, PaperAssumptionsGiveTheCalibrationAndTheController) {
