@@ -137,7 +137,8 @@ workload::TrainingSpec training_spec(const Experiment& e) {
   return spec;
 }
 
-workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSummary>* routing) {
+workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSummary>* routing,
+                                   workload::TaskSpans spans) {
   const int gpus = e.cluster.servers * e.cluster.gpus_per_server;
   if (e.micro) return build_micro(e, *e.micro);
   if (!e.connection_matrix.empty()) {
@@ -164,7 +165,7 @@ workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSum
   const TrainingJob& w = *e.model;
   with_context(e.source, "", [&] {
     workload::check_job_size(spec, e.max_memory, "simulation.max_memory",
-                             "simulation.max_memory (or --max-memory)");
+                             "simulation.max_memory (or --max-memory)", spans);
     return 0;
   });
   std::optional<workload::ComputeReplay> replay;

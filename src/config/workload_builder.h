@@ -29,8 +29,10 @@ struct RoutingSummary {
 workload::TrainingSpec training_spec(const Experiment& e);
 
 // GPUs numbered as in the rank layout, GPU g on server g / gpus_per_server. For a training job,
-// `routing` (when given) receives its routing's summary; other workloads leave it empty.
+// `routing` (when given) receives its routing's summary; other workloads leave it empty. `spans`:
+// whether the run will keep every task's start and end, for the job-size check.
 workload::TaskGraph build_workload(const Experiment& e,
-                                   std::optional<RoutingSummary>* routing = nullptr);
+                                   std::optional<RoutingSummary>* routing = nullptr,
+                                   workload::TaskSpans spans = workload::TaskSpans::Recorded);
 
 }  // namespace mfabric::config

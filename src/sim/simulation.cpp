@@ -73,7 +73,9 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
         kFastSolverHostForwardingError * 100);
   }
   std::optional<config::RoutingSummary> routing;
-  workload::TaskGraph graph = config::build_workload(e, &routing);
+  workload::TaskGraph graph = config::build_workload(
+      e, &routing,
+      options.record_spans ? workload::TaskSpans::Recorded : workload::TaskSpans::NotRecorded);
   if (plan) engine.flow_hash_shifts = full_job_flow_hash_shifts(graph, *plan);
   // Spares take the ranks of failed GPUs and servers before the run (sim/spares.h).
   std::vector<SpareMove> spares;

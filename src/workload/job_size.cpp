@@ -19,7 +19,7 @@ std::int64_t routing_trace_bytes(int ep, int experts, int iterations, int layers
                        : static_cast<std::int64_t>(bytes);
 }
 
-JobSize estimate_job_size(const TrainingSpec& spec) {
+JobSize estimate_job_size(const TrainingSpec& spec, TaskSpans spans) {
   const ParallelismSpec& p = spec.parallelism;
   const double moe = spec.model.moe_layers();
   const double dense = spec.model.dense_layers;
@@ -48,9 +48,14 @@ JobSize estimate_job_size(const TrainingSpec& spec) {
   const double trace = static_cast<double>(
       routing_trace_bytes(p.ep, spec.model.experts, spec.iterations, spec.model.moe_layers(),
                           static_cast<int>(std::min(m * edp, 2e9))));
-  // Bytes per task: the Task (48), its dependency rows (about 12), the engine's state (about 40)
-  // and recorded spans (24), with vector growth slack. Per matrix: ep x ep int64 plus the vector.
-  const double memory = tasks * 200.0 + matrices * (8.0 * p.ep * p.ep + 32.0) + trace;
+  // Bytes per task: the Task (48), its dependency rows (about 12), the engine's state (about 40),
+  // with vector growth slack, and the network's transfers while they run; recorded spans and
+  // what the outputs keep of them add about 80. Measured whole-process peaks per task
+  // (docs/workload.md, "Job size"): 106-108 bytes without spans on the scale study's
+  // 1,024- to 16,384-server points, 186 with them (simulate --out, 1,024 servers); the constants
+  // keep a fifth to a tenth above. Per matrix: ep x ep int64 plus the vector.
+  const double per_task = spans == TaskSpans::Recorded ? 200.0 : 130.0;
+  const double memory = tasks * per_task + matrices * (8.0 * p.ep * p.ep + 32.0) + trace;
   const auto clamp = [](double v) {
     return v >= 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(v);
   };
@@ -58,9 +63,9 @@ JobSize estimate_job_size(const TrainingSpec& spec) {
 }
 
 void check_job_size(const TrainingSpec& spec, Bytes limit, const std::string& option,
-                    const std::string& how_to_raise) {
+                    const std::string& how_to_raise, TaskSpans spans) {
   spec.micro_batches();  // validates the batch split first
-  const JobSize size = estimate_job_size(spec);
+  const JobSize size = estimate_job_size(spec, spans);
   if (size.tasks >= std::numeric_limits<std::int32_t>::max()) {
     throw Error("", "",
                 fmt::format("the job has an estimated {:.3g} tasks, more than mfabric's "

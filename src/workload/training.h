@@ -207,7 +207,10 @@ struct JobSize {
   std::int64_t trace_bytes = 0;
   std::int64_t memory_bytes = 0;
 };
-JobSize estimate_job_size(const TrainingSpec& spec);
+// Whether the run keeps every task's start and end (simulate --out, compare's timelines), which
+// costs about 80 bytes a task more (docs/workload.md, "Job size").
+enum class TaskSpans { Recorded, NotRecorded };
+JobSize estimate_job_size(const TrainingSpec& spec, TaskSpans spans = TaskSpans::Recorded);
 
 // Memory a routing trace of these dimensions holds (counts are int32).
 std::int64_t routing_trace_bytes(int ep, int experts, int iterations, int layers,
@@ -221,6 +224,6 @@ inline constexpr std::int64_t kDefaultMaxJobMemory = std::int64_t{8} << 30;  // 
 // the task graph can index at all (2^31 tasks, 32767 micro-batches per iteration), with the
 // estimate in the message; `how_to_raise` (default: option) says how to raise the limit.
 void check_job_size(const TrainingSpec& spec, Bytes limit, const std::string& option,
-                    const std::string& how_to_raise = "");
+                    const std::string& how_to_raise = "", TaskSpans spans = TaskSpans::Recorded);
 
 }  // namespace mfabric::workload

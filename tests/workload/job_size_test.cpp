@@ -59,6 +59,24 @@ TEST(JobSize, EstimateBoundsTheBuiltGraph) {
   expect_estimate_bounds(recomputed);
 }
 
+// A run that keeps no task spans is estimated lower, by the spans' bytes a task (measured, as the
+// constants' comment says), and both estimates count the same tasks, matrices and trace.
+TEST(JobSize, AJobWithoutTaskSpansIsEstimatedSmaller) {
+  const TrainingSpec spec = spec_for("mixtral-8x7b", paper_parallelism(4, 4, 8, 1), 4);
+  const JobSize with = estimate_job_size(spec, TaskSpans::Recorded);
+  const JobSize without = estimate_job_size(spec, TaskSpans::NotRecorded);
+  EXPECT_EQ(with.tasks, without.tasks);
+  EXPECT_EQ(with.matrices, without.matrices);
+  EXPECT_EQ(with.trace_bytes, without.trace_bytes);
+  EXPECT_EQ(with.memory_bytes - without.memory_bytes, with.tasks * 70);
+  EXPECT_GT(without.memory_bytes, without.tasks * 100);
+  // The check uses the estimate it is given: a limit between the two refuses only the run that
+  // keeps spans.
+  const Bytes between((with.memory_bytes + without.memory_bytes) / 2);
+  EXPECT_THROW(check_job_size(spec, between, "max_memory"), Error);
+  EXPECT_NO_THROW(check_job_size(spec, between, "max_memory", "", TaskSpans::NotRecorded));
+}
+
 TEST(JobSize, RefusesAJobAboveTheLimitWithTheEstimateAndTheOption) {
   const TrainingSpec spec = spec_for("mixtral-8x7b", paper_parallelism(4, 4, 8, 1), 4);
   const JobSize size = estimate_job_size(spec);
