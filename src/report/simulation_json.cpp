@@ -210,6 +210,9 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
         {"bytes_sent", res.transfers.bytes_sent},
         {"bytes_delivered", res.transfers.bytes_delivered}}},
   };
+  // An extrapolated run (docs/shortcuts.md): the network's counters are the simulated
+  // micro-batches'; what the whole job sends is estimated beside them.
+  if (res.extrapolation) j["transfers"]["job_bytes_sent"] = res.extrapolation->bytes_sent;
   add_training_figures(r, j);
   if (res.packets) j["packet"] = packet_json(r);
   if (r.control != nullptr) j["reconfiguration"] = reconfiguration_json(r);

@@ -51,7 +51,8 @@ inline SimulationReport report_of(const sim::Simulation& s) {
 //  engine (sim::kTrafficClasses): "tp", "ep", "dp", "pp", ...}, "comm_time_profiled_s" (the
 //  same keys, as a per-GPU profiler counts: RunResult::comm_time_profiled), "calibration" (its
 //  name), "events", "transfers":
-//  {"started", "delivered", "bytes_sent", "bytes_delivered"}, and for fabrics that reconfigure
+//  {"started", "delivered", "bytes_sent", "bytes_delivered", and for an extrapolated run
+//  "job_bytes_sent", the whole job's}, and for fabrics that reconfigure
 //  "reconfiguration": {"planner", "policy", "count", "unchanged", "switching", "kept",
 //  "circuits_torn_down", "conflicts", "time_s", "held", "held_time_s", "critical_holds",
 //  "critical_held_s", "circuit_bytes",

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/output_text.h"
+#include "core/units.h"
 #include "report/format.h"
 #include "report/simulation_report.h"
 #include "report/simulation_summary.h"
@@ -86,12 +87,14 @@ std::string results_text(const SimulationReport& r) {
   // A shortcut changes what the figures are: said before them (docs/shortcuts.md).
   for (const sim::Shortcut& s : r.shortcuts) {
     if (s.name == "extrapolate") {
-      out += s.used ? fmt::format(
-                          "Steady state: {}. Times, communication and compute below are "
-                          "the whole job's; the network's counters the simulated "
-                          "micro-batches'.\n\n",
-                          s.detail)
-                    : fmt::format("Not extrapolated: {}.\n\n", s.detail);
+      const std::optional<sim::Extrapolation>& x = r.result.extrapolation;
+      out += s.used && x ? fmt::format(
+                               "Steady state: {}. Times, communication and compute below are "
+                               "the whole job's; the network's counters the simulated "
+                               "micro-batches' ({} sent of the job's {}).\n\n",
+                               s.detail, to_string(Bytes(r.result.transfers.bytes_sent)),
+                               to_string(Bytes(x->bytes_sent)))
+                         : fmt::format("Not extrapolated: {}.\n\n", s.detail);
     } else {
       out += s.used ? fmt::format(
                           "Fast solver: {}; within {:.1f}% of the exact solver as "

@@ -74,7 +74,7 @@ class Executor final : public EngineContext {
         tasks_(graph),
         streams_(static_cast<std::size_t>(graph.gpus())),
         collectives_(options.algorithms, backend, options.failed_nodes),
-        transfers_(backend, options.record_flows),
+        transfers_(backend, options.record_flows, options.micro_batch_figures ? &graph : nullptr),
         gpu_nodes_(static_cast<std::size_t>(graph.gpus())) {
     const int available = topology.count(fabric::NodeKind::Gpu);
     if (graph.gpus() > available) {
@@ -303,6 +303,7 @@ class Executor final : public EngineContext {
     if (options_.timeline) r.timeline = net::require_timeline(backend_).take_timeline();
     r.flows = transfers_.take_flows();
     if (stats != nullptr) r.transfers = stats->totals();
+    if (r.micro_batch_figures) r.micro_batch_figures->bytes_sent = transfers_.micro_batch_bytes();
     if (const net::PacketReporting* packets = backend_.packet_reporting()) {
       net::PacketReport packet = packets->packet_report();
       r.ports = std::move(packet.ports);

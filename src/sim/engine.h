@@ -142,6 +142,9 @@ struct MicroBatchFigures {
   std::array<Time, kTrafficClasses.size()> comm_time_profiled{};
   // The same for exposed_comm: the waits of compute tasks of a micro-batch.
   Time exposed_comm;
+  // Of the bytes the network was given (RunResult::transfers.bytes_sent), those of transfers of
+  // a micro-batch's tasks.
+  std::int64_t bytes_sent = 0;
 };
 
 // A run that simulated fewer micro-batches than its job has and extrapolated the rest
@@ -155,6 +158,9 @@ struct Extrapolation {
   double spread = 0;      // (slowest - fastest repeat) / mean repeat
   double bound = 0;       // estimated error of the iteration time (relative, 2 standard errors)
   int tries = 1;          // runs it took (more micro-batches when the bound was not held)
+  // The bytes the job gives the network: the run's (RunResult::transfers.bytes_sent), with its
+  // micro-batches' share multiplied by scale().
+  std::int64_t bytes_sent = 0;
   // micro_batches / simulated: what the micro-batches' additive figures were multiplied by.
   double scale() const { return simulated > 0 ? double(micro_batches) / simulated : 1.0; }
 };

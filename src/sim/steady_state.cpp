@@ -360,6 +360,10 @@ void extrapolate(RunResult& r, const Extrapolation& x) {
   r.critical_holds = std::llround(static_cast<double>(r.critical_holds) * scale);
   r.critical_held_time = Time::from_seconds(r.critical_held_time.seconds() * stretch);
   r.extrapolation = x;
+  const std::int64_t of_micro_batches =
+      r.micro_batch_figures ? r.micro_batch_figures->bytes_sent : 0;
+  r.extrapolation->bytes_sent =
+      r.transfers.bytes_sent + std::llround(static_cast<double>(of_micro_batches) * (scale - 1));
 }
 
 void extrapolate(ControlStats& c, const Extrapolation& x) {

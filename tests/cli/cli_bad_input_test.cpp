@@ -117,6 +117,7 @@ TEST_F(BadInput, HugeJobsAreRefusedBeforeTheyAreBuilt) {
   EXPECT_NE(extrapolated.out.find("Steady state: simulated 13 of 25000 micro-batches"),
             std::string::npos)
       << extrapolated.out;
+  EXPECT_NE(extrapolated.out.find("sent of the job's"), std::string::npos) << extrapolated.out;
   // --extrapolate false is the full run (refused the same way); a value other than true, false
   // or auto, or --extrapolate beside --exact, names the option.
   expect_error("simulate " + huge + " --extrapolate false",

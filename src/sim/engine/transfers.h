@@ -37,11 +37,17 @@ inline net::Transfer on_wire(net::Transfer tr, const workload::CollectiveCost& c
 
 class TaskTransfers {
  public:
-  TaskTransfers(net::Backend& backend, bool record_flows)
-      : backend_(backend), record_flows_(record_flows) {}
+  // `micro_batches`: the graph whose micro-batch tasks' bytes to count (micro_batch_bytes()), or
+  // null.
+  TaskTransfers(net::Backend& backend, bool record_flows,
+                const workload::TaskGraph* micro_batches = nullptr)
+      : backend_(backend), record_flows_(record_flows), micro_batches_(micro_batches) {}
 
   // Starts transfer `tr` of task `id` now.
   void start(workload::TaskId id, const net::Transfer& tr) {
+    if (micro_batches_ != nullptr && micro_batches_->task(id).micro_batch >= 0) {
+      micro_batch_bytes_ += tr.size.count();
+    }
     if (!record_flows_) {
       backend_.start(tr, [this, id](net::TransferId, Time) { arrived_.push_back(id); });
       return;
@@ -61,9 +67,14 @@ class TaskTransfers {
   // Every transfer's record, in start order (empty without record_flows).
   std::vector<FlowRecord> take_flows() { return std::move(flows_); }
 
+  // The bytes started by tasks of a micro-batch (with a graph to count them in).
+  std::int64_t micro_batch_bytes() const { return micro_batch_bytes_; }
+
  private:
   net::Backend& backend_;
   bool record_flows_;
+  const workload::TaskGraph* micro_batches_;
+  std::int64_t micro_batch_bytes_ = 0;
   std::vector<workload::TaskId> arrived_;
   std::vector<FlowRecord> flows_;
 };
