@@ -62,6 +62,10 @@ struct TrainingJob {
   // Routing: a recorded trace file, or the synthetic generator with these parameters.
   std::string routing_trace;
   workload::SyntheticRouting synthetic;
+  // Not a YAML field: the micro-batches a pipeline of the job this one's micro-batches begin
+  // (sim::with_micro_batches), whose synthetic routing they take (workload::synthetic_trace_for);
+  // 0: its own.
+  int routing_of_micro_batches = 0;
 };
 
 inline constexpr double kDefaultCompletionBatching = 0.02;

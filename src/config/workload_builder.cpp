@@ -174,8 +174,9 @@ workload::TaskGraph build_workload(const Experiment& e, std::optional<RoutingSum
     spec.replay = &*replay;
   }
   const workload::RoutingTrace trace =
-      w.routing_trace.empty() ? workload::synthetic_trace_for(spec, w.synthetic, e.seed)
-                              : workload::read_routing_trace(w.routing_trace);
+      w.routing_trace.empty()
+          ? workload::synthetic_trace_for(spec, w.synthetic, e.seed, w.routing_of_micro_batches)
+          : workload::read_routing_trace(w.routing_trace);
   if (routing) {
     *routing =
         RoutingSummary{w.routing_trace, w.synthetic.balance, workload::expert_load_skew(trace)};

@@ -185,6 +185,8 @@ config::Experiment with_micro_batches(const config::Experiment& e, const SteadyS
   // global_batch is micro_batches x (micro-batch x DP) under either convention: scaling it scales
   // the micro-batches alone.
   reduced.model->global_batch = e.model->global_batch / plan.micro_batches * plan.simulated;
+  // Each replica's first micro-batches route as the job's do (the same synthetic matrices).
+  reduced.model->routing_of_micro_batches = plan.micro_batches;
   return reduced;
 }
 

@@ -68,7 +68,8 @@ ExtrapolationChoice choose_extrapolation(const config::Experiment& e,
                                          const workload::TrainingSpec& spec, int samples);
 
 // The experiment with plan.simulated micro-batches per pipeline instead of its own (its global
-// batch scaled down).
+// batch scaled down), each replica's micro-batches routed as the job's first ones are (the same
+// synthetic matrices), so that the short run is the job's beginning.
 config::Experiment with_micro_batches(const config::Experiment& e, const SteadyStatePlan& plan);
 
 // The flow-hash ids (EngineOptions::flow_hash_shifts) that make a graph of plan.simulated

@@ -100,9 +100,13 @@ struct SyntheticRouting {
 // these and the shape.
 void validate_shape_free(const SyntheticRouting& params);
 
-// Generates a trace. Deterministic for (params, rng seed).
+// Generates a trace. Deterministic for (params, rng seed). Each micro-batch of the trace draws
+// from its own random stream, the i-th from stream i, or from stream (*streams)[i] when
+// `streams` is given (one per micro-batch): a trace of some micro-batches of a larger one, the
+// same matrices as that trace's for them.
 RoutingTrace generate_routing(const SyntheticRouting& params, int ep, int experts, int iterations,
-                              const std::vector<int>& layers, int micro_batches, const Rng& rng);
+                              const std::vector<int>& layers, int micro_batches, const Rng& rng,
+                              const std::vector<int>* streams = nullptr);
 
 // Reading and writing recorded traces (formats in docs/routing.md): JSON
 // {"format": "mfabric-routing-trace", ...} or plain text, one record per line

@@ -18,6 +18,7 @@
 #include <limits>
 #include <numeric>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -394,8 +395,12 @@ void fill_balanced(RoutingTrace& trace, std::int64_t n) {
 }  // namespace
 
 RoutingTrace generate_routing(const SyntheticRouting& params, int ep, int experts, int iterations,
-                              const std::vector<int>& layers, int micro_batches, const Rng& rng) {
+                              const std::vector<int>& layers, int micro_batches, const Rng& rng,
+                              const std::vector<int>* streams) {
   validate(params, ep, experts, iterations, layers, micro_batches);
+  if (streams != nullptr && streams->size() != static_cast<std::size_t>(micro_batches)) {
+    throw std::invalid_argument("generate_routing: one stream per micro-batch");
+  }
   RoutingTrace trace(ep, experts, iterations, layers, micro_batches);
   if (params.balance == RoutingBalance::Forced) {
     // Every expert the same tokens (to one): top_k <= experts keeps each count within
@@ -432,8 +437,9 @@ RoutingTrace generate_routing(const SyntheticRouting& params, int ep, int expert
     // chain, so its rows are drawn in (layer, source) order from one stream.
     samplers.clear();
     for (int mb = 0; mb < micro_batches; ++mb) {
+      const int stream = streams != nullptr ? (*streams)[static_cast<std::size_t>(mb)] : mb;
       samplers.emplace_back(rng.derive("routing/sample/iteration" + std::to_string(iteration) +
-                                       "/micro_batch" + std::to_string(mb)));
+                                       "/micro_batch" + std::to_string(stream)));
     }
     std::vector<double> prev_expected;  // the previous layer's expected load, without jitter
     for (std::size_t li = 0; li < layers.size(); ++li) {

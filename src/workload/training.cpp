@@ -200,15 +200,26 @@ int TrainingSpec::micro_batches() const {
 }
 
 RoutingTrace synthetic_trace_for(const TrainingSpec& spec, SyntheticRouting params,
-                                 std::uint64_t seed) {
+                                 std::uint64_t seed, int of_micro_batches) {
   std::vector<int> layers;
   for (int l = 0; l < spec.model.layers; ++l) {
     if (spec.model.is_moe_layer(l)) layers.push_back(l);
   }
   params.tokens_per_rank = spec.tokens_per_ep_rank();
   params.top_k = spec.model.top_k;
+  const int m = spec.micro_batches();
+  const int replicas = spec.parallelism.expert_dp();
+  // The trace's micro-batch k + r x m is replica r's micro-batch k (training_ep.cpp); in the
+  // larger job it is k + r x of_micro_batches.
+  std::vector<int> streams;
+  if (of_micro_batches > m) {
+    for (int r = 0; r < replicas; ++r) {
+      for (int k = 0; k < m; ++k)
+        streams.push_back(k + r * of_micro_batches);
+    }
+  }
   return generate_routing(params, spec.parallelism.ep, spec.model.experts, spec.iterations, layers,
-                          spec.micro_batches() * spec.parallelism.expert_dp(), Rng(seed));
+                          m * replicas, Rng(seed), streams.empty() ? nullptr : &streams);
 }
 
 namespace {

@@ -164,8 +164,11 @@ struct TrainingSpec {
 
 // A synthetic routing trace sized for `spec` (its MoE layers, EP, experts, iterations, and
 // micro_batches x DP micro-batches), from `params` with tokens and top-k taken from the spec.
+// `of_micro_batches` (0: the spec's own): the micro-batches a pipeline of the job whose first
+// micro-batches these are, so that each replica's micro-batch k gets that job's matrices (an
+// extrapolation's short run, sim/steady_state.h).
 RoutingTrace synthetic_trace_for(const TrainingSpec& spec, SyntheticRouting params,
-                                 std::uint64_t seed);
+                                 std::uint64_t seed, int of_micro_batches = 0);
 
 // Builds the task graph. Throws mfabric::Error for inconsistent input (trace EP or expert count
 // differing from the spec, a MoE layer missing from the trace, a bad batch split).

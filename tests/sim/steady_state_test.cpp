@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "config/workload_builder.h"
 #include "core/error.h"
@@ -187,6 +190,65 @@ TEST(FlowHashShifts, GiveTheCoolDownTheFullJobsTaskIds) {
       }
     }
     EXPECT_GT(compared, 0u);
+  }
+}
+
+// The short run is the job's beginning: every task up to where the two graphs' build orders part
+// (the first stage's last forward of the short run) is the full graph's, with its dependencies,
+// bytes and durations; and every all-to-all of the short run's micro-batches has the full job's
+// matrix, the routing of each data-parallel replica's micro-batches included (Megatron's layout:
+// several replicas of the experts).
+TEST(WithMicroBatches, TheShortRunIsTheJobsBeginning) {
+  const config::Experiment e = parse_experiment(R"(
+seed: 1
+cluster: {servers: 8, link: 400G, gpu: h800}
+fabric: fat-tree
+workload: {model: mixtral-8x7b, tp: 2, pp: 4, ep: 4, micro_batch: 1, seq: 1024, global_batch: 512,
+           recipe: false}
+)",
+                                                "t.yaml");
+  const workload::TrainingSpec spec = config::training_spec(e);
+  ASSERT_GT(spec.parallelism.expert_dp(), 1);
+  const SteadyStatePlan plan = steady_state_plan(spec.schedule, spec.parallelism.pp,
+                                                 spec.parallelism.vp, spec.micro_batches(), 8);
+  ASSERT_LT(plan.simulated, plan.micro_batches);
+  const workload::TaskGraph full = config::build_workload(e, nullptr);
+  const workload::TaskGraph short_run =
+      config::build_workload(with_micro_batches(e, plan), nullptr);
+  // The common beginning: at least the micro-batches before the last PP.
+  workload::TaskId k = 0;
+  for (; k < static_cast<workload::TaskId>(short_run.size()); ++k) {
+    const workload::Task& a = short_run.task(k);
+    const workload::Task& b = full.task(k);
+    const auto da = short_run.deps(k);
+    const auto db = full.deps(k);
+    if (!(a.kind == b.kind && a.op == b.op && a.phase == b.phase && a.gpu == b.gpu &&
+          a.layer == b.layer && a.micro_batch == b.micro_batch && a.bytes == b.bytes &&
+          a.duration == b.duration && std::equal(da.begin(), da.end(), db.begin(), db.end()))) {
+      break;
+    }
+  }
+  EXPECT_GE(short_run.task(k).micro_batch, plan.simulated - spec.parallelism.pp) << "task " << k;
+  // Every all-to-all matrix, by (phase, operation, layer, micro-batch, group).
+  using Key = std::tuple<int, int, int, int, std::vector<std::int32_t>>;
+  const auto matrices = [](const workload::TaskGraph& g, int below) {
+    std::map<Key, const workload::ByteMatrix*> out;
+    for (const workload::Task& t : g.tasks()) {
+      if (t.matrix < 0 || t.micro_batch >= below) continue;
+      const auto& members = g.group(t.group);
+      out[{static_cast<int>(t.phase), static_cast<int>(t.op), t.layer, t.micro_batch,
+           std::vector<std::int32_t>(members.begin(), members.end())}] = &g.matrix(t.matrix);
+    }
+    return out;
+  };
+  const auto in_short = matrices(short_run, plan.simulated);
+  const auto in_full = matrices(full, plan.simulated);
+  ASSERT_EQ(in_short.size(), in_full.size());
+  ASSERT_GT(in_short.size(), 100u);
+  for (const auto& [key, m] : in_short) {
+    const auto it = in_full.find(key);
+    ASSERT_NE(it, in_full.end());
+    ASSERT_EQ(m->bytes, it->second->bytes) << "micro-batch " << std::get<3>(key);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,32 @@ TEST(RoutingGenerator, SameSeedSameTraceOtherSeedDifferent) {
   EXPECT_EQ(a.iterations(), 2);
   EXPECT_EQ(a.micro_batches(), 2);
   EXPECT_EQ(a.layers(), layer_list(3));
+}
+
+// A trace of some micro-batches of a larger one (their streams named) holds that trace's matrices
+// for them, in the order named; a wrong number of streams is refused.
+TEST(RoutingGenerator, NamedStreamsGiveTheLargerTracesMatrices) {
+  const auto p = small_params();
+  const auto whole = generate_routing(p, 4, 8, 2, layer_list(3), 6, Rng(7));
+  const std::vector<int> streams = {1, 4, 5};
+  const auto part = generate_routing(p, 4, 8, 2, layer_list(3), 3, Rng(7), &streams);
+  for (int it = 0; it < 2; ++it) {
+    for (int li = 0; li < 3; ++li) {
+      for (std::size_t k = 0; k < streams.size(); ++k) {
+        const auto a = part.matrix(it, li, static_cast<int>(k));
+        const auto b = whole.matrix(it, li, streams[k]);
+        EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end()))
+            << it << " " << li << " " << k;
+      }
+    }
+  }
+  // Without names, micro-batch 0 is stream 0, which differs from stream 1.
+  const auto plain = generate_routing(p, 4, 8, 2, layer_list(3), 3, Rng(7));
+  const auto a = plain.matrix(0, 0, 0);
+  const auto b = part.matrix(0, 0, 0);
+  EXPECT_FALSE(std::equal(a.begin(), a.end(), b.begin(), b.end()));
+  const std::vector<int> two = {0, 1};
+  EXPECT_THROW(generate_routing(p, 4, 8, 2, layer_list(3), 3, Rng(7), &two), std::invalid_argument);
 }
 
 TEST(RoutingGenerator, RowsSumToTokensTimesTopKAndNoExpertExceedsTokens) {
