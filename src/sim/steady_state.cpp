@@ -156,9 +156,9 @@ ExtrapolationChoice choose_extrapolation(const config::Experiment& e,
   if (spec.schedule == PipelineSchedule::DualPipe) {
     return no("DualPipe's steady period is not yet measured within the bound (docs/shortcuts.md)");
   }
-  // Measured (docs/shortcuts.md): with the EP overlap and skewed routing a short run's repeats
-  // include some 20-30% shorter than the full run's, and the extrapolated iteration came out 1.1%
-  // short against an estimated 0.6%.
+  // Measured (docs/shortcuts.md): with the EP overlap each step chains only to the step two before
+  // it, so the first stage's forwards run ahead of its backwards, a short run's forwards run out
+  // early and its steady phase is not the job's (1.1% short against an estimated 0.6%).
   if (spec.overlap.ep_comm) {
     return no(
         "under overlap.ep_comm a short run's steady period is not yet the full run's "
