@@ -134,6 +134,20 @@ Simulation run(const std::string& workload_extra, const std::string& simulation,
       job(workload_extra, global_batch) + "}\nsimulation: " + simulation + "\n", "t.yaml"));
 }
 
+// A job's graph and that of the short run that extrapolates it (8 steady repeats).
+struct ShortAndFull {
+  explicit ShortAndFull(const config::Experiment& e)
+      : spec(config::training_spec(e)),
+        plan(steady_state_plan(spec.schedule, spec.parallelism.pp, spec.parallelism.vp,
+                               spec.micro_batches(), 8)),
+        full(config::build_workload(e, nullptr)),
+        short_run(config::build_workload(with_micro_batches(e, plan), nullptr)) {}
+  workload::TrainingSpec spec;
+  SteadyStatePlan plan;
+  workload::TaskGraph full;
+  workload::TaskGraph short_run;
+};
+
 // The short run's cool-down and gradient reduction hash as the full job's tasks: from each shift
 // on, each task of the short graph, moved by its shift, is the full graph's task of the same
 // kind, operation, phase, GPU, layer and iteration. (Between the two orders' last common task and
@@ -156,14 +170,11 @@ TEST(FlowHashShifts, GiveTheCoolDownTheFullJobsTaskIds) {
         job(extra, 384) + "}\nsimulation: {iterations: " + std::to_string(iterations) + "}\n";
     yaml.replace(yaml.find("pp: 4"), 5, "pp: " + std::to_string(pp));
     if (pp == 8) yaml.replace(yaml.find("ep: 4"), 5, "ep: 2");  // 64 GPUs = TP x PP x EP
-    const config::Experiment e = parse_experiment(yaml, "t.yaml");
-    const workload::TrainingSpec spec = config::training_spec(e);
-    const SteadyStatePlan plan = steady_state_plan(spec.schedule, spec.parallelism.pp,
-                                                   spec.parallelism.vp, spec.micro_batches(), 8);
+    const ShortAndFull graphs(parse_experiment(yaml, "t.yaml"));
+    const SteadyStatePlan& plan = graphs.plan;
+    const workload::TaskGraph& full = graphs.full;
+    const workload::TaskGraph& short_run = graphs.short_run;
     ASSERT_LT(plan.simulated, plan.micro_batches);
-    const workload::TaskGraph full = config::build_workload(e, nullptr);
-    const workload::TaskGraph short_run =
-        config::build_workload(with_micro_batches(e, plan), nullptr);
     const std::vector<FlowHashShift> shifts = full_job_flow_hash_shifts(short_run, plan);
     // Per iteration: one shift at its cool-down, and one at its start after the first.
     ASSERT_EQ(shifts.size(), static_cast<std::size_t>(2 * iterations - 1));
@@ -213,14 +224,13 @@ workload: {model: mixtral-8x7b, tp: 2, pp: 4, ep: 4, micro_batch: 1, seq: 1024, 
            recipe: false}
 )",
                                                 "t.yaml");
-  const workload::TrainingSpec spec = config::training_spec(e);
+  const ShortAndFull graphs(e);
+  const workload::TrainingSpec& spec = graphs.spec;
+  const SteadyStatePlan& plan = graphs.plan;
+  const workload::TaskGraph& full = graphs.full;
+  const workload::TaskGraph& short_run = graphs.short_run;
   ASSERT_GT(spec.parallelism.expert_dp(), 1);
-  const SteadyStatePlan plan = steady_state_plan(spec.schedule, spec.parallelism.pp,
-                                                 spec.parallelism.vp, spec.micro_batches(), 8);
   ASSERT_LT(plan.simulated, plan.micro_batches);
-  const workload::TaskGraph full = config::build_workload(e, nullptr);
-  const workload::TaskGraph short_run =
-      config::build_workload(with_micro_batches(e, plan), nullptr);
   // The common beginning: at least the micro-batches before the last PP.
   workload::TaskId k = 0;
   for (; k < static_cast<workload::TaskId>(short_run.size()); ++k) {
