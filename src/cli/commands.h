@@ -71,8 +71,8 @@ struct ClusterOptions {
   fabric::ClusterSpec to_spec() const;
 };
 
-// The shortcuts' options (docs/shortcuts.md), shared by simulate, compare and sweep: --solver
-// and --exact (every shortcut off).
+// The shortcuts' options (docs/shortcuts.md), shared by simulate, compare and sweep: --solver,
+// --extrapolate and --exact (every shortcut off).
 struct ShortcutOptions {
   std::string solver;       // empty: the experiment's
   std::string extrapolate;  // true, false or auto; empty: the experiment's

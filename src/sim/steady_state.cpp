@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <set>
-#include <tuple>
 #include <utility>
 
 #include "core/rng.h"
@@ -63,10 +62,20 @@ int lag_of(PipelineSchedule schedule, int stages) {
   return schedule == PipelineSchedule::DualPipe ? 1 : unit_of(schedule, stages);
 }
 
-// Per micro-batch: it ends on stage 0 (DualPipe: it enters there), and its last backward there
-// comes before the stage's last forward.
-std::vector<bool> steady_micro_batches(PipelineSchedule schedule, int stages, int chunks,
-                                       int micro_batches) {
+// What the first stage's schedule of `micro_batches` says: per micro-batch, whether it ends on
+// stage 0 (DualPipe: it enters there) with its last backward there before the stage's last
+// forward (`steady`); and the stage's second step after its last forward (its micro-batch, and
+// how many steps of that micro-batch the stage ran before it; -1 and 0 when there is none). (The
+// first step after the last forward, the backward that forward pairs with, is still built among
+// the steady phase's steps of the other stages; FlowHashShifts.GiveTheCoolDownTheFullJobsTaskIds
+// checks the second over the schedules.)
+struct FirstStage {
+  std::vector<bool> steady;
+  int cool_down_micro_batch = -1;
+  int cool_down_occurrence = 0;
+};
+
+FirstStage first_stage(PipelineSchedule schedule, int stages, int chunks, int micro_batches) {
   const std::vector<workload::training::PipelineStep> steps =
       workload::training::stage_schedule(schedule, stages, 0, micro_batches, chunks);
   std::size_t last_forward = 0;
@@ -80,33 +89,20 @@ std::vector<bool> steady_micro_batches(PipelineSchedule schedule, int stages, in
       last_backward[static_cast<std::size_t>(steps[k].micro_batch)] = k;
     }
   }
-  std::vector<bool> steady(static_cast<std::size_t>(micro_batches));
+  FirstStage out;
+  out.steady.resize(static_cast<std::size_t>(micro_batches));
   const bool dual = schedule == PipelineSchedule::DualPipe;
-  for (std::size_t i = 0; i < steady.size(); ++i) {
-    steady[i] = last_backward[i] < last_forward && !(dual && 2 * i >= steady.size());
+  for (std::size_t i = 0; i < out.steady.size(); ++i) {
+    out.steady[i] = last_backward[i] < last_forward && !(dual && 2 * i >= out.steady.size());
   }
-  return steady;
-}
-
-// The first stage's second step after its last forward: (micro-batch, how many steps of that
-// micro-batch the stage ran before it), or (-1, 0). (The first step after it, the backward the
-// last forward pairs with, is still built among the steady phase's steps of the other stages;
-// FlowHashShifts.GiveTheCoolDownTheFullJobsTaskIds checks the second over the schedules.)
-std::pair<int, int> cool_down_step(PipelineSchedule schedule, int stages, int chunks,
-                                   int micro_batches) {
-  const std::vector<workload::training::PipelineStep> steps =
-      workload::training::stage_schedule(schedule, stages, 0, micro_batches, chunks);
-  std::size_t last_forward = steps.size();
-  for (std::size_t k = 0; k < steps.size(); ++k) {
-    if (steps[k].forward) last_forward = k;
+  if (const std::size_t at = last_forward + 2; at < steps.size()) {
+    const int mb = steps[at].micro_batch;
+    out.cool_down_micro_batch = mb;
+    out.cool_down_occurrence = static_cast<int>(std::count_if(
+        steps.begin(), steps.begin() + static_cast<long>(at),
+        [&](const workload::training::PipelineStep& s) { return s.micro_batch == mb; }));
   }
-  const std::size_t at = last_forward + 2;
-  if (at >= steps.size()) return {-1, 0};
-  const int mb = steps[at].micro_batch;
-  const auto before =
-      std::count_if(steps.begin(), steps.begin() + static_cast<long>(at),
-                    [&](const workload::training::PipelineStep& s) { return s.micro_batch == mb; });
-  return {mb, static_cast<int>(before)};
+  return out;
 }
 
 }  // namespace
@@ -121,19 +117,19 @@ SteadyStatePlan steady_state_plan(PipelineSchedule schedule, int stages, int chu
   if (schedule != PipelineSchedule::GPipe) {
     const int step = plan.unit;
     for (int m = fewest_allowed(schedule, stages); m < micro_batches; m += step) {
-      const std::vector<bool> steady = steady_micro_batches(schedule, stages, chunks, m);
-      const auto count = std::count(steady.begin(), steady.end(), true);
+      FirstStage first = first_stage(schedule, stages, chunks, m);
+      const auto count = std::count(first.steady.begin(), first.steady.end(), true);
       // n non-overlapping repeats need n x lag + 1 backward ends.
       if (count >= static_cast<long>(samples) * plan.lag + 1) {
         plan.simulated = m;
-        plan.steady = steady;
-        std::tie(plan.cool_down_micro_batch, plan.cool_down_occurrence) =
-            cool_down_step(schedule, stages, chunks, m);
+        plan.steady = std::move(first.steady);
+        plan.cool_down_micro_batch = first.cool_down_micro_batch;
+        plan.cool_down_occurrence = first.cool_down_occurrence;
         return plan;
       }
     }
   }
-  plan.steady = steady_micro_batches(schedule, stages, chunks, micro_batches);
+  plan.steady = first_stage(schedule, stages, chunks, micro_batches).steady;
   return plan;
 }
 
