@@ -161,6 +161,10 @@ struct Extrapolation {
   // The bytes the job gives the network: the run's (RunResult::transfers.bytes_sent), with its
   // micro-batches' share multiplied by scale().
   std::int64_t bytes_sent = 0;
+  // The first iteration's steady phase as measured: from the earliest chain's first steady end to
+  // the latest chain's last (what happens in it happens again in the skipped micro-batches).
+  Time steady_from;
+  Time steady_to;
   // micro_batches / simulated: what the micro-batches' additive figures were multiplied by.
   double scale() const { return simulated > 0 ? double(micro_batches) / simulated : 1.0; }
 };

@@ -250,8 +250,10 @@ bool MfabricControl::hold_for_plan(const AllToAll& a) {
   control::RegionController& rc = *regions_[static_cast<std::size_t>(a.region)];
   const workload::TaskId id = a.id;
   const Time since = engine_->now();
-  const bool served_at_once = rc.request(a.key, demand_for(a), [this, id, since] {
+  const int region = a.region;
+  const bool served_at_once = rc.request(a.key, demand_for(a), [this, id, since, region] {
     stats_.held_time += engine_->now() - since;
+    stats_.holds.push_back({region, since, engine_->now()});
     engine_->release(id);
   });
   if (served_at_once) return false;

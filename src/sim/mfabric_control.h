@@ -51,6 +51,8 @@ struct ControlStats {
   Time held_time;             // summed over all-to-alls: time they waited for circuits (exposed)
   std::int64_t held = 0;      // all-to-alls that waited
   std::vector<ReconfigurationSpan> spans;
+  // Per all-to-all that waited and was released: its region, when it asked and when it went.
+  std::vector<ReconfigurationSpan> holds;
   // predict: plans made from a forecast, and the mean relative error of their region demand
   // against the real one (sum |predicted - real| / sum real over server pairs).
   std::int64_t predictions = 0;

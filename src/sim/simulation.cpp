@@ -197,7 +197,7 @@ Simulation simulate(config::Experiment experiment, const SimulationOptions& opti
       Extrapolation done = *x;
       done.tries = tries;
       extrapolate(s.result, done);
-      if (s.control) extrapolate(*s.control, done);
+      if (s.control) extrapolate(*s.control, s.result, done);
       s.experiment = std::move(experiment);
       return s;
     }

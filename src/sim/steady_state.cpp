@@ -283,7 +283,12 @@ std::optional<Extrapolation> measure_steady_state(const RunResult& r, const Stea
   }
   std::vector<std::vector<double>> last_ends(r.iteration_times.size());
   std::vector<double> repeats;  // seconds, each `unit` micro-batches, over the distinct chains
+  double steady_from = std::numeric_limits<double>::infinity(), steady_to = 0;
   for (const Chain* c : distinct) {
+    if (c->iteration == 0 && !c->steady.empty()) {
+      steady_from = std::min(steady_from, c->steady.front());
+      steady_to = std::max(steady_to, c->steady.back());
+    }
     repeats_of(*c, repeats);
     if (static_cast<std::size_t>(c->iteration) < last_ends.size()) {
       last_ends[static_cast<std::size_t>(c->iteration)].push_back(c->last);
@@ -327,6 +332,10 @@ std::optional<Extrapolation> measure_steady_state(const RunResult& r, const Stea
   x.period = Time::from_seconds(std::max(0.0, added) / skipped);
   x.samples = static_cast<int>(repeats.size());
   x.spread = mean > 0 ? (*hi - *lo) / mean : 0;
+  if (steady_to > steady_from) {
+    x.steady_from = Time::from_seconds(steady_from);
+    x.steady_to = Time::from_seconds(steady_to);
+  }
   const double iteration = r.mean_iteration_time().seconds() + added;
   x.bound = iteration > 0 ? 2 * steps * sd / std::sqrt(n) / iteration
                           : std::numeric_limits<double>::infinity();
@@ -335,7 +344,6 @@ std::optional<Extrapolation> measure_steady_state(const RunResult& r, const Stea
 
 void extrapolate(RunResult& r, const Extrapolation& x) {
   const Time added = x.period * static_cast<std::int64_t>(x.micro_batches - x.simulated);
-  const Time simulated_mean = r.mean_iteration_time();
   for (Time& t : r.iteration_times)
     t += added;
   r.makespan += added * static_cast<std::int64_t>(r.iteration_times.size());
@@ -348,15 +356,10 @@ void extrapolate(RunResult& r, const Extrapolation& x) {
           Time::from_seconds(f.comm_time_profiled[k].seconds() * (scale - 1));
     }
   }
-  const double stretch = simulated_mean > Time::zero()
-                             ? r.mean_iteration_time().seconds() / simulated_mean.seconds()
-                             : 1.0;
   if (r.micro_batch_figures) {
     r.exposed_comm +=
         Time::from_seconds(r.micro_batch_figures->exposed_comm.seconds() * (scale - 1));
   }
-  r.critical_holds = std::llround(static_cast<double>(r.critical_holds) * scale);
-  r.critical_held_time = Time::from_seconds(r.critical_held_time.seconds() * stretch);
   r.extrapolation = x;
   const std::int64_t of_micro_batches =
       r.micro_batch_figures ? r.micro_batch_figures->bytes_sent : 0;
@@ -364,18 +367,54 @@ void extrapolate(RunResult& r, const Extrapolation& x) {
       r.transfers.bytes_sent + std::llround(static_cast<double>(of_micro_batches) * (scale - 1));
 }
 
-void extrapolate(ControlStats& c, const Extrapolation& x) {
+void extrapolate(ControlStats& c, RunResult& r, const Extrapolation& x) {
+  // Plans are made per all-to-all: the skipped micro-batches' all-to-alls make as many as the
+  // simulated ones did.
   const double s = x.scale();
-  const auto count = [&](std::int64_t& n) { n = std::llround(static_cast<double>(n) * s); };
-  count(c.reconfigurations);
-  count(c.unchanged);
-  count(c.kept);
-  count(c.circuits_torn_down);
-  count(c.conflicts);
-  count(c.held);
-  count(c.predictions);
-  c.reconfiguration_time = Time::from_seconds(c.reconfiguration_time.seconds() * s);
-  c.held_time = Time::from_seconds(c.held_time.seconds() * s);
+  const auto count = [](std::int64_t& n, double by) {
+    n = std::llround(static_cast<double>(n) * by);
+  };
+  count(c.unchanged, s);
+  count(c.kept, s);
+  count(c.predictions, s);
+  // Reconfigurations and holds come when the circuits a plan needs are not up, which may be only
+  // while the pipeline fills (circuits that stay up serve every later micro-batch): the skipped
+  // micro-batches add what the measured steady phase had per second, for the time they add.
+  const double window = (x.steady_to - x.steady_from).seconds();
+  const double added = x.period.seconds() * (x.micro_batches - x.simulated);
+  const double per_window = window > 0 ? added / window : 0;
+  const auto in_window = [&](const std::vector<ReconfigurationSpan>& spans, Time& busy) {
+    std::int64_t n = 0;
+    busy = Time::zero();
+    for (const ReconfigurationSpan& sp : spans) {
+      if (sp.start < x.steady_from || sp.start >= x.steady_to) continue;
+      ++n;
+      busy += sp.end - sp.start;
+    }
+    return n;
+  };
+  Time busy;
+  const std::int64_t reconfigurations = c.reconfigurations;
+  const std::int64_t more_reconfigurations =
+      std::llround(static_cast<double>(in_window(c.spans, busy)) * per_window);
+  c.reconfigurations += more_reconfigurations;
+  c.reconfiguration_time += Time::from_seconds(busy.seconds() * per_window);
+  // Circuits torn down and conflicts come with the reconfigurations.
+  if (reconfigurations > 0) {
+    const double with =
+        static_cast<double>(c.reconfigurations) / static_cast<double>(reconfigurations);
+    count(c.circuits_torn_down, with);
+    count(c.conflicts, with);
+  }
+  const std::int64_t held = c.held;
+  c.held += std::llround(static_cast<double>(in_window(c.holds, busy)) * per_window);
+  c.held_time += Time::from_seconds(busy.seconds() * per_window);
+  // The holds on the critical path grow with the holds.
+  if (held > 0) {
+    const double with = static_cast<double>(c.held) / static_cast<double>(held);
+    r.critical_holds = std::llround(static_cast<double>(r.critical_holds) * with);
+    r.critical_held_time = Time::from_seconds(r.critical_held_time.seconds() * with);
+  }
 }
 
 std::vector<Time> compute_time_per_gpu(const workload::TaskGraph& graph, const RunResult& r) {

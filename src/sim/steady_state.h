@@ -91,13 +91,14 @@ std::optional<Extrapolation> measure_steady_state(const RunResult& r, const Stea
 
 // Makes r's figures the job's (RunResult::extrapolation says which): iteration times and makespan
 // grow by the skipped micro-batches' periods; the micro-batches' share of each class's
-// communication time and of the exposed communication (MicroBatchFigures) is multiplied by
-// x.scale(); the holds on the critical path by x.scale() and their time keeps its share of the
-// iteration.
+// communication time and of the exposed communication (MicroBatchFigures) and of the bytes sent
+// is multiplied by x.scale().
 void extrapolate(RunResult& r, const Extrapolation& x);
-// The control plane's counts and times (reconfigurations, holds), multiplied by x.scale(): the
-// skipped micro-batches' all-to-alls would have been planned and held as the simulated ones were.
-void extrapolate(ControlStats& c, const Extrapolation& x);
+// The control plane's figures as the job's: plans (one per all-to-all) multiplied by x.scale();
+// reconfigurations and holds, and their times, grow by what the measured steady phase
+// (x.steady_from to x.steady_to) had per second, for the time the skipped micro-batches add
+// (circuits that stay up add none); r's holds on the critical path in proportion to the holds.
+void extrapolate(ControlStats& c, RunResult& r, const Extrapolation& x);
 
 // Compute time per GPU and iteration of a run's graph (workload::compute_time_per_gpu), the
 // micro-batches' tasks multiplied by the extrapolation's scale when r was extrapolated.

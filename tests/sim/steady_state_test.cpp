@@ -307,6 +307,36 @@ TEST(Extrapolation, MatchesTheFullRunWithinItsBound) {
   EXPECT_TRUE(shortcuts(full).empty());
 }
 
+// mFabric's control plane counted as the full run counts it: where circuits stay up after the
+// pipeline fills (4 reconfigurations, all before the steady phase) the skipped micro-batches add
+// none; where every micro-batch's all-to-alls switch circuits they add their steady rate. Plans
+// (one per all-to-all) grow with the micro-batches either way.
+TEST(Extrapolation, CountsTheControlPlaneAsTheFullRunDoes) {
+  for (const char* fabric :
+       {"mfabric:alpha=6,region=2,reconfiguration=25ms,policy=block,planner=greedy",
+        "mfabric:alpha=1,region=4,reconfiguration=100us,policy=block,planner=greedy"}) {
+    SCOPED_TRACE(fabric);
+    const auto run_on = [&](const char* simulation) {
+      std::string yaml = job("") + "}\nsimulation: " + simulation + "\n";
+      yaml.replace(yaml.find("fat-tree"), 8, std::string("\"") + fabric + "\"");
+      return simulate(parse_experiment(yaml, "t.yaml"));
+    };
+    const Simulation full = run_on("{extrapolate: false}");
+    const Simulation fast = run_on("{extrapolate: true}");
+    ASSERT_TRUE(fast.result.extrapolation);
+    ASSERT_TRUE(full.control && fast.control);
+    const ControlStats& f = *full.control;
+    const ControlStats& x = *fast.control;
+    EXPECT_NEAR(static_cast<double>(x.reconfigurations), static_cast<double>(f.reconfigurations),
+                0.02 * static_cast<double>(f.reconfigurations));
+    EXPECT_NEAR(static_cast<double>(x.held), static_cast<double>(f.held),
+                0.02 * static_cast<double>(f.held));
+    EXPECT_NEAR(x.held_time.seconds(), f.held_time.seconds(), 0.02 * f.held_time.seconds());
+    EXPECT_NEAR(static_cast<double>(x.unchanged), static_cast<double>(f.unchanged),
+                0.05 * static_cast<double>(f.unchanged));
+  }
+}
+
 TEST(Extrapolation, ByDefaultOnlyWhereItSimulatesAtMostHalf) {
   // 64 micro-batches run as 13: on by default.
   EXPECT_TRUE(run("", "{}").result.extrapolation);
