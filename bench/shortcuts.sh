@@ -28,6 +28,7 @@ jobs() {
     "Mixtral 8x7B layers, 512 GPUs, paper, TP 4 PP 4 EP 8, 64 micro-batches|{servers: 64, link: 400G, gpu: h800}|{model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 8, micro_batch: 8, global_batch: 2048}"
     "the same, interleaved VP 2|{servers: 64, link: 400G, gpu: h800}|{model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, vp: 2, schedule: interleaved, ep: 8, micro_batch: 8, global_batch: 2048}"
     "Mixtral 8x7B layers, 256 GPUs, TP 2 PP 4 EP 8, 128 micro-batches|{servers: 32, link: 400G, gpu: h800}|{model: mixtral-8x7b, tp: 2, pp: 4, ep: 8, micro_batch: 1, global_batch: 4096, recipe: false, distributed_optimizer: true}"
+    "the same with the EP overlap|{servers: 32, link: 400G, gpu: h800}|{model: mixtral-8x7b, tp: 2, pp: 4, ep: 8, micro_batch: 1, global_batch: 4096, recipe: false, distributed_optimizer: true, overlap: {ep_comm: true}}"
     "Mixtral 8x22B recipe, 128 H100 (folding)|{servers: 16, link: 400G, gpu: h100, nvswitch: 450GB/s}|{model: mixtral-8x22b}"
     "Qwen3-235B recipe without the EP overlap, 256 H100|{servers: 32, link: 400G, gpu: h100, nvswitch: 450GB/s}|{model: qwen3-235b-a22b}"
     "Qwen3-235B recipe, 256 H100 (EP overlap)|{servers: 32, link: 400G, gpu: h100, nvswitch: 450GB/s}|{model: qwen3-235b-a22b, overlap: {ep_comm: true}}"

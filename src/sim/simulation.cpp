@@ -218,8 +218,9 @@ Simulation simulate(config::Experiment experiment, const SimulationOptions& opti
         2 * static_cast<long long>(samples) * plan.lag >= plan.micro_batches) {
       break;
     }
-    const SteadyStatePlan next = steady_state_plan(
-        spec.schedule, spec.parallelism.pp, spec.parallelism.vp, plan.micro_batches, samples);
+    const SteadyStatePlan next =
+        steady_state_plan(spec.schedule, spec.parallelism.pp, spec.parallelism.vp,
+                          spec.overlap.ep_comm, plan.micro_batches, samples);
     if (2 * next.simulated > next.micro_batches) break;
     choice.plan = next;
   }

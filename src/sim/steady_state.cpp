@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -62,22 +63,12 @@ int lag_of(PipelineSchedule schedule, int stages) {
   return schedule == PipelineSchedule::DualPipe ? 1 : unit_of(schedule, stages);
 }
 
-// What the first stage's schedule of `micro_batches` says: per micro-batch, whether it ends on
-// stage 0 (DualPipe: it enters there) with its last backward there before the stage's last
-// forward (`steady`); and the stage's second step after its last forward (its micro-batch, and
-// how many steps of that micro-batch the stage ran before it; -1 and 0 when there is none). (The
-// first step after the last forward, the backward that forward pairs with, is still built among
-// the steady phase's steps of the other stages; FlowHashShifts.GiveTheCoolDownTheFullJobsTaskIds
-// checks the second over the schedules.)
-struct FirstStage {
-  std::vector<bool> steady;
-  int cool_down_micro_batch = -1;
-  int cool_down_occurrence = 0;
-};
-
-FirstStage first_stage(PipelineSchedule schedule, int stages, int chunks, int micro_batches) {
+// Per micro-batch of the first stage's schedule of `micro_batches`: whether it ends on stage 0
+// (DualPipe: it enters there) with its last backward there before the stage's last forward.
+std::vector<bool> steady_micro_batches(PipelineSchedule schedule, int stages, int chunks,
+                                       bool ep_overlap, int micro_batches) {
   const std::vector<workload::training::PipelineStep> steps =
-      workload::training::stage_schedule(schedule, stages, 0, micro_batches, chunks);
+      workload::training::stage_schedule(schedule, stages, 0, micro_batches, chunks, ep_overlap);
   std::size_t last_forward = 0;
   std::vector<std::size_t> last_backward(static_cast<std::size_t>(micro_batches), 0);
   for (std::size_t k = 0; k < steps.size(); ++k) {
@@ -89,26 +80,72 @@ FirstStage first_stage(PipelineSchedule schedule, int stages, int chunks, int mi
       last_backward[static_cast<std::size_t>(steps[k].micro_batch)] = k;
     }
   }
-  FirstStage out;
-  out.steady.resize(static_cast<std::size_t>(micro_batches));
+  std::vector<bool> steady(static_cast<std::size_t>(micro_batches));
   const bool dual = schedule == PipelineSchedule::DualPipe;
-  for (std::size_t i = 0; i < out.steady.size(); ++i) {
-    out.steady[i] = last_backward[i] < last_forward && !(dual && 2 * i >= out.steady.size());
+  for (std::size_t i = 0; i < steady.size(); ++i) {
+    steady[i] = last_backward[i] < last_forward && !(dual && 2 * i >= steady.size());
   }
-  if (const std::size_t at = last_forward + 2; at < steps.size()) {
-    const int mb = steps[at].micro_batch;
-    out.cool_down_micro_batch = mb;
-    out.cool_down_occurrence = static_cast<int>(std::count_if(
-        steps.begin(), steps.begin() + static_cast<long>(at),
-        [&](const workload::training::PipelineStep& s) { return s.micro_batch == mb; }));
+  return steady;
+}
+
+// A step in the order the graph is built (run_schedule), without its micro-batch.
+struct BuiltStep {
+  int stage;
+  workload::training::PipelineStep step;
+  bool same_place(const BuiltStep& o) const {
+    return stage == o.stage && step.forward == o.step.forward && step.chunk == o.step.chunk &&
+           step.with_previous == o.step.with_previous;
   }
-  return out;
+};
+
+std::vector<BuiltStep> build_order(PipelineSchedule schedule, int stages, int chunks,
+                                   bool ep_overlap, int micro_batches) {
+  std::vector<BuiltStep> order;
+  workload::training::run_schedule(schedule, stages, micro_batches, chunks, ep_overlap,
+                                   [&](int stage, workload::training::PipelineStep step) {
+                                     order.push_back({stage, step});
+                                   });
+  return order;
+}
+
+// Where the short run's graph starts to be built as the full job's tail, its cool-down: the first
+// step of stage 0 after its last forward from which on the two build orders are the same (their
+// common tail, by stage, direction, chunk and merging: what a step's tasks are), named by its
+// micro-batch and how many steps of that micro-batch stage 0 ran before it
+// (full_job_flow_hash_shifts finds it by these). (Stage 0's first steps after its last forward can
+// still be built among the other stages' steady steps.) Sets nothing when there is no such step.
+void place_cool_down(SteadyStatePlan& plan, PipelineSchedule schedule, int stages, int chunks,
+                     bool ep_overlap) {
+  const std::vector<BuiltStep> short_run =
+      build_order(schedule, stages, chunks, ep_overlap, plan.simulated);
+  const std::vector<BuiltStep> full =
+      build_order(schedule, stages, chunks, ep_overlap, plan.micro_batches);
+  std::size_t common = 0;
+  while (common < short_run.size() && common < full.size() &&
+         short_run[short_run.size() - 1 - common].same_place(full[full.size() - 1 - common])) {
+    ++common;
+  }
+  std::size_t last_forward = 0;
+  for (std::size_t k = 0; k < short_run.size(); ++k) {
+    if (short_run[k].stage == 0 && short_run[k].step.forward) last_forward = k;
+  }
+  std::map<int, int> seen;  // stage 0's steps so far, per micro-batch
+  for (std::size_t k = 0; k < short_run.size(); ++k) {
+    if (short_run[k].stage != 0) continue;
+    const int mb = short_run[k].step.micro_batch;
+    if (k > last_forward && k >= short_run.size() - common) {
+      plan.cool_down_micro_batch = mb;
+      plan.cool_down_occurrence = seen[mb];
+      return;
+    }
+    ++seen[mb];
+  }
 }
 
 }  // namespace
 
 SteadyStatePlan steady_state_plan(PipelineSchedule schedule, int stages, int chunks,
-                                  int micro_batches, int samples) {
+                                  bool ep_overlap, int micro_batches, int samples) {
   SteadyStatePlan plan;
   plan.micro_batches = micro_batches;
   plan.unit = unit_of(schedule, stages);
@@ -117,19 +154,18 @@ SteadyStatePlan steady_state_plan(PipelineSchedule schedule, int stages, int chu
   if (schedule != PipelineSchedule::GPipe) {
     const int step = plan.unit;
     for (int m = fewest_allowed(schedule, stages); m < micro_batches; m += step) {
-      FirstStage first = first_stage(schedule, stages, chunks, m);
-      const auto count = std::count(first.steady.begin(), first.steady.end(), true);
+      std::vector<bool> steady = steady_micro_batches(schedule, stages, chunks, ep_overlap, m);
+      const auto count = std::count(steady.begin(), steady.end(), true);
       // n non-overlapping repeats need n x lag + 1 backward ends.
       if (count >= static_cast<long>(samples) * plan.lag + 1) {
         plan.simulated = m;
-        plan.steady = std::move(first.steady);
-        plan.cool_down_micro_batch = first.cool_down_micro_batch;
-        plan.cool_down_occurrence = first.cool_down_occurrence;
+        plan.steady = std::move(steady);
+        place_cool_down(plan, schedule, stages, chunks, ep_overlap);
         return plan;
       }
     }
   }
-  plan.steady = first_stage(schedule, stages, chunks, micro_batches).steady;
+  plan.steady = steady_micro_batches(schedule, stages, chunks, ep_overlap, micro_batches);
   return plan;
 }
 
@@ -152,21 +188,13 @@ ExtrapolationChoice choose_extrapolation(const config::Experiment& e,
   if (spec.schedule == PipelineSchedule::DualPipe) {
     return no("DualPipe's steady period is not yet measured within the bound (docs/shortcuts.md)");
   }
-  // Measured (docs/shortcuts.md): with the EP overlap each step chains only to the step two before
-  // it, so the first stage's forwards run ahead of its backwards, a short run's forwards run out
-  // early and its steady phase is not the job's (1.1% short against an estimated 0.6%).
-  if (spec.overlap.ep_comm) {
-    return no(
-        "under overlap.ep_comm a short run's steady period is not yet the full run's "
-        "(docs/shortcuts.md)");
-  }
   if (!e.model->routing_trace.empty()) {
     return no("a recorded routing trace's micro-batches are the job's own");
   }
   if (!e.failures.empty()) return no("failures strike at times of the whole run");
   const int m = spec.micro_batches();
-  SteadyStatePlan plan =
-      steady_state_plan(spec.schedule, spec.parallelism.pp, spec.parallelism.vp, m, samples);
+  SteadyStatePlan plan = steady_state_plan(spec.schedule, spec.parallelism.pp, spec.parallelism.vp,
+                                           spec.overlap.ep_comm, m, samples);
   if (plan.simulated >= m) {
     return no(fmt::format("{} micro-batches a pipeline are too few: {} steady repeats need more", m,
                           samples));

@@ -41,10 +41,10 @@ struct SteadyStatePlan {
   // Per simulated micro-batch: its last backward on the first stage comes before that stage's
   // last forward (it ends inside the steady phase).
   std::vector<bool> steady;
-  // The first stage's second step after its last forward: a backward of this micro-batch, its
-  // `cool_down_occurrence`-th (from 0) step of that micro-batch on the stage. From there
-  // on the graph of `simulated` micro-batches is built in the order of the job's full graph
-  // (full_job_flow_hash_shifts). -1 when the stage ends with a forward.
+  // Where the graph of `simulated` micro-batches starts to be built as the tail of the job's
+  // full graph (their build orders' common tail; full_job_flow_hash_shifts): the first stage's
+  // first step in it, of this micro-batch, its `cool_down_occurrence`-th (from 0) step of that
+  // micro-batch on the stage. -1 when the common tail holds no step of the first stage.
   int cool_down_micro_batch = -1;
   int cool_down_occurrence = 0;
 };
@@ -53,8 +53,10 @@ struct SteadyStatePlan {
 // allows and that show `samples` steady repeats on the first stage: interleaved runs a multiple of
 // `stages`, DualPipe an even number of at least 2 x stages. `simulated` is `micro_batches` when
 // no fewer would do (GPipe, whose backwards all follow its last forward, never has fewer).
+// `ep_overlap`: the schedule's steps as overlap.ep_comm orders them (workload::training::
+// stage_schedule).
 SteadyStatePlan steady_state_plan(workload::PipelineSchedule schedule, int stages, int chunks,
-                                  int micro_batches, int samples);
+                                  bool ep_overlap, int micro_batches, int samples);
 
 // Whether a training experiment is extrapolated: `plan` when it is; otherwise `why_not` says why
 // when the experiment asked for it (simulation.extrapolate: true), or is empty. Unset

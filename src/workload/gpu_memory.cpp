@@ -139,8 +139,8 @@ GpuMemory gpu_memory(const TrainingSpec& spec, const MemoryOptions& options) {
       const Kept kept_by[2] = {own, kept_of(mirror)};
       largest_layer = std::max(own.largest_layer, kept_by[1].largest_layer);
       int in_flight[2] = {0, 0};
-      for (const training::PipelineStep& step :
-           training::stage_schedule(spec.schedule, p.pp, s, micro_batches)) {
+      for (const training::PipelineStep& step : training::stage_schedule(
+               spec.schedule, p.pp, s, micro_batches, 1, spec.overlap.ep_comm)) {
         in_flight[step.chunk] += step.forward ? 1 : -1;
         const double held =
             in_flight[0] * kept_by[0].per_micro_batch + in_flight[1] * kept_by[1].per_micro_batch;

@@ -340,8 +340,8 @@ class GraphBuilder {
 
   // The forward of micro-batch mb on model chunk `chunk` of `stage` (virtual stage chunk x PP +
   // stage).
-  void forward(int stage, int chunk, int mb) {
-    tasks_.begin_step(stage);
+  void forward(int stage, int chunk, int mb, bool with_previous) {
+    tasks_.begin_step(stage, with_previous);
     const int v = virtual_.virtual_stage(stage, chunk);
     std::vector<TaskId> cur = pipeline_.forward_input(tasks_, v, mb);
     const int first = layout_.chunk_first_layer(virtual_.layer_chunk(v));
@@ -356,10 +356,11 @@ class GraphBuilder {
     pipeline_.end_forward(tasks_, v, mb, cur);
   }
 
-  void backward(int stage, int chunk, int mb) {
+  void backward(int stage, int chunk, int mb, bool with_previous) {
     // The last virtual stage starts from its own loss; the others from the gradient the next one
-    // sent. That the forward of this micro-batch is done follows from the compute stream's order.
-    tasks_.begin_step(stage);
+    // sent. That the forward of this micro-batch is done follows from the compute stream's order
+    // (a merged pair's forward is of another micro-batch).
+    tasks_.begin_step(stage, with_previous);
     const int v = virtual_.virtual_stage(stage, chunk);
     std::vector<TaskId> cur = pipeline_.backward_input(v, mb);
     const int first = layout_.chunk_first_layer(virtual_.layer_chunk(v));
@@ -429,13 +430,14 @@ class GraphBuilder {
     tasks_.set_iteration(it);
     experts_.new_iteration();
     pipeline_.new_iteration();
-    training::run_schedule(spec_.schedule, p_.pp, m_, p_.vp, [&](int stage, PipelineStep step) {
-      if (step.forward) {
-        forward(stage, step.chunk, step.micro_batch);
-      } else {
-        backward(stage, step.chunk, step.micro_batch);
-      }
-    });
+    training::run_schedule(spec_.schedule, p_.pp, m_, p_.vp, spec_.overlap.ep_comm,
+                           [&](int stage, PipelineStep step) {
+                             if (step.forward) {
+                               forward(stage, step.chunk, step.micro_batch, step.with_previous);
+                             } else {
+                               backward(stage, step.chunk, step.micro_batch, step.with_previous);
+                             }
+                           });
     if (virtual_.dual()) {
       // A pair of stages reduces (and gathers) together: every stage's reductions, then every
       // step, then the gathers, which wait for both stages' steps.

@@ -8,7 +8,8 @@ namespace mfabric::workload::training {
 
 namespace {
 
-std::vector<PipelineStep> dualpipe_schedule(int stages, int stage, int micro_batches) {
+std::vector<PipelineStep> dualpipe_schedule(int stages, int stage, int micro_batches,
+                                            bool ep_overlap) {
   const int half = stages / 2;
   const int per_direction = micro_batches / 2;
   const int h = std::min(stage, stages - 1 - stage);
@@ -16,13 +17,15 @@ std::vector<PipelineStep> dualpipe_schedule(int stages, int stage, int micro_bat
   const int swap = stage >= half ? 1 : 0;
   int next_forward[2] = {0, 0}, next_backward[2] = {0, 0};
   std::vector<PipelineStep> order;
-  const auto add = [&](bool forward, int phase) {
+  const auto add = [&](bool forward, int phase, bool merged) {
     const int direction = phase ^ swap;
     int& next = (forward ? next_forward : next_backward)[direction];
-    order.push_back({forward, direction * per_direction + next++, direction});
+    order.push_back({forward, direction * per_direction + next++, direction, merged && ep_overlap});
   };
-  const auto F = [&](int phase) { add(true, phase); };
-  const auto B = [&](int phase) { add(false, phase); };
+  const auto F = [&](int phase) { add(true, phase, false); };
+  const auto B = [&](int phase) { add(false, phase, false); };
+  // A backward the reference implementation overlaps with the forward before it.
+  const auto merged_B = [&](int phase) { add(false, phase, true); };
   for (int i = 0; i < (half - h - 1) * 2; ++i)
     F(0);
   for (int i = 0; i < h + 1; ++i) {
@@ -35,14 +38,14 @@ std::vector<PipelineStep> dualpipe_schedule(int stages, int stage, int micro_bat
   }
   for (int i = 0; i < per_direction - stages + h + 1; ++i) {
     F(0);
-    B(1);
+    merged_B(1);
     F(1);
-    B(0);
+    merged_B(0);
   }
   for (int i = 0; i < half - h - 1; ++i) {
     B(1);
     F(1);
-    B(0);
+    merged_B(0);
   }
   for (int i = 0; i < h + 1; ++i) {
     B(1);
@@ -56,10 +59,12 @@ std::vector<PipelineStep> dualpipe_schedule(int stages, int stage, int micro_bat
 }  // namespace
 
 std::vector<PipelineStep> stage_schedule(PipelineSchedule schedule, int stages, int stage,
-                                         int micro_batches, int chunks) {
+                                         int micro_batches, int chunks, bool ep_overlap) {
   const int m = micro_batches;
   std::vector<PipelineStep> order;
-  if (schedule == PipelineSchedule::DualPipe) return dualpipe_schedule(stages, stage, m);
+  if (schedule == PipelineSchedule::DualPipe) {
+    return dualpipe_schedule(stages, stage, m, ep_overlap);
+  }
   if (schedule == PipelineSchedule::GPipe) {
     for (int mb = 0; mb < m; ++mb)
       order.push_back({true, mb, 0});
@@ -71,30 +76,34 @@ std::vector<PipelineStep> stage_schedule(PipelineSchedule schedule, int stages, 
     const int group = stages * chunks;
     const int total = m * chunks;
     const int warmup =
-        m == stages ? total : std::min((stages - stage - 1) * 2 + (chunks - 1) * stages, total);
-    const auto step = [&](int k, bool forward) {
+        m == stages
+            ? total
+            : std::min((stages - stage - 1) * 2 + (chunks - 1) * stages + (ep_overlap ? 1 : 0),
+                       total);
+    const auto step = [&](int k, bool forward, bool merged = false) {
       const int in_group = k % group;
       const int chunk = in_group / stages;
       return PipelineStep{forward, (k / group) * stages + k % stages,
-                          forward ? chunk : chunks - 1 - chunk};
+                          forward ? chunk : chunks - 1 - chunk, merged};
     };
     for (int k = 0; k < warmup; ++k)
       order.push_back(step(k, true));
     for (int i = 0; i < total - warmup; ++i) {
       order.push_back(step(warmup + i, true));
-      order.push_back(step(i, false));
+      order.push_back(step(i, false, ep_overlap));
     }
     for (int k = total - warmup; k < total; ++k)
       order.push_back(step(k, false));
     return order;
   }
-  // 1F1B: warm up with as many forwards as stages below this one, then alternate, then drain.
-  const int warmup = std::min(stages - stage - 1, m);
+  // 1F1B: warm up with as many forwards as stages below this one (one more with the EP overlap),
+  // then alternate, then drain.
+  const int warmup = std::min(stages - stage - 1 + (ep_overlap ? 1 : 0), m);
   for (int mb = 0; mb < warmup; ++mb)
     order.push_back({true, mb, 0});
   for (int i = 0; i < m - warmup; ++i) {
     order.push_back({true, warmup + i, 0});
-    order.push_back({false, i, 0});
+    order.push_back({false, i, 0, ep_overlap});
   }
   for (int mb = m - warmup; mb < m; ++mb)
     order.push_back({false, mb, 0});
@@ -102,13 +111,13 @@ std::vector<PipelineStep> stage_schedule(PipelineSchedule schedule, int stages, 
 }
 
 void run_schedule(PipelineSchedule schedule, int stages, int micro_batches, int chunks,
-                  const std::function<void(int stage, PipelineStep step)>& add) {
+                  bool ep_overlap, const std::function<void(int stage, PipelineStep step)>& add) {
   const auto n = static_cast<std::size_t>(stages);
   const VirtualPipeline pipeline(schedule, stages, chunks);
   const int virtual_stages = pipeline.virtual_stages();
   std::vector<std::vector<PipelineStep>> order;
   for (int s = 0; s < stages; ++s)
-    order.push_back(stage_schedule(schedule, stages, s, micro_batches, chunks));
+    order.push_back(stage_schedule(schedule, stages, s, micro_batches, chunks, ep_overlap));
   std::vector<std::size_t> pos(n, 0);
   // Per virtual stage and micro-batch: its forward (backward) has been added.
   std::vector<std::vector<char>> fwd_done(

@@ -55,6 +55,10 @@ struct PipelineStep {
   bool forward = true;
   int micro_batch = 0;
   int chunk = 0;
+  // With the EP overlap (stage_schedule's ep_overlap): this step runs merged with the step before
+  // it, the two as one (Megatron-Core's combined 1F1B, DualPipe's overlapped forward-backward
+  // chunks): it starts when that step starts, and the step after both waits for both.
+  bool with_previous = false;
   bool operator==(const PipelineStep&) const = default;
 };
 
@@ -74,8 +78,15 @@ struct PipelineStep {
 // backward of 0 (the pairs DualPipe overlaps); stages / 2 - h - 1 of a backward of 1, a forward
 // of 1 and a backward of 0; h + 1 of backwards of 1 and 0; stages / 2 - h - 1 backwards of 0.
 // Needs an even stages and an even micro_batches >= 2 x stages (TrainingSpec::micro_batches).
+// With ep_overlap (overlap.ep_comm) the steady phase's forward-backward pairs run merged
+// (PipelineStep::with_previous): 1F1B and interleaved then warm up with one forward more, as
+// Megatron-Core's combined 1F1B does (schedules.py), so that a pair's forward and backward are of
+// different micro-batches (on the last stage they would be the same one); DualPipe merges the
+// pairs its reference implementation overlaps (step 4's two, step 5's forward of 1 and backward of
+// 0) and keeps its order. GPipe has no pairs: its steps run one after another.
 std::vector<PipelineStep> stage_schedule(PipelineSchedule schedule, int stages, int stage,
-                                         int micro_batches, int chunks = 1);
+                                         int micro_batches, int chunks = 1,
+                                         bool ep_overlap = false);
 
 // Calls add(stage, step) for every step of every stage, each stage's in its schedule order.
 // Stages advance in turn; a step is added once the step it needs from a neighbouring virtual
@@ -83,6 +94,6 @@ std::vector<PipelineStep> stage_schedule(PipelineSchedule schedule, int stages, 
 // backward after the next one's backward), which orders the whole iteration topologically.
 // Throws std::logic_error if the schedule deadlocks (none of the three does).
 void run_schedule(PipelineSchedule schedule, int stages, int micro_batches, int chunks,
-                  const std::function<void(int stage, PipelineStep step)>& add);
+                  bool ep_overlap, const std::function<void(int stage, PipelineStep step)>& add);
 
 }  // namespace mfabric::workload::training

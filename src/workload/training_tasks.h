@@ -62,14 +62,15 @@ class TrainingTasks {
     const TaskId ar = overlapped_tp_[static_cast<std::size_t>(x)];
     if (ar >= 0) deps.push_back(ar);
   }
-  // A new pipeline step on the stage's GPUs. With overlap.ep_comm its compute chains to the last
-  // compute of the step before the previous one, not of the previous one: two adjacent steps run
-  // at once, their ops in the order they become ready.
-  void begin_step(int stage);
+  // A new pipeline step on the stage's GPUs. With overlap.ep_comm a step that runs merged with the
+  // one before it (PipelineStep::with_previous) starts where that one started, so that the two
+  // run at once, their ops in the order they become ready; any other step waits for both steps
+  // before it. Without the overlap steps follow each other on the compute stream.
+  void begin_step(int stage, bool with_previous);
 
   // --- a GPU's compute stream ---
   TaskId last_compute(int g) const { return last_compute_[static_cast<std::size_t>(g)]; }
-  // With overlap.ep_comm: the last compute of the other running step.
+  // With overlap.ep_comm: the last compute of the step merged with the current one (-1: none).
   TaskId other_step_last(int g) const { return other_step_last_[static_cast<std::size_t>(g)]; }
   // What GPU g's next compute task waits for besides its data and its stream (handed over once).
   std::vector<TaskId>& pending(int g) { return pending_[static_cast<std::size_t>(g)]; }
@@ -85,9 +86,11 @@ class TrainingTasks {
   TaskGraph graph_;
   int iteration_ = 0;
   std::vector<TaskId> last_compute_;
-  // With overlap.ep_comm: per GPU, the last compute of the step before the current one (the next
-  // step chains to it, two steps back, so that adjacent steps overlap).
+  // With overlap.ep_comm, per GPU: the last compute of the step merged with the current one (-1:
+  // none), and what the current step started after (for a step merged with it).
   std::vector<TaskId> other_step_last_;
+  std::vector<TaskId> step_start_;
+  std::vector<TaskId> step_start_other_;
   // With overlap.tp_comm: per task id, the TP all-reduce pipelined with that compute task (-1:
   // none).
   std::vector<TaskId> overlapped_tp_;

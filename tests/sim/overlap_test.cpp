@@ -111,13 +111,13 @@ TEST(Overlap, GradReduceLeavesOnlyTheFirstLayerAndTheEmbeddingsAtTheEnd) {
 // all-to-alls. Those of micro-batch 0 all take a (dispatch, combine and their backward move the
 // same two byte counts, swapped: one step each way over a full-duplex link), those of micro-batch
 // 1 all take b, both far below 1 ms. Plain: 16 ms + 4a + 4b, then the gradient all-reduce r. With
-// the EP overlap F1 chains to F0, not B0, and the compute stream runs ready ops first come, first
-// served: F0 ends at T = 4 ms + 2a; then B0 lm-head, F1 attention, F1 router (B0's permutation,
-// ready after B0 lm-head, waits behind F1 attention, so B0's combine gradient runs under F1
-// router), B0 experts; F1's permutation, ready after F1 router, waits behind B0 experts, so F1's
-// dispatch starts with B0's dispatch gradient, the two share the links for g, and the stream has
-// nothing ready until they end; then F1 experts, B0 router, B0 attention, F1 lm-head back to back,
-// F1's combine under them, and B1 runs alone, 4 ms + 2b: 16 ms + 2a + 2b + g + r.
+// the EP overlap (Megatron-Core's combined 1F1B) F0 runs alone, then F1 and B0 merged, then B1
+// alone; the compute stream runs ready ops first come, first served. F0 ends at T = 4 ms + 2a;
+// then F1 attention, B0 lm-head, F1 router (B0's permutation, ready after B0 lm-head, waits behind
+// F1 router); F1's dispatch starts with B0's combine gradient, the two share the links for g, and
+// the stream has nothing ready until F1's ends; then F1 experts, B0 experts, F1 lm-head, B0
+// router, B0 attention back to back, F1's combine and B0's dispatch gradient under them; B1 runs
+// alone, 4 ms + 2b: 16 ms + 2a + 2b + g + r.
 TEST(Overlap, EpCommHidesOneStepsAllToAllsUnderTheOthersCompute) {
   TinyJob job("ep_comm");
   const std::string workload =
@@ -147,16 +147,16 @@ TEST(Overlap, EpCommHidesOneStepsAllToAllsUnderTheOthersCompute) {
   ASSERT_LT(b, Time::milliseconds(1));
   EXPECT_EQ(plain.iteration_times[0], Time::milliseconds(16) + a * 4 + b * 4 + r);
   const RunResult overlapped = job.run(workload + ", overlap: {ep_comm: true}");
-  // F1's dispatch and B0's dispatch gradient, at the same time on the same links.
+  // F1's dispatch and B0's combine gradient, at the same time on the same links.
   Time g, g_start, other_start;
   for (const TaskSpan& s : overlapped.spans) {
     const workload::Task& t = job.tasks.at(static_cast<std::size_t>(s.task));
-    if (t.op != workload::Op::Dispatch) continue;
-    if (t.phase == workload::Phase::Forward && t.micro_batch == 1) {
+    const bool forward = t.phase == workload::Phase::Forward;
+    if (t.op == workload::Op::Dispatch && forward && t.micro_batch == 1) {
       g = s.end - s.start;
       g_start = s.start;
     }
-    if (t.phase == workload::Phase::Backward && t.micro_batch == 0) other_start = s.start;
+    if (t.op == workload::Op::Combine && !forward && t.micro_batch == 0) other_start = s.start;
   }
   EXPECT_EQ(g_start, other_start);
   EXPECT_GT(g, std::max(a, b));

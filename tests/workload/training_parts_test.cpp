@@ -67,54 +67,91 @@ TEST(StageSchedule, InterleavedFollowsMegatronsOrder) {
       4);
 }
 
+// With the EP overlap (Megatron-Core's combined 1F1B) the steady phase's forward and backward run
+// merged (`M`: with_previous) and the warm-up has one forward more, so that no pair is one
+// micro-batch's forward and backward: PP 4, 6 micro-batches; stage 0 warms up with 4, the last
+// stage with 1 (without the overlap its first pair would be F(0) B(0)). GPipe has no pairs.
+TEST(StageSchedule, EpOverlapMergesTheSteadyPairsAfterOneMoreWarmUpForward) {
+  const auto M = [](int mb) { return PipelineStep{false, mb, 0, true}; };
+  EXPECT_EQ(stage_schedule(PipelineSchedule::OneFOneB, 4, 0, 6, 1, true),
+            (std::vector<PipelineStep>{F(0), F(1), F(2), F(3), F(4), M(0), F(5), M(1), B(2), B(3),
+                                       B(4), B(5)}));
+  EXPECT_EQ(stage_schedule(PipelineSchedule::OneFOneB, 4, 3, 6, 1, true),
+            (std::vector<PipelineStep>{F(0), F(1), M(0), F(2), M(1), F(3), M(2), F(4), M(3), F(5),
+                                       M(4), B(5)}));
+  // PP 1 (Megatron's no-pipelining case): the first forward alone, then pairs.
+  EXPECT_EQ(stage_schedule(PipelineSchedule::OneFOneB, 1, 0, 3, 1, true),
+            (std::vector<PipelineStep>{F(0), F(1), M(0), F(2), M(1), B(2)}));
+  EXPECT_EQ(stage_schedule(PipelineSchedule::GPipe, 4, 1, 2, 1, true),
+            (std::vector<PipelineStep>{F(0), F(1), B(0), B(1)}));
+  // Interleaved, PP 2, VP 2, 4 micro-batches: stage 1 (the last) warms up with 2 + 1 chunk
+  // forwards, so its first pair is micro-batch 1's forward on chunk 1 with 0's backward there.
+  const auto f = [](int mb, int chunk) { return PipelineStep{true, mb, chunk}; };
+  const auto b = [](int mb, int chunk) { return PipelineStep{false, mb, chunk}; };
+  const auto m = [](int mb, int chunk) { return PipelineStep{false, mb, chunk, true}; };
+  EXPECT_EQ(stage_schedule(PipelineSchedule::Interleaved, 2, 1, 4, 2, true),
+            (std::vector<PipelineStep>{f(0, 0), f(1, 0), f(0, 1), f(1, 1), m(0, 1), f(2, 0),
+                                       m(1, 1), f(3, 0), m(0, 0), f(2, 1), m(1, 0), f(3, 1),
+                                       m(2, 1), b(3, 1), b(2, 0), b(3, 0)}));
+  EXPECT_EQ(stage_schedule(PipelineSchedule::Interleaved, 2, 0, 4, 2, true),
+            (std::vector<PipelineStep>{f(0, 0), f(1, 0), f(0, 1), f(1, 1), f(2, 0), f(3, 0),
+                                       m(0, 1), f(2, 1), m(1, 1), f(3, 1), m(0, 0), b(1, 0),
+                                       b(2, 1), b(3, 1), b(2, 0), b(3, 0)}));
+}
+
 // Every step once, after the step of the neighbouring virtual stage it needs, for each schedule.
 TEST(RunSchedule, InterleavedAddsEveryChunkStepAfterItsNeighbours) {
-  const int stages = 4, m = 8, chunks = 3, virtual_stages = stages * chunks;
-  std::map<std::pair<int, int>, int> forward_at, backward_at;  // (virtual stage, mb) -> position
-  int position = 0;
-  run_schedule(PipelineSchedule::Interleaved, stages, m, chunks, [&](int s, PipelineStep step) {
-    auto& at = step.forward ? forward_at : backward_at;
-    const int v = step.chunk * stages + s;
-    EXPECT_TRUE(at.emplace(std::make_pair(v, step.micro_batch), position++).second);
-  });
-  EXPECT_EQ(position, 2 * virtual_stages * m);
-  for (int v = 0; v < virtual_stages; ++v) {
-    for (int mb = 0; mb < m; ++mb) {
-      if (v > 0) {
-        EXPECT_LT(forward_at.at({v - 1, mb}), forward_at.at({v, mb}));
+  for (const bool ep_overlap : {false, true}) {
+    const int stages = 4, m = 8, chunks = 3, virtual_stages = stages * chunks;
+    std::map<std::pair<int, int>, int> forward_at, backward_at;  // (virtual stage, mb) -> position
+    int position = 0;
+    run_schedule(PipelineSchedule::Interleaved, stages, m, chunks, ep_overlap,
+                 [&](int s, PipelineStep step) {
+                   auto& at = step.forward ? forward_at : backward_at;
+                   const int v = step.chunk * stages + s;
+                   EXPECT_TRUE(at.emplace(std::make_pair(v, step.micro_batch), position++).second);
+                 });
+    EXPECT_EQ(position, 2 * virtual_stages * m);
+    for (int v = 0; v < virtual_stages; ++v) {
+      for (int mb = 0; mb < m; ++mb) {
+        if (v > 0) {
+          EXPECT_LT(forward_at.at({v - 1, mb}), forward_at.at({v, mb}));
+        }
+        if (v < virtual_stages - 1) {
+          EXPECT_LT(backward_at.at({v + 1, mb}), backward_at.at({v, mb}));
+        }
+        EXPECT_LT(forward_at.at({v, mb}), backward_at.at({v, mb}));
       }
-      if (v < virtual_stages - 1) {
-        EXPECT_LT(backward_at.at({v + 1, mb}), backward_at.at({v, mb}));
-      }
-      EXPECT_LT(forward_at.at({v, mb}), backward_at.at({v, mb}));
     }
   }
 }
 
 TEST(RunSchedule, AddsEveryStepOnceAfterTheNeighbouringStepsItNeeds) {
-  for (PipelineSchedule schedule : {PipelineSchedule::OneFOneB, PipelineSchedule::GPipe}) {
-    const int stages = 4, m = 5;
-    std::map<std::pair<int, int>, int> forward_at, backward_at;  // (stage, mb) -> position
-    std::vector<std::vector<PipelineStep>> per_stage(stages);
-    int position = 0;
-    run_schedule(schedule, stages, m, 1, [&](int s, PipelineStep step) {
-      auto& at = step.forward ? forward_at : backward_at;
-      EXPECT_TRUE(at.emplace(std::make_pair(s, step.micro_batch), position++).second);
-      per_stage[static_cast<std::size_t>(s)].push_back(step);
-    });
-    EXPECT_EQ(position, 2 * stages * m);
-    for (int s = 0; s < stages; ++s) {
-      EXPECT_EQ(per_stage[static_cast<std::size_t>(s)], stage_schedule(schedule, stages, s, m));
-      for (int mb = 0; mb < m; ++mb) {
-        if (s > 0) {
-          EXPECT_LT(forward_at.at({s - 1, mb}), forward_at.at({s, mb}));
-        }
-        if (s < stages - 1) {
-          EXPECT_LT(backward_at.at({s + 1, mb}), backward_at.at({s, mb}));
+  for (const bool ep_overlap : {false, true})
+    for (PipelineSchedule schedule : {PipelineSchedule::OneFOneB, PipelineSchedule::GPipe}) {
+      const int stages = 4, m = 5;
+      std::map<std::pair<int, int>, int> forward_at, backward_at;  // (stage, mb) -> position
+      std::vector<std::vector<PipelineStep>> per_stage(stages);
+      int position = 0;
+      run_schedule(schedule, stages, m, 1, ep_overlap, [&](int s, PipelineStep step) {
+        auto& at = step.forward ? forward_at : backward_at;
+        EXPECT_TRUE(at.emplace(std::make_pair(s, step.micro_batch), position++).second);
+        per_stage[static_cast<std::size_t>(s)].push_back(step);
+      });
+      EXPECT_EQ(position, 2 * stages * m);
+      for (int s = 0; s < stages; ++s) {
+        EXPECT_EQ(per_stage[static_cast<std::size_t>(s)],
+                  stage_schedule(schedule, stages, s, m, 1, ep_overlap));
+        for (int mb = 0; mb < m; ++mb) {
+          if (s > 0) {
+            EXPECT_LT(forward_at.at({s - 1, mb}), forward_at.at({s, mb}));
+          }
+          if (s < stages - 1) {
+            EXPECT_LT(backward_at.at({s + 1, mb}), backward_at.at({s, mb}));
+          }
         }
       }
     }
-  }
 }
 
 // DualPipe as DeepSeek's reference implementation orders it, by hand from its eight steps (the
@@ -143,6 +180,13 @@ TEST(StageSchedule, DualPipeFollowsDeepSeeksOrder) {
     EXPECT_EQ(mirrored[i].chunk, 1 - first[i].chunk);
     EXPECT_EQ(mirrored[i].micro_batch, (first[i].micro_batch + 4) % 8);
   }
+  // With the EP overlap, the same order with the pairs the reference implementation overlaps
+  // merged: step 4's F0 B1 and F1 B0, step 5's F1 B0; step 3's B1 F1 and step 6 run alone.
+  const auto m = [](int mb, int d) { return PipelineStep{false, mb, d, true}; };
+  EXPECT_EQ(stage_schedule(PipelineSchedule::DualPipe, 4, 0, 8, 1, true),
+            (std::vector<PipelineStep>{f(0, 0), f(1, 0), f(2, 0), f(4, 1), b(4, 1), f(5, 1),
+                                       f(3, 0), m(5, 1), f(6, 1), m(0, 0), b(6, 1), f(7, 1),
+                                       m(1, 0), b(7, 1), b(2, 0), b(3, 0)}));
 }
 
 // Every step of both directions once, after the neighbouring virtual stage's it needs: direction
@@ -155,7 +199,7 @@ TEST(RunSchedule, DualPipeRunsBothDirectionsWithoutDeadlock) {
     const VirtualPipeline pipeline(PipelineSchedule::DualPipe, stages, 1);
     std::map<std::pair<int, int>, int> forward_at, backward_at;  // (virtual stage, mb) -> position
     int position = 0;
-    run_schedule(PipelineSchedule::DualPipe, stages, m, 1, [&](int s, PipelineStep step) {
+    run_schedule(PipelineSchedule::DualPipe, stages, m, 1, false, [&](int s, PipelineStep step) {
       EXPECT_EQ(step.chunk, step.micro_batch < m / 2 ? 0 : 1);
       const int v = pipeline.virtual_stage(s, step.chunk);
       EXPECT_EQ(pipeline.stage_of(v), s);
@@ -228,18 +272,36 @@ TEST_F(TrainingTasksTest, WhatDependsOnAPipelinedComputeDependsOnItsAllReduceToo
   EXPECT_TRUE(deps.empty());
 }
 
-TEST_F(TrainingTasksTest, EpOverlapChainsEachStepTwoStepsBack) {
+TEST_F(TrainingTasksTest, EpOverlapRunsAMergedPairAtOnceAndTheNextStepAfterBoth) {
   TrainingTasks tasks(p_, layout_, OverlapSpec{.ep_comm = true});
   const int g = tasks.gpu(0, 0);
-  tasks.begin_step(0);
-  const TaskId first = tasks.compute(g, -1, Op::Attention, Phase::Forward, 0, 0, Time::zero());
-  tasks.begin_step(0);
-  const TaskId second = tasks.compute(g, -1, Op::Attention, Phase::Forward, 0, 1, Time::zero());
-  EXPECT_TRUE(deps_of(tasks.graph(), second).empty());  // beside the first step, not after it
-  EXPECT_EQ(tasks.other_step_last(g), first);
-  tasks.begin_step(0);
-  const TaskId third = tasks.compute(g, -1, Op::Attention, Phase::Backward, 0, 0, Time::zero());
-  EXPECT_EQ(deps_of(tasks.graph(), third), (std::vector<TaskId>{first}));
+  const auto step = [&](bool with_previous, Phase phase, int mb) {
+    tasks.begin_step(0, with_previous);
+    const TaskId a = tasks.compute(g, -1, Op::Attention, phase, 0, mb, Time::zero());
+    const TaskId b = tasks.compute(g, -1, Op::Attention, phase, 0, mb, Time::zero());
+    return std::pair{a, b};
+  };
+  const auto warm_up = step(false, Phase::Forward, 0);
+  EXPECT_EQ(tasks.other_step_last(g), -1);
+  // A pair: the forward of 1 after the warm-up's forward, the backward of 0 beside it.
+  const auto forward = step(false, Phase::Forward, 1);
+  EXPECT_EQ(deps_of(tasks.graph(), forward.first), (std::vector<TaskId>{warm_up.second}));
+  const auto backward = step(true, Phase::Backward, 0);
+  EXPECT_EQ(deps_of(tasks.graph(), backward.first), (std::vector<TaskId>{warm_up.second}));
+  EXPECT_EQ(deps_of(tasks.graph(), backward.second), (std::vector<TaskId>{backward.first}));
+  EXPECT_EQ(tasks.other_step_last(g), forward.second);
+  // The next pair waits for both steps of this one, and so does its merged backward.
+  const auto next_forward = step(false, Phase::Forward, 2);
+  EXPECT_EQ(deps_of(tasks.graph(), next_forward.first),
+            (std::vector<TaskId>{forward.second, backward.second}));
+  const auto next_backward = step(true, Phase::Backward, 1);
+  EXPECT_EQ(deps_of(tasks.graph(), next_backward.first),
+            (std::vector<TaskId>{forward.second, backward.second}));
+  // A cool-down backward alone, after both.
+  const auto last = step(false, Phase::Backward, 2);
+  EXPECT_EQ(deps_of(tasks.graph(), last.first),
+            (std::vector<TaskId>{next_forward.second, next_backward.second}));
+  EXPECT_EQ(tasks.other_step_last(g), -1);
 }
 
 TEST_F(TrainingTasksTest, AStagesGpusAreVisitedOnceEachByLocalIndex) {
