@@ -101,10 +101,12 @@ struct BuiltStep {
 std::vector<BuiltStep> build_order(PipelineSchedule schedule, int stages, int chunks,
                                    bool ep_overlap, int micro_batches) {
   std::vector<BuiltStep> order;
-  workload::training::run_schedule(schedule, stages, micro_batches, chunks, ep_overlap,
-                                   [&](int stage, workload::training::PipelineStep step) {
-                                     order.push_back({stage, step});
-                                   });
+  workload::training::run_schedule(
+      schedule, stages, micro_batches, chunks, ep_overlap,
+      [&](int stage, std::span<const workload::training::PipelineStep> steps) {
+        for (const workload::training::PipelineStep& step : steps)
+          order.push_back({stage, step});
+      });
   return order;
 }
 

@@ -252,7 +252,7 @@ class GraphBuilder {
         p_(spec.parallelism),
         virtual_(spec.schedule, spec.parallelism.pp, spec.parallelism.vp),
         m_(spec.micro_batches()),
-        tasks_(spec.parallelism, layout_, spec.overlap),
+        tasks_(spec.parallelism, layout_),
         experts_(spec, trace, m_),
         pipeline_(spec),
         gradients_(spec, layout_),
@@ -299,115 +299,222 @@ class GraphBuilder {
     });
   }
 
+  // A layer's work is built in three parts, each up to and including the issue of an
+  // all-to-all, then what follows it (a dense layer's is all in the first): the units in which
+  // the EP overlap interleaves a merged forward and backward (merged()).
+  static constexpr int kLayerParts = 3;
+
   // One layer's forward for micro-batch mb on every GPU of the stage after `cur`: the forward
   // proper, or its recompute before the layer's backward (Recompute::Full), the same tasks.
   void forward_layer(int stage, std::vector<TaskId>& cur, int layer, int mb) {
+    std::vector<TaskId> gate;
+    for (int part = 0; part < kLayerParts; ++part)
+      forward_layer_part(part, stage, cur, gate, layer, mb);
+  }
+
+  // Part 0: the attention and the router, up to the dispatch; 1: the experts (and shared
+  // experts, from `gate`, the router's input), up to the combine; 2: the permutation's second
+  // half and the TP all-reduce.
+  void forward_layer_part(int part, int stage, std::vector<TaskId>& cur, std::vector<TaskId>& gate,
+                          int layer, int mb) {
     const Phase F = Phase::Forward;
     const bool moe = spec_.model.is_moe_layer(layer);
-    // Context parallelism: every token's keys and values before the attention.
-    cp_exchange(tasks_, spec_, stage, cur, Op::CpKeyValues, F, layer, mb);
-    const Time attn = duration(Op::Attention, layer, F, compute_.attention(F));
-    compute_all(stage, cur, Op::Attention, F, layer, mb, attn);
-    tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
-    if (!moe) {
-      const Time ffn = duration(Op::DenseFfn, layer, F, compute_.dense_ffn(F));
-      compute_all(stage, cur, Op::DenseFfn, F, layer, mb, ffn);
+    if (part == 0) {
+      // Context parallelism: every token's keys and values before the attention.
+      cp_exchange(tasks_, spec_, stage, cur, Op::CpKeyValues, F, layer, mb);
+      const Time attn = duration(Op::Attention, layer, F, compute_.attention(F));
+      compute_all(stage, cur, Op::Attention, F, layer, mb, attn);
       tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
+      if (!moe) {
+        const Time ffn = duration(Op::DenseFfn, layer, F, compute_.dense_ffn(F));
+        compute_all(stage, cur, Op::DenseFfn, F, layer, mb, ffn);
+        tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
+        return;
+      }
+      const Time router = duration(Op::Router, layer, F, compute_.router(F));
+      compute_all(stage, cur, Op::Router, F, layer, mb, router);
+      gate = cur;
+      // The permutation's first half (top-k, sort by expert, gather) feeds the dispatch.
+      compute_all(stage, cur, Op::Permute, F, layer, mb, forward_permute_half(layer));
+      experts_.all_to_all(tasks_, stage, cur, Op::Dispatch, F, layer, mb, /*transposed=*/false);
       return;
     }
-    const Time router = duration(Op::Router, layer, F, compute_.router(F));
-    const Time shared = spec_.model.shared_experts > 0
-                            ? duration(Op::SharedExperts, layer, F, compute_.shared_experts(F))
-                            : Time::zero();
-    compute_all(stage, cur, Op::Router, F, layer, mb, router);
-    const std::vector<TaskId> gate = cur;
-    // The permutation's first half (top-k, sort by expert, gather) feeds the dispatch.
-    const Time permute = half(duration(Op::Permute, layer, F, compute_.permutation(F)));
-    compute_all(stage, cur, Op::Permute, F, layer, mb, permute);
-    experts_.all_to_all(tasks_, stage, cur, Op::Dispatch, F, layer, mb, /*transposed=*/false);
-    // Shared experts need only the gate's input: they run while the dispatch is in flight.
-    if (spec_.model.shared_experts > 0) {
-      tasks_.each_gpu(stage, [&](int g, std::size_t i, int) {
-        tasks_.compute(g, gate[i], Op::SharedExperts, F, layer, mb, shared);
-      });
+    if (!moe) return;
+    if (part == 1) {
+      // Shared experts need only the gate's input: they run while the dispatch is in flight.
+      if (spec_.model.shared_experts > 0) {
+        const Time shared = duration(Op::SharedExperts, layer, F, compute_.shared_experts(F));
+        tasks_.each_gpu(stage, [&](int g, std::size_t i, int) {
+          tasks_.compute(g, gate[i], Op::SharedExperts, F, layer, mb, shared);
+        });
+      }
+      experts(stage, cur, F, layer, mb);
+      experts_.all_to_all(tasks_, stage, cur, Op::Combine, F, layer, mb, /*transposed=*/true);
+      return;
     }
-    experts(stage, cur, F, layer, mb);
-    experts_.all_to_all(tasks_, stage, cur, Op::Combine, F, layer, mb, /*transposed=*/true);
     // Its second half: the weighted scatter back into token order.
-    compute_all(stage, cur, Op::Permute, F, layer, mb, permute);
+    compute_all(stage, cur, Op::Permute, F, layer, mb, forward_permute_half(layer));
     tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
+  }
+
+  Time forward_permute_half(int layer) const {
+    return half(duration(Op::Permute, layer, Phase::Forward, compute_.permutation(Phase::Forward)));
+  }
+
+  // One layer's backward, in the parts of forward_layer_part's: 0 up to the combine's gradient
+  // (with full recomputation the layer's forward again first), 1 the experts up to the
+  // dispatch's gradient, 2 the router, the attention and what follows.
+  void backward_layer_part(int part, int stage, std::vector<TaskId>& cur, int layer, int mb) {
+    const Phase B = Phase::Backward;
+    const bool moe = spec_.model.is_moe_layer(layer);
+    const Time permute =
+        moe ? half(duration(Op::Permute, layer, B, compute_.permutation(B))) : Time::zero();
+    if (part == 0) {
+      // Full recomputation: the layer's forward again, from the input it kept.
+      if (spec_.recompute == Recompute::Full) forward_layer(stage, cur, layer, mb);
+      if (!moe) {
+        const Time ffn = duration(Op::DenseFfn, layer, B, compute_.dense_ffn(B));
+        compute_all(stage, cur, Op::DenseFfn, B, layer, mb, ffn);
+        return;
+      }
+      if (spec_.model.shared_experts > 0) {
+        const Time shared = duration(Op::SharedExperts, layer, B, compute_.shared_experts(B));
+        tasks_.each_gpu(stage, [&](int g, std::size_t i, int) {
+          tasks_.compute(g, cur[i], Op::SharedExperts, B, layer, mb, shared);
+        });
+      }
+      // Gradients retrace the tokens: through the scatter's gradient (a gather) to the experts
+      // (the dispatch matrix), then back and through the gather's gradient.
+      compute_all(stage, cur, Op::Permute, B, layer, mb, permute);
+      experts_.all_to_all(tasks_, stage, cur, Op::Combine, B, layer, mb, /*transposed=*/false);
+      return;
+    }
+    if (part == 1) {
+      if (!moe) return;
+      experts(stage, cur, B, layer, mb);
+      experts_.all_to_all(tasks_, stage, cur, Op::Dispatch, B, layer, mb, /*transposed=*/true);
+      return;
+    }
+    if (moe) {
+      compute_all(stage, cur, Op::Permute, B, layer, mb, permute);
+      const Time router = duration(Op::Router, layer, B, compute_.router(B));
+      compute_all(stage, cur, Op::Router, B, layer, mb, router);
+    }
+    tp_all_reduce(tasks_, spec_, stage, cur, B, layer, mb);
+    // Context parallelism: the keys and values again, and their gradients back to their ranks.
+    cp_exchange(tasks_, spec_, stage, cur, Op::CpKeyValues, B, layer, mb);
+    const Time attn = duration(Op::Attention, layer, B, compute_.attention(B));
+    compute_all(stage, cur, Op::Attention, B, layer, mb, attn);
+    cp_exchange(tasks_, spec_, stage, cur, Op::CpKeyValueGrads, B, layer, mb);
+    // The stage's last backward has finished this layer: with --overlap-grad-reduce its
+    // gradients are reduced now, under the backward of the layers below.
+    if (spec_.overlap.grad_reduce && mb == last_backward_mb()) {
+      gradients_.reduce_layer(tasks_, stage, layer);
+    }
+    tp_all_reduce(tasks_, spec_, stage, cur, B, layer, mb);
+  }
+
+  // A forward or backward step under construction: its virtual stage, micro-batch, the stage's
+  // tasks it continues from, its layers (`next` of `count` built so far) and, for a forward,
+  // the router's input of the layer in progress.
+  struct Walk {
+    int v = 0;
+    int mb = 0;
+    std::vector<TaskId> cur;
+    int first = 0;
+    int count = 0;
+    int next = 0;
+    std::vector<TaskId> gate;
+  };
+
+  Walk start_forward(int stage, int chunk, int mb) {
+    Walk w;
+    w.v = virtual_.virtual_stage(stage, chunk);
+    w.mb = mb;
+    w.cur = pipeline_.forward_input(tasks_, w.v, mb);
+    w.first = layout_.chunk_first_layer(virtual_.layer_chunk(w.v));
+    w.count = layout_.chunk_layers(virtual_.layer_chunk(w.v));
+    return w;
+  }
+  void forward_part(int stage, Walk& w, int part) {
+    forward_layer_part(part, stage, w.cur, w.gate, w.first + w.next, w.mb);
+    if (part == kLayerParts - 1) ++w.next;
+  }
+  void finish_forward(int stage, Walk& w) {
+    while (w.next < w.count) {
+      for (int part = 0; part < kLayerParts; ++part)
+        forward_part(stage, w, part);
+    }
+    if (virtual_.last(w.v)) {
+      const int layer = w.first + w.count - 1;
+      const Time head =
+          duration(Op::LmHead, layer, Phase::Forward, compute_.lm_head(Phase::Forward));
+      compute_all(stage, w.cur, Op::LmHead, Phase::Forward, layer, w.mb, head);
+    }
+    pipeline_.end_forward(tasks_, w.v, w.mb, w.cur);
+  }
+
+  // The last virtual stage starts from its own loss; the others from the gradient the next one
+  // sent. That the forward of this micro-batch is done follows from the compute stream's order
+  // (a merged pair's forward is of another micro-batch).
+  Walk start_backward(int stage, int chunk, int mb) {
+    Walk w;
+    w.v = virtual_.virtual_stage(stage, chunk);
+    w.mb = mb;
+    w.cur = pipeline_.backward_input(w.v, mb);
+    w.first = layout_.chunk_first_layer(virtual_.layer_chunk(w.v));
+    w.count = layout_.chunk_layers(virtual_.layer_chunk(w.v));
+    if (virtual_.last(w.v)) {
+      const int layer = w.first + w.count - 1;
+      const Time head =
+          duration(Op::LmHead, layer, Phase::Backward, compute_.lm_head(Phase::Backward));
+      compute_all(stage, w.cur, Op::LmHead, Phase::Backward, layer, mb, head);
+    }
+    return w;
+  }
+  // Layers run from the chunk's last down.
+  void backward_part(int stage, Walk& w, int part) {
+    backward_layer_part(part, stage, w.cur, w.first + w.count - 1 - w.next, w.mb);
+    if (part == kLayerParts - 1) ++w.next;
+  }
+  void finish_backward(int stage, Walk& w) {
+    while (w.next < w.count) {
+      for (int part = 0; part < kLayerParts; ++part)
+        backward_part(stage, w, part);
+    }
+    pipeline_.end_backward(tasks_, w.v, w.mb, w.cur);
   }
 
   // The forward of micro-batch mb on model chunk `chunk` of `stage` (virtual stage chunk x PP +
   // stage).
-  void forward(int stage, int chunk, int mb, bool with_previous) {
-    tasks_.begin_step(stage, with_previous);
-    const int v = virtual_.virtual_stage(stage, chunk);
-    std::vector<TaskId> cur = pipeline_.forward_input(tasks_, v, mb);
-    const int first = layout_.chunk_first_layer(virtual_.layer_chunk(v));
-    const int count = layout_.chunk_layers(virtual_.layer_chunk(v));
-    const Phase F = Phase::Forward;
-    for (int layer = first; layer < first + count; ++layer)
-      forward_layer(stage, cur, layer, mb);
-    if (virtual_.last(v)) {
-      const Time head = duration(Op::LmHead, first + count - 1, F, compute_.lm_head(F));
-      compute_all(stage, cur, Op::LmHead, F, first + count - 1, mb, head);
-    }
-    pipeline_.end_forward(tasks_, v, mb, cur);
+  void forward(int stage, int chunk, int mb) {
+    Walk w = start_forward(stage, chunk, mb);
+    finish_forward(stage, w);
   }
 
-  void backward(int stage, int chunk, int mb, bool with_previous) {
-    // The last virtual stage starts from its own loss; the others from the gradient the next one
-    // sent. That the forward of this micro-batch is done follows from the compute stream's order
-    // (a merged pair's forward is of another micro-batch).
-    tasks_.begin_step(stage, with_previous);
-    const int v = virtual_.virtual_stage(stage, chunk);
-    std::vector<TaskId> cur = pipeline_.backward_input(v, mb);
-    const int first = layout_.chunk_first_layer(virtual_.layer_chunk(v));
-    const int count = layout_.chunk_layers(virtual_.layer_chunk(v));
-    const Phase B = Phase::Backward;
-    if (virtual_.last(v)) {
-      const Time head = duration(Op::LmHead, first + count - 1, B, compute_.lm_head(B));
-      compute_all(stage, cur, Op::LmHead, B, first + count - 1, mb, head);
-    }
-    for (int layer = first + count - 1; layer >= first; --layer) {
-      // Full recomputation: the layer's forward again, from the input it kept.
-      if (spec_.recompute == Recompute::Full) forward_layer(stage, cur, layer, mb);
-      if (spec_.model.is_moe_layer(layer)) {
-        if (spec_.model.shared_experts > 0) {
-          const Time shared = duration(Op::SharedExperts, layer, B, compute_.shared_experts(B));
-          tasks_.each_gpu(stage, [&](int g, std::size_t i, int) {
-            tasks_.compute(g, cur[i], Op::SharedExperts, B, layer, mb, shared);
-          });
-        }
-        // Gradients retrace the tokens: through the scatter's gradient (a gather) to the experts
-        // (the dispatch matrix), then back and through the gather's gradient.
-        const Time permute = half(duration(Op::Permute, layer, B, compute_.permutation(B)));
-        compute_all(stage, cur, Op::Permute, B, layer, mb, permute);
-        experts_.all_to_all(tasks_, stage, cur, Op::Combine, B, layer, mb, /*transposed=*/false);
-        experts(stage, cur, B, layer, mb);
-        experts_.all_to_all(tasks_, stage, cur, Op::Dispatch, B, layer, mb, /*transposed=*/true);
-        compute_all(stage, cur, Op::Permute, B, layer, mb, permute);
-        const Time router = duration(Op::Router, layer, B, compute_.router(B));
-        compute_all(stage, cur, Op::Router, B, layer, mb, router);
-      } else {
-        const Time ffn = duration(Op::DenseFfn, layer, B, compute_.dense_ffn(B));
-        compute_all(stage, cur, Op::DenseFfn, B, layer, mb, ffn);
+  void backward(int stage, int chunk, int mb) {
+    Walk w = start_backward(stage, chunk, mb);
+    finish_backward(stage, w);
+  }
+
+  // A forward and a backward merged (the EP overlap: Megatron-Core's combined 1F1B, DualPipe's
+  // overlapped chunks): layer by layer, the forward's from the chunk's first and the backward's
+  // from its last, their parts in the order Megatron-Core and DeepSeek (V3 report, Figure 4)
+  // run them on a GPU's compute stream, so that each all-to-all is in flight under the other
+  // step's compute: the backward up to the combine's gradient, the forward's attention up to the
+  // dispatch, the backward's experts, the forward's experts, the backward's attention, the
+  // forward's permutation; the layers one of them has beyond the other's then run alone.
+  void merged(int stage, const PipelineStep& f, const PipelineStep& b) {
+    Walk fw = start_forward(stage, f.chunk, f.micro_batch);
+    Walk bw = start_backward(stage, b.chunk, b.micro_batch);
+    while (fw.next < fw.count && bw.next < bw.count) {
+      for (int part = 0; part < kLayerParts; ++part) {
+        backward_part(stage, bw, part);
+        forward_part(stage, fw, part);
       }
-      tp_all_reduce(tasks_, spec_, stage, cur, B, layer, mb);
-      // Context parallelism: the keys and values again, and their gradients back to their ranks.
-      cp_exchange(tasks_, spec_, stage, cur, Op::CpKeyValues, B, layer, mb);
-      const Time attn = duration(Op::Attention, layer, B, compute_.attention(B));
-      compute_all(stage, cur, Op::Attention, B, layer, mb, attn);
-      cp_exchange(tasks_, spec_, stage, cur, Op::CpKeyValueGrads, B, layer, mb);
-      // The stage's last backward has finished this layer: with --overlap-grad-reduce its
-      // gradients are reduced now, under the backward of the layers below.
-      if (spec_.overlap.grad_reduce && mb == last_backward_mb()) {
-        gradients_.reduce_layer(tasks_, stage, layer);
-      }
-      tp_all_reduce(tasks_, spec_, stage, cur, B, layer, mb);
     }
-    pipeline_.end_backward(tasks_, v, mb, cur);
+    finish_forward(stage, fw);
+    finish_backward(stage, bw);
   }
 
   // Seconds per token-expert pair when the calibration states expert compute as measured, 0 when
@@ -431,11 +538,13 @@ class GraphBuilder {
     experts_.new_iteration();
     pipeline_.new_iteration();
     training::run_schedule(spec_.schedule, p_.pp, m_, p_.vp, spec_.overlap.ep_comm,
-                           [&](int stage, PipelineStep step) {
-                             if (step.forward) {
-                               forward(stage, step.chunk, step.micro_batch, step.with_previous);
+                           [&](int stage, std::span<const PipelineStep> steps) {
+                             if (steps.size() == 2) {
+                               merged(stage, steps[0], steps[1]);
+                             } else if (steps[0].forward) {
+                               forward(stage, steps[0].chunk, steps[0].micro_batch);
                              } else {
-                               backward(stage, step.chunk, step.micro_batch, step.with_previous);
+                               backward(stage, steps[0].chunk, steps[0].micro_batch);
                              }
                            });
     if (virtual_.dual()) {

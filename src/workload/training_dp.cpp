@@ -48,7 +48,6 @@ void GradientReduction::reduce_gradients(TrainingTasks& tasks, int stage, std::i
     std::vector<TaskId> deps;
     for (int g : members) {
       deps.push_back(tasks.last_compute(g));
-      if (spec_.overlap.ep_comm) deps.push_back(tasks.other_step_last(g));
     }
     std::vector<std::int32_t> group(members.begin(), members.end());
     const TaskId id = tasks.collective(
@@ -107,9 +106,6 @@ void GradientReduction::reduce_stage(TrainingTasks& tasks, int stage) {
     auto& to = tasks.pending(g);
     to.insert(to.end(), from.begin(), from.end());
     from.clear();
-    // The other running step's last compute too, so that nothing of this iteration is left
-    // behind the next one's first compute.
-    if (spec_.overlap.ep_comm) to.push_back(tasks.other_step_last(g));
   });
 }
 

@@ -111,7 +111,8 @@ std::vector<PipelineStep> stage_schedule(PipelineSchedule schedule, int stages, 
 }
 
 void run_schedule(PipelineSchedule schedule, int stages, int micro_batches, int chunks,
-                  bool ep_overlap, const std::function<void(int stage, PipelineStep step)>& add) {
+                  bool ep_overlap,
+                  const std::function<void(int stage, std::span<const PipelineStep> steps)>& add) {
   const auto n = static_cast<std::size_t>(stages);
   const VirtualPipeline pipeline(schedule, stages, chunks);
   const int virtual_stages = pipeline.virtual_stages();
@@ -124,6 +125,17 @@ void run_schedule(PipelineSchedule schedule, int stages, int micro_batches, int 
       static_cast<std::size_t>(virtual_stages),
       std::vector<char>(static_cast<std::size_t>(micro_batches), 0));
   auto bwd_done = fwd_done;
+  const auto ready = [&](int s, const PipelineStep& step) {
+    const int v = pipeline.virtual_stage(s, step.chunk);
+    const auto vi = static_cast<std::size_t>(v);
+    const auto mbi = static_cast<std::size_t>(step.micro_batch);
+    return step.forward ? (pipeline.first(v) || fwd_done[vi - 1][mbi])
+                        : (pipeline.last(v) || bwd_done[vi + 1][mbi]);
+  };
+  const auto done = [&](int s, const PipelineStep& step) {
+    const auto vi = static_cast<std::size_t>(pipeline.virtual_stage(s, step.chunk));
+    (step.forward ? fwd_done : bwd_done)[vi][static_cast<std::size_t>(step.micro_batch)] = 1;
+  };
   bool progress = true;
   while (progress) {
     progress = false;
@@ -132,16 +144,16 @@ void run_schedule(PipelineSchedule schedule, int stages, int micro_batches, int 
       auto& at = pos[si];
       const auto& steps = order[si];
       while (at < steps.size()) {
-        const PipelineStep step = steps[at];
-        const auto mbi = static_cast<std::size_t>(step.micro_batch);
-        const int v = pipeline.virtual_stage(s, step.chunk);
-        const auto vi = static_cast<std::size_t>(v);
-        const bool ready = step.forward ? (pipeline.first(v) || fwd_done[vi - 1][mbi])
-                                        : (pipeline.last(v) || bwd_done[vi + 1][mbi]);
-        if (!ready) break;
-        add(s, step);
-        (step.forward ? fwd_done : bwd_done)[vi][mbi] = 1;
-        ++at;
+        // A step and the one merged with it, if any.
+        const std::size_t take = at + 1 < steps.size() && steps[at + 1].with_previous ? 2 : 1;
+        bool can = true;
+        for (std::size_t k = at; k < at + take; ++k)
+          can = can && ready(s, steps[k]);
+        if (!can) break;
+        add(s, std::span<const PipelineStep>(steps.data() + at, take));
+        for (std::size_t k = at; k < at + take; ++k)
+          done(s, steps[k]);
+        at += take;
         progress = true;
       }
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "workload/training.h"
@@ -88,12 +89,15 @@ std::vector<PipelineStep> stage_schedule(PipelineSchedule schedule, int stages, 
                                          int micro_batches, int chunks = 1,
                                          bool ep_overlap = false);
 
-// Calls add(stage, step) for every step of every stage, each stage's in its schedule order.
-// Stages advance in turn; a step is added once the step it needs from a neighbouring virtual
-// stage has been (a forward after the previous virtual stage's forward of its micro-batch, a
-// backward after the next one's backward), which orders the whole iteration topologically.
-// Throws std::logic_error if the schedule deadlocks (none of the three does).
+// Calls add(stage, steps) for every step of every stage, each stage's in its schedule order:
+// `steps` is one step, or with ep_overlap a forward and the backward merged with it
+// (PipelineStep::with_previous), added together once both can be. Stages advance in turn; a step
+// is added once the step it needs from a neighbouring virtual stage has been (a forward after the
+// previous virtual stage's forward of its micro-batch, a backward after the next one's backward),
+// which orders the whole iteration topologically. Throws std::logic_error if the schedule
+// deadlocks (none does).
 void run_schedule(PipelineSchedule schedule, int stages, int micro_batches, int chunks,
-                  bool ep_overlap, const std::function<void(int stage, PipelineStep step)>& add);
+                  bool ep_overlap,
+                  const std::function<void(int stage, std::span<const PipelineStep> steps)>& add);
 
 }  // namespace mfabric::workload::training

@@ -5,16 +5,11 @@
 
 namespace mfabric::workload::training {
 
-TrainingTasks::TrainingTasks(const ParallelismSpec& p, const RankLayout& layout,
-                             const OverlapSpec& overlap)
+TrainingTasks::TrainingTasks(const ParallelismSpec& p, const RankLayout& layout)
     : p_(p),
       layout_(layout),
-      ep_overlap_(overlap.ep_comm),
       graph_(p.gpus()),
       last_compute_(static_cast<std::size_t>(p.gpus()), -1),
-      other_step_last_(static_cast<std::size_t>(p.gpus()), -1),
-      step_start_(static_cast<std::size_t>(p.gpus()), -1),
-      step_start_other_(static_cast<std::size_t>(p.gpus()), -1),
       pending_(static_cast<std::size_t>(p.gpus())) {}
 
 TaskId TrainingTasks::add(const Task& t, std::vector<TaskId>& deps) {
@@ -76,25 +71,6 @@ void TrainingTasks::pipeline_with(TaskId x, TaskId all_reduce) {
   const auto i = static_cast<std::size_t>(x);
   if (overlapped_tp_.size() <= i) overlapped_tp_.resize(i + 1, -1);
   overlapped_tp_[i] = all_reduce;
-}
-
-void TrainingTasks::begin_step(int stage, bool with_previous) {
-  if (!ep_overlap_) return;
-  each_gpu(stage, [&](int g, std::size_t, int) {
-    const auto i = static_cast<std::size_t>(g);
-    if (with_previous) {
-      // The partner starts from what the step before it started from.
-      other_step_last_[i] = last_compute_[i];
-      last_compute_[i] = step_start_[i];
-      if (step_start_other_[i] >= 0) pending_[i].push_back(step_start_other_[i]);
-    } else {
-      // After both steps of a merged pair (the stream's last compute and the other's).
-      step_start_[i] = last_compute_[i];
-      step_start_other_[i] = other_step_last_[i];
-      if (other_step_last_[i] >= 0) pending_[i].push_back(other_step_last_[i]);
-      other_step_last_[i] = -1;
-    }
-  });
 }
 
 }  // namespace mfabric::workload::training

@@ -2,8 +2,8 @@
 // builder adds its tasks through: a task stamped with its place in the iteration, its
 // dependencies sorted and without repeats, each GPU's compute stream in schedule order, the
 // dependencies the stream's next compute waits for besides, and under overlap the tasks that
-// stand for each other (a compute task and the TP all-reduce pipelined with it; adjacent
-// pipeline steps). Also the geometry of a pipeline stage's GPUs. Internal to the builder.
+// stand for each other (a compute task and the TP all-reduce pipelined with it). Also the
+// geometry of a pipeline stage's GPUs. Internal to the builder.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +19,7 @@ namespace mfabric::workload::training {
 
 class TrainingTasks {
  public:
-  TrainingTasks(const ParallelismSpec& p, const RankLayout& layout, const OverlapSpec& overlap);
+  TrainingTasks(const ParallelismSpec& p, const RankLayout& layout);
 
   TaskGraph& graph() { return graph_; }
   TaskGraph take_graph() { return std::move(graph_); }
@@ -62,16 +62,9 @@ class TrainingTasks {
     const TaskId ar = overlapped_tp_[static_cast<std::size_t>(x)];
     if (ar >= 0) deps.push_back(ar);
   }
-  // A new pipeline step on the stage's GPUs. With overlap.ep_comm a step that runs merged with the
-  // one before it (PipelineStep::with_previous) starts where that one started, so that the two
-  // run at once, their ops in the order they become ready; any other step waits for both steps
-  // before it. Without the overlap steps follow each other on the compute stream.
-  void begin_step(int stage, bool with_previous);
 
   // --- a GPU's compute stream ---
   TaskId last_compute(int g) const { return last_compute_[static_cast<std::size_t>(g)]; }
-  // With overlap.ep_comm: the last compute of the step merged with the current one (-1: none).
-  TaskId other_step_last(int g) const { return other_step_last_[static_cast<std::size_t>(g)]; }
   // What GPU g's next compute task waits for besides its data and its stream (handed over once).
   std::vector<TaskId>& pending(int g) { return pending_[static_cast<std::size_t>(g)]; }
 
@@ -82,15 +75,9 @@ class TrainingTasks {
 
   ParallelismSpec p_;
   const RankLayout& layout_;
-  bool ep_overlap_;
   TaskGraph graph_;
   int iteration_ = 0;
   std::vector<TaskId> last_compute_;
-  // With overlap.ep_comm, per GPU: the last compute of the step merged with the current one (-1:
-  // none), and what the current step started after (for a step merged with it).
-  std::vector<TaskId> other_step_last_;
-  std::vector<TaskId> step_start_;
-  std::vector<TaskId> step_start_other_;
   // With overlap.tp_comm: per task id, the TP all-reduce pipelined with that compute task (-1:
   // none).
   std::vector<TaskId> overlapped_tp_;

@@ -112,12 +112,12 @@ TEST(Overlap, GradReduceLeavesOnlyTheFirstLayerAndTheEmbeddingsAtTheEnd) {
 // same two byte counts, swapped: one step each way over a full-duplex link), those of micro-batch
 // 1 all take b, both far below 1 ms. Plain: 16 ms + 4a + 4b, then the gradient all-reduce r. With
 // the EP overlap (Megatron-Core's combined 1F1B) F0 runs alone, then F1 and B0 merged, then B1
-// alone; the compute stream runs ready ops first come, first served. F0 ends at T = 4 ms + 2a;
-// then F1 attention, B0 lm-head, F1 router (B0's permutation, ready after B0 lm-head, waits behind
-// F1 router); F1's dispatch starts with B0's combine gradient, the two share the links for g, and
-// the stream has nothing ready until F1's ends; then F1 experts, B0 experts, F1 lm-head, B0
-// router, B0 attention back to back, F1's combine and B0's dispatch gradient under them; B1 runs
-// alone, 4 ms + 2b: 16 ms + 2a + 2b + g + r.
+// alone. The merged pair runs in Megatron-Core's order: B0's lm-head and its permutation, whose
+// combine gradient then runs under F1's attention; F1's attention and router, whose dispatch runs
+// under B0's experts; F1's experts, under which B0's dispatch gradient runs; B0's router and
+// attention, under which F1's combine runs; F1's permutation and lm-head. The pair is its 8 ms of
+// compute with every all-to-all hidden: F0 ends at 4 ms + 2a, the pair 8 ms later, B1 takes
+// 4 ms + 2b: 16 ms + 2a + 2b + r.
 TEST(Overlap, EpCommHidesOneStepsAllToAllsUnderTheOthersCompute) {
   TinyJob job("ep_comm");
   const std::string workload =
@@ -147,21 +147,28 @@ TEST(Overlap, EpCommHidesOneStepsAllToAllsUnderTheOthersCompute) {
   ASSERT_LT(b, Time::milliseconds(1));
   EXPECT_EQ(plain.iteration_times[0], Time::milliseconds(16) + a * 4 + b * 4 + r);
   const RunResult overlapped = job.run(workload + ", overlap: {ep_comm: true}");
-  // F1's dispatch and B0's combine gradient, at the same time on the same links.
-  Time g, g_start, other_start;
+  // Each all-to-all of the pair starts under the other step's compute op of the order above.
+  Time f0_end, combine_grad_start, f1_dispatch_start, b0_experts_start, b0_experts_end;
   for (const TaskSpan& s : overlapped.spans) {
     const workload::Task& t = job.tasks.at(static_cast<std::size_t>(s.task));
     const bool forward = t.phase == workload::Phase::Forward;
-    if (t.op == workload::Op::Dispatch && forward && t.micro_batch == 1) {
-      g = s.end - s.start;
-      g_start = s.start;
+    if (t.op == workload::Op::LmHead && forward && t.micro_batch == 0) f0_end = s.end;
+    if (t.op == workload::Op::Combine && !forward && t.micro_batch == 0) {
+      combine_grad_start = s.start;
     }
-    if (t.op == workload::Op::Combine && !forward && t.micro_batch == 0) other_start = s.start;
+    if (t.op == workload::Op::Dispatch && forward && t.micro_batch == 1) {
+      f1_dispatch_start = s.start;
+    }
+    if (t.op == workload::Op::Experts && !forward && t.micro_batch == 0 && t.gpu == 0) {
+      b0_experts_start = s.start;
+      b0_experts_end = s.end;
+    }
   }
-  EXPECT_EQ(g_start, other_start);
-  EXPECT_GT(g, std::max(a, b));
-  EXPECT_LE(g, a + b);
-  EXPECT_EQ(overlapped.iteration_times[0], Time::milliseconds(16) + a * 2 + b * 2 + g + r);
+  EXPECT_EQ(f0_end, Time::milliseconds(4) + a * 2);
+  EXPECT_EQ(combine_grad_start, f0_end + Time::milliseconds(1));  // after B0's lm-head
+  EXPECT_EQ(f1_dispatch_start, f0_end + Time::milliseconds(3));   // after F1's router
+  EXPECT_EQ(b0_experts_start, f1_dispatch_start);
+  EXPECT_EQ(overlapped.iteration_times[0], Time::milliseconds(16) + a * 2 + b * 2 + r);
   EXPECT_EQ(plain.transfers.bytes_delivered, overlapped.transfers.bytes_delivered);
 }
 

@@ -105,12 +105,15 @@ TEST(RunSchedule, InterleavedAddsEveryChunkStepAfterItsNeighbours) {
     const int stages = 4, m = 8, chunks = 3, virtual_stages = stages * chunks;
     std::map<std::pair<int, int>, int> forward_at, backward_at;  // (virtual stage, mb) -> position
     int position = 0;
-    run_schedule(PipelineSchedule::Interleaved, stages, m, chunks, ep_overlap,
-                 [&](int s, PipelineStep step) {
-                   auto& at = step.forward ? forward_at : backward_at;
-                   const int v = step.chunk * stages + s;
-                   EXPECT_TRUE(at.emplace(std::make_pair(v, step.micro_batch), position++).second);
-                 });
+    run_schedule(
+        PipelineSchedule::Interleaved, stages, m, chunks, ep_overlap,
+        [&](int s, std::span<const PipelineStep> steps) {
+          for (const PipelineStep& step : steps) {
+            auto& at = step.forward ? forward_at : backward_at;
+            const int v = step.chunk * stages + s;
+            EXPECT_TRUE(at.emplace(std::make_pair(v, step.micro_batch), position++).second);
+          }
+        });
     EXPECT_EQ(position, 2 * virtual_stages * m);
     for (int v = 0; v < virtual_stages; ++v) {
       for (int mb = 0; mb < m; ++mb) {
@@ -133,11 +136,14 @@ TEST(RunSchedule, AddsEveryStepOnceAfterTheNeighbouringStepsItNeeds) {
       std::map<std::pair<int, int>, int> forward_at, backward_at;  // (stage, mb) -> position
       std::vector<std::vector<PipelineStep>> per_stage(stages);
       int position = 0;
-      run_schedule(schedule, stages, m, 1, ep_overlap, [&](int s, PipelineStep step) {
-        auto& at = step.forward ? forward_at : backward_at;
-        EXPECT_TRUE(at.emplace(std::make_pair(s, step.micro_batch), position++).second);
-        per_stage[static_cast<std::size_t>(s)].push_back(step);
-      });
+      run_schedule(
+          schedule, stages, m, 1, ep_overlap, [&](int s, std::span<const PipelineStep> steps) {
+            for (const PipelineStep& step : steps) {
+              auto& at = step.forward ? forward_at : backward_at;
+              EXPECT_TRUE(at.emplace(std::make_pair(s, step.micro_batch), position++).second);
+              per_stage[static_cast<std::size_t>(s)].push_back(step);
+            }
+          });
       EXPECT_EQ(position, 2 * stages * m);
       for (int s = 0; s < stages; ++s) {
         EXPECT_EQ(per_stage[static_cast<std::size_t>(s)],
@@ -199,13 +205,17 @@ TEST(RunSchedule, DualPipeRunsBothDirectionsWithoutDeadlock) {
     const VirtualPipeline pipeline(PipelineSchedule::DualPipe, stages, 1);
     std::map<std::pair<int, int>, int> forward_at, backward_at;  // (virtual stage, mb) -> position
     int position = 0;
-    run_schedule(PipelineSchedule::DualPipe, stages, m, 1, false, [&](int s, PipelineStep step) {
-      EXPECT_EQ(step.chunk, step.micro_batch < m / 2 ? 0 : 1);
-      const int v = pipeline.virtual_stage(s, step.chunk);
-      EXPECT_EQ(pipeline.stage_of(v), s);
-      auto& at = step.forward ? forward_at : backward_at;
-      EXPECT_TRUE(at.emplace(std::make_pair(v, step.micro_batch), position++).second);
-    });
+    run_schedule(
+        PipelineSchedule::DualPipe, stages, m, 1, true,
+        [&](int s, std::span<const PipelineStep> steps) {
+          for (const PipelineStep& step : steps) {
+            EXPECT_EQ(step.chunk, step.micro_batch < m / 2 ? 0 : 1);
+            const int v = pipeline.virtual_stage(s, step.chunk);
+            EXPECT_EQ(pipeline.stage_of(v), s);
+            auto& at = step.forward ? forward_at : backward_at;
+            EXPECT_TRUE(at.emplace(std::make_pair(v, step.micro_batch), position++).second);
+          }
+        });
     ASSERT_EQ(position, 2 * stages * m) << stages << " stages";
     for (const auto& [key, at] : forward_at) {
       const auto [v, mb] = key;
@@ -228,7 +238,7 @@ class TrainingTasksTest : public ::testing::Test {
 };
 
 TEST_F(TrainingTasksTest, ComputeChainsToTheGpusPreviousComputeAndItsPendingDependencies) {
-  TrainingTasks tasks(p_, layout_, {});
+  TrainingTasks tasks(p_, layout_);
   const TaskId a = tasks.compute(0, -1, Op::Attention, Phase::Forward, 0, 0, Time::microseconds(1));
   EXPECT_TRUE(deps_of(tasks.graph(), a).empty());
   const TaskId other = tasks.compute(1, -1, Op::Attention, Phase::Forward, 0, 0, Time::zero());
@@ -243,7 +253,7 @@ TEST_F(TrainingTasksTest, ComputeChainsToTheGpusPreviousComputeAndItsPendingDepe
 }
 
 TEST_F(TrainingTasksTest, TasksAreStampedWithTheirIteration) {
-  TrainingTasks tasks(p_, layout_, {});
+  TrainingTasks tasks(p_, layout_);
   tasks.set_iteration(3);
   const TaskId t = tasks.p2p(0, 4, Op::PpActivation, Phase::Forward, 2, Bytes(64), -1);
   const Task& task = tasks.graph().task(t);
@@ -256,7 +266,7 @@ TEST_F(TrainingTasksTest, TasksAreStampedWithTheirIteration) {
 }
 
 TEST_F(TrainingTasksTest, WhatDependsOnAPipelinedComputeDependsOnItsAllReduceToo) {
-  TrainingTasks tasks(p_, layout_, {});
+  TrainingTasks tasks(p_, layout_);
   const TaskId x = tasks.compute(0, -1, Op::Attention, Phase::Forward, 0, 0, Time::zero());
   const TaskId ar = tasks.collective(CollectiveKind::AllReduce, Op::TpAllReduce, Traffic::TP,
                                      Phase::Forward, 0, 0, {0, 1}, Bytes(64), -1, {});
@@ -272,40 +282,8 @@ TEST_F(TrainingTasksTest, WhatDependsOnAPipelinedComputeDependsOnItsAllReduceToo
   EXPECT_TRUE(deps.empty());
 }
 
-TEST_F(TrainingTasksTest, EpOverlapRunsAMergedPairAtOnceAndTheNextStepAfterBoth) {
-  TrainingTasks tasks(p_, layout_, OverlapSpec{.ep_comm = true});
-  const int g = tasks.gpu(0, 0);
-  const auto step = [&](bool with_previous, Phase phase, int mb) {
-    tasks.begin_step(0, with_previous);
-    const TaskId a = tasks.compute(g, -1, Op::Attention, phase, 0, mb, Time::zero());
-    const TaskId b = tasks.compute(g, -1, Op::Attention, phase, 0, mb, Time::zero());
-    return std::pair{a, b};
-  };
-  const auto warm_up = step(false, Phase::Forward, 0);
-  EXPECT_EQ(tasks.other_step_last(g), -1);
-  // A pair: the forward of 1 after the warm-up's forward, the backward of 0 beside it.
-  const auto forward = step(false, Phase::Forward, 1);
-  EXPECT_EQ(deps_of(tasks.graph(), forward.first), (std::vector<TaskId>{warm_up.second}));
-  const auto backward = step(true, Phase::Backward, 0);
-  EXPECT_EQ(deps_of(tasks.graph(), backward.first), (std::vector<TaskId>{warm_up.second}));
-  EXPECT_EQ(deps_of(tasks.graph(), backward.second), (std::vector<TaskId>{backward.first}));
-  EXPECT_EQ(tasks.other_step_last(g), forward.second);
-  // The next pair waits for both steps of this one, and so does its merged backward.
-  const auto next_forward = step(false, Phase::Forward, 2);
-  EXPECT_EQ(deps_of(tasks.graph(), next_forward.first),
-            (std::vector<TaskId>{forward.second, backward.second}));
-  const auto next_backward = step(true, Phase::Backward, 1);
-  EXPECT_EQ(deps_of(tasks.graph(), next_backward.first),
-            (std::vector<TaskId>{forward.second, backward.second}));
-  // A cool-down backward alone, after both.
-  const auto last = step(false, Phase::Backward, 2);
-  EXPECT_EQ(deps_of(tasks.graph(), last.first),
-            (std::vector<TaskId>{next_forward.second, next_backward.second}));
-  EXPECT_EQ(tasks.other_step_last(g), -1);
-}
-
 TEST_F(TrainingTasksTest, AStagesGpusAreVisitedOnceEachByLocalIndex) {
-  TrainingTasks tasks(p_, layout_, {});
+  TrainingTasks tasks(p_, layout_);
   EXPECT_EQ(tasks.stage_gpus(), 4);
   std::vector<int> seen(4, -1);
   tasks.each_gpu(1, [&](int g, std::size_t i, int ep) {
