@@ -4,7 +4,9 @@
 
 #include <map>
 #include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "workload/calibration.h"
@@ -98,6 +100,43 @@ TEST(TrainingGraph, FullRecomputationRunsEachLayersForwardAgainBeforeItsBackward
   const WorkloadSummary b = summarize(spec, none);
   for (std::size_t s = 0; s < a.compute_s_per_stage.size(); ++s)
     EXPECT_GT(a.compute_s_per_stage[s], b.compute_s_per_stage[s]) << "stage " << s;
+}
+
+// The EP overlap on one stage (PP 1, EP 2), 2 micro-batches: F0 alone, F1 merged with B0, B1
+// alone. The pair's compute on a GPU, by hand from Megatron-Core's order (docs/workload.md,
+// "Overlap"): B0's LM head, then layer by layer (B0 from layer 3 down, F1 from layer 0 up) the
+// backward up to its combine gradient (its permutation), the forward up to its dispatch
+// (attention, router, permutation; a dense layer all of it), the backward's experts, the
+// forward's experts, the backward's permutation, router and attention (a dense layer's
+// attention), the forward's permutation; then F1's LM head.
+TEST(TrainingGraph, EpOverlapRunsAMergedPairsPartsInMegatronsOrder) {
+  TrainingSpec spec = testing::tiny_job(paper_parallelism(1, 1, 2, 1), 4, 2, 16, 4);
+  spec.overlap.ep_comm = true;
+  ASSERT_EQ(spec.micro_batches(), 2);
+  const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 7));
+  std::vector<std::string> pair;
+  for (const Task& t : g.tasks()) {
+    if (t.kind != TaskKind::Compute || t.gpu != 0) continue;
+    const bool forward = t.phase == Phase::Forward;
+    if (forward != (t.micro_batch == 1)) continue;  // F1 and B0 only
+    pair.push_back(std::string(forward ? "F " : "B ") + to_string(t.op) + " " +
+                   std::to_string(t.layer));
+  }
+  const std::vector<std::string> expected{
+      "B lm-head 3",
+      // layers 3 (backward) and 0 (forward, dense)
+      "B permute 3", "F attention 0", "F dense-ffn 0", "B experts 3", "B permute 3", "B router 3",
+      "B attention 3",
+      // layers 2 and 1
+      "B permute 2", "F attention 1", "F router 1", "F permute 1", "B experts 2", "F experts 1",
+      "B permute 2", "B router 2", "B attention 2", "F permute 1",
+      // layers 1 and 2
+      "B permute 1", "F attention 2", "F router 2", "F permute 2", "B experts 1", "F experts 2",
+      "B permute 1", "B router 1", "B attention 1", "F permute 2",
+      // layers 0 (backward, dense) and 3
+      "B dense-ffn 0", "F attention 3", "F router 3", "F permute 3", "F experts 3", "B attention 0",
+      "F permute 3", "F lm-head 3"};
+  EXPECT_EQ(pair, expected);
 }
 
 // DualPipe on two stages, 4 micro-batches: 0 and 1 enter at stage 0, 2 and 3 at stage 1, which
