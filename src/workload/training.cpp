@@ -335,7 +335,7 @@ class GraphBuilder {
       compute_all(stage, cur, Op::Router, F, layer, mb, router);
       gate = cur;
       // The permutation's first half (top-k, sort by expert, gather) feeds the dispatch.
-      compute_all(stage, cur, Op::Permute, F, layer, mb, forward_permute_half(layer));
+      compute_all(stage, cur, Op::Permute, F, layer, mb, permute_half(layer, F));
       experts_.all_to_all(tasks_, stage, cur, Op::Dispatch, F, layer, mb, /*transposed=*/false);
       return;
     }
@@ -353,12 +353,13 @@ class GraphBuilder {
       return;
     }
     // Its second half: the weighted scatter back into token order.
-    compute_all(stage, cur, Op::Permute, F, layer, mb, forward_permute_half(layer));
+    compute_all(stage, cur, Op::Permute, F, layer, mb, permute_half(layer, F));
     tp_all_reduce(tasks_, spec_, stage, cur, F, layer, mb);
   }
 
-  Time forward_permute_half(int layer) const {
-    return half(duration(Op::Permute, layer, Phase::Forward, compute_.permutation(Phase::Forward)));
+  // One half of a layer's permutation in `phase`.
+  Time permute_half(int layer, Phase phase) const {
+    return half(duration(Op::Permute, layer, phase, compute_.permutation(phase)));
   }
 
   // One layer's backward, in the parts of forward_layer_part's: 0 up to the combine's gradient
@@ -367,8 +368,6 @@ class GraphBuilder {
   void backward_layer_part(int part, int stage, std::vector<TaskId>& cur, int layer, int mb) {
     const Phase B = Phase::Backward;
     const bool moe = spec_.model.is_moe_layer(layer);
-    const Time permute =
-        moe ? half(duration(Op::Permute, layer, B, compute_.permutation(B))) : Time::zero();
     if (part == 0) {
       // Full recomputation: the layer's forward again, from the input it kept.
       if (spec_.recompute == Recompute::Full) forward_layer(stage, cur, layer, mb);
@@ -385,7 +384,7 @@ class GraphBuilder {
       }
       // Gradients retrace the tokens: through the scatter's gradient (a gather) to the experts
       // (the dispatch matrix), then back and through the gather's gradient.
-      compute_all(stage, cur, Op::Permute, B, layer, mb, permute);
+      compute_all(stage, cur, Op::Permute, B, layer, mb, permute_half(layer, B));
       experts_.all_to_all(tasks_, stage, cur, Op::Combine, B, layer, mb, /*transposed=*/false);
       return;
     }
@@ -396,7 +395,7 @@ class GraphBuilder {
       return;
     }
     if (moe) {
-      compute_all(stage, cur, Op::Permute, B, layer, mb, permute);
+      compute_all(stage, cur, Op::Permute, B, layer, mb, permute_half(layer, B));
       const Time router = duration(Op::Router, layer, B, compute_.router(B));
       compute_all(stage, cur, Op::Router, B, layer, mb, router);
     }
@@ -427,13 +426,19 @@ class GraphBuilder {
     std::vector<TaskId> gate;
   };
 
-  Walk start_forward(int stage, int chunk, int mb) {
+  // A step of micro-batch mb on model chunk `chunk` of `stage`, nothing built yet.
+  Walk walk(int stage, int chunk, int mb) const {
     Walk w;
     w.v = virtual_.virtual_stage(stage, chunk);
     w.mb = mb;
-    w.cur = pipeline_.forward_input(tasks_, w.v, mb);
     w.first = layout_.chunk_first_layer(virtual_.layer_chunk(w.v));
     w.count = layout_.chunk_layers(virtual_.layer_chunk(w.v));
+    return w;
+  }
+
+  Walk start_forward(int stage, int chunk, int mb) {
+    Walk w = walk(stage, chunk, mb);
+    w.cur = pipeline_.forward_input(tasks_, w.v, mb);
     return w;
   }
   void forward_part(int stage, Walk& w, int part) {
@@ -458,12 +463,8 @@ class GraphBuilder {
   // sent. That the forward of this micro-batch is done follows from the compute stream's order
   // (a merged pair's forward is of another micro-batch).
   Walk start_backward(int stage, int chunk, int mb) {
-    Walk w;
-    w.v = virtual_.virtual_stage(stage, chunk);
-    w.mb = mb;
+    Walk w = walk(stage, chunk, mb);
     w.cur = pipeline_.backward_input(w.v, mb);
-    w.first = layout_.chunk_first_layer(virtual_.layer_chunk(w.v));
-    w.count = layout_.chunk_layers(virtual_.layer_chunk(w.v));
     if (virtual_.last(w.v)) {
       const int layer = w.first + w.count - 1;
       const Time head =
