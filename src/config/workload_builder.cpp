@@ -68,8 +68,8 @@ workload::TaskGraph build_micro(const Experiment& e, const MicroBenchmark& m) {
       t.collective = m.collective;
       // Not a parallelism of a training job: counted under "other" (comm time, exposed).
       t.traffic = workload::Traffic::Other;
-      t.group = g.add_group(members);
-      t.bytes = m.bytes;
+      t.set_group(g.add_group(members));
+      t.set_bytes(m.bytes);
       t.iteration = static_cast<std::int16_t>(it);
       current.push_back(g.add(t, previous));
     }

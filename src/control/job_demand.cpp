@@ -185,19 +185,19 @@ JobDemand job_demand(const workload::TaskGraph& graph, int gpus_per_server) {
 
   for (const workload::Task& task : graph.tasks()) {
     if (task.kind == workload::TaskKind::P2P) {
-      const int from = groups.server_of(task.gpu);
-      const int to = groups.server_of(task.peer);
-      if (task.bytes.count() < 0) {
-        throw Error("", "bytes", fmt::format("negative transfer size {}", task.bytes.count()));
+      const int from = groups.server_of(task.gpu());
+      const int to = groups.server_of(task.peer());
+      if (task.bytes().count() < 0) {
+        throw Error("", "bytes", fmt::format("negative transfer size {}", task.bytes().count()));
       }
-      if (from != to && task.bytes.count() > 0) demand.pairs.add(from, to, task.bytes);
+      if (from != to && task.bytes().count() > 0) demand.pairs.add(from, to, task.bytes());
       continue;
     }
     if (task.kind != workload::TaskKind::Collective) continue;
     if (task.collective == workload::CollectiveKind::Barrier) continue;
-    const ServerGroup& group = groups.get(task.group);
-    const auto g = static_cast<std::size_t>(task.group);
-    const std::int64_t bytes = task.bytes.count();
+    const ServerGroup& group = groups.get(task.group());
+    const auto g = static_cast<std::size_t>(task.group());
+    const std::int64_t bytes = task.bytes().count();
     if (bytes < 0) throw Error("", "bytes", fmt::format("negative collective size {}", bytes));
     if (group.servers.size() < 2) continue;  // inside one server: NVSwitch traffic
 
@@ -210,16 +210,17 @@ JobDemand job_demand(const workload::TaskGraph& graph, int gpus_per_server) {
       continue;
     }
     const int n = static_cast<int>(group.member_server.size());
-    if (task.matrix < 0) {
+    if (task.matrix() < 0) {
       const std::int64_t share = bytes / n + (bytes % n != 0 ? 1 : 0);
       uniform_per_member_pair[g] = checked_add(uniform_per_member_pair[g], share);
       continue;
     }
-    if (static_cast<std::size_t>(task.matrix) >= graph.matrix_count()) {
-      throw Error("", "matrix",
-                  fmt::format("all-to-all refers to matrix {}, which does not exist", task.matrix));
+    if (static_cast<std::size_t>(task.matrix()) >= graph.matrix_count()) {
+      throw Error(
+          "", "matrix",
+          fmt::format("all-to-all refers to matrix {}, which does not exist", task.matrix()));
     }
-    const workload::ByteMatrix& matrix = graph.matrix(task.matrix);
+    const workload::ByteMatrix& matrix = graph.matrix(task.matrix());
     if (matrix.n != n) {
       throw Error(
           "", "matrix",

@@ -42,7 +42,7 @@ void Router::sync() {
     const fabric::Link& k = l_->link(static_cast<LinkId>(l));
     up_[l] = k.rate.bps() > 0 ? 1 : 0;
     if (k.a == fabric::kNoNode) continue;  // a free circuit slot
-    rebuild = rebuild || k.kind == LinkKind::NvLink ||
+    rebuild = rebuild || k.kind == LinkKind::NvLink || k.kind == LinkKind::Pcie ||
               (t.node(k.a).kind == NodeKind::Switch && t.node(k.b).kind == NodeKind::Switch);
   }
   nodes_seen_ = n;
@@ -50,6 +50,9 @@ void Router::sync() {
   if (!rebuild) return;
 
   gpu_nvlink_.assign(n, kNoLink);
+  gpu_pcie_.assign(n, kNoLink);
+  gpu_pcie_nic_.assign(n, fabric::kNoNode);
+  gpu_pcie_many_.assign(n, 0);
   switch_index_.assign(n, -1);
   std::int32_t switches = 0;
   has_ocs_nics_ = false;
@@ -60,6 +63,10 @@ void Router::sync() {
     if (node.kind == NodeKind::Gpu) {
       for (LinkId l : t.links_of(static_cast<NodeId>(v))) {
         if (t.link(l).kind == LinkKind::NvLink) gpu_nvlink_[v] = l;
+        if (t.link(l).kind != LinkKind::Pcie) continue;
+        if (gpu_pcie_[v] != kNoLink) gpu_pcie_many_[v] = 1;
+        gpu_pcie_[v] = l;
+        gpu_pcie_nic_[v] = t.other_end(l, static_cast<NodeId>(v));
       }
     }
   }
@@ -137,6 +144,10 @@ const std::vector<std::uint16_t>& Router::table(std::int32_t dest, bool allow_do
 }
 
 LinkId Router::pcie_link(NodeId gpu, NodeId nic) const {
+  const auto g = static_cast<std::size_t>(gpu);
+  if (g < gpu_pcie_many_.size() && gpu_pcie_many_[g] == 0) {
+    return gpu_pcie_nic_[g] == nic ? gpu_pcie_[g] : kNoLink;
+  }
   for (LinkId l : l_->links_of(nic)) {
     const fabric::Link& k = l_->link(l);
     if (k.kind == LinkKind::Pcie && (k.a == gpu || k.b == gpu)) return l;

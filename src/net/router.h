@@ -179,6 +179,13 @@ class Router {
   std::size_t links_seen_ = 0;
   std::vector<std::uint8_t> up_;
   std::vector<fabric::LinkId> gpu_nvlink_;  // per node (kNoLink unless a GPU)
+  // Per node: a GPU's PCIe link and the NIC at its other end when it has exactly one (every
+  // built fabric's GPUs have), which pcie_link() answers without walking the NIC's links: it
+  // runs for every route and the walk was 5% of a 1,024-server run. kNoLink and kNoNode
+  // otherwise; gpu_pcie_many_ says a GPU has several.
+  std::vector<fabric::LinkId> gpu_pcie_;
+  std::vector<fabric::NodeId> gpu_pcie_nic_;
+  std::vector<std::uint8_t> gpu_pcie_many_;
   std::vector<std::int32_t> switch_index_;  // per node (-1 unless a Switch)
   // Switch-switch adjacency in compressed rows, by switch index.
   std::vector<std::int32_t> switch_row_;

@@ -74,10 +74,10 @@ void write_collectives_csv(const SimulationReport& r, std::ostream& out) {
   for (const sim::TaskSpan& span : r.result.spans) {
     const Task& t = r.graph.task(span.task);
     if (t.kind == TaskKind::Compute) continue;
-    const std::size_t members = t.kind == TaskKind::P2P ? 2 : r.graph.group(t.group).size();
-    const std::int64_t bytes = t.kind == TaskKind::Collective && t.matrix >= 0
-                                   ? r.graph.matrix(t.matrix).off_diagonal_sum()
-                                   : t.bytes.count();
+    const std::size_t members = t.kind == TaskKind::P2P ? 2 : r.graph.group(t.group()).size();
+    const std::int64_t bytes = t.kind == TaskKind::Collective && t.matrix() >= 0
+                                   ? r.graph.matrix(t.matrix()).off_diagonal_sum()
+                                   : t.bytes().count();
     out << fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{:.9f},{:.9f},{:.9f},{}\n", span.task, t.iteration, t.layer,
         t.micro_batch, csv_field(workload::to_string(t.phase)),

@@ -111,14 +111,14 @@ void write_trace_json(const SimulationReport& r, std::ostream& out, const TraceF
     name += std::string(" ") + workload::to_string(t.phase);
     switch (t.kind) {
       case TaskKind::Compute:
-        if (is_traced(t.gpu)) emit(t.gpu, 0, name, "compute", span);
+        if (is_traced(t.gpu())) emit(t.gpu(), 0, name, "compute", span);
         break;
       case TaskKind::P2P:
-        if (is_traced(t.gpu)) emit(t.gpu, 1, name, workload::to_string(t.traffic), span);
-        if (is_traced(t.peer)) emit(t.peer, 1, name, workload::to_string(t.traffic), span);
+        if (is_traced(t.gpu())) emit(t.gpu(), 1, name, workload::to_string(t.traffic), span);
+        if (is_traced(t.peer())) emit(t.peer(), 1, name, workload::to_string(t.traffic), span);
         break;
       case TaskKind::Collective:
-        for (std::int32_t g : r.graph.group(t.group)) {
+        for (std::int32_t g : r.graph.group(t.group())) {
           if (is_traced(g)) emit(g, 1, name, workload::to_string(t.traffic), span);
         }
         break;

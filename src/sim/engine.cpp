@@ -92,7 +92,7 @@ class Executor final : public EngineContext {
     if (options_.timeline) net::require_timeline(backend_).record_timeline(*options_.timeline);
     if (options_.controller != nullptr) options_.controller->attach(*this);
     for (TaskId t = 0; t < static_cast<TaskId>(tasks_.size()); ++t) {
-      if (tasks_[t].waiting == 0) make_ready(t, -1);
+      if (tasks_[t].waiting() == 0) make_ready(t, -1);
     }
     // Three event sources; at equal times the network goes first, then compute, then the
     // controller's timed events.
@@ -141,7 +141,7 @@ class Executor final : public EngineContext {
   }
   void release(TaskId id) override {
     const collective::CollectiveRequest request = collectives_.release(id);
-    collectives_.held_for(id, now() - tasks_[id].start);
+    collectives_.held_for(id, now() - tasks_[id].start());
     lower_and_start(id, request);
   }
   net::Backend& backend() override { return backend_; }
@@ -161,9 +161,9 @@ class Executor final : public EngineContext {
 
   void make_ready(TaskId id, TaskId last_dep) {
     const Task& t = graph_.task(id);
-    tasks_[id].last_dep = last_dep;
+    tasks_[id].set_last_dep(last_dep);
     if (t.kind == TaskKind::Compute) {
-      if (streams_.queue(t.gpu, id)) start_next_compute(t.gpu);
+      if (streams_.queue(t.gpu(), id)) start_next_compute(t.gpu());
       return;
     }
     // Traffic with start times (connection matrices) waits for its time.
@@ -186,11 +186,11 @@ class Executor final : public EngineContext {
         start_collective(id);
         break;
       case TaskKind::P2P: {
-        tasks_[id].start = now();
+        tasks_[id].set_start(now());
         net::Transfer tr;
-        tr.src = gpu_nodes_[static_cast<std::size_t>(t.gpu)];
-        tr.dst = gpu_nodes_[static_cast<std::size_t>(t.peer)];
-        tr.size = t.bytes;
+        tr.src = gpu_nodes_[static_cast<std::size_t>(t.gpu())];
+        tr.dst = gpu_nodes_[static_cast<std::size_t>(t.peer())];
+        tr.size = t.bytes();
         tr.flow_hash = flow_hash(id);
         ++events_;
         const workload::CollectiveCost& cost = options_.collective_costs.p2p;
@@ -211,15 +211,15 @@ class Executor final : public EngineContext {
     const Time t = now();
     // Idle time before this task is exposed communication when what it waited for last was a
     // communication task (ComputeStreams::expose_wait).
-    const TaskId dep = tasks_[id].last_dep;
+    const TaskId dep = tasks_[id].last_dep();
     if (dep >= 0 && graph_.task(dep).kind != TaskKind::Compute) {
-      streams_.expose_wait(g, t, tasks_[dep].end - tasks_[dep].start,
+      streams_.expose_wait(g, t, tasks_[dep].end() - tasks_[dep].start(),
                            graph_.task(id).micro_batch >= 0);
     }
     streams_.set_busy(g);
-    tasks_[id].start = t;
+    tasks_[id].set_start(t);
     if (options_.controller != nullptr) options_.controller->compute_started(id);
-    const Time duration = graph_.task(id).duration;
+    const Time duration = graph_.task(id).duration();
     if (duration < Time::zero() || duration > Time::max() - t) {
       throw Error("", "",
                   fmt::format("task {} ({}) lasts {} from {}: {}", id, graph_.label(id),
@@ -230,14 +230,14 @@ class Executor final : public EngineContext {
   }
 
   void finish_compute(TaskId id, Time at) {
-    const int g = graph_.task(id).gpu;
+    const int g = graph_.task(id).gpu();
     streams_.ended(g, at);
     finish(id, at);
     if (!streams_.busy(g)) start_next_compute(g);
   }
 
   void start_collective(TaskId id) {
-    tasks_[id].start = now();
+    tasks_[id].set_start(now());
     collective::CollectiveRequest req = collectives_.request(graph_, id, gpu_nodes_, flow_hash(id));
     if (options_.controller != nullptr && options_.controller->hold_collective(id, req)) {
       collectives_.hold(id, std::move(req));

@@ -77,7 +77,7 @@ MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::T
   for (TaskId id = 0; id < static_cast<TaskId>(graph.size()); ++id) {
     const Task& t = graph.task(id);
     if (!is_ep_all_to_all(t)) continue;
-    const auto& members = graph.group(t.group);
+    const auto& members = graph.group(t.group());
     // The region of its first member not on a spare (a spare may lie outside it).
     std::int32_t first = members.front();
     for (std::int32_t g : members) {
@@ -87,7 +87,7 @@ MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::T
       }
     }
     const int region = region_of_gpu(first);
-    group_region_[static_cast<std::size_t>(t.group)] = region;
+    group_region_[static_cast<std::size_t>(t.group())] = region;
     for (std::int32_t g : members) {
       if (region_of_gpu(g) != region && spares.count(g) == 0) {
         throw Error("", "fabric.region",
@@ -118,7 +118,7 @@ MfabricControl::MfabricControl(const workload::TaskGraph& graph, const fabric::T
     unfinished_[k] = static_cast<int>(ids.size());
   for (const auto& [k, ids] : dispatches_) {
     if (ep_sizes_.emplace(k.first, 0).second) {
-      ep_sizes_[k.first] = static_cast<int>(graph.group(graph.task(ids.front()).group).size());
+      ep_sizes_[k.first] = static_cast<int>(graph.group(graph.task(ids.front()).group()).size());
     }
   }
   stats_.planner = plane_.planner->name();
@@ -180,9 +180,9 @@ control::ServerDemand MfabricControl::demand_of(int region, std::int64_t key) co
 
 void MfabricControl::add_demand(TaskId id, int region, control::ServerDemand& d) const {
   const Task& t = graph_.task(id);
-  const auto& members = graph_.group(t.group);
-  if (t.matrix >= 0) {
-    add_matrix_demand(graph_.matrix(t.matrix), id, region, d);
+  const auto& members = graph_.group(t.group());
+  if (t.matrix() >= 0) {
+    add_matrix_demand(graph_.matrix(t.matrix()), id, region, d);
     return;
   }
   // Without a matrix every member sends bytes / n to each member (task_graph.h).
@@ -190,14 +190,14 @@ void MfabricControl::add_demand(TaskId id, int region, control::ServerDemand& d)
   workload::ByteMatrix uniform(n);
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j)
-      uniform.at(i, j) = t.bytes.count() / n;
+      uniform.at(i, j) = t.bytes().count() / n;
   }
   add_matrix_demand(uniform, id, region, d);
 }
 
 void MfabricControl::add_matrix_demand(const workload::ByteMatrix& m, TaskId like, int region,
                                        control::ServerDemand& d) const {
-  const auto& members = graph_.group(graph_.task(like).group);
+  const auto& members = graph_.group(graph_.task(like).group());
   const fabric::Region& r = topology_.regions()[static_cast<std::size_t>(region)];
   // Members in the region; a spare outside it sends and receives over the EPS.
   std::vector<int> inside;
@@ -307,8 +307,8 @@ bool MfabricControl::hold_collective(TaskId id, collective::CollectiveRequest& r
 
 void MfabricControl::compute_started(TaskId id) {
   const Task& t = graph_.task(id);
-  if (t.gpu < 0) return;
-  const int region = region_of_gpu(t.gpu);
+  if (t.gpu() < 0) return;
+  const int region = region_of_gpu(t.gpu());
   if (region >= regions()) return;  // a server outside every region
   plane_.policy->compute_started(*this, region, t);
 }

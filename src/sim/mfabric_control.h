@@ -117,7 +117,7 @@ class MfabricControl final : public FabricControl,
   int region_of_gpu(int gpu) const;
   // The region an EP all-to-all's circuits are planned in: its members' (spares aside).
   int home_region(const workload::Task& t) const {
-    return group_region_[static_cast<std::size_t>(t.group)];
+    return group_region_[static_cast<std::size_t>(t.group())];
   }
   void add_demand(workload::TaskId all_to_all, int region, control::ServerDemand& d) const;
   // a's demand: its plan's dispatches', or its own matrix for an all-to-all of no known dispatch.

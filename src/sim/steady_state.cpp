@@ -241,7 +241,7 @@ std::vector<FlowHashShift> full_job_flow_hash_shifts(const workload::TaskGraph& 
     const auto id = static_cast<workload::TaskId>(k);
     if (i.first < 0) i.first = id;
     if (t.micro_batch >= 0) ++i.micro_batch_tasks;
-    if (t.kind != workload::TaskKind::Compute || t.gpu != 0) continue;
+    if (t.kind != workload::TaskKind::Compute || t.gpu() != 0) continue;
     const bool of_step = t.micro_batch == plan.cool_down_micro_batch;
     if (of_step && !i.in_run) {
       if (i.runs == plan.cool_down_occurrence && i.cool_down < 0) i.cool_down = id;
@@ -453,8 +453,8 @@ std::vector<Time> compute_time_per_gpu(const workload::TaskGraph& graph, const R
   std::vector<double> busy(static_cast<std::size_t>(std::max(0, graph.gpus())), 0.0);
   for (const workload::Task& t : graph.tasks()) {
     if (t.kind != workload::TaskKind::Compute) continue;
-    busy[static_cast<std::size_t>(t.gpu)] +=
-        t.duration.seconds() * (t.micro_batch >= 0 ? scale : 1.0);
+    busy[static_cast<std::size_t>(t.gpu())] +=
+        t.duration().seconds() * (t.micro_batch >= 0 ? scale : 1.0);
   }
   std::vector<Time> out;
   out.reserve(busy.size());

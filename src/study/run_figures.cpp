@@ -31,7 +31,7 @@ std::vector<TimelineSpan> region_timeline(const sim::Simulation& s) {
   for (const sim::TaskSpan& span : s.result.spans) {
     const workload::Task& t = s.graph.task(span.task);
     if (!is_ep_all_to_all(t)) continue;
-    if (s.graph.group(t.group).front() / per_region != 0) continue;
+    if (s.graph.group(t.group()).front() / per_region != 0) continue;
     out.push_back({span.start.seconds(), span.end.seconds(), false});
   }
   std::sort(out.begin(), out.end(), [](const TimelineSpan& a, const TimelineSpan& b) {

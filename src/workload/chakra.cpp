@@ -69,9 +69,9 @@ void add_single_nodes(UnitTable& table, const ChakraOptions& options) {
       Unit unit;
       unit.nodes = {NodeRef{r, i}};
       unit.task.kind = TaskKind::Compute;
-      unit.task.gpu = r;
+      unit.task.set_gpu(r);
       if (n.type == pb::COMP_NODE)
-        unit.task.duration = compute_time(n, rank.file, options, compute_seconds);
+        unit.task.set_duration(compute_time(n, rank.file, options, compute_seconds));
       table.assign(std::move(unit));
     }
   }

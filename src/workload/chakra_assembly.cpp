@@ -64,8 +64,8 @@ TaskGraph assemble_graph(UnitTable& table) {
     Unit& unit = units[u];
     Task task = unit.task;
     if (task.kind == TaskKind::Collective) {
-      task.group = graph.add_group(unit.members);
-      if (unit.matrix) task.matrix = graph.add_matrix(std::move(*unit.matrix));
+      task.set_group(graph.add_group(unit.members));
+      if (unit.matrix) task.set_matrix(graph.add_matrix(std::move(*unit.matrix)));
     }
     task_deps.clear();
     for (std::size_t p : deps[u])

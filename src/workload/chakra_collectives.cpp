@@ -161,7 +161,7 @@ class CollectiveMatcher {
         }
       }
     }
-    unit.task.bytes = Bytes(moved);
+    unit.task.set_bytes(Bytes(moved));
     unit.matrix = std::move(matrix);
   }
 
@@ -180,8 +180,8 @@ class CollectiveMatcher {
                         first.comm_size ? *first.comm_size : 0, ref.rank, table_.where(ref)));
       }
     }
-    unit.task.bytes = Bytes(
-        collective_bytes(*first.comm_type, *first.comm_size, unit.members.size(), ref, heading));
+    unit.task.set_bytes(Bytes(
+        collective_bytes(*first.comm_type, *first.comm_size, unit.members.size(), ref, heading)));
   }
 
   // The TaskGraph's bytes (the full buffer each member holds, task_graph.h) from Chakra's

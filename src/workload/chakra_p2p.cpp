@@ -98,16 +98,16 @@ void match_p2p(UnitTable& table, const ProcessGroups& groups) {
       transfer.nodes = {list[k]};
       transfer.receive = receives[k];
       transfer.task.kind = TaskKind::P2P;
-      transfer.task.gpu = list[k].rank;
-      transfer.task.peer = receives[k].rank;
-      transfer.task.bytes = Bytes(*send.comm_size);
+      transfer.task.set_gpu(list[k].rank);
+      transfer.task.set_peer(receives[k].rank);
+      transfer.task.set_bytes(Bytes(*send.comm_size));
       transfer.task.traffic = groups.traffic(send.pg_name.empty() ? recv.pg_name : send.pg_name);
       const std::size_t transfer_unit = table.assign(std::move(transfer));
 
       Unit arrival;
       arrival.nodes = {receives[k]};
       arrival.task.kind = TaskKind::Compute;
-      arrival.task.gpu = receives[k].rank;
+      arrival.task.set_gpu(receives[k].rank);
       arrival.extra_deps = {transfer_unit};
       table.assign(std::move(arrival));
     }

@@ -391,7 +391,7 @@ TaskGraph connection_matrix_graph(const ConnectionMatrix& cm, const std::string&
       barrier.kind = TaskKind::Collective;
       barrier.collective = CollectiveKind::Barrier;
       barrier.traffic = Traffic::None;
-      barrier.group = g.add_group({cm.flows[trigger.waiting.front()].src});
+      barrier.set_group(g.add_group({cm.flows[trigger.waiting.front()].src}));
       barrier.iteration = 0;
       fired_tasks(trigger);
       task_of_trigger[t] = g.add(barrier, deps);
@@ -401,9 +401,9 @@ TaskGraph connection_matrix_graph(const ConnectionMatrix& cm, const std::string&
     Task t;
     t.kind = TaskKind::P2P;
     t.traffic = Traffic::Other;
-    t.gpu = f.src;
-    t.peer = f.dst;
-    t.bytes = f.size;
+    t.set_gpu(f.src);
+    t.set_peer(f.dst);
+    t.set_bytes(f.size);
     t.iteration = 0;
     deps.clear();
     if (f.waits_on >= 0) {

@@ -48,13 +48,13 @@ JobSize estimate_job_size(const TrainingSpec& spec, TaskSpans spans) {
   const double trace = static_cast<double>(
       routing_trace_bytes(p.ep, spec.model.experts, spec.iterations, spec.model.moe_layers(),
                           static_cast<int>(std::min(m * edp, 2e9))));
-  // Bytes per task: the Task (48), its dependency rows (about 12), the engine's state (about 40),
-  // with vector growth slack, and the network's transfers while they run; recorded spans and
+  // Bytes per task: the Task (24), its dependency rows (about 13), the engine's state (20) and
+  // successor rows (about 13), and the network's transfers while they run; recorded spans and
   // what the outputs keep of them add about 80. Measured whole-process peaks per task
-  // (docs/workload.md, "Job size"): 106-108 bytes without spans on the scale study's
-  // 1,024- to 16,384-server points, 186 with them (simulate --out, 1,024 servers); the constants
-  // keep a fifth to a tenth above. Per matrix: ep x ep int64 plus the vector.
-  const double per_task = spans == TaskSpans::Recorded ? 200.0 : 130.0;
+  // (docs/workload.md, "Job size"): 79-82 bytes without spans on the scale study's 1,024- to
+  // 16,384-server points, 162 with them (simulate --out, 1,024 servers); the constants keep a
+  // tenth above. Per matrix: ep x ep int64 plus the vector.
+  const double per_task = spans == TaskSpans::Recorded ? 180.0 : 90.0;
   const double memory = tasks * per_task + matrices * (8.0 * p.ep * p.ep + 32.0) + trace;
   const auto clamp = [](double v) {
     return v >= 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(v);

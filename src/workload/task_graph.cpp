@@ -133,6 +133,42 @@ ByteMatrix ByteMatrix::transposed() const {
   return t;
 }
 
+namespace {
+
+void check_kind(bool ok, const char* field, TaskKind kind) {
+  if (!ok) {
+    throw std::logic_error(
+        fmt::format("Task::set_{}: a {} task has no {}", field, to_string(kind), field));
+  }
+}
+
+}  // namespace
+
+void Task::set_gpu(std::int32_t g) {
+  check_kind(kind != TaskKind::Collective, "gpu", kind);
+  gpu_or_group = g;
+}
+void Task::set_peer(std::int32_t g) {
+  check_kind(kind == TaskKind::P2P, "peer", kind);
+  peer_or_matrix = g;
+}
+void Task::set_group(std::int32_t g) {
+  check_kind(kind == TaskKind::Collective, "group", kind);
+  gpu_or_group = g;
+}
+void Task::set_matrix(std::int32_t m) {
+  check_kind(kind == TaskKind::Collective, "matrix", kind);
+  peer_or_matrix = m;
+}
+void Task::set_duration(Time d) {
+  check_kind(kind == TaskKind::Compute, "duration", kind);
+  amount = d.ps();
+}
+void Task::set_bytes(Bytes b) {
+  check_kind(kind != TaskKind::Compute, "bytes", kind);
+  amount = b.count();
+}
+
 TaskId TaskGraph::add(const Task& task, std::span<const TaskId> deps) {
   const auto id = static_cast<TaskId>(tasks_.size());
   for (TaskId d : deps) {
@@ -197,8 +233,8 @@ void TaskGraph::move_gpus(std::span<const std::int32_t> gpu_of, int gpus) {
     return g < 0 ? g : gpu_of[static_cast<std::size_t>(g)];
   };
   for (Task& t : tasks_) {
-    t.gpu = moved(t.gpu);
-    t.peer = moved(t.peer);
+    if (t.kind != TaskKind::Collective) t.set_gpu(moved(t.gpu()));
+    if (t.kind == TaskKind::P2P) t.set_peer(moved(t.peer()));
   }
   group_index_.clear();
   for (std::size_t k = 0; k < groups_.size(); ++k) {
@@ -228,15 +264,15 @@ std::string TaskGraph::label(TaskId id) const {
   if (t.micro_batch >= 0) where += fmt::format(" mb{}", t.micro_batch);
   switch (t.kind) {
     case TaskKind::Compute:
-      return fmt::format("{} {} {} (gpu {}, {})", where, to_string(t.phase), to_string(t.op), t.gpu,
-                         to_string(t.duration));
+      return fmt::format("{} {} {} (gpu {}, {})", where, to_string(t.phase), to_string(t.op),
+                         t.gpu(), to_string(t.duration()));
     case TaskKind::Collective:
       return fmt::format("{} {} {} ({} {}, {} GPUs, {})", where, to_string(t.phase),
                          to_string(t.op), to_string(t.traffic), to_string(t.collective),
-                         group(t.group).size(), to_string(t.bytes));
+                         group(t.group()).size(), to_string(t.bytes()));
     case TaskKind::P2P:
       return fmt::format("{} {} {} ({} {} -> {}, {})", where, to_string(t.phase), to_string(t.op),
-                         to_string(t.traffic), t.gpu, t.peer, to_string(t.bytes));
+                         to_string(t.traffic), t.gpu(), t.peer(), to_string(t.bytes()));
   }
   return where;
 }
@@ -247,8 +283,8 @@ std::vector<Time> compute_time_per_gpu(const TaskGraph& graph) {
     if (t.kind != TaskKind::Compute) continue;
     // Saturates: a graph that was never run may hold durations whose sum no Time holds (the
     // engine refuses to run it; a summary still reads it).
-    Time& b = busy[static_cast<std::size_t>(t.gpu)];
-    b = t.duration > Time::max() - b ? Time::max() : b + t.duration;
+    Time& b = busy[static_cast<std::size_t>(t.gpu())];
+    b = t.duration() > Time::max() - b ? Time::max() : b + t.duration();
   }
   return busy;
 }

@@ -86,22 +86,52 @@ struct ByteMatrix {
   ByteMatrix transposed() const;
 };
 
+// 24 bytes: a production job on 131,072 GPUs has about a hundred million of them, so the enums
+// are bit-fields and fields that no task uses together share storage: a compute task's GPU or
+// a P2P's sender with a collective's group, a P2P's receiver with a collective's matrix, a
+// compute task's duration with a communication task's bytes. Read them through the functions,
+// which give a kind's unused field its empty value (-1, zero); set them after `kind`.
 struct Task {
-  TaskKind kind = TaskKind::Compute;
-  Op op = Op::Generic;
-  Phase phase = Phase::Other;
-  Traffic traffic = Traffic::None;
-  CollectiveKind collective = CollectiveKind::AllReduce;
-  std::int32_t gpu = -1;     // Compute: the GPU; P2P: the sender
-  std::int32_t peer = -1;    // P2P: the receiver
-  std::int32_t group = -1;   // Collective: index into groups()
-  std::int32_t matrix = -1;  // Collective AllToAll-v: index into matrices()
+  TaskKind kind : 2 = TaskKind::Compute;
+  Op op : 5 = Op::Generic;
+  Phase phase : 2 = Phase::Other;
+  Traffic traffic : 3 = Traffic::None;
+  CollectiveKind collective : 3 = CollectiveKind::AllReduce;
   std::int16_t layer = -1;
   std::int16_t micro_batch = -1;
   std::int16_t iteration = 0;
-  Time duration;  // Compute
-  Bytes bytes;    // Collective, P2P (see the conventions above)
+  std::int32_t gpu_or_group = -1;
+  std::int32_t peer_or_matrix = -1;
+  std::int64_t amount = 0;  // picoseconds (compute) or bytes (communication)
+
+  // Compute: the GPU; P2P: the sender.
+  std::int32_t gpu() const { return kind == TaskKind::Collective ? -1 : gpu_or_group; }
+  // P2P: the receiver.
+  std::int32_t peer() const { return kind == TaskKind::P2P ? peer_or_matrix : -1; }
+  // Collective: index into TaskGraph::groups().
+  std::int32_t group() const { return kind == TaskKind::Collective ? gpu_or_group : -1; }
+  // Collective AllToAll-v: index into TaskGraph::matrices() (-1: an even all-to-all).
+  std::int32_t matrix() const { return kind == TaskKind::Collective ? peer_or_matrix : -1; }
+  // A compute task's duration (zero for communication).
+  Time duration() const {
+    return kind == TaskKind::Compute ? Time::picoseconds(amount) : Time::zero();
+  }
+  // A communication task's bytes (zero for compute; the conventions above).
+  Bytes bytes() const { return kind == TaskKind::Compute ? Bytes{} : Bytes(amount); }
+
+  // Each throws std::logic_error for a kind that has no such field.
+  void set_gpu(std::int32_t g);
+  void set_peer(std::int32_t g);
+  void set_group(std::int32_t g);
+  void set_matrix(std::int32_t m);
+  void set_duration(Time d);
+  void set_bytes(Bytes b);
 };
+static_assert(static_cast<int>(TaskKind::P2P) < 4 && static_cast<int>(Op::CpKeyValueGrads) < 32 &&
+                  static_cast<int>(Phase::Other) < 4 && static_cast<int>(Traffic::CP) < 8 &&
+                  static_cast<int>(CollectiveKind::Barrier) < 8,
+              "an enum outgrew its bit-field in Task: widen the field");
+static_assert(sizeof(Task) == 24, "Task grew: the scale targets count 24 bytes a task");
 
 class TaskGraph {
  public:

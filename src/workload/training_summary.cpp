@@ -31,29 +31,29 @@ WorkloadSummary summarize(const TrainingSpec& spec, const TaskGraph& graph) {
     switch (t.kind) {
       case TaskKind::Compute:
         ++s.compute_tasks;
-        busy[static_cast<std::size_t>(t.gpu)] += t.duration.seconds();
+        busy[static_cast<std::size_t>(t.gpu())] += t.duration().seconds();
         if (t.phase == Phase::Forward && (t.op == Op::Attention || t.op == Op::Router) &&
             spec.model.is_moe_layer(t.layer)) {
-          attention_sum += t.duration.seconds();
+          attention_sum += t.duration().seconds();
           attention_count += t.op == Op::Attention ? 1 : 0;
         }
         if (t.phase == Phase::Forward && t.layer >= 0 && spec.model.is_moe_layer(t.layer)) {
-          op_time[{t.op, t.iteration, t.layer, t.micro_batch, t.gpu}] += t.duration.seconds();
+          op_time[{t.op, t.iteration, t.layer, t.micro_batch, t.gpu()}] += t.duration().seconds();
         }
         if (t.phase == Phase::Forward && t.op == Op::Experts) {
           double& m = experts_max[{t.iteration, t.layer, t.micro_batch}];
-          m = std::max(m, t.duration.seconds());
+          m = std::max(m, t.duration().seconds());
         }
         break;
       case TaskKind::Collective: {
         ++s.collective_tasks;
-        const auto members = static_cast<std::int64_t>(graph.group(t.group).size());
+        const auto members = static_cast<std::int64_t>(graph.group(t.group()).size());
         std::int64_t bytes = 0;
         if (t.collective == CollectiveKind::AllToAll) {
-          bytes = t.matrix >= 0 ? graph.matrix(t.matrix).off_diagonal_sum()
-                                : t.bytes.count() / members * (members - 1);
+          bytes = t.matrix() >= 0 ? graph.matrix(t.matrix()).off_diagonal_sum()
+                                  : t.bytes().count() / members * (members - 1);
         } else if (t.collective != CollectiveKind::Barrier) {
-          bytes = t.bytes.count() * members;
+          bytes = t.bytes().count() * members;
         }
         if (t.traffic == Traffic::TP) s.bytes_tp += bytes;
         if (t.traffic == Traffic::CP) s.bytes_cp += bytes;
@@ -64,7 +64,7 @@ WorkloadSummary summarize(const TrainingSpec& spec, const TaskGraph& graph) {
       }
       case TaskKind::P2P:
         ++s.p2p_tasks;
-        if (t.traffic == Traffic::PP) s.bytes_pp += t.bytes.count();
+        if (t.traffic == Traffic::PP) s.bytes_pp += t.bytes().count();
         break;
     }
   }

@@ -37,8 +37,8 @@ TaskId TrainingTasks::compute(int g, TaskId after, Op op, Phase phase, int layer
   deps.insert(deps.end(), pend.begin(), pend.end());
   pend.clear();
   Task t = stamped(TaskKind::Compute, op, phase, layer, mb);
-  t.gpu = g;
-  t.duration = d;
+  t.set_gpu(g);
+  t.set_duration(d);
   const TaskId id = add(t, deps);
   last_compute_[static_cast<std::size_t>(g)] = id;
   return id;
@@ -50,18 +50,18 @@ TaskId TrainingTasks::collective(CollectiveKind kind, Op op, Traffic traffic, Ph
   Task t = stamped(TaskKind::Collective, op, phase, layer, mb);
   t.collective = kind;
   t.traffic = traffic;
-  t.group = graph_.add_group(std::move(members));
-  t.matrix = matrix;
-  t.bytes = bytes;
+  t.set_group(graph_.add_group(std::move(members)));
+  t.set_matrix(matrix);
+  t.set_bytes(bytes);
   return add(t, deps);
 }
 
 TaskId TrainingTasks::p2p(int src, int dst, Op op, Phase phase, int mb, Bytes bytes, TaskId after) {
   Task t = stamped(TaskKind::P2P, op, phase, /*layer=*/-1, mb);
   t.traffic = Traffic::PP;
-  t.gpu = src;
-  t.peer = dst;
-  t.bytes = bytes;
+  t.set_gpu(src);
+  t.set_peer(dst);
+  t.set_bytes(bytes);
   std::vector<TaskId> deps{after};
   also_overlapped(after, deps);
   return add(t, deps);

@@ -98,7 +98,7 @@ simulation: {iterations: 2}
   // 8 rails x 2 iterations; the second iteration waits for all of the first.
   EXPECT_EQ(g.size(), 16u);
   EXPECT_EQ(g.deps(8).size(), 8u);
-  EXPECT_EQ(g.group(g.task(0).group).size(), 4u);
+  EXPECT_EQ(g.group(g.task(0).group()).size(), 4u);
 }
 
 TEST(ExperimentErrors, NameTheField) {

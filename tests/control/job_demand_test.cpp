@@ -23,18 +23,18 @@ void add_collective(TaskGraph& graph, CollectiveKind kind, std::vector<std::int3
   Task t;
   t.kind = TaskKind::Collective;
   t.collective = kind;
-  t.group = graph.add_group(std::move(gpus));
-  t.matrix = matrix;
-  t.bytes = Bytes(bytes);
+  t.set_group(graph.add_group(std::move(gpus)));
+  t.set_matrix(matrix);
+  t.set_bytes(Bytes(bytes));
   graph.add(t);
 }
 
 void add_p2p(TaskGraph& graph, int from, int to, std::int64_t bytes) {
   Task t;
   t.kind = TaskKind::P2P;
-  t.gpu = from;
-  t.peer = to;
-  t.bytes = Bytes(bytes);
+  t.set_gpu(from);
+  t.set_peer(to);
+  t.set_bytes(Bytes(bytes));
   graph.add(t);
 }
 

@@ -158,7 +158,7 @@ TEST(TraceJson, ParsesBackToOneEventPerTaskAndMember) {
     const workload::Task& t = run.graph.task(span.task);
     expected += t.kind == workload::TaskKind::Compute ? 1
                 : t.kind == workload::TaskKind::P2P   ? 2
-                                                      : run.graph.group(t.group).size();
+                                                      : run.graph.group(t.group()).size();
   }
   ASSERT_EQ(events.size(), expected);
   for (int g = 0; g < gpus; ++g) {

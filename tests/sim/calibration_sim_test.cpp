@@ -100,7 +100,7 @@ calibration: {compute: {replay: measured.csv}}
   for (const workload::Task& t : g.tasks()) {
     if (t.op != workload::Op::Experts || t.phase != workload::Phase::Forward) continue;
     ++experts;
-    EXPECT_EQ(t.duration, Time::milliseconds(42));
+    EXPECT_EQ(t.duration(), Time::milliseconds(42));
   }
   EXPECT_GT(experts, 0);
   std::filesystem::remove_all(dir);

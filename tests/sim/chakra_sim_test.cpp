@@ -131,7 +131,7 @@ TEST(ChakraSim, AllGatherMovesNTimesCommSize) {
   }
   const workload::TaskGraph graph = workload::read_chakra(dir.prefix(), {});
   ASSERT_EQ(graph.size(), 1u);
-  EXPECT_EQ(graph.task(0).bytes, Bytes(n * comm_size));
+  EXPECT_EQ(graph.task(0).bytes(), Bytes(n * comm_size));
   const fabric::Topology topology = one_leaf(n, Rate::gbps(400), Time::microseconds(1));
   net::FlowBackend backend(topology);
   const RunResult r = run(graph, topology, backend);

@@ -56,7 +56,7 @@ TEST_F(ConnectionMatrixSim, StartTimesAndTriggersFollowTheFluidFormula) {
   const auto span_of = [&](int src, int dst) {
     for (const TaskSpan& sp : spans) {
       const workload::Task& t = s.graph.task(sp.task);
-      if (t.gpu == src && t.peer == dst) return sp;
+      if (t.gpu() == src && t.peer() == dst) return sp;
     }
     ADD_FAILURE() << src << "->" << dst;
     return TaskSpan{};

@@ -31,7 +31,7 @@ Time us(std::int64_t n) {
 Task compute_on(int gpu) {
   Task t;
   t.kind = TaskKind::Compute;
-  t.gpu = gpu;
+  t.set_gpu(gpu);
   return t;
 }
 
@@ -43,21 +43,21 @@ TEST(TaskStates, CountsDependenciesAndReleasesSuccessorsInGraphOrder) {
   const TaskId d = g.add(compute_on(0), {a});
   TaskStates tasks(g);
   EXPECT_EQ(tasks.size(), 4u);
-  EXPECT_EQ(tasks[a].waiting, 0);
-  EXPECT_EQ(tasks[c].waiting, 2);
-  EXPECT_EQ(tasks[d].waiting, 1);
-  EXPECT_EQ(tasks[c].start, Time::max());
+  EXPECT_EQ(tasks[a].waiting(), 0);
+  EXPECT_EQ(tasks[c].waiting(), 2);
+  EXPECT_EQ(tasks[d].waiting(), 1);
+  EXPECT_EQ(tasks[c].start(), Time::max());
 
   std::vector<std::pair<TaskId, TaskId>> ready;
   const auto record = [&](TaskId s, TaskId dep) { ready.emplace_back(s, dep); };
   tasks.finish(a, us(3));
   tasks.release_successors(a, record);
-  EXPECT_EQ(tasks[a].end, us(3));
+  EXPECT_EQ(tasks[a].end(), us(3));
   EXPECT_EQ(tasks.finished(), 1u);
   // c still waits for b; d is ready, released by a.
   ASSERT_EQ(ready.size(), 1u);
   EXPECT_EQ(ready[0], std::make_pair(d, a));
-  EXPECT_EQ(tasks[c].waiting, 1);
+  EXPECT_EQ(tasks[c].waiting(), 1);
   tasks.finish(b, us(5));
   tasks.release_successors(b, record);
   ASSERT_EQ(ready.size(), 2u);
@@ -163,9 +163,9 @@ class CollectiveStepsTest : public ::testing::Test {
     Task t;
     t.kind = TaskKind::Collective;
     t.collective = kind;
-    t.group = graph_.add_group({0, 1, 2, 3});
-    t.bytes = bytes;
-    t.matrix = matrix;
+    t.set_group(graph_.add_group({0, 1, 2, 3}));
+    t.set_bytes(bytes);
+    t.set_matrix(matrix);
     return graph_.add(t);
   }
 

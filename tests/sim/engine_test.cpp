@@ -75,8 +75,8 @@ fabric::Topology topology(int servers, int gpus) {
 Task compute(int gpu, Time d, int iteration = 0) {
   Task t;
   t.kind = TaskKind::Compute;
-  t.gpu = gpu;
-  t.duration = d;
+  t.set_gpu(gpu);
+  t.set_duration(d);
   t.iteration = static_cast<std::int16_t>(iteration);
   return t;
 }
@@ -85,9 +85,9 @@ Task p2p(int src, int dst, Bytes b) {
   Task t;
   t.kind = TaskKind::P2P;
   t.traffic = workload::Traffic::PP;
-  t.gpu = src;
-  t.peer = dst;
-  t.bytes = b;
+  t.set_gpu(src);
+  t.set_peer(dst);
+  t.set_bytes(b);
   return t;
 }
 
@@ -163,8 +163,8 @@ TEST(Engine, CollectiveStepsRunInOrder) {
   t.kind = TaskKind::Collective;
   t.collective = CollectiveKind::AllReduce;
   t.traffic = workload::Traffic::DP;
-  t.group = g.add_group({0, 1, 2, 3});
-  t.bytes = Bytes(4'000'000);
+  t.set_group(g.add_group({0, 1, 2, 3}));
+  t.set_bytes(Bytes(4'000'000));
   g.add(t);
   IdealBackend net(Rate::gbps(8));
   const auto topo = topology(2, 2);
@@ -301,8 +301,8 @@ Task all_reduce(TaskGraph& g, std::vector<std::int32_t> gpus, Bytes b) {
   t.kind = TaskKind::Collective;
   t.collective = CollectiveKind::AllReduce;
   t.traffic = workload::Traffic::DP;
-  t.group = g.add_group(std::move(gpus));
-  t.bytes = b;
+  t.set_group(g.add_group(std::move(gpus)));
+  t.set_bytes(b);
   return t;
 }
 

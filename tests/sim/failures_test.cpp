@@ -169,7 +169,7 @@ TEST(Failures, SparesTakeTheRanksOfAFailedGpuAndServer) {
   EXPECT_EQ(server.spares.size(), 8u);
   // No task runs on a failed GPU.
   for (const workload::Task& t : gpu.graph.tasks())
-    EXPECT_NE(t.gpu, 10);
+    EXPECT_NE(t.gpu(), 10);
 }
 
 TEST(Failures, ARegionWithNoServerLeftToRelayIsTheExperimentsError) {

@@ -159,7 +159,7 @@ TEST(Overlap, EpCommHidesOneStepsAllToAllsUnderTheOthersCompute) {
     if (t.op == workload::Op::Dispatch && forward && t.micro_batch == 1) {
       f1_dispatch_start = s.start;
     }
-    if (t.op == workload::Op::Experts && !forward && t.micro_batch == 0 && t.gpu == 0) {
+    if (t.op == workload::Op::Experts && !forward && t.micro_batch == 0 && t.gpu() == 0) {
       b0_experts_start = s.start;
       b0_experts_end = s.end;
     }

@@ -201,13 +201,13 @@ TEST(FlowHashShifts, GiveTheCoolDownTheFullJobsTaskIds) {
         const workload::Task& a = short_run.tasks()[k];
         const workload::Task& b = full.tasks()[k + static_cast<std::size_t>(shifts[n].by)];
         const bool same = a.kind == b.kind && a.op == b.op && a.phase == b.phase &&
-                          a.gpu == b.gpu && a.peer == b.peer && a.layer == b.layer &&
+                          a.gpu() == b.gpu() && a.peer() == b.peer() && a.layer == b.layer &&
                           a.iteration == b.iteration && (a.micro_batch < 0) == (b.micro_batch < 0);
         ASSERT_TRUE(same) << "task " << k << " moved by " << shifts[n].by;
         // The gradient reduction and what follows it are the same tasks in both.
         if (a.micro_batch < 0) {
-          ASSERT_EQ(a.bytes, b.bytes) << k;
-          ASSERT_EQ(a.duration, b.duration) << k;
+          ASSERT_EQ(a.bytes(), b.bytes()) << k;
+          ASSERT_EQ(a.duration(), b.duration()) << k;
         }
         ++compared;
       }
@@ -244,9 +244,9 @@ workload: {model: mixtral-8x7b, tp: 2, pp: 4, ep: 4, micro_batch: 1, seq: 1024, 
     const workload::Task& b = full.task(k);
     const auto da = short_run.deps(k);
     const auto db = full.deps(k);
-    if (!(a.kind == b.kind && a.op == b.op && a.phase == b.phase && a.gpu == b.gpu &&
-          a.layer == b.layer && a.micro_batch == b.micro_batch && a.bytes == b.bytes &&
-          a.duration == b.duration && std::equal(da.begin(), da.end(), db.begin(), db.end()))) {
+    if (!(a.kind == b.kind && a.op == b.op && a.phase == b.phase && a.gpu() == b.gpu() &&
+          a.layer == b.layer && a.micro_batch == b.micro_batch && a.bytes() == b.bytes() &&
+          a.duration() == b.duration() && std::equal(da.begin(), da.end(), db.begin(), db.end()))) {
       break;
     }
   }
@@ -256,10 +256,10 @@ workload: {model: mixtral-8x7b, tp: 2, pp: 4, ep: 4, micro_batch: 1, seq: 1024, 
   const auto matrices = [](const workload::TaskGraph& g, int below) {
     std::map<Key, const workload::ByteMatrix*> out;
     for (const workload::Task& t : g.tasks()) {
-      if (t.matrix < 0 || t.micro_batch >= below) continue;
-      const auto& members = g.group(t.group);
+      if (t.matrix() < 0 || t.micro_batch >= below) continue;
+      const auto& members = g.group(t.group());
       out[{static_cast<int>(t.phase), static_cast<int>(t.op), t.layer, t.micro_batch,
-           std::vector<std::int32_t>(members.begin(), members.end())}] = &g.matrix(t.matrix);
+           std::vector<std::int32_t>(members.begin(), members.end())}] = &g.matrix(t.matrix());
     }
     return out;
   };

@@ -25,8 +25,8 @@ config::Experiment two_stage_job() {
 void add_compute(workload::TaskGraph& g, int gpu, std::initializer_list<std::int64_t> seconds) {
   for (const std::int64_t s : seconds) {
     workload::Task t;
-    t.gpu = gpu;
-    t.duration = Time::milliseconds(1000 * s);
+    t.set_gpu(gpu);
+    t.set_duration(Time::milliseconds(1000 * s));
     g.add(t);
   }
 }

@@ -205,7 +205,7 @@ TEST(Calibration, OptimizerStepMovesThirtyBytesPerParameterAtTheCalibratedBandwi
     ++steps;
     EXPECT_EQ(t.kind, TaskKind::Compute);
     EXPECT_EQ(t.phase, Phase::Update);
-    EXPECT_EQ(t.duration, expected);
+    EXPECT_EQ(t.duration(), expected);
     // After the gradient all-reduces of its GPU.
     bool after_reduce = false;
     for (TaskId d : g.deps(id))

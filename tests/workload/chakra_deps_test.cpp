@@ -26,7 +26,7 @@ ChakraOptions with(ControlDeps policy) {
 std::map<std::int64_t, TaskId> by_duration(const TaskGraph& g) {
   std::map<std::int64_t, TaskId> out;
   for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t)
-    out[g.task(t).duration.ps() / 1'000'000] = t;
+    out[g.task(t).duration().ps() / 1'000'000] = t;
   return out;
 }
 

@@ -24,7 +24,7 @@ ChakraOptions with_groups(const std::string& path) {
 std::vector<std::vector<std::int32_t>> groups_of(const TaskGraph& g, CollectiveKind kind) {
   std::vector<std::vector<std::int32_t>> out;
   for (const Task& t : g.tasks()) {
-    if (t.kind == TaskKind::Collective && t.collective == kind) out.push_back(g.group(t.group));
+    if (t.kind == TaskKind::Collective && t.collective == kind) out.push_back(g.group(t.group()));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -55,7 +55,7 @@ TEST(ChakraGroups, CommGroupFileNamesTheMembersOfNumericGroups) {
   for (const Task& t : g.tasks()) {
     EXPECT_EQ(t.traffic, Traffic::Other);  // numbers say no parallelism
     if (t.collective == CollectiveKind::AllGather) {
-      EXPECT_EQ(t.bytes, Bytes(16));  // 2 x 8
+      EXPECT_EQ(t.bytes(), Bytes(16));  // 2 x 8
     }
   }
 }
@@ -190,12 +190,12 @@ void check_pytorch_trace(const TaskGraph& g) {
   ASSERT_EQ(g.size(), 4u + 2 + 2 + 1);  // 4 metadata nodes (zero time), 5 collectives
   for (const Task& t : g.tasks()) {
     if (t.kind != TaskKind::Collective) continue;
-    const auto& members = g.group(t.group);
+    const auto& members = g.group(t.group());
     if (t.collective == CollectiveKind::AllGather) {
       EXPECT_EQ(members, (std::vector<std::int32_t>{0, 1, 2, 3}));  // "ranks": [] is everyone
       EXPECT_EQ(t.traffic, Traffic::Other);                         // default_pg
-      EXPECT_EQ(t.bytes, Bytes(400));
-    } else if (t.bytes == Bytes(1024)) {
+      EXPECT_EQ(t.bytes(), Bytes(400));
+    } else if (t.bytes() == Bytes(1024)) {
       EXPECT_EQ(t.traffic, Traffic::TP);  // from pg_desc
       EXPECT_TRUE(members == (std::vector<std::int32_t>{0, 1}) ||
                   members == (std::vector<std::int32_t>{2, 3}));

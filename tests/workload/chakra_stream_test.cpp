@@ -83,7 +83,7 @@ TEST(ChakraStream, GzipAndPlainReadTheSame) {
   ASSERT_EQ(plain.size(), 50u);
   ASSERT_EQ(gz.size(), plain.size());
   for (TaskId i = 0; i < 50; ++i) {
-    EXPECT_EQ(gz.task(i).duration, plain.task(i).duration);
+    EXPECT_EQ(gz.task(i).duration(), plain.task(i).duration());
     EXPECT_EQ(deps_of(gz, i), deps_of(plain, i));
   }
 }

@@ -58,9 +58,9 @@ void check_basic(const TaskGraph& g, const ChakraSummary& s) {
   EXPECT_EQ(ar.collective, CollectiveKind::AllReduce);
   EXPECT_EQ(ar.traffic, Traffic::DP);
   EXPECT_EQ(ar.op, Op::Generic);
-  EXPECT_EQ(ar.bytes, Bytes::mib(1));
-  EXPECT_EQ(g.group(ar.group), (std::vector<std::int32_t>{0, 1}));
-  EXPECT_EQ(ar.matrix, -1);
+  EXPECT_EQ(ar.bytes(), Bytes::mib(1));
+  EXPECT_EQ(g.group(ar.group()), (std::vector<std::int32_t>{0, 1}));
+  EXPECT_EQ(ar.matrix(), -1);
 
   // The all-reduce waits for the num_ops compute of both ranks: 1e12 / (1e15 x 0.5) = 2 ms.
   const auto ar_deps = deps_of(g, colls[0]);
@@ -68,13 +68,13 @@ void check_basic(const TaskGraph& g, const ChakraSummary& s) {
   std::vector<std::int32_t> gpus;
   for (TaskId d : ar_deps) {
     EXPECT_EQ(g.task(d).kind, TaskKind::Compute);
-    EXPECT_EQ(g.task(d).duration, Time::milliseconds(2));
-    gpus.push_back(g.task(d).gpu);
+    EXPECT_EQ(g.task(d).duration(), Time::milliseconds(2));
+    gpus.push_back(g.task(d).gpu());
     // ...which waits for the first compute of its own rank.
     const auto first = deps_of(g, d);
     ASSERT_EQ(first.size(), 1u);
-    EXPECT_EQ(g.task(first[0]).gpu, g.task(d).gpu);
-    EXPECT_EQ(g.task(first[0]).duration, Time::microseconds(g.task(d).gpu == 0 ? 10 : 20));
+    EXPECT_EQ(g.task(first[0]).gpu(), g.task(d).gpu());
+    EXPECT_EQ(g.task(first[0]).duration(), Time::microseconds(g.task(d).gpu() == 0 ? 10 : 20));
   }
   std::sort(gpus.begin(), gpus.end());
   EXPECT_EQ(gpus, (std::vector<std::int32_t>{0, 1}));
@@ -82,9 +82,9 @@ void check_basic(const TaskGraph& g, const ChakraSummary& s) {
   const auto p2p = find(g, [](const Task& t) { return t.kind == TaskKind::P2P; });
   ASSERT_EQ(p2p.size(), 1u);
   const Task& pt = g.task(p2p[0]);
-  EXPECT_EQ(pt.gpu, 0);
-  EXPECT_EQ(pt.peer, 1);
-  EXPECT_EQ(pt.bytes, Bytes(4096));
+  EXPECT_EQ(pt.gpu(), 0);
+  EXPECT_EQ(pt.peer(), 1);
+  EXPECT_EQ(pt.bytes(), Bytes(4096));
   EXPECT_EQ(pt.traffic, Traffic::Other);  // no pg_name
   // The transfer starts on the send's own dependencies.
   EXPECT_EQ(deps_of(g, p2p[0]), (std::vector<TaskId>{colls[0]}));
@@ -93,24 +93,24 @@ void check_basic(const TaskGraph& g, const ChakraSummary& s) {
   std::vector<TaskId> arrival;
   for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t) {
     const auto d = deps_of(g, t);
-    if (g.task(t).kind == TaskKind::Compute && g.task(t).duration == Time::zero() &&
+    if (g.task(t).kind == TaskKind::Compute && g.task(t).duration() == Time::zero() &&
         std::count(d.begin(), d.end(), p2p[0]) == 1) {
       arrival.push_back(t);
     }
   }
   ASSERT_EQ(arrival.size(), 1u);
-  EXPECT_EQ(g.task(arrival[0]).gpu, 1);
-  EXPECT_EQ(g.task(arrival[0]).duration, Time::zero());
+  EXPECT_EQ(g.task(arrival[0]).gpu(), 1);
+  EXPECT_EQ(g.task(arrival[0]).duration(), Time::zero());
   EXPECT_EQ(deps_of(g, arrival[0]), (std::vector<TaskId>{colls[0], p2p[0]}));
 
   // The tails depend (control edge) on their own node 4: the sender's on the transfer, the
   // receiver's on the receive's completion.
   const auto tails = find(g, [](const Task& t) {
-    return t.kind == TaskKind::Compute && t.duration == Time::microseconds(5);
+    return t.kind == TaskKind::Compute && t.duration() == Time::microseconds(5);
   });
   ASSERT_EQ(tails.size(), 2u);
   for (TaskId t : tails) {
-    const TaskId expected = g.task(t).gpu == 0 ? p2p[0] : arrival[0];
+    const TaskId expected = g.task(t).gpu() == 0 ? p2p[0] : arrival[0];
     EXPECT_EQ(deps_of(g, t), (std::vector<TaskId>{expected}));
   }
 }
@@ -141,7 +141,7 @@ TEST(Chakra, NumOpsWithoutGpuPeakIsZeroTime) {
   write_basic(dir.prefix(), false, false);
   const TaskGraph g = read_chakra(dir.prefix(), ChakraOptions{});
   const auto zero = find(
-      g, [](const Task& t) { return t.kind == TaskKind::Compute && t.duration == Time::zero(); });
+      g, [](const Task& t) { return t.kind == TaskKind::Compute && t.duration() == Time::zero(); });
   EXPECT_EQ(zero.size(), 3u);  // the two num_ops nodes and the receive's completion
 }
 
@@ -164,8 +164,8 @@ TEST(Chakra, CpuOpsAndNonComputeNodesAreZeroTimeTasksThatKeepDependencies) {
   Time total;
   for (TaskId i = 0; i < 7; ++i) {
     EXPECT_EQ(g.task(i).kind, TaskKind::Compute);
-    EXPECT_EQ(g.task(i).gpu, 0);
-    total += g.task(i).duration;
+    EXPECT_EQ(g.task(i).gpu(), 0);
+    total += g.task(i).duration();
     if (i > 0) {
       EXPECT_EQ(deps_of(g, i), (std::vector<TaskId>{i - 1}));
     }
@@ -206,17 +206,17 @@ TEST(Chakra, AllToAllVBuildsAMatrixInGroupOrder) {
   const Task& t = g.task(colls[0]);
   EXPECT_EQ(t.collective, CollectiveKind::AllToAll);
   EXPECT_EQ(t.traffic, Traffic::EP);
-  EXPECT_EQ(g.group(t.group), (std::vector<std::int32_t>{2, 0, 3, 1}));
-  ASSERT_GE(t.matrix, 0);
+  EXPECT_EQ(g.group(t.group()), (std::vector<std::int32_t>{2, 0, 3, 1}));
+  ASSERT_GE(t.matrix(), 0);
   ASSERT_EQ(g.matrix_count(), 1u);
-  const ByteMatrix& m = g.matrix(t.matrix);
+  const ByteMatrix& m = g.matrix(t.matrix());
   ASSERT_EQ(m.n, 4);
   EXPECT_EQ(m.at(0, 0), 9);   // member 0 is rank 2
   EXPECT_EQ(m.at(1, 2), 3);   // member 1 is rank 0
   EXPECT_EQ(m.at(3, 3), 8);   // member 3 is rank 1
   EXPECT_EQ(m.at(2, 1), 14);  // member 2 is rank 3
   const std::int64_t diagonal = 9 + 2 + 15 + 8;
-  EXPECT_EQ(t.bytes, Bytes(136 - diagonal));
+  EXPECT_EQ(t.bytes(), Bytes(136 - diagonal));
   EXPECT_EQ(deps_of(g, colls[0]).size(), 4u);
 }
 
@@ -227,8 +227,8 @@ TEST(Chakra, PlainAllToAllUsesCommSize) {
   }
   const TaskGraph g = read_chakra(dir.prefix(), ChakraOptions{});
   ASSERT_EQ(g.size(), 1u);
-  EXPECT_EQ(g.task(0).bytes, Bytes(4096));
-  EXPECT_EQ(g.task(0).matrix, -1);
+  EXPECT_EQ(g.task(0).bytes(), Bytes(4096));
+  EXPECT_EQ(g.task(0).matrix(), -1);
   EXPECT_EQ(g.task(0).traffic, Traffic::EP);
 }
 
@@ -254,27 +254,27 @@ TEST(Chakra, GroupsFromPgNamesAndTrafficClasses) {
   std::vector<std::vector<std::int32_t>> groups;
   for (TaskId t : gathers) {
     EXPECT_EQ(g.task(t).traffic, Traffic::TP);
-    groups.push_back(g.group(g.task(t).group));
+    groups.push_back(g.group(g.task(t).group()));
   }
   std::sort(groups.begin(), groups.end());
   EXPECT_EQ(groups, (std::vector<std::vector<std::int32_t>>{{0, 1}, {2, 3}}));
 
   const auto barrier = only(CollectiveKind::Barrier);
   ASSERT_EQ(barrier.size(), 1u);
-  EXPECT_EQ(g.group(g.task(barrier[0]).group), (std::vector<std::int32_t>{0, 1, 2, 3}));
-  EXPECT_EQ(g.task(barrier[0]).bytes, Bytes(0));
+  EXPECT_EQ(g.group(g.task(barrier[0]).group()), (std::vector<std::int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(g.task(barrier[0]).bytes(), Bytes(0));
   EXPECT_EQ(g.task(barrier[0]).traffic, Traffic::Other);  // the default group says nothing
   EXPECT_EQ(deps_of(g, barrier[0]), gathers);             // both TP gathers
 
   const auto rs = only(CollectiveKind::ReduceScatter);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(g.task(rs[0]).traffic, Traffic::Other);  // "7" says nothing
-  EXPECT_EQ(g.task(rs[0]).bytes, Bytes(32));
+  EXPECT_EQ(g.task(rs[0]).bytes(), Bytes(32));
 
   const auto bcast = only(CollectiveKind::Broadcast);
   ASSERT_EQ(bcast.size(), 1u);
   EXPECT_EQ(g.task(bcast[0]).traffic, Traffic::PP);
-  EXPECT_EQ(g.group(g.task(bcast[0]).group), (std::vector<std::int32_t>{0, 3}));
+  EXPECT_EQ(g.group(g.task(bcast[0]).group()), (std::vector<std::int32_t>{0, 3}));
 }
 
 TEST(Chakra, RootedCollectivesMapToTheNearestSymmetricOne) {
@@ -294,9 +294,9 @@ TEST(Chakra, RootedCollectivesMapToTheNearestSymmetricOne) {
   for (TaskId i = 0; i < 4; ++i)
     EXPECT_EQ(g.task(i).traffic, Traffic::DP);
   // A gather's comm_size is each member's input, as an all-gather's: 2 members x 8 bytes.
-  EXPECT_EQ(g.task(1).bytes, Bytes(16));
+  EXPECT_EQ(g.task(1).bytes(), Bytes(16));
   for (TaskId i : {0, 2, 3})
-    EXPECT_EQ(g.task(i).bytes, Bytes(8));
+    EXPECT_EQ(g.task(i).bytes(), Bytes(8));
 }
 
 TEST(Chakra, CollectivesMatchInTopologicalOrderNotFileOrder) {
@@ -329,17 +329,17 @@ TEST(Chakra, SendsAndReceivesMatchInOrderPerTag) {
   for (const Task& t : g.tasks()) {
     if (t.kind != TaskKind::P2P) {
       EXPECT_EQ(t.kind, TaskKind::Compute);
-      EXPECT_EQ(t.duration, Time::zero());
+      EXPECT_EQ(t.duration(), Time::zero());
       continue;
     }
-    EXPECT_EQ(t.peer, 1 - t.gpu);
-    seen.emplace_back(t.gpu, t.bytes.count());
+    EXPECT_EQ(t.peer(), 1 - t.gpu());
+    seen.emplace_back(t.gpu(), t.bytes().count());
   }
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, (std::vector<std::pair<std::int32_t, std::int64_t>>{
                       {0, 10}, {0, 20}, {0, 30}, {1, 40}}));
-  const auto second = find(g, [](const Task& t) { return t.bytes == Bytes(20); });
-  const auto first = find(g, [](const Task& t) { return t.bytes == Bytes(10); });
+  const auto second = find(g, [](const Task& t) { return t.bytes() == Bytes(20); });
+  const auto first = find(g, [](const Task& t) { return t.bytes() == Bytes(10); });
   ASSERT_EQ(second.size(), 1u);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(deps_of(g, second[0]), first);
@@ -362,17 +362,17 @@ TEST(Chakra, SendThenReceiveRingIsEager) {
   ASSERT_EQ(transfers.size(), static_cast<std::size_t>(n));
   for (TaskId t : transfers) {
     EXPECT_TRUE(deps_of(g, t).empty());  // a send without dependencies starts at once
-    EXPECT_EQ(g.task(t).peer, (g.task(t).gpu + 1) % n);
+    EXPECT_EQ(g.task(t).peer(), (g.task(t).gpu() + 1) % n);
   }
-  for (TaskId c : find(g, [](const Task& t) { return t.duration == Time::microseconds(7); })) {
+  for (TaskId c : find(g, [](const Task& t) { return t.duration() == Time::microseconds(7); })) {
     // compute -> receive completion -> {own send's transfer, the left neighbour's transfer}
     const auto arrival = deps_of(g, c);
     ASSERT_EQ(arrival.size(), 1u);
-    const int gpu = g.task(c).gpu;
+    const int gpu = g.task(c).gpu();
     std::vector<std::int32_t> senders;
     for (TaskId d : deps_of(g, arrival[0])) {
       ASSERT_EQ(g.task(d).kind, TaskKind::P2P);
-      senders.push_back(g.task(d).gpu);
+      senders.push_back(g.task(d).gpu());
     }
     std::sort(senders.begin(), senders.end());
     std::vector<std::int32_t> expected{gpu, (gpu + n - 1) % n};
@@ -395,9 +395,9 @@ TEST(Chakra, AllGatherCommSizeIsEachMembersInput) {
   const TaskGraph g = read_chakra(dir.prefix(), ChakraOptions{});
   ASSERT_EQ(g.size(), 4u);
   EXPECT_EQ(g.task(0).collective, CollectiveKind::AllGather);
-  EXPECT_EQ(g.task(0).bytes, Bytes(4000));
+  EXPECT_EQ(g.task(0).bytes(), Bytes(4000));
   for (TaskId i : {1, 2, 3})
-    EXPECT_EQ(g.task(i).bytes, Bytes(1000));
+    EXPECT_EQ(g.task(i).bytes(), Bytes(1000));
 }
 
 TEST(ChakraErrors, AllGatherTooLargeToRepresent) {

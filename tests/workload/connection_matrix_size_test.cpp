@@ -54,8 +54,8 @@ TEST(ConnectionMatrixSize, ABarrierCostsItsFlowsNotTheirProduct) {
   EXPECT_EQ(b.kind, TaskKind::Collective);
   EXPECT_EQ(b.collective, CollectiveKind::Barrier);
   EXPECT_EQ(b.traffic, Traffic::None);
-  EXPECT_EQ(b.bytes, Bytes(0));
-  EXPECT_EQ(g.group(b.group), std::vector<std::int32_t>{3});  // the first waiting flow's source
+  EXPECT_EQ(b.bytes(), Bytes(0));
+  EXPECT_EQ(g.group(b.group()), std::vector<std::int32_t>{3});  // the first waiting flow's source
   EXPECT_EQ(g.source_id(barrier), -1);
   EXPECT_EQ(g.deps(barrier).size(), static_cast<std::size_t>(kFired));
   for (TaskId t = 0; t < barrier; ++t) {

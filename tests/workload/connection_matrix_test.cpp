@@ -42,11 +42,11 @@ TEST(ConnectionMatrix, TheDocumentedExample) {
   EXPECT_EQ(g.gpus(), 16);
   ASSERT_EQ(g.size(), 2u);
   EXPECT_EQ(g.task(0).kind, TaskKind::P2P);
-  EXPECT_EQ(g.task(0).gpu, 2);
-  EXPECT_EQ(g.task(0).peer, 11);
-  EXPECT_EQ(g.task(0).bytes, Bytes(2'000'000));
+  EXPECT_EQ(g.task(0).gpu(), 2);
+  EXPECT_EQ(g.task(0).peer(), 11);
+  EXPECT_EQ(g.task(0).bytes(), Bytes(2'000'000));
   EXPECT_EQ(g.task(0).traffic, Traffic::Other);
-  EXPECT_EQ(g.task(1).peer, 4);
+  EXPECT_EQ(g.task(1).peer(), 4);
   EXPECT_EQ(deps_of(g, 1), std::vector<TaskId>{0});
   EXPECT_FALSE(g.has_start_times());  // start 0 is no constraint
 }
@@ -78,11 +78,11 @@ TEST(ConnectionMatrix, BarriersAndForwardReferences) {
   const TaskGraph g = connection_matrix_graph(cm, "t.cm");
   ASSERT_EQ(g.size(), 5u);
   // Ready first, in file order: ids 1, 2, 4; then 3 (after 4); then 10 (after 1, 2, 3).
-  EXPECT_EQ(g.task(0).gpu, 0);
-  EXPECT_EQ(g.task(1).gpu, 1);
-  EXPECT_EQ(g.task(2).peer, 2);  // id 4: 0->2
+  EXPECT_EQ(g.task(0).gpu(), 0);
+  EXPECT_EQ(g.task(1).gpu(), 1);
+  EXPECT_EQ(g.task(2).peer(), 2);  // id 4: 0->2
   EXPECT_EQ(deps_of(g, 3), std::vector<TaskId>{2});
-  EXPECT_EQ(g.task(4).gpu, 3);  // id 10: 3->0
+  EXPECT_EQ(g.task(4).gpu(), 3);  // id 10: 3->0
   EXPECT_EQ(deps_of(g, 4), (std::vector<TaskId>{0, 1, 3}));
   // Each task keeps its flow's id, for outputs joined with htsim's.
   const std::vector<std::int64_t> ids{1, 2, 4, 3, 10};

@@ -42,7 +42,8 @@ void expect_estimate_bounds(const TrainingSpec& spec) {
   EXPECT_EQ(size.trace_bytes,
             routing_trace_bytes(trace.ep(), trace.experts(), trace.iterations(),
                                 static_cast<int>(trace.layers().size()), trace.micro_batches()));
-  EXPECT_GT(size.memory_bytes, size.tasks * 100);
+  // Above the measured peaks (79-82 bytes a task without spans, docs/workload.md).
+  EXPECT_GT(size.memory_bytes, size.tasks * 82);
 }
 
 TEST(JobSize, EstimateBoundsTheBuiltGraph) {
@@ -68,8 +69,8 @@ TEST(JobSize, AJobWithoutTaskSpansIsEstimatedSmaller) {
   EXPECT_EQ(with.tasks, without.tasks);
   EXPECT_EQ(with.matrices, without.matrices);
   EXPECT_EQ(with.trace_bytes, without.trace_bytes);
-  EXPECT_EQ(with.memory_bytes - without.memory_bytes, with.tasks * 70);
-  EXPECT_GT(without.memory_bytes, without.tasks * 100);
+  EXPECT_EQ(with.memory_bytes - without.memory_bytes, with.tasks * 90);
+  EXPECT_GT(without.memory_bytes, without.tasks * 80);
   // The check uses the estimate it is given: a limit between the two refuses only the run that
   // keeps spans.
   const Bytes between((with.memory_bytes + without.memory_bytes) / 2);

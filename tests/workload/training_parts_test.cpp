@@ -248,7 +248,7 @@ TEST_F(TrainingTasksTest, ComputeChainsToTheGpusPreviousComputeAndItsPendingDepe
   EXPECT_EQ(deps_of(tasks.graph(), b), (std::vector<TaskId>{a, other}));
   EXPECT_TRUE(tasks.pending(0).empty());  // handed over once
   EXPECT_EQ(tasks.last_compute(0), b);
-  EXPECT_EQ(tasks.graph().task(b).gpu, 0);
+  EXPECT_EQ(tasks.graph().task(b).gpu(), 0);
   EXPECT_EQ(tasks.graph().task(b).op, Op::Router);
 }
 
@@ -262,7 +262,7 @@ TEST_F(TrainingTasksTest, TasksAreStampedWithTheirIteration) {
   EXPECT_EQ(task.layer, -1);
   EXPECT_EQ(task.kind, TaskKind::P2P);
   EXPECT_EQ(task.traffic, Traffic::PP);
-  EXPECT_EQ(task.peer, 4);
+  EXPECT_EQ(task.peer(), 4);
 }
 
 TEST_F(TrainingTasksTest, WhatDependsOnAPipelinedComputeDependsOnItsAllReduceToo) {

@@ -86,7 +86,7 @@ TEST(TrainingGraph, FullRecomputationRunsEachLayersForwardAgainBeforeItsBackward
   int transitions = 0;
   for (const Task& t : g.tasks()) {
     if (t.kind != TaskKind::Compute) continue;
-    const Task* before = std::exchange(previous[t.gpu], &t);
+    const Task* before = std::exchange(previous[t.gpu()], &t);
     if (before == nullptr || t.phase != Phase::Backward || t.op == Op::LmHead) continue;
     if (before->phase != Phase::Forward) continue;
     EXPECT_EQ(before->layer, t.layer);
@@ -116,7 +116,7 @@ TEST(TrainingGraph, EpOverlapRunsAMergedPairsPartsInMegatronsOrder) {
   const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 7));
   std::vector<std::string> pair;
   for (const Task& t : g.tasks()) {
-    if (t.kind != TaskKind::Compute || t.gpu != 0) continue;
+    if (t.kind != TaskKind::Compute || t.gpu() != 0) continue;
     const bool forward = t.phase == Phase::Forward;
     if (forward != (t.micro_batch == 1)) continue;  // F1 and B0 only
     pair.push_back(std::string(forward ? "F " : "B ") + to_string(t.op) + " " +
@@ -170,16 +170,16 @@ TEST(TrainingGraph, DualPipeRunsHalfTheMicroBatchesTheOtherWay) {
     const bool second = t.micro_batch >= 2;
     if (t.kind == TaskKind::Compute && t.phase != Phase::Update) {
       const int position = t.op == Op::LmHead ? 1 : (t.layer < 2 ? 0 : 1);
-      EXPECT_EQ(stage(t.gpu), second ? 1 - position : position)
+      EXPECT_EQ(stage(t.gpu()), second ? 1 - position : position)
           << to_string(t.op) << " layer " << t.layer << " mb " << t.micro_batch;
       reversed += second ? 1 : 0;
     }
     if (t.kind == TaskKind::P2P && t.op == Op::PpActivation) {
-      EXPECT_EQ(stage(t.gpu), second ? 1 : 0);
-      EXPECT_EQ(stage(t.peer), second ? 0 : 1);
+      EXPECT_EQ(stage(t.gpu()), second ? 1 : 0);
+      EXPECT_EQ(stage(t.peer()), second ? 0 : 1);
     }
     if (t.kind == TaskKind::Collective && t.traffic == Traffic::DP) {
-      const auto& members = g.group(t.group);
+      const auto& members = g.group(t.group());
       std::set<int> stages;
       for (int m : members)
         stages.insert(stage(m));
@@ -225,8 +225,8 @@ TEST(TrainingGraph, ContextParallelismExchangesKeysAndValuesAroundTheAttention) 
   for (TaskId i = 0; i < static_cast<TaskId>(g.size()); ++i) {
     const Task& t = g.task(i);
     if (t.traffic != Traffic::CP) continue;
-    EXPECT_EQ(t.bytes.count(), 32 * (4 + 4) * 16 * 2);
-    EXPECT_EQ(g.group(t.group).size(), 2u);
+    EXPECT_EQ(t.bytes().count(), 32 * (4 + 4) * 16 * 2);
+    EXPECT_EQ(g.group(t.group()).size(), 2u);
     EXPECT_EQ(t.collective,
               t.op == Op::CpKeyValues ? CollectiveKind::AllGather : CollectiveKind::ReduceScatter);
   }
@@ -260,7 +260,7 @@ TEST(TrainingGraph, GroupsStayInsideTheirStageAndParallelism) {
   const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 7));
   for (const Task& t : g.tasks()) {
     if (t.kind != TaskKind::Collective) continue;
-    const auto& members = g.group(t.group);
+    const auto& members = g.group(t.group());
     const RankCoord first = layout.coord(members.front());
     const ExpertCoord first_expert = layout.expert_coord(members.front());
     for (int m : members) {
@@ -294,14 +294,14 @@ TEST(TrainingGraph, AllToAllMatricesCarryTokensTimesHiddenOverTp) {
     if (t.kind != TaskKind::Collective || t.op != Op::Dispatch || t.phase != Phase::Forward) {
       continue;
     }
-    const ByteMatrix& m = g.matrix(t.matrix);
+    const ByteMatrix& m = g.matrix(t.matrix());
     for (int a = 0; a < m.n; ++a) {
       std::int64_t sum = 0;
       for (int b = 0; b < m.n; ++b)
         sum += m.at(a, b);
       EXPECT_NEAR(static_cast<double>(sum), static_cast<double>(row), 2.0);
     }
-    EXPECT_EQ(t.bytes.count(), m.off_diagonal_sum());
+    EXPECT_EQ(t.bytes().count(), m.off_diagonal_sum());
     ++checked;
   }
   EXPECT_GT(checked, 0);
@@ -332,14 +332,14 @@ TEST(TrainingGraph, MegatronFoldsTheExpertsOntoTheDenseLayersGpus) {
   int checked = 0;
   for (const Task& t : g.tasks()) {
     if (t.kind != TaskKind::Collective) continue;
-    const auto& members = g.group(t.group);
+    const auto& members = g.group(t.group());
     if (t.traffic == Traffic::EP) {
       // An EP group is two adjacent GPUs: the TP pair of one data replica.
       ASSERT_EQ(members.size(), 2u);
       EXPECT_EQ(members[1], members[0] + 1);
       EXPECT_EQ(members[0] % 2, 0);
       if (t.op == Op::Dispatch && t.phase == Phase::Forward) {
-        const ByteMatrix& m = g.matrix(t.matrix);
+        const ByteMatrix& m = g.matrix(t.matrix());
         for (int a = 0; a < m.n; ++a) {
           std::int64_t sum = 0;
           for (int b = 0; b < m.n; ++b)
@@ -354,7 +354,7 @@ TEST(TrainingGraph, MegatronFoldsTheExpertsOntoTheDenseLayersGpus) {
       ASSERT_EQ(members.size(), 2u);
       EXPECT_EQ(members[1] - members[0], 2);
       // Its experts' whole parameters (ETP 1), not a TP share.
-      EXPECT_EQ(t.bytes.count() % (spec.model.expert_params() * spec.model.dtype_bytes), 0);
+      EXPECT_EQ(t.bytes().count() % (spec.model.expert_params() * spec.model.dtype_bytes), 0);
     }
   }
   EXPECT_GT(checked, 0);
@@ -376,7 +376,7 @@ TEST(TrainingGraph, DeepEpSendsATokenOncePerNode) {
     const TaskGraph g = build_training_graph(s, trace);
     for (const Task& t : g.tasks()) {
       if (t.op != Op::Dispatch || t.phase != Phase::Forward) continue;
-      const ByteMatrix& m = g.matrix(t.matrix);
+      const ByteMatrix& m = g.matrix(t.matrix());
       double across = 0, forwarded = 0;
       for (int a = 0; a < m.n; ++a) {
         for (int b = 0; b < m.n; ++b) {
@@ -424,22 +424,22 @@ TEST(TrainingGraph, DistributedOptimizerReduceScattersAndGathers) {
   for (const Task& t : a.tasks()) {
     if (t.traffic == Traffic::DP && t.iteration == 0) {
       EXPECT_EQ(t.collective, CollectiveKind::AllReduce);
-      all_reduced[a.group(t.group)] += t.bytes.count();
+      all_reduced[a.group(t.group())] += t.bytes().count();
     }
   }
   Time step_plain, step_zero;
   for (const Task& t : a.tasks()) {
-    if (t.op == Op::Optimizer && t.gpu == 0) step_plain = t.duration;
+    if (t.op == Op::Optimizer && t.gpu() == 0) step_plain = t.duration();
   }
   for (TaskId i = 0; i < static_cast<TaskId>(b.size()); ++i) {
     const Task& t = b.task(i);
-    if (t.op == Op::Optimizer && t.gpu == 0) step_zero = t.duration;
+    if (t.op == Op::Optimizer && t.gpu() == 0) step_zero = t.duration();
     if (t.traffic != Traffic::DP || t.iteration != 0) continue;
     if (t.collective == CollectiveKind::ReduceScatter)
-      scattered[b.group(t.group)] += t.bytes.count();
+      scattered[b.group(t.group())] += t.bytes().count();
     if (t.collective == CollectiveKind::AllGather) {
       EXPECT_EQ(t.op, Op::ParamAllGather);
-      gathered[b.group(t.group)] += t.bytes.count();
+      gathered[b.group(t.group())] += t.bytes().count();
       // It follows its members' optimizer steps.
       bool after_step = false;
       for (TaskId d : b.deps(i))
@@ -457,7 +457,7 @@ TEST(TrainingGraph, DistributedOptimizerReduceScattersAndGathers) {
   bool waits = false;
   for (TaskId i = 0; i < static_cast<TaskId>(b.size()) && !waits; ++i) {
     const Task& t = b.task(i);
-    if (t.kind != TaskKind::Compute || t.gpu != 0 || t.iteration != 1) continue;
+    if (t.kind != TaskKind::Compute || t.gpu() != 0 || t.iteration != 1) continue;
     for (TaskId d : b.deps(i))
       waits = waits || b.task(d).op == Op::ParamAllGather;
     break;
@@ -482,7 +482,7 @@ TEST(TrainingGraph, Fp8HalvesTheAllToAllToTheExpertsOnly) {
     // To the experts: the forward dispatch and the backward combine (gradients of the outputs).
     const bool to_experts = (x.op == Op::Dispatch) == (x.phase == Phase::Forward);
     const double ratio =
-        static_cast<double>(b.task(i).bytes.count()) / static_cast<double>(x.bytes.count());
+        static_cast<double>(b.task(i).bytes().count()) / static_cast<double>(x.bytes().count());
     EXPECT_NEAR(ratio, to_experts ? (1 + 4.0 / 128) / 2 : 1.0, 0.01) << a.label(i);
     ++checked;
   }
@@ -530,7 +530,7 @@ std::string step_order(const TaskGraph& g, int gpu) {
   int last_mb = -1;
   Phase last_phase = Phase::Other;
   for (const Task& t : g.tasks()) {
-    if (t.kind != TaskKind::Compute || t.gpu != gpu) continue;
+    if (t.kind != TaskKind::Compute || t.gpu() != gpu) continue;
     if (t.micro_batch == last_mb && t.phase == last_phase) continue;
     last_mb = t.micro_batch;
     last_phase = t.phase;
@@ -576,8 +576,8 @@ TEST(TrainingGraph, DeterministicForASeed) {
   const TaskGraph b = build_training_graph(spec, synthetic_trace_for(spec, {}, 11));
   ASSERT_EQ(a.size(), b.size());
   for (TaskId i = 0; i < static_cast<TaskId>(a.size()); ++i) {
-    ASSERT_EQ(a.task(i).duration, b.task(i).duration);
-    ASSERT_EQ(a.task(i).bytes, b.task(i).bytes);
+    ASSERT_EQ(a.task(i).duration(), b.task(i).duration());
+    ASSERT_EQ(a.task(i).bytes(), b.task(i).bytes());
   }
   ASSERT_EQ(a.matrix_count(), b.matrix_count());
   for (std::size_t m = 0; m < a.matrix_count(); ++m) {
@@ -611,7 +611,7 @@ TEST(TrainingGraph, SkewedRoutingMakesTheHotExpertGpuSlower) {
   Time hot, cold;
   for (const Task& t : g.tasks()) {
     if (t.op == Op::Experts && t.phase == Phase::Forward && t.layer == 1 && t.micro_batch == 0) {
-      (t.gpu == 0 ? hot : cold) = t.duration;
+      (t.gpu() == 0 ? hot : cold) = t.duration();
     }
   }
   EXPECT_GT(hot, cold);
@@ -629,7 +629,7 @@ TEST(TrainingGraph, MeasuredExpertTimeScalesWithEachGpusTokens) {
     const TaskGraph g = build_training_graph(s, trace);  // tasks() refers into it
     for (const Task& task : g.tasks()) {
       if (task.op == Op::Experts && task.layer == 2 && task.micro_batch == 1)
-        t[{task.gpu, task.phase}] = task.duration;
+        t[{task.gpu(), task.phase}] = task.duration();
     }
     return t;
   };
@@ -733,7 +733,7 @@ TEST(TrainingGraph, InterleavedRunsChunksAndCrossesEveryVirtualBoundary) {
   EXPECT_EQ(layout.layers_of_stage(1), (std::vector<int>{1, 3}));
   for (const Task& t : g.tasks()) {
     if (t.kind == TaskKind::Compute && t.op == Op::Attention) {
-      EXPECT_EQ(layout.coord(t.gpu).pp, t.layer % 2);
+      EXPECT_EQ(layout.coord(t.gpu()).pp, t.layer % 2);
     }
   }
   // A virtual pipeline without the interleaved schedule, or the schedule without one, or
@@ -763,13 +763,13 @@ TEST(TrainingGraph, ComputeTimePerGpuSumsItsComputeTasks) {
   const TaskGraph g = build_training_graph(spec, synthetic_trace_for(spec, {}, 1));
   std::vector<Time> expected(static_cast<std::size_t>(g.gpus()), Time::zero());
   for (const Task& t : g.tasks()) {
-    if (t.kind == TaskKind::Compute) expected[static_cast<std::size_t>(t.gpu)] += t.duration;
+    if (t.kind == TaskKind::Compute) expected[static_cast<std::size_t>(t.gpu())] += t.duration();
   }
   EXPECT_EQ(compute_time_per_gpu(g), expected);
   TaskGraph huge(1);
   Task t;
-  t.gpu = 0;
-  t.duration = Time::max();
+  t.set_gpu(0);
+  t.set_duration(Time::max());
   huge.add(t);
   huge.add(t);
   EXPECT_EQ(compute_time_per_gpu(huge), std::vector<Time>{Time::max()});

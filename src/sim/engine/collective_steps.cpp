@@ -19,10 +19,10 @@ collective::CollectiveRequest CollectiveSteps::request(const workload::TaskGraph
   const workload::Task& t = graph.task(id);
   collective::CollectiveRequest req;
   req.kind = t.collective;
-  for (std::int32_t g : graph.group(t.group))
+  for (std::int32_t g : graph.group(t.group()))
     req.members.push_back(gpu_nodes[static_cast<std::size_t>(g)]);
-  req.bytes = t.bytes;
-  req.matrix = t.matrix >= 0 ? &graph.matrix(t.matrix) : nullptr;
+  req.bytes = t.bytes();
+  req.matrix = t.matrix() >= 0 ? &graph.matrix(t.matrix()) : nullptr;
   req.flow_hash = flow_hash;
   req.circuits = &circuits_;
   return req;

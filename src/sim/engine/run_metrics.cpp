@@ -33,13 +33,13 @@ Time tail_exposed(const TaskGraph& graph, const TaskStates& tasks, const Compute
   };
   for (TaskId id = 0; id < static_cast<TaskId>(tasks.size()); ++id) {
     const Task& t = graph.task(id);
-    const Time s = tasks[id].start;
-    const Time e = tasks[id].end;
+    const Time s = tasks[id].start();
+    const Time e = tasks[id].end();
     if (t.kind == TaskKind::P2P) {
-      add(t.gpu, s, e);
-      add(t.peer, s, e);
+      add(t.gpu(), s, e);
+      add(t.peer(), s, e);
     } else if (t.kind == TaskKind::Collective) {
-      for (std::int32_t g : graph.group(t.group))
+      for (std::int32_t g : graph.group(t.group()))
         add(g, s, e);
     }
   }
@@ -62,12 +62,12 @@ Time tail_exposed(const TaskGraph& graph, const TaskStates& tasks, const Compute
 // group of members sharing it), so each dependency stands for members / deps GPUs.
 double profiled_member_seconds(const TaskGraph& graph, const TaskStates& tasks, TaskId id,
                                double members) {
-  const Time end = tasks[id].end;
+  const Time end = tasks[id].end();
   const auto deps = graph.deps(id);
-  if (deps.empty()) return (end - tasks[id].start).seconds() * members;
+  if (deps.empty()) return (end - tasks[id].start()).seconds() * members;
   double sum = 0;
   for (TaskId d : deps)
-    sum += (end - std::min(tasks[d].end, tasks[id].start)).seconds();
+    sum += (end - std::min(tasks[d].end(), tasks[id].start())).seconds();
   return sum * members / static_cast<double>(deps.size());
 }
 
@@ -78,9 +78,9 @@ void critical_path_holds(const TaskStates& tasks, const std::unordered_map<TaskI
   if (held_for.empty() || tasks.size() == 0) return;
   TaskId at = 0;
   for (TaskId id = 1; id < static_cast<TaskId>(tasks.size()); ++id) {
-    if (tasks[id].end > tasks[at].end) at = id;
+    if (tasks[id].end() > tasks[at].end()) at = id;
   }
-  for (; at >= 0; at = tasks[at].last_dep) {
+  for (; at >= 0; at = tasks[at].last_dep()) {
     const auto it = held_for.find(at);
     // A hold released at once (the oracle's) cost nothing.
     if (it == held_for.end() || it->second == Time::zero()) continue;
@@ -116,9 +116,9 @@ void summarize_tasks(const TaskGraph& graph, const TaskStates& tasks, const Comp
     for (const Task& t : graph.tasks()) {
       micro_batches = std::max(micro_batches, t.micro_batch + 1);
       if (t.kind == TaskKind::Compute && t.phase == workload::Phase::Backward && t.layer == 0 &&
-          first_stage_slot[static_cast<std::size_t>(t.gpu)] < 0) {
-        first_stage_slot[static_cast<std::size_t>(t.gpu)] = static_cast<int>(first_stage.size());
-        first_stage.push_back(t.gpu);
+          first_stage_slot[static_cast<std::size_t>(t.gpu())] < 0) {
+        first_stage_slot[static_cast<std::size_t>(t.gpu())] = static_cast<int>(first_stage.size());
+        first_stage.push_back(t.gpu());
       }
     }
     for (int it = 0; it < iterations; ++it) {
@@ -133,15 +133,15 @@ void summarize_tasks(const TaskGraph& graph, const TaskStates& tasks, const Comp
   for (TaskId id = 0; id < static_cast<TaskId>(tasks.size()); ++id) {
     const Task& t = graph.task(id);
     const auto i = static_cast<std::size_t>(t.iteration);
-    const Time s = tasks[id].start;
-    const Time e = tasks[id].end;
+    const Time s = tasks[id].start();
+    const Time e = tasks[id].end();
     first[i] = std::min(first[i], s);
     last[i] = std::max(last[i], e);
     r.makespan = std::max(r.makespan, e);
     const int k = traffic_index(t.traffic);
     if (k >= 0) {
       const double members =
-          t.kind == TaskKind::P2P ? 2.0 : static_cast<double>(graph.group(t.group).size());
+          t.kind == TaskKind::P2P ? 2.0 : static_cast<double>(graph.group(t.group()).size());
       const double seconds = (e - s).seconds() * members / gpus;
       const double profiled_seconds = profiled_member_seconds(graph, tasks, id, members) / gpus;
       comm[static_cast<std::size_t>(k)] += seconds;
@@ -153,11 +153,11 @@ void summarize_tasks(const TaskGraph& graph, const TaskStates& tasks, const Comp
     }
     if (micro_batch_figures && t.kind == TaskKind::Compute &&
         t.phase == workload::Phase::Backward && t.micro_batch >= 0 &&
-        first_stage_slot[static_cast<std::size_t>(t.gpu)] >= 0) {
-      Time& end =
-          backward_ends[i * first_stage_gpus +
-                        static_cast<std::size_t>(first_stage_slot[static_cast<std::size_t>(t.gpu)])]
-              .ends[static_cast<std::size_t>(t.micro_batch)];
+        first_stage_slot[static_cast<std::size_t>(t.gpu())] >= 0) {
+      Time& end = backward_ends[i * first_stage_gpus +
+                                static_cast<std::size_t>(
+                                    first_stage_slot[static_cast<std::size_t>(t.gpu())])]
+                      .ends[static_cast<std::size_t>(t.micro_batch)];
       end = end == Time::max() ? e : std::max(end, e);
     }
     if (record_spans) r.spans.push_back(TaskSpan{id, s, e});

@@ -56,7 +56,7 @@ Error unfinished_error(const workload::TaskGraph& graph, const fabric::Topology&
     const net::StalledTransfer& st = stalled.front();
     std::string task;
     for (TaskId id = 0; id < static_cast<TaskId>(n); ++id) {
-      if (tasks[id].start != Time::max() && tasks[id].end == Time::max() &&
+      if (tasks[id].start() != Time::max() && tasks[id].end() == Time::max() &&
           graph.task(id).kind != workload::TaskKind::Compute) {
         task = fmt::format("task {} ({}) is waiting for a transfer that cannot finish: ", id,
                            graph.label(id));
@@ -70,11 +70,11 @@ Error unfinished_error(const workload::TaskGraph& graph, const fabric::Topology&
   }
   // No transfer is stuck: what is left waits for dependencies that never finish.
   for (TaskId id = 0; id < static_cast<TaskId>(n); ++id) {
-    if (tasks[id].end != Time::max()) continue;
+    if (tasks[id].end() != Time::max()) continue;
     return Error("", "",
                  fmt::format("{}; the first, task {} ({}), waits for {} dependencies that never "
                              "finish (a dependency cycle)",
-                             head, id, graph.label(id), tasks[id].waiting));
+                             head, id, graph.label(id), tasks[id].waiting()));
   }
   return Error("", "", head);
 }

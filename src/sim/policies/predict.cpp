@@ -37,8 +37,8 @@ std::vector<std::int32_t> PredictPolicy::counts_of(const PolicyContext& ctx, int
   const std::vector<workload::TaskId>* ids = ctx.dispatches(region, key);
   if (ids == nullptr) return {};
   const workload::Task& t = ctx.graph().task(ids->front());
-  if (t.matrix < 0) return {};
-  const workload::ByteMatrix& m = ctx.graph().matrix(t.matrix);
+  if (t.matrix() < 0) return {};
+  const workload::ByteMatrix& m = ctx.graph().matrix(t.matrix());
   if (unit <= 0) {
     std::int64_t largest = 1;
     for (int i = 0; i < m.n; ++i) {
