@@ -152,6 +152,8 @@ int run_simulate(const SimulateOptions& o) {
   }
   const report::SimulationReport rep = report::report_of(run);
   // On stderr, so that --json's stdout stays JSON alone.
+  for (const std::string& refusal : run.framework_refusals)
+    std::cerr << "mfabric: warning: " << refusal << "\n";
   if (const std::optional<std::string> idle = report::idle_warning(rep)) {
     std::cerr << "mfabric: warning: " << *idle << "\n";
   }

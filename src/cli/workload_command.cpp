@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -12,6 +14,7 @@
 #include "report/workload_report.h"
 #include "workload/calibration.h"
 #include "workload/chakra.h"
+#include "workload/megatron_checks.h"
 #include "workload/training.h"
 
 namespace mfabric::cli {
@@ -161,9 +164,14 @@ int run_model(const WorkloadOptions& o) {
   // The routing's skew, said as simulate says it: the job's compute rests on it.
   const config::RoutingSummary routing{o.routing, synthetic.balance,
                                        workload::expert_load_skew(trace)};
+  // On stderr, as simulate warns, so that --json's stdout stays JSON alone.
+  const std::vector<std::string> refusals = workload::megatron_refusals(spec);
+  for (const std::string& refusal : refusals)
+    std::cerr << "mfabric: warning: " << refusal << "\n";
   if (o.json) {
     nlohmann::json j = report::workload_json(spec, summary, o.seed);
     j["expert_routing"] = report::expert_routing_json(routing);
+    if (!refusals.empty()) j["framework_warnings"] = refusals;
     j["recipe"] = job.recipe_of.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.recipe_of);
     std::cout << json_text(j) << "\n";
   } else {

@@ -342,6 +342,7 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
       k["critical_held_s"] = c.critical_held_s;
     }
     if (!run.shortcuts.empty()) j["shortcuts"] = study::shortcuts_json(run.shortcuts);
+    if (!run.framework_warnings.empty()) j["framework_warnings"] = run.framework_warnings;
     if (!run.error.empty()) j["error"] = run.error;
     if (timing) j["wall_time_s"] = run.wall_time_s;
     runs.push_back(std::move(j));

@@ -24,7 +24,8 @@ inline constexpr const char* kCompareSchema = "mfabric.compare/1";
 //  "switch_ports", "ocs_ports", "patch_panel_ports", "fibres"}, "perf_per_dollar_vs_fat_tree",
 //  "reconfiguration": {..., "holds", "all_to_alls", "regions", "critical_holds",
 //  "critical_held_s"} (mFabric), "shortcuts" (study::shortcuts_json; only a run that took or
-//  was refused one), "error" (a failed run), "wall_time_s" (with timing)}],
+//  was refused one), "framework_warnings" (only a job with settings Megatron-Core would refuse:
+//  workload::megatron_refusals), "error" (a failed run), "wall_time_s" (with timing)}],
 //  "timeline": {"run", "spans": [{"start_s", "end_s", "kind"}]}}. Relative figures are null
 //  without a fat-tree run to relate to. Without `timing`, wall times are left out, so that the
 //  same comparison gives a byte-identical file.

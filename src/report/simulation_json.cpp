@@ -220,6 +220,9 @@ nlohmann::json results_json(const SimulationReport& r, bool timing) {
   if (r.topoopt != nullptr) j["topology"] = topology_json(r, timing);
   if (r.routing != nullptr) j["expert_routing"] = expert_routing_json(*r.routing);
   if (!r.shortcuts.empty()) j["shortcuts"] = study::shortcuts_json(r.shortcuts);
+  if (r.framework_refusals != nullptr && !r.framework_refusals->empty()) {
+    j["framework_warnings"] = *r.framework_refusals;
+  }
   if (timing) {
     j["wall_time_s"] = res.wall_time_s;
     j["events_per_s"] = events_per_second(res);

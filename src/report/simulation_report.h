@@ -32,6 +32,7 @@ struct SimulationReport {
   const std::vector<sim::SpareMove>* spares = nullptr;  // ranks moved to spares (failures)
   const config::RoutingSummary* routing = nullptr;      // a training job's expert routing
   std::vector<sim::Shortcut> shortcuts;                 // taken or refused (sim::shortcuts)
+  const std::vector<std::string>* framework_refusals = nullptr;  // Megatron-Core's refusals
 };
 
 inline SimulationReport report_of(const sim::Simulation& s) {
@@ -43,7 +44,8 @@ inline SimulationReport report_of(const sim::Simulation& s) {
           s.topoopt ? &*s.topoopt : nullptr,
           &s.spares,
           s.routing ? &*s.routing : nullptr,
-          sim::shortcuts(s)};
+          sim::shortcuts(s),
+          &s.framework_refusals};
 }
 
 // {"schema", "experiment", "seed", "fabric", "gpus", "iterations", "iteration_time_s",
@@ -63,11 +65,12 @@ inline SimulationReport report_of(const sim::Simulation& s) {
 //  {"parts": [{"kind", "server", "index", "at_s" (null: start)}], "spares": [{"failure",
 //  "from_gpu", "to_gpu"}], and on mFabric "failed_ports", "relays"},
 //  "wall_time_s", "events_per_s", "tasks"}, "shortcuts" (only when one was taken or refused:
-//  study::shortcuts_json; docs/shortcuts.md); for a training job (a model, not a micro-benchmark,
-//  trace or connection matrix) also "tokens_per_s", "tokens_per_s_per_gpu",
-//  "model_tflops_per_gpu", "mfu" (study/gpu_throughput.h) and "gpu_busy": {"busy_fraction",
-//  "busiest_stage": {"stage", "busy_fraction"}, "least_busy_stage": {...}, "pipeline_stages",
-//  "micro_batches", "bubble_fraction", "comm_wait_fraction", "idle_comm_share",
+//  study::shortcuts_json; docs/shortcuts.md), "framework_warnings" (only when Megatron-Core
+//  would refuse a setting of the job: one sentence each, workload::megatron_refusals); for a
+//  training job (a model, not a micro-benchmark, trace or connection matrix) also "tokens_per_s",
+//  "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu" (study/gpu_throughput.h) and "gpu_busy":
+//  {"busy_fraction", "busiest_stage": {"stage", "busy_fraction"}, "least_busy_stage": {...},
+//  "pipeline_stages", "micro_batches", "bubble_fraction", "comm_wait_fraction", "idle_comm_share",
 //  "other_wait_fraction"}
 //  (study/gpu_busy.h), and "expert_routing": {"source" ("synthetic" or "trace"), "trace" (its
 //  path, for a trace), "balance" ("skewed" or "forced", synthetic), "busiest_over_mean":

@@ -13,6 +13,7 @@
 #include "sim/fabric_controllers.h"
 #include "sim/failure_injector.h"
 #include "sim/steady_state.h"
+#include "workload/megatron_checks.h"
 
 namespace mfabric::sim {
 
@@ -135,7 +136,8 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
                     std::move(routing),
                     {},
                     fast_solver,
-                    std::move(fast_solver_declined)};
+                    std::move(fast_solver_declined),
+                    {}};
 }
 
 }  // namespace
@@ -171,12 +173,11 @@ std::vector<Shortcut> shortcuts(const Simulation& s) {
   return out;
 }
 
-Simulation simulate(config::Experiment experiment, const SimulationOptions& options) {
-  if (!experiment.model) {
-    const bool fast = uses_fast_solver(experiment, nullptr);
-    return simulate_once(std::move(experiment), options, nullptr, fast);
-  }
-  const workload::TrainingSpec spec = config::training_spec(experiment);
+namespace {
+
+// A training job's run: extrapolated where it can be (simulation.extrapolate), else in full.
+Simulation simulate_training(config::Experiment experiment, const workload::TrainingSpec& spec,
+                             const SimulationOptions& options) {
   const bool fast = uses_fast_solver(experiment, &spec);
   if (experiment.extrapolate == false) {
     return simulate_once(std::move(experiment), options, nullptr, fast);
@@ -226,6 +227,19 @@ Simulation simulate(config::Experiment experiment, const SimulationOptions& opti
   }
   Simulation s = simulate_once(std::move(experiment), options, nullptr, fast);
   s.extrapolation_declined = declined + "; all micro-batches simulated";
+  return s;
+}
+
+}  // namespace
+
+Simulation simulate(config::Experiment experiment, const SimulationOptions& options) {
+  if (!experiment.model) {
+    const bool fast = uses_fast_solver(experiment, nullptr);
+    return simulate_once(std::move(experiment), options, nullptr, fast);
+  }
+  const workload::TrainingSpec spec = config::training_spec(experiment);
+  Simulation s = simulate_training(std::move(experiment), spec, options);
+  s.framework_refusals = workload::megatron_refusals(spec);
   return s;
 }
 

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "collective/lowering.h"
 #include "config/experiment.h"
@@ -53,6 +55,9 @@ struct Simulation {
   bool fast_solver = false;
   // Why the fast solver was asked for (or picked by "auto") and not used; empty otherwise.
   std::string fast_solver_declined;
+  // What Megatron-Core would refuse of a training job's settings (workload/megatron_checks.h):
+  // the run models them as given, and its outputs warn.
+  std::vector<std::string> framework_refusals;
 };
 
 // The bound of the iteration time's error the fast solver holds against the exact solver, from

@@ -161,6 +161,8 @@ struct CompareRun {
   std::optional<ReconfigurationSummary> reconfiguration;  // mFabric
   // The shortcuts the run took or was refused (sim::shortcuts; docs/shortcuts.md).
   std::vector<sim::Shortcut> shortcuts;
+  // What Megatron-Core would refuse of the job's settings (workload::megatron_refusals).
+  std::vector<std::string> framework_warnings;
   double wall_time_s = 0;
   std::string error;  // a run that could not finish: why (its figures are zero)
 };

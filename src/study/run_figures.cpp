@@ -44,6 +44,7 @@ std::vector<TimelineSpan> region_timeline(const sim::Simulation& s) {
 void fill_run_figures(CompareRun& run, const sim::Simulation& s, double tokens_per_iteration) {
   run.fabric_spec = s.topology.spec();
   run.shortcuts = sim::shortcuts(s);
+  run.framework_warnings = s.framework_refusals;
   run.gpus = s.graph.job_gpus();
   run.iteration_time_s = s.result.mean_iteration_time().seconds();
   run.tokens_per_s = run.iteration_time_s > 0 ? tokens_per_iteration / run.iteration_time_s : 0;

@@ -75,6 +75,7 @@ nlohmann::json run_record_json(const std::vector<FieldValue>& point_fields, cons
     j["timeline"] = std::move(spans);
   }
   if (!r.shortcuts.empty()) j["shortcuts"] = shortcuts_json(r.shortcuts);
+  if (!r.framework_warnings.empty()) j["framework_warnings"] = r.framework_warnings;
   if (!r.error.empty()) j["error"] = r.error;
   if (timing) j["wall_time_s"] = r.wall_time_s;
   return j;
@@ -250,6 +251,24 @@ std::vector<sim::Shortcut> record_shortcuts(const json& list, const RecordReader
   return out;
 }
 
+// ["sentence", ...] (workload::megatron_refusals).
+std::vector<std::string> record_warnings(const json& list, const RecordReader& in) {
+  constexpr std::size_t kMaxWarnings = 16;
+  if (!list.is_array() || list.size() > kMaxWarnings) {
+    in.fail("framework_warnings", fmt::format("expected an array of at most {} sentences, got {}",
+                                              kMaxWarnings, json_excerpt(list)));
+  }
+  std::vector<std::string> out;
+  for (const json& w : list) {
+    if (!w.is_string() || w.get_ref<const std::string&>().empty()) {
+      in.fail("framework_warnings",
+              fmt::format("expected sentences (strings), got {}", json_excerpt(w)));
+    }
+    out.push_back(w.get<std::string>());
+  }
+  return out;
+}
+
 bool is_fingerprint(const std::string& s) {
   return s.size() == 16 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -286,6 +305,7 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
              "compute_s",
              "exposed_communication_s",
              "shortcuts",
+             "framework_warnings",
              "error",
              "wall_time_s"});
     SweepRun run;
@@ -369,6 +389,9 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
       r.exposed_communication_s = in.amount("exposed_communication_s");
     }
     if (in.has("shortcuts")) r.shortcuts = record_shortcuts(in.at("shortcuts"), in);
+    if (in.has("framework_warnings")) {
+      r.framework_warnings = record_warnings(in.at("framework_warnings"), in);
+    }
     if (in.has("error")) {
       r.error = in.string("error");
       if (r.error.empty()) in.fail("error", "expected why the point failed, got an empty string");

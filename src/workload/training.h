@@ -65,10 +65,11 @@ struct OverlapSpec {
   // stage's last micro-batch has finished that layer's backward, under the backward of the
   // layers below, instead of after the whole backward.
   bool grad_reduce = false;
-  // Megatron-Core's EP communication overlap (and DeepSeek-V3's DualPipe): a GPU runs two
-  // adjacent pipeline steps (a forward and a backward of different micro-batches in 1F1B) at
-  // once, so that one micro-batch's compute fills another's all-to-all wait; the compute
-  // stream keeps the schedule's order two steps apart.
+  // Megatron-Core's EP communication overlap (--overlap-moe-expert-parallel-comm, its combined
+  // 1F1B; and DeepSeek-V3's DualPipe): the steady phase's forward and backward of different
+  // micro-batches run as one merged step, their layers' parts interleaved on one compute stream,
+  // so that one micro-batch's compute fills the other's all-to-all wait (training_schedule.h).
+  // Megatron-Core accepts it only under some settings (megatron_checks.h); mfabric runs any.
   bool ep_comm = false;
   // Megatron-LM --tp-comm-overlap: a TP all-reduce is pipelined with the GEMM that produces its
   // input (both split into chunks), so the pair takes max(compute, all-reduce) instead of their

@@ -390,6 +390,38 @@ TEST(CliSimulate, SaysWhatEachGpuGetsDoneAndWarnsWhenItIdles) {
   fs::remove(file);
 }
 
+// A job Megatron-Core would refuse (the EP overlap on plain 1F1B with 4 stages) is simulated as
+// given, with a warning on stderr and the same sentence in results.json; the same job on the
+// interleaved schedule, which Megatron-Core accepts, and the job without the overlap have neither.
+TEST(CliSimulate, WarnsOfSettingsMegatronCoreWouldRefuse) {
+  const fs::path file =
+      fs::temp_directory_path() / ("mfabric_sim_refused_" + std::to_string(::getpid()) + ".yaml");
+  write_bubbly_job(file, ", overlap: {ep_comm: true}");
+  const auto o = run("simulate " + file.string() + " --json -q");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  ASSERT_EQ(j.at("framework_warnings").size(), 1u) << o.out;
+  const std::string sentence = j.at("framework_warnings")[0].get<std::string>();
+  EXPECT_NE(sentence.find("interleaved"), std::string::npos) << sentence;
+  EXPECT_NE(o.err.find("mfabric: warning: " + sentence + "\n"), std::string::npos) << o.err;
+
+  for (const bool interleaved : {true, false}) {
+    if (interleaved) {
+      std::ofstream(file) << "cluster: {servers: 4}\n"
+                             "workload: {model: mixtral-8x7b, convention: paper, tp: 2, pp: 4, "
+                             "ep: 4, micro_batch: 1, global_batch: 4, seq: 1024, "
+                             "schedule: interleaved, vp: 2, overlap: {ep_comm: true}}\n";
+    } else {
+      write_bubbly_job(file);
+    }
+    const auto a = run("simulate " + file.string() + " --json -q");
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    EXPECT_FALSE(nlohmann::json::parse(a.out).contains("framework_warnings")) << interleaved;
+    EXPECT_EQ(a.err.find("Megatron-Core"), std::string::npos) << a.err;
+  }
+  fs::remove(file);
+}
+
 // Every training run says where its expert routing came from and how skewed it is: the
 // synthetic default's busiest expert above the mean; forced balance exactly at it (1,024 tokens
 // top-2 over 8 experts: 256 each from every source).

@@ -367,9 +367,11 @@ TEST_F(SweepRuns, TheJournalKeepsOnlyWholeMatchingLines) {
   r.time_s = 1e-7;
   run.figures.reconfiguration = r;
   run.figures.shortcuts = {{"extrapolate", true, 0.004, "simulated 13 of 64 micro-batches"}};
+  run.figures.framework_warnings = {"Megatron-Core refuses this", "and that"};
   const nlohmann::json j = sweep_run_json(s, run);
   const SweepRun back = sweep_run_from_json(j, "", "here");
   EXPECT_EQ(json_text(sweep_run_json(s, back)), json_text(j));
+  EXPECT_EQ(back.figures.framework_warnings, run.figures.framework_warnings);
   ASSERT_EQ(back.figures.shortcuts.size(), 1u);
   EXPECT_EQ(back.figures.shortcuts[0].bound, 0.004);
   EXPECT_EQ(back.figures.iteration_time_s, 0.1 + 0.2);
