@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         ++p2p;
       } else if (task.kind != workload::TaskKind::Collective ||
                  task.collective != workload::CollectiveKind::Barrier ||
-                 g.group(task.group).size() != 1 || task.bytes.count() != 0 ||
+                 g.group(task.group()).size() != 1 || task.bytes().count() != 0 ||
                  g.deps(t).size() < 2) {
         __builtin_trap();
       }
