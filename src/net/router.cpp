@@ -305,9 +305,26 @@ bool Router::append_direct(NodeId src, NodeId dst, std::uint64_t key, bool allow
     const LinkId own = pcie_link(gpu, nic);
     return own != kNoLink && usable(own, allow_down) ? gpu : fabric::kNoNode;
   };
-  for (int j = 0; j < n; ++j) {
-    src_via_[j] = own_only(src, t.nic(s_src, j));
-    dst_via_[j] = own_only(dst, t.nic(s_dst, j));
+  // A GPU with one PCIe link reaches the network through that NIC alone: its slot is found
+  // without asking every NIC of the server (every route between servers passes here).
+  const auto own_slot = [&](NodeId gpu, int server, std::vector<NodeId>& via) {
+    const auto g = static_cast<std::size_t>(gpu);
+    if (gpu_pcie_many_[g] != 0) return false;
+    const NodeId nic = gpu_pcie_nic_[g];
+    std::fill(via.begin(), via.end(), fabric::kNoNode);
+    if (nic == fabric::kNoNode) return true;
+    const int local = t.node(nic).index;
+    if (local < 0 || local >= n || t.nic(server, local) != nic) return false;
+    if (usable(gpu_pcie_[g], allow_down)) via[static_cast<std::size_t>(local)] = gpu;
+    return true;
+  };
+  if (!own_slot(src, s_src, src_via_)) {
+    for (int j = 0; j < n; ++j)
+      src_via_[j] = own_only(src, t.nic(s_src, j));
+  }
+  if (!own_slot(dst, s_dst, dst_via_)) {
+    for (int k = 0; k < n; ++k)
+      dst_via_[k] = own_only(dst, t.nic(s_dst, k));
   }
   const auto& src_via = src_via_;
   const auto& dst_via = dst_via_;
