@@ -124,6 +124,16 @@ class RecordReader {
     throw Error("", prefix_.empty() ? key : (key.empty() ? prefix_ : prefix_ + "." + key), message);
   }
 
+  // Member `key`, an array of at most `max` `what`s.
+  const json& array(const char* key, std::size_t max, const char* what) const {
+    const json& v = at(key);
+    if (!v.is_array() || v.size() > max) {
+      fail(key,
+           fmt::format("expected an array of at most {} {}, got {}", max, what, json_excerpt(v)));
+    }
+    return v;
+  }
+
   std::string string(const char* key) const {
     const json& v = at(key);
     if (!v.is_string()) fail(key, fmt::format("expected a string, got {}", json_excerpt(v)));
@@ -200,12 +210,9 @@ fabric::CostBreakdown cost_components(const RecordReader& r) {
 }
 
 // [[start_s, end_s, reconfiguration], ...], each span in order within itself.
-std::vector<TimelineSpan> timeline_spans(const json& spans, const RecordReader& in) {
-  if (!spans.is_array() || spans.size() > kMaxTimelineSpans) {
-    in.fail("timeline", fmt::format("expected an array of at most {} [start_s, end_s, "
-                                    "reconfiguration] spans, got {}",
-                                    kMaxTimelineSpans, json_excerpt(spans)));
-  }
+std::vector<TimelineSpan> timeline_spans(const RecordReader& in) {
+  const json& spans =
+      in.array("timeline", kMaxTimelineSpans, "[start_s, end_s, reconfiguration] spans");
   std::vector<TimelineSpan> out;
   for (std::size_t i = 0; i < spans.size(); ++i) {
     const json& span = spans[i];
@@ -227,12 +234,8 @@ std::vector<TimelineSpan> timeline_spans(const json& spans, const RecordReader& 
 }
 
 // [{"name", "used", "bound" (when used), "detail"}, ...] (shortcuts_json).
-std::vector<sim::Shortcut> record_shortcuts(const json& list, const RecordReader& in) {
-  constexpr std::size_t kMaxShortcuts = 16;
-  if (!list.is_array() || list.size() > kMaxShortcuts) {
-    in.fail("shortcuts", fmt::format("expected an array of at most {} shortcuts, got {}",
-                                     kMaxShortcuts, json_excerpt(list)));
-  }
+std::vector<sim::Shortcut> record_shortcuts(const RecordReader& in) {
+  const json& list = in.array("shortcuts", 16, "shortcuts");
   std::vector<sim::Shortcut> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const RecordReader s(list[i], fmt::format("shortcuts[{}]", i));
@@ -252,12 +255,8 @@ std::vector<sim::Shortcut> record_shortcuts(const json& list, const RecordReader
 }
 
 // ["sentence", ...] (workload::megatron_refusals).
-std::vector<std::string> record_warnings(const json& list, const RecordReader& in) {
-  constexpr std::size_t kMaxWarnings = 16;
-  if (!list.is_array() || list.size() > kMaxWarnings) {
-    in.fail("framework_warnings", fmt::format("expected an array of at most {} sentences, got {}",
-                                              kMaxWarnings, json_excerpt(list)));
-  }
+std::vector<std::string> record_warnings(const RecordReader& in) {
+  const json& list = in.array("framework_warnings", 16, "sentences");
   std::vector<std::string> out;
   for (const json& w : list) {
     if (!w.is_string() || w.get_ref<const std::string&>().empty()) {
@@ -379,7 +378,7 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
       }
       r.reconfiguration = s;
     }
-    if (in.has("timeline")) run.timeline = timeline_spans(in.at("timeline"), in);
+    if (in.has("timeline")) run.timeline = timeline_spans(in);
     // Absent from the records of mfabric before a run's time breakdown was recorded.
     if (in.has("iterations")) {
       r.iterations = static_cast<int>(in.count("iterations", std::numeric_limits<int>::max()));
@@ -388,9 +387,9 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
     if (in.has("exposed_communication_s")) {
       r.exposed_communication_s = in.amount("exposed_communication_s");
     }
-    if (in.has("shortcuts")) r.shortcuts = record_shortcuts(in.at("shortcuts"), in);
+    if (in.has("shortcuts")) r.shortcuts = record_shortcuts(in);
     if (in.has("framework_warnings")) {
-      r.framework_warnings = record_warnings(in.at("framework_warnings"), in);
+      r.framework_warnings = record_warnings(in);
     }
     if (in.has("error")) {
       r.error = in.string("error");
