@@ -6,11 +6,12 @@
 namespace mfabric::cli {
 
 void ShortcutOptions::add_to(CLI::App& app, const char* runs) {
-  app.add_option("--solver", solver,
-                 fmt::format("The flow backend's rate solver of every {}: exact, fast or auto (the "
-                             "default; sets simulation.solver, docs/shortcuts.md)",
-                             runs))
-      ->check(CLI::IsMember({"exact", "fast", "auto"}));
+  app.add_option(
+         "--solver", solver,
+         fmt::format("The flow backend's rate solver of every {}: exact, fast, coflow or auto (the "
+                     "default; sets simulation.solver, docs/shortcuts.md)",
+                     runs))
+      ->check(CLI::IsMember({"exact", "fast", "coflow", "auto"}));
   CLI::Option* extrapolation =
       app.add_option("--extrapolate", extrapolate,
                      fmt::format("Steady-state extrapolation of the pipeline in every {}: true "

@@ -457,9 +457,10 @@ void parse_simulation(const YAML::Node& node, Experiment& e) {
   if (f.has("extrapolate")) e.extrapolate = f.optional_bool("extrapolate");
   if (f.has("solver")) {
     e.solver = *f.optional_string("solver");
-    if (e.solver != "exact" && e.solver != "fast" && e.solver != "auto") {
-      throw Error(e.source, f.field("solver"),
-                  fmt::format("expected exact, fast or auto, got '{}'", printable(e.solver)));
+    if (e.solver != "exact" && e.solver != "fast" && e.solver != "coflow" && e.solver != "auto") {
+      throw Error(
+          e.source, f.field("solver"),
+          fmt::format("expected exact, fast, coflow or auto, got '{}'", printable(e.solver)));
     }
   }
   if (f.has("completion_batching")) {

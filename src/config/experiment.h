@@ -69,14 +69,13 @@ struct TrainingJob {
 };
 
 inline constexpr double kDefaultCompletionBatching = 0.02;
-// The fast solver's completion batching, and the jobs "auto" picks it for: at least this many
-// estimated tasks, above the paper's evaluation (its largest job, DeepSeek-R1 on 1,024 GPUs,
-// builds 0.76 million), and all-to-alls of at least this many EP ranks (ep x (ep - 1) transfers
-// each, whose completions re-fill the hundreds of flows that batching acts on:
-// net/flow/completion_batching.h, kBatchFrom); not the scale study's 8-rank all-to-alls.
+// The fast solver's completion batching (simulation.solver: fast).
 inline constexpr double kFastCompletionBatching = 0.1;
-inline constexpr std::int64_t kFastSolverFromTasks = 4'000'000;
-inline constexpr int kFastSolverFromEpRanks = 32;
+// The training jobs "auto" runs as coflows (docs/shortcuts.md, "Coflows"): at least this many
+// estimated tasks, above the paper's evaluation (its largest job, DeepSeek-R1 on 1,024 GPUs,
+// builds 0.76 million), whose results stay the exact solver's; the scale study's 4,096-server
+// points (25 million) and the recipes' DeepSeek-V3 on 2,048 GPUs (11 million) take them.
+inline constexpr std::int64_t kCoflowsFromTasks = 4'000'000;
 // Paths a sprayed transfer takes by default (`routing: spray`): the spines of a 16-spine leaf-spine
 // fabric, and a sample of larger ones' paths.
 inline constexpr int kDefaultSprayPaths = 16;
@@ -120,8 +119,9 @@ struct Experiment {
   std::optional<bool> extrapolate;
   // The flow backend's rate solver (simulation.solver; docs/shortcuts.md): "exact" recomputes as
   // completion_batching says, "fast" batches large all-to-alls' completions over
-  // kFastCompletionBatching of a transfer's age, "auto" (the default) is fast for large training
-  // jobs with large all-to-alls (kFastSolverFromTasks, kFastSolverFromEpRanks).
+  // kFastCompletionBatching of a transfer's age, "coflow" moves each collective step as one
+  // coflow, "auto" (the default) is coflow for large training jobs (kCoflowsFromTasks), else
+  // exact.
   std::string solver = "auto";
   // Parts of the fabric that fail, and when (config/failures.h, docs/reliability.md).
   std::vector<Failure> failures;

@@ -45,7 +45,8 @@ struct FabricTraits {
   std::string region_param = {};
   int default_region = 0;
   // Transfers are forwarded through other servers' NICs (TopoOpt's patch-panel topology): the
-  // fast solver does not hold its bound there (measured: docs/shortcuts.md), so it is not used.
+  // fast solver and coflows do not hold their bounds there (measured: docs/shortcuts.md), so
+  // neither is used.
   bool host_forwarding = false;
 };
 

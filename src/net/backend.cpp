@@ -32,6 +32,15 @@ void check_link_rate(const LinkTable& links, fabric::LinkId link, Rate rate) {
   }
 }
 
+std::vector<TransferId> Backend::start_coflow(std::span<const net::Transfer> transfers,
+                                              std::vector<DoneCallback> on_done) {
+  std::vector<TransferId> ids;
+  ids.reserve(transfers.size());
+  for (std::size_t i = 0; i < transfers.size(); ++i)
+    ids.push_back(start(transfers[i], std::move(on_done.at(i))));
+  return ids;
+}
+
 TimelineRecorder& require_timeline(Backend& backend) {
   TimelineRecorder* timeline = backend.timeline();
   if (timeline == nullptr) {

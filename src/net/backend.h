@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "core/units.h"
 #include "fabric/topology.h"
@@ -46,6 +48,12 @@ class Backend {
   // Starts a transfer at the current time; `on_done` is called (from advance()) when its last
   // byte has arrived. Zero-byte transfers complete after the path latency.
   virtual TransferId start(const net::Transfer& t, DoneCallback on_done) = 0;
+  // Starts transfers that begin together and are waited for together (a collective's step),
+  // `on_done[i]` for transfers[i]; returns their ids in order. A backend that models coflows
+  // moves them as one (FlowBackend: every transfer at a rate in proportion to its bytes, so that
+  // all finish together; docs/shortcuts.md, "Coflows"); the default starts each alone.
+  virtual std::vector<TransferId> start_coflow(std::span<const net::Transfer> transfers,
+                                               std::vector<DoneCallback> on_done);
   // Changes a link's capacity (both directions); a zero rate takes it down. Transfers over a
   // down link stall until it comes back or are re-routed, as the backend documents.
   virtual void set_link_rate(fabric::LinkId link, Rate rate) = 0;

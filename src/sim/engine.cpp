@@ -268,7 +268,15 @@ class Executor final : public EngineContext {
   }
 
   void launch_step(TaskId id, const workload::CollectiveCost& cost) {
-    for (const net::Transfer& tr : collectives_.step_transfers(id))
+    const std::vector<net::Transfer>& step = collectives_.step_transfers(id);
+    if (options_.coflows && step.size() > 1) {
+      coflow_.clear();
+      for (const net::Transfer& tr : step)
+        coflow_.push_back(on_wire(tr, cost));
+      transfers_.start_coflow(id, coflow_);
+      return;
+    }
+    for (const net::Transfer& tr : step)
       transfers_.start(id, on_wire(tr, cost));
   }
 
@@ -321,6 +329,7 @@ class Executor final : public EngineContext {
   engine::ComputeStreams streams_;
   engine::CollectiveSteps collectives_;
   engine::TaskTransfers transfers_;
+  std::vector<net::Transfer> coflow_;  // launch_step()'s scratch
   engine::TimedEvents timers_;
   std::vector<fabric::NodeId> gpu_nodes_;  // topology node of each graph GPU
   std::int64_t events_ = 0;

@@ -109,6 +109,9 @@ struct EngineOptions {
   // What each collective kind costs beyond its bytes at line rate (workload/calibration.h): its
   // transfers carry size / efficiency, and each step starts `overhead` after it is due.
   workload::CollectiveCosts collective_costs;
+  // Each step of a collective with two transfers or more goes to the backend as one coflow
+  // (net::Backend::start_coflow; simulation.solver: coflow, docs/shortcuts.md, "Coflows").
+  bool coflows = false;
 };
 
 // The flow-hash salt of an experiment seed: different seeds sample different ECMP outcomes.

@@ -42,7 +42,7 @@ namespace {
 // One run of the experiment as it is.
 // `plan`: the run is that of an extrapolation (null: the job as it is).
 Simulation simulate_once(config::Experiment experiment, const SimulationOptions& options,
-                         const SteadyStatePlan* plan, bool fast_solver) {
+                         const SteadyStatePlan* plan, bool fast_solver, bool coflows) {
   const config::Experiment& e = experiment;
   EngineOptions engine;
   // An unknown algorithm name fails before anything is built.
@@ -58,20 +58,34 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
   engine.micro_batch_figures = plan != nullptr;
   engine.flow_salt = flow_salt_of_seed(e.seed);
   engine.collective_costs = e.calibration.collectives;
+  engine.coflows = coflows;
+  std::string coflows_declined;
+  if (e.solver == "coflow" && e.backend != "flow") {
+    coflows_declined =
+        fmt::format("the {} backend moves every transfer on its own; it ran as it is", e.backend);
+  }
   fabric::Topology topology = with_context(e.source, "fabric", [&] {
     return fabric::build_fabric(e.fabric, e.cluster, e.max_memory.count());
   });
   // The fabric may differ from the one the experiment was loaded with (simulate --fabric).
   config::check_packet_limits(e, topology);
   std::string fast_solver_declined;
-  if (const fabric::FabricTraits& traits = fabric::traits_of(topology);
-      fast_solver && traits.host_forwarding) {
-    fast_solver = false;
-    fast_solver_declined = fmt::format(
-        "{} forwards transfers through hosts, where the fast solver was measured {:.1f}% off; "
-        "the exact solver ran",
-        traits.label.empty() ? e.fabric.name() : traits.label,
-        kFastSolverHostForwardingError * 100);
+  if (const fabric::FabricTraits& traits = fabric::traits_of(topology); traits.host_forwarding) {
+    const std::string fabric = traits.label.empty() ? e.fabric.name() : traits.label;
+    if (fast_solver) {
+      fast_solver = false;
+      fast_solver_declined = fmt::format(
+          "{} forwards transfers through hosts, where the fast solver was measured {:.1f}% off; "
+          "the exact solver ran",
+          fabric, kFastSolverHostForwardingError * 100);
+    }
+    if (engine.coflows) {
+      engine.coflows = false;
+      coflows_declined = fmt::format(
+          "{} forwards transfers through hosts, where coflows were measured {:.1f}% off; the "
+          "exact solver ran",
+          fabric, kCoflowHostForwardingError * 100);
+    }
   }
   std::optional<config::RoutingSummary> routing;
   workload::TaskGraph graph = config::build_workload(
@@ -137,17 +151,23 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
                     {},
                     fast_solver,
                     std::move(fast_solver_declined),
+                    engine.coflows,
+                    std::move(coflows_declined),
                     {}};
 }
 
 }  // namespace
 
-bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec* spec) {
-  if (e.backend != "flow" || e.solver == "exact") return false;
-  if (e.solver == "fast") return true;
+bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec* /*spec*/) {
+  return e.backend == "flow" && e.solver == "fast";
+}
+
+bool uses_coflows(const config::Experiment& e, const workload::TrainingSpec* spec) {
+  if (e.backend != "flow") return false;
+  if (e.solver == "coflow") return true;
   // auto: a workload without a training job has no size estimate, and keeps the exact solver.
-  return spec != nullptr && spec->parallelism.ep >= config::kFastSolverFromEpRanks &&
-         workload::estimate_job_size(*spec).tasks >= config::kFastSolverFromTasks;
+  return e.solver == "auto" && spec != nullptr &&
+         workload::estimate_job_size(*spec).tasks >= config::kCoflowsFromTasks;
 }
 
 std::vector<Shortcut> shortcuts(const Simulation& s) {
@@ -160,6 +180,12 @@ std::vector<Shortcut> shortcuts(const Simulation& s) {
   }
   if (!s.fast_solver_declined.empty()) {
     out.push_back({"fast-solver", false, 0, s.fast_solver_declined});
+  }
+  if (!s.coflows_declined.empty()) out.push_back({"coflows", false, 0, s.coflows_declined});
+  if (s.coflows) {
+    out.push_back({"coflows", true, kCoflowError,
+                   "each collective step's transfers moved as coflows of up to 64 channels, "
+                   "finishing together (exact: each transfer at its own max-min rate)"});
   }
   if (s.fast_solver) {
     out.push_back(
@@ -179,20 +205,22 @@ namespace {
 Simulation simulate_training(config::Experiment experiment, const workload::TrainingSpec& spec,
                              const SimulationOptions& options) {
   const bool fast = uses_fast_solver(experiment, &spec);
+  const bool coflows = uses_coflows(experiment, &spec);
   if (experiment.extrapolate == false) {
-    return simulate_once(std::move(experiment), options, nullptr, fast);
+    return simulate_once(std::move(experiment), options, nullptr, fast, coflows);
   }
   int samples = kSteadySamples;
   ExtrapolationChoice choice = choose_extrapolation(experiment, spec, samples);
   if (!choice.plan) {
-    Simulation s = simulate_once(std::move(experiment), options, nullptr, fast);
+    Simulation s = simulate_once(std::move(experiment), options, nullptr, fast, coflows);
     s.extrapolation_declined = std::move(choice.why_not);
     return s;
   }
   std::string declined;
   for (int tries = 1;; ++tries) {
     const SteadyStatePlan& plan = *choice.plan;
-    Simulation s = simulate_once(with_micro_batches(experiment, plan), options, &plan, fast);
+    Simulation s =
+        simulate_once(with_micro_batches(experiment, plan), options, &plan, fast, coflows);
     const std::optional<Extrapolation> x = measure_steady_state(s.result, plan);
     if (x && x->bound <= kExtrapolationBound) {
       Extrapolation done = *x;
@@ -225,7 +253,7 @@ Simulation simulate_training(config::Experiment experiment, const workload::Trai
     if (2 * next.simulated > next.micro_batches) break;
     choice.plan = next;
   }
-  Simulation s = simulate_once(std::move(experiment), options, nullptr, fast);
+  Simulation s = simulate_once(std::move(experiment), options, nullptr, fast, coflows);
   s.extrapolation_declined = declined + "; all micro-batches simulated";
   return s;
 }
@@ -235,7 +263,8 @@ Simulation simulate_training(config::Experiment experiment, const workload::Trai
 Simulation simulate(config::Experiment experiment, const SimulationOptions& options) {
   if (!experiment.model) {
     const bool fast = uses_fast_solver(experiment, nullptr);
-    return simulate_once(std::move(experiment), options, nullptr, fast);
+    const bool coflows = uses_coflows(experiment, nullptr);
+    return simulate_once(std::move(experiment), options, nullptr, fast, coflows);
   }
   const workload::TrainingSpec spec = config::training_spec(experiment);
   Simulation s = simulate_training(std::move(experiment), spec, options);

@@ -55,6 +55,10 @@ struct Simulation {
   bool fast_solver = false;
   // Why the fast solver was asked for (or picked by "auto") and not used; empty otherwise.
   std::string fast_solver_declined;
+  // Collective steps ran as coflows (simulation.solver: coflow; docs/shortcuts.md, "Coflows"),
+  // or why they were asked for and not (empty: not asked for).
+  bool coflows = false;
+  std::string coflows_declined;
   // What Megatron-Core would refuse of a training job's settings (workload/megatron_checks.h):
   // the run models them as given, and its outputs warn.
   std::vector<std::string> framework_refusals;
@@ -68,6 +72,14 @@ inline constexpr double kFastSolverError = 0.005;
 // 100G), where the fast solver is therefore not used.
 inline constexpr double kFastSolverHostForwardingError = 0.0255;
 
+// The bound of the iteration time's error of coflows against the exact solver, from their
+// measured errors (docs/shortcuts.md, "Coflows": at most 1.37% over the paper's evaluation,
+// TopoOpt aside, and 0.13% at 4,096 servers): each run that takes them records it.
+inline constexpr double kCoflowError = 0.015;
+// The worst error measured on a fabric that forwards through hosts (TopoOpt), where coflows are
+// therefore not used.
+inline constexpr double kCoflowHostForwardingError = 0.0158;
+
 // A shortcut a run took or was refused (docs/shortcuts.md), for every output to name.
 struct Shortcut {
   std::string name;  // "extrapolate"
@@ -75,13 +87,15 @@ struct Shortcut {
   double bound = 0;    // when used: the estimated relative error of the iteration time
   std::string detail;  // what it did (used) or why not
 };
-// Whether a training job runs the fast solver (config::Experiment::solver): asked for, or "auto"
-// on a job of at least kFastSolverFromTasks estimated tasks whose all-to-alls have
-// kFastSolverFromEpRanks ranks or more (the ones whose completions it batches); the flow
-// backend's only. `spec`: the training job (training_spec), null for another workload, which
-// "auto" leaves exact. A fabric that forwards through hosts still refuses it when the run builds
-// it.
+// Whether a run takes the fast solver (config::Experiment::solver): asked for by name, on the
+// flow backend (`auto` takes coflows instead: uses_coflows). A fabric that forwards through
+// hosts still refuses it when the run builds it.
 bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec* spec);
+// Whether a run takes coflows (docs/shortcuts.md, "Coflows"): asked for (`coflow`), or `auto`
+// on a training job of at least config::kCoflowsFromTasks estimated tasks; the flow backend's
+// only. `spec`: the training job (training_spec), null for another workload, which `auto` leaves
+// exact. A fabric that forwards through hosts still refuses them when the run builds it.
+bool uses_coflows(const config::Experiment& e, const workload::TrainingSpec* spec);
 
 // The shortcuts of a run, none when it took none and none was refused.
 std::vector<Shortcut> shortcuts(const Simulation& s);

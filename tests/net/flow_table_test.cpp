@@ -16,13 +16,23 @@ namespace {
 
 constexpr std::size_t kChannels = 40;
 
+// A weighted flow's coefficients, by slot (route order).
+using Coefficients = std::map<std::int32_t, std::vector<float>>;
+
 void expect_consistent(const FlowTable& table,
-                       const std::map<std::int32_t, std::vector<ChannelId>>& model) {
+                       const std::map<std::int32_t, std::vector<ChannelId>>& model,
+                       const Coefficients& coefficients = {}) {
   for (const auto& [slot, route] : model) {
     const Hot& f = table.hot(slot);
     ASSERT_EQ(static_cast<std::size_t>(f.len), route.size()) << "slot " << slot;
+    const auto weighted = coefficients.find(slot);
+    EXPECT_EQ(f.weighted, weighted != coefficients.end());
     for (std::int32_t i = 0; i < f.len; ++i) {
       EXPECT_EQ(table.path(slot)[i], route[static_cast<std::size_t>(i)]);
+      if (weighted != coefficients.end()) {
+        EXPECT_EQ(table.coefficient(slot, i), weighted->second[static_cast<std::size_t>(i)])
+            << "slot " << slot << ", entry " << i;
+      }
     }
   }
   for (std::size_t c = 0; c < kChannels; ++c) {
@@ -93,6 +103,74 @@ TEST(FlowTable, ChannelListsFollowRandomRoutes) {
     if (step % 100 == 0) expect_consistent(table, model);
   }
   expect_consistent(table, model);
+}
+
+TEST(FlowTable, LongWeightedRoutesKeepTheirChannelsAndCoefficientsAsTheStrideGrows) {
+  // Coflows' routes (allocate_long) among plain ones, the stride growing under them, channels
+  // put back into them, slots released and reused.
+  std::mt19937 rng(9);
+  FlowTable table;
+  table.resize_channels(kChannels);
+  std::map<std::int32_t, std::vector<ChannelId>> model;
+  Coefficients coefficients;
+  std::uniform_int_distribution<ChannelId> channel(0, kChannels - 1);
+  const auto route_of = [&](std::size_t len) {
+    std::vector<ChannelId> route;
+    while (route.size() < len) {
+      const ChannelId c = channel(rng);
+      if (std::find(route.begin(), route.end(), c) == route.end()) route.push_back(c);
+    }
+    return route;
+  };
+  for (int step = 0; step < 2000; ++step) {
+    const int o = static_cast<int>(rng() % 10);
+    if (o < 4 || model.empty()) {
+      const bool weighted = o % 2 == 0;
+      const std::size_t len =
+          weighted ? 10 + rng() % 26 : (step % 200 == 0 ? 14 + rng() % 10 : 1 + rng() % 6);
+      const std::vector<ChannelId> route = route_of(len);
+      std::int32_t s = -1;
+      if (weighted) {
+        s = table.allocate_long(static_cast<std::int32_t>(len));
+        EXPECT_GE(table.capacity(s), static_cast<std::int32_t>(len));
+      } else {
+        s = table.allocate();
+        table.reserve_route(static_cast<std::int32_t>(len));
+      }
+      EXPECT_EQ(model.count(s), 0U) << "a slot in use was handed out again";
+      table.hot(s).len = 0;
+      table.hot(s).weighted = weighted;
+      std::vector<float> a;
+      for (ChannelId c : route) {
+        a.push_back(0.5F + static_cast<float>(rng() % 100));
+        table.append(s, c, weighted ? a.back() : 1.0F);
+      }
+      model[s] = route;
+      if (weighted) coefficients[s] = a;
+    } else if (o < 8) {
+      auto it = model.begin();
+      std::advance(it, static_cast<long>(rng() % model.size()));
+      const std::int32_t s = it->first;
+      table.remove_route(s, [](ChannelId, const std::vector<std::int32_t>&) {});
+      table.hot(s).weighted = false;
+      table.release(s);
+      coefficients.erase(s);
+      model.erase(it);
+    } else {
+      auto it = model.begin();
+      std::advance(it, static_cast<long>(rng() % model.size()));
+      const ChannelId c = channel(rng);
+      if (std::find(it->second.begin(), it->second.end(), c) != it->second.end()) continue;
+      const auto at = static_cast<std::int32_t>(rng() % (it->second.size() + 1));
+      table.insert(it->first, at, c, 7.0F);
+      it->second.insert(it->second.begin() + at, c);
+      if (auto w = coefficients.find(it->first); w != coefficients.end()) {
+        w->second.insert(w->second.begin() + at, 7.0F);
+      }
+    }
+    if (step % 50 == 0) expect_consistent(table, model, coefficients);
+  }
+  expect_consistent(table, model, coefficients);
 }
 
 TEST(FlowTable, FindsOnlyActiveFlowsById) {

@@ -50,4 +50,50 @@ inline std::map<TransferId, double> reference_max_min(
   return rate;
 }
 
+// The same for flows that use channels several times over: flow f on channel c takes
+// coefficient x rate of it (`coefficients` per flow, in route order; a flow absent from it uses
+// each channel once). Progressive filling raises every unfixed flow's rate together; a channel
+// fills when capacity left = share x the coefficients of its unfixed flows.
+inline std::map<TransferId, double> reference_weighted_max_min(
+    const std::map<TransferId, std::vector<ChannelId>>& paths,
+    const std::map<TransferId, std::vector<double>>& coefficients, const std::vector<double>& cap) {
+  const auto coefficient = [&](TransferId id, std::size_t i) {
+    const auto it = coefficients.find(id);
+    return it == coefficients.end() ? 1.0 : it->second[i];
+  };
+  std::vector<double> left = cap;
+  std::vector<double> weight(cap.size(), 0.0);
+  for (const auto& [id, p] : paths) {
+    for (std::size_t i = 0; i < p.size(); ++i)
+      weight[static_cast<std::size_t>(p[i])] += coefficient(id, i);
+  }
+  std::map<TransferId, double> rate;
+  for (;;) {
+    double best = INFINITY;
+    std::size_t at = cap.size();
+    for (std::size_t c = 0; c < cap.size(); ++c) {
+      if (weight[c] > 1e-9 && left[c] / weight[c] < best) {
+        best = left[c] / weight[c];
+        at = c;
+      }
+    }
+    if (at == cap.size()) break;
+    for (const auto& [id, p] : paths) {
+      if (rate.count(id) != 0) continue;
+      bool crosses = false;
+      for (ChannelId c : p)
+        crosses = crosses || static_cast<std::size_t>(c) == at;
+      if (!crosses) continue;
+      rate[id] = best;
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        const auto c = static_cast<std::size_t>(p[i]);
+        left[c] = std::max(0.0, left[c] - best * coefficient(id, i));
+        weight[c] -= coefficient(id, i);
+      }
+    }
+    weight[at] = 0;
+  }
+  return rate;
+}
+
 }  // namespace mfabric::net::testing

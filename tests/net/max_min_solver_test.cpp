@@ -25,9 +25,10 @@ struct Network {
   std::vector<Chan> chans;
   std::vector<std::vector<std::int32_t>> on;
   std::vector<ChannelId> path;
+  std::vector<float> coef;
   std::int32_t stride = kStride;
   SolverStats stats;
-  MaxMinSolver solver{hot, chans, on, path, stride, stats};
+  MaxMinSolver solver{hot, chans, on, path, stride, stats, &coef};
 
   explicit Network(const std::vector<double>& caps) {
     chans.resize(caps.size());
@@ -44,9 +45,19 @@ struct Network {
     f.state = FlowState::Active;
     hot.push_back(f);
     path.resize(hot.size() * kStride, -1);
+    coef.resize(hot.size() * kStride, 1.0F);
     std::copy(route.begin(), route.end(), path.begin() + s * kStride);
     for (ChannelId c : route)
       on[static_cast<std::size_t>(c)].push_back(s);
+    return s;
+  }
+  // A weighted flow: it uses route[i] coefficients[i] times over.
+  std::int32_t add_weighted(const std::vector<ChannelId>& route,
+                            const std::vector<double>& coefficients) {
+    const std::int32_t s = add(route);
+    hot[static_cast<std::size_t>(s)].weighted = true;
+    for (std::size_t i = 0; i < route.size(); ++i)
+      coef[static_cast<std::size_t>(s) * kStride + i] = static_cast<float>(coefficients[i]);
     return s;
   }
   // What the backend does with V's new rates (apply_rates), without completions.
@@ -124,6 +135,83 @@ TEST(MaxMinSolver, RandomFlowsGetTheReferenceRatesFromScratchAndAfterChanges) {
     n.solve(seeds);
     expect_max_min(n, caps, "after new flows");
   }
+}
+
+TEST(MaxMinSolver, WeightedFlowsGetTheReferenceRatesFromScratchAndAfterChanges) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int channels = 4 + static_cast<int>(rng() % 12);
+    std::vector<double> caps(static_cast<std::size_t>(channels));
+    for (double& c : caps)
+      c = 1e9 * static_cast<double>(1 + rng() % 100);
+    Network n(caps);
+    std::map<TransferId, std::vector<double>> coefficients;
+    const int flows = 1 + static_cast<int>(rng() % 30);
+    for (int f = 0; f < flows; ++f) {
+      std::vector<ChannelId> all(static_cast<std::size_t>(channels));
+      std::iota(all.begin(), all.end(), 0);
+      std::shuffle(all.begin(), all.end(), rng);
+      // A coflow's route names each channel once.
+      all.resize(std::min<std::size_t>(all.size(), 1 + rng() % Network::kStride));
+      if (rng() % 3 != 0) {
+        n.add(all);
+        continue;
+      }
+      // Coefficients as a coflow has them: a channel's share of its members' bytes over the
+      // average member's, from 0.05 to 40.
+      std::vector<double> a;
+      for (std::size_t i = 0; i < all.size(); ++i)
+        a.push_back(0.05 + 0.01 * static_cast<double>(rng() % 4000));
+      coefficients[n.add_weighted(all, a)] = a;
+    }
+    const auto expect = [&](const char* when) {
+      std::map<TransferId, std::vector<ChannelId>> paths;
+      for (std::size_t s = 0; s < n.hot.size(); ++s)
+        paths[static_cast<TransferId>(s)] = n.route_of(static_cast<std::int32_t>(s));
+      const std::map<TransferId, double> want =
+          testing::reference_weighted_max_min(paths, coefficients, caps);
+      for (const auto& [s, rate] : want) {
+        EXPECT_NEAR(n.hot[static_cast<std::size_t>(s)].rate, rate, rate * 1e-5 + 1e-3)
+            << when << ": flow " << s << " of trial " << trial;
+      }
+      // No channel carries more than its capacity.
+      for (int c = 0; c < channels; ++c) {
+        double load = 0;
+        for (std::int32_t s : n.on[static_cast<std::size_t>(c)]) {
+          const std::vector<ChannelId> r = n.route_of(s);
+          const auto at = std::find(r.begin(), r.end(), c) - r.begin();
+          const auto it = coefficients.find(s);
+          load += n.hot[static_cast<std::size_t>(s)].rate *
+                  (it == coefficients.end() ? 1.0 : it->second[static_cast<std::size_t>(at)]);
+        }
+        EXPECT_LE(load, caps[static_cast<std::size_t>(c)] * (1 + 1e-6))
+            << when << ", channel " << c;
+      }
+    };
+    std::vector<ChannelId> every(static_cast<std::size_t>(channels));
+    std::iota(every.begin(), every.end(), 0);
+    n.solve(every);
+    expect("from scratch");
+
+    const auto changed = static_cast<ChannelId>(rng() % static_cast<unsigned>(channels));
+    caps[static_cast<std::size_t>(changed)] *= 0.25;
+    n.chans[static_cast<std::size_t>(changed)].cap = caps[static_cast<std::size_t>(changed)];
+    n.solve({changed});
+    expect("after a capacity change");
+  }
+}
+
+TEST(MaxMinSolver, AWeightedFlowCountsAsItsCoefficientOfFlows) {
+  // Channel 0 (30G): a flow and a coflow that uses it twice (two members there): a third each
+  // of the channel as if three flows shared it, 10G, the coflow's load 20G.
+  Network n({30e9, 100e9});
+  const std::int32_t a = n.add({0});
+  const std::int32_t b = n.add_weighted({0, 1}, {2.0, 0.5});
+  n.solve({0, 1});
+  EXPECT_DOUBLE_EQ(n.hot[static_cast<std::size_t>(a)].rate, 10e9);
+  EXPECT_DOUBLE_EQ(n.hot[static_cast<std::size_t>(b)].rate, 10e9);
+  EXPECT_DOUBLE_EQ(n.chans[0].load, 30e9);
+  EXPECT_DOUBLE_EQ(n.chans[1].load, 5e9);
 }
 
 TEST(MaxMinSolver, ASharedBottleneckSplitsEvenlyAndTheRestGoesToTheOthers) {

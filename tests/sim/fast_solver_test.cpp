@@ -1,6 +1,6 @@
-// The fast solver (simulation.solver; docs/shortcuts.md, "The fast solver"): chosen by name or by
-// the job's size, named among the run's shortcuts, and within its stated bound of the exact
-// solver on an all-to-all whose every completion moves most of the other transfers' rates.
+// The fast solver (simulation.solver; docs/shortcuts.md, "The fast solver"): chosen by name only,
+// named among the run's shortcuts, and within its stated bound of the exact solver on an
+// all-to-all whose every completion moves most of the other transfers' rates.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -51,45 +51,23 @@ TEST(FastSolver, StaysWithinItsBoundOfTheExactSolver) {
   EXPECT_EQ(s[0].bound, kFastSolverError);
 }
 
-TEST(FastSolver, AutoIsExactBelowItsSize) {
-  // A micro-benchmark has no size estimate: auto keeps the exact solver.
-  EXPECT_FALSE(simulate(parse_experiment(all_to_all("auto"), "t.yaml")).fast_solver);
-  // A training job far below kFastSolverFromTasks.
-  EXPECT_FALSE(simulate(parse_experiment(qwen("auto"), "t.yaml")).fast_solver);
-  const Simulation small = simulate(parse_experiment(R"(
-cluster: {servers: 4, link: 200G}
-fabric: {kind: fat-tree, radix: 16}
-workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 2, ep: 4, global_batch: 8, micro_batch: 2, seq: 256}
-)",
-                                                     "t.yaml"));
-  EXPECT_FALSE(small.fast_solver);
-}
-
-TEST(FastSolver, AutoPicksItForLargeJobsWithLargeAllToAlls) {
+TEST(FastSolver, OnlyItsNamePicksIt) {
   const auto picks = [](const std::string& yaml) {
     const config::Experiment e = parse_experiment(yaml, "t.yaml");
     const workload::TrainingSpec spec = config::training_spec(e);
     return uses_fast_solver(e, &spec);
   };
-  // DeepSeek-V3's recipe on 2,048 GPUs: 11 million tasks, 64-rank all-to-alls.
-  EXPECT_TRUE(picks(R"(
+  // auto takes coflows for DeepSeek-V3's recipe on 2,048 GPUs (11 million tasks), not this.
+  const std::string deepseek = R"(
 cluster: {servers: 256, link: 400G, gpu: h800, nvswitch: 200GB/s}
 fabric: fat-tree
 workload: {model: deepseek-v3}
-)"));
-  // The scale study's 4,096-server point: 16 million tasks, but 8-rank all-to-alls.
-  EXPECT_FALSE(picks(R"(
-cluster: {servers: 4096, link: 400G, gpu: h800}
-fabric: fat-tree
-workload: {model: mixtral-8x7b, convention: paper, tp: 4, pp: 4, ep: 8, micro_batch: 8, global_batch: 16384}
-)"));
-  // exact is exact.
-  EXPECT_FALSE(picks(R"(
-cluster: {servers: 256, link: 400G, gpu: h800, nvswitch: 200GB/s}
-fabric: fat-tree
-workload: {model: deepseek-v3}
-simulation: {solver: exact}
-)"));
+)";
+  EXPECT_FALSE(picks(deepseek));
+  EXPECT_FALSE(picks(deepseek + "simulation: {solver: coflow}\n"));
+  EXPECT_FALSE(picks(deepseek + "simulation: {solver: exact}\n"));
+  EXPECT_TRUE(picks(deepseek + "simulation: {solver: fast}\n"));
+  EXPECT_FALSE(simulate(parse_experiment(qwen("auto"), "t.yaml")).fast_solver);
 }
 
 TEST(FastSolver, AFabricThatForwardsThroughHostsRunsTheExactSolverAndSaysSo) {
@@ -110,7 +88,7 @@ TEST(FastSolver, AnUnknownSolverIsRefused) {
     FAIL() << "accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.field(), "simulation.solver");
-    EXPECT_NE(std::string(e.what()).find("expected exact, fast or auto, got 'quick'"),
+    EXPECT_NE(std::string(e.what()).find("expected exact, fast, coflow or auto, got 'quick'"),
               std::string::npos)
         << e.what();
   }

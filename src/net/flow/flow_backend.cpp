@@ -38,39 +38,24 @@ TransferId FlowBackend::start(const net::Transfer& t, DoneCallback on_done) {
   State& s = *s_;
   s.sync();
   check_transfer(t);
-  s.router.route(t.src, t.dst, t.flow_hash, s.route);
-
-  const std::int32_t slot = s.table.allocate();
-  const TransferId id = s.next_id++;
-  Cold& c = s.cold_of(slot);
-  c.id = id;
-  c.size = t.size.count();
-  c.src = t.src;
-  c.dst = t.dst;
-  c.hash = t.flow_hash;
-  c.cost = s.route.cost;
-  c.latency_hops = t.latency_hops;
-  c.latency_ps = s.route.latency.ps() * t.latency_hops;
-  c.remaining = static_cast<double>(t.size.count());
-  c.last = s.now;
-  c.started = s.now;
-  c.last_v = 0;
-  Hot& f = s.hot_of(slot);
-  f.rate = 0;
-  f.len = 0;
-  s.cold_of(slot).on_done = std::move(on_done);
-  ++s.active;
-  ++s.events;
-  ++s.totals.started;
-  s.totals.bytes_sent += t.size.count();
-  if (t.size.count() == 0 || s.route.channels.empty()) {
-    // Nothing to drain (or nothing to cross): only the latency remains.
-    s.deliver_at(slot, s.now + (s.route.channels.empty() ? 0 : c.latency_ps));
-    return id;
-  }
-  f.state = FlowState::Active;
-  s.attach(slot, s.route);
+  const TransferId id = s.next_id;
+  s.place(id, t, static_cast<double>(t.size.count()), std::move(on_done));
+  ++s.next_id;
+  s.count_start(t);
   return id;
+}
+
+std::vector<TransferId> FlowBackend::start_coflow(std::span<const net::Transfer> transfers,
+                                                  std::vector<DoneCallback> on_done) {
+  State& s = *s_;
+  s.sync();
+  if (on_done.size() != transfers.size()) {
+    throw std::logic_error(fmt::format("FlowBackend::start_coflow: {} transfers, {} callbacks",
+                                       transfers.size(), on_done.size()));
+  }
+  for (const net::Transfer& t : transfers)
+    check_transfer(t);
+  return s.start_coflow(transfers, on_done);
 }
 
 void FlowBackend::set_link_rate(LinkId link, Rate rate) {
@@ -106,6 +91,10 @@ void FlowBackend::reroute_down() {
   for (std::size_t i = 0; i < s.table.slots(); ++i) {
     const auto slot = static_cast<std::int32_t>(i);
     if (s.table.hot(slot).state != FlowState::Active || !s.crosses_down_link(slot)) continue;
+    if (s.table.hot(slot).weighted) {
+      s.dissolve(slot);  // its members take routes over the links up now, where there are any
+      continue;
+    }
     const Cold& c = s.cold_of(slot);
     if (!s.router.find(c.src, c.dst, c.hash, s.route, false)) continue;
     s.move_to(slot, s.route);

@@ -91,6 +91,13 @@ class FlowBackend final : public Backend,
   FlowBackend& operator=(const FlowBackend&) = delete;
 
   TransferId start(const net::Transfer& t, DoneCallback on_done) override;
+  // One weighted flow for the transfers with bytes to cross the network (docs/shortcuts.md,
+  // "Coflows"): each moves at a rate in proportion to its bytes, and the coflow shares each
+  // channel as its members there would together at its average member's rate. A torn-down
+  // circuit, a link down or a re-route splits it back into its members (with their shares of
+  // the bytes left). rate_of() and channels_of() of a member give the coflow's.
+  std::vector<TransferId> start_coflow(std::span<const net::Transfer> transfers,
+                                       std::vector<DoneCallback> on_done) override;
   void set_link_rate(fabric::LinkId link, Rate rate) override;
   // O(1) while no link is down; otherwise O(active transfers x route length) plus a route search
   // per transfer crossing a down link.

@@ -2,6 +2,7 @@
 // paused), resuming paused flows and moving flows onto cheaper routes once circuits are up.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "core/error.h"
@@ -82,6 +83,19 @@ void FlowBackend::reroute(std::span<const fabric::NodeId> nics) {
   State& s = *s_;
   const std::vector<bool> servers = servers_of_nics(s.topo, nics);
   s.flush();  // rates up to date before the bytes sent so far are counted
+  // A coflow with a member from these servers splits into its members, which move one by one.
+  if (s.active_coflows > 0) {
+    for (std::size_t i = 0; i < s.table.slots(); ++i) {
+      const auto slot = static_cast<std::int32_t>(i);
+      if (!s.table.hot(slot).weighted || s.table.hot(slot).state != FlowState::Active) continue;
+      const auto& members = s.coflow_of(slot).members;
+      if (std::any_of(members.begin(), members.end(), [&](const auto& m) {
+            return servers[static_cast<std::size_t>(s.topo.node(m.transfer.src).server)];
+          })) {
+        s.dissolve(slot);
+      }
+    }
+  }
   for (std::size_t i = 0; i < s.table.slots(); ++i) {
     const auto slot = static_cast<std::int32_t>(i);
     if (s.table.hot(slot).state != FlowState::Active) continue;

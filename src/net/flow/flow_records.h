@@ -35,6 +35,9 @@ struct Hot {
   std::int32_t len = 0;       // channels on the route
   bool fresh = false;         // started or re-routed since the last recomputation
   FlowState state = FlowState::Free;
+  // A coflow (FlowBackend::start_coflow): its rate is its average member's, and it uses each
+  // channel of its route that many times over as the table's coefficient says (flow_table.h).
+  bool weighted = false;
 };
 struct alignas(64) Cold {
   // First what a completion reads (fire()), so that it is one cache line.

@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "net/flow/channel_ledger.h"
@@ -77,8 +78,35 @@ struct FlowBackend::State {
   // Whether the last apply_rates() lowered a rate.
   bool lowered = false;
 
-  MaxMinSolver max_min{table.hot_records(), channels.records(),   table.flows_per_channel(),
-                       table.routes(),      table.route_stride(), solver};
+  MaxMinSolver max_min{table.hot_records(),  channels.records(),   table.flows_per_channel(),
+                       table.routes(),       table.route_stride(), solver,
+                       &table.coefficients()};
+
+  // Coflows (start_coflow), by slot: the transfers a weighted flow stands for. Its Cold record
+  // counts `remaining` in units of its average member's bytes, and its rate is that member's:
+  // member i moves at rate x size_i / unit, so all of them finish together, and a channel
+  // carries x (bytes of its members there) / unit, the coefficient its route entry holds.
+  struct CoflowMember {
+    TransferId id = -1;
+    net::Transfer transfer;
+    DoneCallback on_done;
+  };
+  struct Coflow {
+    std::vector<CoflowMember> members;
+    double unit = 0;
+  };
+  // A member's bytes on a channel below this share of the average member's count as this share
+  // (the solver divides by the coefficients; a tiny one would only add rounding).
+  static constexpr double kMinCoefficient = 1e-3;
+  // By slot (a slot's entry is kept, with its vector's room, for the slot's next coflow).
+  std::vector<Coflow> coflows;
+  std::size_t active_coflows = 0;
+  Coflow& coflow_of(std::int32_t slot) { return coflows[static_cast<std::size_t>(slot)]; }
+  std::vector<double> channel_bytes;  // start_coflow's scratch, per channel
+  std::vector<ChannelId> touched;     // the channels it wrote
+  std::vector<double> detached_coef;  // detach()'s scratch
+  std::vector<Route> coflow_routes;   // start_coflow()'s scratch
+  std::vector<std::size_t> coflow_members;
   std::vector<std::int32_t> victims;  // scratch of pause_off() and reroute_off()
 
   DrainQueue drains;
@@ -159,7 +187,9 @@ struct FlowBackend::State {
         std::int32_t at = 0;
         while (q[at] != c)
           ++at;
-        table.insert(s, before ? at : at + 1, p);
+        // A coflow uses the PCIe as often as the cable: the same members cross both.
+        const auto a = static_cast<float>(table.coefficient(s, at));
+        table.insert(s, before ? at : at + 1, p, a);
       }
       mirrors.unpair(p, c);
     }
@@ -197,12 +227,25 @@ struct FlowBackend::State {
       __builtin_prefetch(channels.stats_address(p[i]), 1);
     }
     const double rate = f.rate;
-    table.remove_route(slot, [&](ChannelId c, const std::vector<std::int32_t>& left) {
-      settle(c);
-      Chan& ch = chan(c);
-      ch.load = left.empty() ? 0.0 : ch.load - rate;
-      seeds.push_back(c);
-    });
+    if (f.weighted) {
+      detached_coef.clear();
+      for (std::int32_t i = 0; i < f.len; ++i)
+        detached_coef.push_back(table.coefficient(slot, i));
+      std::size_t i = 0;
+      table.remove_route(slot, [&](ChannelId c, const std::vector<std::int32_t>& left) {
+        settle(c);
+        Chan& ch = chan(c);
+        ch.load = left.empty() ? 0.0 : ch.load - rate * detached_coef[i++];
+        seeds.push_back(c);
+      });
+    } else {
+      table.remove_route(slot, [&](ChannelId c, const std::vector<std::int32_t>& left) {
+        settle(c);
+        Chan& ch = chan(c);
+        ch.load = left.empty() ? 0.0 : ch.load - rate;
+        seeds.push_back(c);
+      });
+    }
     level = std::min(level, rate);
     dirty = true;
   }
@@ -296,6 +339,9 @@ struct FlowBackend::State {
       }
     }
     fresh.clear();
+    // A fresh flow's rate is at least cap / flows on some channel of its route only where every
+    // flow counts once: with coflows about, no level is known.
+    if (active_coflows > 0) lvl = 0;
     level = kInf;
     // Rates computed on different occasions may differ in the last bits; a margin keeps a flow
     // at the level itself among the flows re-filled.
@@ -329,8 +375,13 @@ struct FlowBackend::State {
       const double keep = f.rate - f.new_rate;
       f.new_rate = f.rate;
       const ChannelId* p = table.path(s);
-      for (std::int32_t i = 0; i < f.len; ++i) {
-        chan(p[i]).new_load += keep;
+      if (f.weighted) {
+        for (std::int32_t i = 0; i < f.len; ++i)
+          chan(p[i]).new_load += keep * table.coefficient(s, i);
+      } else {
+        for (std::int32_t i = 0; i < f.len; ++i) {
+          chan(p[i]).new_load += keep;
+        }
       }
     }
     for (ChannelId c : max_min.channels()) {
@@ -377,6 +428,7 @@ struct FlowBackend::State {
 
   // Takes the flows crossing a circuit off their routes and pauses them (disconnect()).
   void pause_off(LinkId link) {
+    dissolve_on(link);
     gather_victims(link);
     std::sort(victims.begin(), victims.end());
     victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
@@ -391,6 +443,10 @@ struct FlowBackend::State {
   }
 
   void fire(const Delivery& d) {
+    if (hot_of(d.slot).weighted) {
+      fire_coflow(d.slot);
+      return;
+    }
     Cold& c = cold_of(d.slot);
     DoneCallback cb = std::move(c.on_done);
     c.on_done = nullptr;
@@ -429,11 +485,220 @@ struct FlowBackend::State {
 
   // Moves the flows off a link that just went down onto equal-cost routes, where there are any.
   void reroute_off(LinkId link) {
+    dissolve_on(link);
     gather_victims(link);
     for (std::int32_t s : victims) {
       const Cold& c = cold_of(s);
       if (!router.find(c.src, c.dst, c.hash, route, false) || route.cost != c.cost) continue;
       move_to(s, route);
+    }
+  }
+
+  // Puts transfer `t` (id `id`, `remaining` of its bytes still to send) on its route now.
+  void place(TransferId id, const net::Transfer& t, double remaining, DoneCallback on_done) {
+    router.route(t.src, t.dst, t.flow_hash, route);
+    const std::int32_t slot = table.allocate();
+    Cold& c = cold_of(slot);
+    c.id = id;
+    c.size = t.size.count();
+    c.src = t.src;
+    c.dst = t.dst;
+    c.hash = t.flow_hash;
+    c.cost = route.cost;
+    c.latency_hops = t.latency_hops;
+    c.latency_ps = route.latency.ps() * t.latency_hops;
+    c.remaining = remaining;
+    c.last = now;
+    c.started = now;
+    c.last_v = 0;
+    c.on_done = std::move(on_done);
+    Hot& f = hot_of(slot);
+    f.rate = 0;
+    f.len = 0;
+    f.weighted = false;
+    if (!(remaining > 0) || route.channels.empty()) {
+      // Nothing to drain (or nothing to cross): only the latency remains.
+      deliver_at(slot, now + (route.channels.empty() ? 0 : c.latency_ps));
+      return;
+    }
+    f.state = FlowState::Active;
+    attach(slot, route);
+  }
+
+  // start_coflow(): the transfers with bytes to move over the network become one weighted flow
+  // (its route takes the route space of as many slots as it needs: FlowTable::allocate_long); a
+  // lone one, and every transfer without bytes or channels, starts alone as in start().
+  std::vector<TransferId> start_coflow(std::span<const net::Transfer> transfers,
+                                       std::vector<DoneCallback>& on_done) {
+    // Every route first, so that a transfer without one fails before anything starts.
+    if (coflow_routes.size() < transfers.size()) coflow_routes.resize(transfers.size());
+    for (std::size_t i = 0; i < transfers.size(); ++i) {
+      const net::Transfer& t = transfers[i];
+      router.route(t.src, t.dst, t.flow_hash, coflow_routes[i]);
+    }
+    std::vector<TransferId> ids;
+    ids.reserve(transfers.size());
+    for (std::size_t i = 0; i < transfers.size(); ++i)
+      ids.push_back(next_id + static_cast<TransferId>(i));
+    next_id += static_cast<TransferId>(transfers.size());
+    channel_bytes.resize(channels.size(), 0.0);
+    std::vector<std::size_t>& members = coflow_members;
+    members.clear();
+    std::int64_t latency = 0;
+    double total = 0;
+    for (std::size_t i = 0; i < transfers.size(); ++i) {
+      const net::Transfer& t = transfers[i];
+      count_start(t);
+      const Route& r = coflow_routes[i];
+      if (t.size.count() == 0 || r.channels.empty()) {
+        place(ids[i], t, static_cast<double>(t.size.count()), std::move(on_done[i]));
+        continue;
+      }
+      members.push_back(i);
+      latency = std::max(latency, r.latency.ps() * t.latency_hops);
+      const auto bytes = static_cast<double>(t.size.count());
+      total += bytes;
+      for (ChannelId c : r.channels) {
+        if (mirrors.cable_of(c) >= 0) continue;  // mirrored: the cable stands for it
+        double& b = channel_bytes[static_cast<std::size_t>(c)];
+        if (b == 0) touched.push_back(c);
+        b += bytes;
+      }
+    }
+    if (members.size() > 1) {
+      add_coflow(members, transfers, ids, on_done, total, latency);
+    } else if (members.size() == 1) {
+      clear_channel_bytes();
+      const std::size_t i = members.front();
+      place(ids[i], transfers[i], static_cast<double>(transfers[i].size.count()),
+            std::move(on_done[i]));
+    }
+    return ids;
+  }
+
+  // A weighted flow for the transfers `members` (indices into `transfers`, `ids`, `on_done`),
+  // whose bytes per channel are in channel_bytes at the channels `touched` (both cleared):
+  // `total` bytes, the slowest route's `latency`.
+  void add_coflow(const std::vector<std::size_t>& members, std::span<const net::Transfer> transfers,
+                  const std::vector<TransferId>& ids, std::vector<DoneCallback>& on_done,
+                  double total, std::int64_t latency) {
+    const auto n = static_cast<std::int64_t>(members.size());
+    events -= n - 1;  // one start for the coflow
+    const std::int32_t slot = table.allocate_long(static_cast<std::int32_t>(touched.size()));
+    if (coflows.size() <= static_cast<std::size_t>(slot)) coflows.resize(table.slots());
+    Coflow& coflow = coflow_of(slot);
+    coflow.members.clear();
+    for (std::size_t i : members)
+      coflow.members.push_back({ids[i], transfers[i], std::move(on_done[i])});
+    coflow.unit = total / static_cast<double>(n);
+    ++active_coflows;
+    const net::Transfer& first = coflow.members.front().transfer;
+    Cold& c = cold_of(slot);
+    c.id = coflow.members.front().id;
+    c.size = static_cast<std::int64_t>(total);
+    c.src = first.src;
+    c.dst = first.dst;
+    c.hash = first.flow_hash;
+    c.cost = {};
+    c.latency_hops = 1;
+    c.latency_ps = latency;
+    c.remaining = coflow.unit;
+    c.last = now;
+    c.started = now;
+    c.last_v = 0;
+    c.on_done = nullptr;
+    Hot& f = hot_of(slot);
+    f.rate = 0;
+    f.len = 0;
+    f.weighted = true;
+    f.bneck = -1;
+    f.fresh = true;
+    f.state = FlowState::Active;
+    for (ChannelId ch : touched) {
+      double& b = channel_bytes[static_cast<std::size_t>(ch)];
+      table.append(slot, ch, static_cast<float>(std::max(kMinCoefficient, b / coflow.unit)));
+      seeds.push_back(ch);
+      b = 0;
+    }
+    touched.clear();
+    fresh.push_back(slot);
+    force(kInf);
+  }
+
+  void count_start(const net::Transfer& t) {
+    ++active;
+    ++events;
+    ++totals.started;
+    totals.bytes_sent += t.size.count();
+  }
+
+  void clear_channel_bytes() {
+    for (ChannelId c : touched)
+      channel_bytes[static_cast<std::size_t>(c)] = 0;
+    touched.clear();
+  }
+
+  // A coflow becomes its members again, each with its share of the bytes left, on the route it
+  // would take now (a circuit torn down, a link down, a cheaper route: what one route of the
+  // coflow cannot follow).
+  void dissolve(std::int32_t slot) {
+    catch_up(slot);
+    std::vector<CoflowMember> members = std::move(coflow_of(slot).members);
+    coflow_of(slot).members.clear();
+    --active_coflows;
+    const double left = cold_of(slot).remaining / coflow_of(slot).unit;
+    detach(slot);
+    drains.erase(slot);
+    Hot& f = hot_of(slot);
+    f.rate = 0;
+    f.weighted = false;
+    f.state = FlowState::Free;
+    cold_of(slot).id = -1;
+    table.release(slot);
+    for (CoflowMember& m : members) {
+      place(m.id, m.transfer, static_cast<double>(m.transfer.size.count()) * left,
+            std::move(m.on_done));
+    }
+  }
+
+  // Dissolves the coflows crossing either channel of a link.
+  void dissolve_on(LinkId link) {
+    if (active_coflows == 0) return;
+    scratch.clear();
+    for (ChannelId c : {2 * link, 2 * link + 1}) {
+      for (std::int32_t s : table.flows_on(c)) {
+        if (hot_of(s).weighted) scratch.push_back(s);
+      }
+    }
+    std::sort(scratch.begin(), scratch.end());
+    scratch.erase(std::unique(scratch.begin(), scratch.end()), scratch.end());
+    const std::vector<std::int32_t> slots = scratch;
+    for (std::int32_t s : slots)
+      dissolve(s);
+  }
+
+  // A coflow's last bytes have arrived: each member completes.
+  void fire_coflow(std::int32_t slot) {
+    // Callbacks may start transfers, and coflows: the members move out of the slot's entry first.
+    std::vector<CoflowMember> done;
+    done.swap(coflow_of(slot).members);
+    --active_coflows;
+    Hot& f = hot_of(slot);
+    f.state = FlowState::Free;
+    f.weighted = false;
+    cold_of(slot).id = -1;
+    table.release(slot);
+    ++events;
+    for (CoflowMember& m : done) {
+      ++totals.delivered;
+      totals.bytes_delivered += m.transfer.size.count();
+      --active;
+      if (m.on_done) m.on_done(m.id, Time::picoseconds(now));
+    }
+    // Its room goes back to the slot's entry for the next coflow there, if it is still empty.
+    done.clear();
+    if (coflow_of(slot).members.capacity() < done.capacity() && coflow_of(slot).members.empty()) {
+      coflow_of(slot).members.swap(done);
     }
   }
 };

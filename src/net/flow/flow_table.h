@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "net/flow/flow_records.h"
@@ -37,7 +38,13 @@ class FlowTable {
   std::vector<Hot>& hot_records() { return hot_; }
   std::vector<std::vector<std::int32_t>>& flows_per_channel() { return on_; }
   std::vector<ChannelId>& routes() { return path_; }
+  std::vector<float>& coefficients() { return coef_; }
   const std::int32_t& route_stride() const { return stride_; }
+  // How many times over a weighted flow (a coflow) uses the i-th channel of its route, as a
+  // multiple of its rate; 1 for every other flow.
+  double coefficient(std::int32_t s, std::int32_t i) const {
+    return hot(s).weighted ? coef_[static_cast<std::size_t>(s) * stride_ + i] : 1.0;
+  }
 
   // The channel table grew to `channels` channels.
   void resize_channels(std::size_t channels) { on_.resize(channels); }
@@ -49,40 +56,67 @@ class FlowTable {
       free_.pop_back();
       return s;
     }
-    const auto s = static_cast<std::int32_t>(hot_.size());
-    hot_.emplace_back();
-    cold_.emplace_back();
-    path_.resize(path_.size() + static_cast<std::size_t>(stride_));
-    pos_.resize(pos_.size() + static_cast<std::size_t>(stride_));
-    return s;
+    return append_slots(1);
   }
   // The flow in slot `s` is gone (its route already removed): the slot is reused next.
-  void release(std::int32_t s) { free_.push_back(s); }
+  void release(std::int32_t s) {
+    const std::int32_t k = span_[static_cast<std::size_t>(s)];
+    if (k == 1) {
+      free_.push_back(s);
+    } else {
+      free_blocks_[k].push_back(s);
+    }
+  }
+
+  // A slot for a flow of a long route (a coflow): `len` channels, more than the stride holds, go
+  // into the route space of the slots after it, which it reserves (they hold no flow). Released
+  // by release(); reused by flows of as many slots.
+  std::int32_t allocate_long(std::int32_t len) {
+    const std::int32_t span = std::max<std::int32_t>(1, (len + stride_ - 1) / stride_);
+    if (span == 1) return allocate();
+    auto& blocks = free_blocks_[span];
+    if (!blocks.empty()) {
+      const std::int32_t s = blocks.back();
+      blocks.pop_back();
+      return s;
+    }
+    return append_slots(span);
+  }
+  // The channels slot `s` can hold.
+  std::int32_t capacity(std::int32_t s) const {
+    return static_cast<std::int32_t>(span_[static_cast<std::size_t>(s)]) * stride_;
+  }
 
   // Makes room for routes of `len` channels before append() is called that many times.
   void reserve_route(std::int32_t len) {
     if (len > stride_) grow_stride(len);
   }
-  // Adds channel `c` at the end of the flow's route, and the flow to c's list.
-  void append(std::int32_t s, ChannelId c) {
+  // Adds channel `c` at the end of the flow's route, and the flow to c's list; a weighted flow
+  // uses it `coefficient` times over.
+  void append(std::int32_t s, ChannelId c, float coefficient = 1.0F) {
     Hot& f = hot(s);
     auto& list = flows_on(c);
+    coef_of(s)[f.len] = coefficient;
     path_of(s)[f.len] = c;
     pos_of(s)[f.len] = static_cast<std::int32_t>(list.size());
     list.push_back(s);
     ++f.len;
   }
   // Puts channel `c` in the flow's route at index `at` (a mirrored PCIe channel coming back).
-  void insert(std::int32_t s, std::int32_t at, ChannelId c) {
-    if (hot(s).len + 1 > stride_) grow_stride(hot(s).len + 1);
+  // A weighted flow uses it `coefficient` times over.
+  void insert(std::int32_t s, std::int32_t at, ChannelId c, float coefficient = 1.0F) {
+    if (hot(s).len + 1 > capacity(s)) grow_stride(hot(s).len + 1);
     Hot& f = hot(s);
     ChannelId* p = path_of(s);
     std::int32_t* q = pos_of(s);
+    float* a = coef_of(s);
     for (std::int32_t j = f.len; j > at; --j) {
       p[j] = p[j - 1];
       q[j] = q[j - 1];
+      a[j] = a[j - 1];
     }
     auto& list = flows_on(c);
+    a[at] = coefficient;
     p[at] = c;
     q[at] = static_cast<std::int32_t>(list.size());
     list.push_back(s);
@@ -136,18 +170,40 @@ class FlowTable {
   std::int32_t* pos_of(std::int32_t s) {
     return pos_.data() + static_cast<std::ptrdiff_t>(s) * stride_;
   }
+  float* coef_of(std::int32_t s) { return coef_.data() + static_cast<std::ptrdiff_t>(s) * stride_; }
+  // Appends `span` slots, the first of which may use the route space of all of them.
+  std::int32_t append_slots(std::int32_t span) {
+    const auto s = static_cast<std::int32_t>(hot_.size());
+    const auto n = static_cast<std::size_t>(span);
+    hot_.resize(hot_.size() + n);
+    cold_.resize(cold_.size() + n);
+    span_.resize(span_.size() + n, 0);
+    span_[static_cast<std::size_t>(s)] = span;
+    path_.resize(path_.size() + n * static_cast<std::size_t>(stride_));
+    pos_.resize(pos_.size() + n * static_cast<std::size_t>(stride_));
+    coef_.resize(coef_.size() + n * static_cast<std::size_t>(stride_));
+    return s;
+  }
+
   void grow_stride(std::int32_t len) {
     const std::int32_t wider = std::max(len, 2 * stride_);
     std::vector<ChannelId> p(hot_.size() * static_cast<std::size_t>(wider));
     std::vector<std::int32_t> q(p.size());
+    std::vector<float> a(p.size());
     for (std::size_t s = 0; s < hot_.size(); ++s) {
-      std::copy_n(path_.begin() + static_cast<std::ptrdiff_t>(s) * stride_, stride_,
+      // A slot spanning k slots keeps its k x stride entries together, at its own place.
+      const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(span_[s]) * stride_;
+      if (n == 0) continue;
+      std::copy_n(coef_.begin() + static_cast<std::ptrdiff_t>(s) * stride_, n,
+                  a.begin() + static_cast<std::ptrdiff_t>(s) * wider);
+      std::copy_n(path_.begin() + static_cast<std::ptrdiff_t>(s) * stride_, n,
                   p.begin() + static_cast<std::ptrdiff_t>(s) * wider);
-      std::copy_n(pos_.begin() + static_cast<std::ptrdiff_t>(s) * stride_, stride_,
+      std::copy_n(pos_.begin() + static_cast<std::ptrdiff_t>(s) * stride_, n,
                   q.begin() + static_cast<std::ptrdiff_t>(s) * wider);
     }
     path_.swap(p);
     pos_.swap(q);
+    coef_.swap(a);
     stride_ = wider;
   }
 
@@ -156,6 +212,11 @@ class FlowTable {
   std::int32_t stride_ = 12;
   std::vector<ChannelId> path_;
   std::vector<std::int32_t> pos_;  // per route entry: the flow's index in that channel's list
+  std::vector<float> coef_;        // per route entry of a weighted flow: its coefficient
+  // Per slot: how many slots' route space it uses (1; k for allocate_long(); 0 for the slots
+  // after such a slot, which hold no flow).
+  std::vector<std::int32_t> span_;
+  std::unordered_map<std::int32_t, std::vector<std::int32_t>> free_blocks_;  // released, by span
   std::vector<std::vector<std::int32_t>> on_;  // per channel: the flows (slots) crossing it
   std::vector<std::int32_t> free_;
 };

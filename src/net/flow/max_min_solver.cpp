@@ -68,6 +68,7 @@ void MaxMinSolver::next_check() {
 void MaxMinSolver::add_variable(std::int32_t s) {
   Hot& f = hot_of(s);
   f.mark = epoch;
+  weighted_v = weighted_v || f.weighted;
   comp_flows.push_back(s);
   const ChannelId* p = path_of(s);
   for (std::int32_t i = 0; i < f.len; ++i) {
@@ -81,7 +82,7 @@ void MaxMinSolver::add_variable(std::int32_t s) {
     }
     ++ch.v_count;
     ch.v_old += f.rate;
-    vnodes.push_back({s, ch.v_head});
+    vnodes.push_back({s, ch.v_head, i});
     ch.v_head = static_cast<std::int32_t>(vnodes.size() - 1);
   }
 }
@@ -106,6 +107,7 @@ void MaxMinSolver::water_fill() {
   ++solver.water_fills;
   solver.channels_filled += static_cast<std::int64_t>(comp_channels.size());
   shares.clear();
+  if (weighted_v) weigh_channels();
   for (ChannelId c : comp_channels) {
     Chan& ch = chan(c);
     // Capacity held by flows outside V: the channel's load less V's part of it.
@@ -114,12 +116,48 @@ void MaxMinSolver::water_fill() {
     ch.residual = std::max(0.0, ch.cap - held);
     ch.unfrozen = ch.v_count;
     ch.new_load = held;
-    shares.push_back({ch.residual / ch.v_count, c});
+    shares.push_back({weighted_v ? share<true>(c) : ch.residual / ch.v_count, c});
   }
-  if (!fill_by_scan()) fill_by_heap();
+  if (weighted_v) {
+    if (!fill_by_scan<true>()) fill_by_heap<true>();
+  } else {
+    if (!fill_by_scan<false>()) fill_by_heap<false>();
+  }
+}
+
+// With a weighted flow in V: V's coefficients on each of its channels, and its load there
+// (v_old) as the sum of its flows' rates times their coefficients.
+void MaxMinSolver::weigh_channels() {
+  for (ChannelId c : comp_channels) {
+    Chan& ch = chan(c);
+    double v = 0;
+    double load = 0;
+    for (std::int32_t n = ch.v_head; n >= 0; n = vnodes[static_cast<std::size_t>(n)].next) {
+      const VNode& node = vnodes[static_cast<std::size_t>(n)];
+      const Hot& f = hot_of(node.flow);
+      const double a = f.weighted ? static_cast<double>(coef_of(node.flow)[node.at]) : 1.0;
+      v += a;
+      load += a * f.rate;
+    }
+    ch.v_old = load;
+    weights[static_cast<std::size_t>(c)] = {v, v};
+  }
+}
+
+// A channel's fair share: its residual capacity over its unfrozen flows (their coefficients).
+template <bool Weighted>
+double MaxMinSolver::share(ChannelId c) const {
+  const Chan& ch = chan_[c];
+  if constexpr (Weighted) {
+    // Coefficients are at least kMinCoefficient; the floor only absorbs rounding.
+    return ch.residual / std::max(weights[static_cast<std::size_t>(c)].unfrozen, 1e-6);
+  } else {
+    return ch.residual / ch.unfrozen;
+  }
 }
 
 // Gives every unfrozen V flow on channel c the rate x.
+template <bool Weighted>
 void MaxMinSolver::freeze_channel(ChannelId c, double x) {
   const std::uint32_t fill = fill_stamp;
   Chan& ch = chan(c);
@@ -132,13 +170,27 @@ void MaxMinSolver::freeze_channel(ChannelId c, double x) {
     f.bneck = c;
     const bool raised = x > f.rate * (1.0 + kRel) + kAbs;
     const ChannelId* p = path_of(s);
-    for (std::int32_t i = 0; i < f.len; ++i) {
-      Chan& d = chan(p[i]);
-      d.new_load += x;
-      if (raised) stamps[static_cast<std::size_t>(p[i])].raised = fill;
-      if (p[i] == c) continue;
-      d.residual = std::max(0.0, d.residual - x);
-      --d.unfrozen;
+    if constexpr (Weighted) {
+      const float* a = f.weighted ? coef_of(s) : nullptr;
+      for (std::int32_t i = 0; i < f.len; ++i) {
+        Chan& d = chan(p[i]);
+        const double w = a == nullptr ? 1.0 : static_cast<double>(a[i]);
+        d.new_load += w * x;
+        if (raised) stamps[static_cast<std::size_t>(p[i])].raised = fill;
+        if (p[i] == c) continue;
+        d.residual = std::max(0.0, d.residual - w * x);
+        --d.unfrozen;
+        weights[static_cast<std::size_t>(p[i])].unfrozen -= w;
+      }
+    } else {
+      for (std::int32_t i = 0; i < f.len; ++i) {
+        Chan& d = chan(p[i]);
+        d.new_load += x;
+        if (raised) stamps[static_cast<std::size_t>(p[i])].raised = fill;
+        if (p[i] == c) continue;
+        d.residual = std::max(0.0, d.residual - x);
+        --d.unfrozen;
+      }
     }
   }
   ch.unfrozen = 0;
@@ -147,6 +199,7 @@ void MaxMinSolver::freeze_channel(ChannelId c, double x) {
 // Each round finds the smallest fair share with a scan (no data-dependent branches to
 // mispredict, unlike a heap) and fills every channel at that level. Returns false, with the
 // channels left in `shares`, when there are more levels than kScanLevels.
+template <bool Weighted>
 bool MaxMinSolver::fill_by_scan() {
   for (int round = 0;; ++round) {
     double m = kInf;
@@ -155,7 +208,7 @@ bool MaxMinSolver::fill_by_scan() {
       const Chan& ch = chan(e.channel);
       if (ch.unfrozen == 0) continue;
       shares[w++] = e;
-      m = std::min(m, ch.residual / ch.unfrozen);
+      m = std::min(m, share<Weighted>(e.channel));
     }
     shares.resize(w);
     if (w == 0) return true;
@@ -166,8 +219,8 @@ bool MaxMinSolver::fill_by_scan() {
     for (const ShareEntry& e : shares) {
       const Chan& ch = chan(e.channel);
       if (ch.unfrozen == 0) continue;
-      const double x = ch.residual / ch.unfrozen;
-      if (x <= level_now) freeze_channel(e.channel, x);
+      const double x = share<Weighted>(e.channel);
+      if (x <= level_now) freeze_channel<Weighted>(e.channel, x);
     }
   }
 }
@@ -176,11 +229,10 @@ bool MaxMinSolver::fill_by_scan() {
 // freeze elsewhere (a flow freezes at the smallest share, at most this channel's), so each
 // channel sits in the heap once, and an entry found below its channel's current share is
 // pushed back with the new value instead of every freeze pushing one.
+template <bool Weighted>
 void MaxMinSolver::fill_by_heap() {
-  for (ShareEntry& e : shares) {
-    const Chan& ch = chan(e.channel);
-    e.share = ch.residual / ch.unfrozen;
-  }
+  for (ShareEntry& e : shares)
+    e.share = share<Weighted>(e.channel);
   std::make_heap(shares.begin(), shares.end(), ShareLater{});
   while (!shares.empty()) {
     std::pop_heap(shares.begin(), shares.end(), ShareLater{});
@@ -188,13 +240,13 @@ void MaxMinSolver::fill_by_heap() {
     shares.pop_back();
     const Chan& ch = chan(e.channel);
     if (ch.unfrozen == 0) continue;
-    const double x = ch.residual / ch.unfrozen;
+    const double x = share<Weighted>(e.channel);
     if (x > e.share) {
       shares.push_back({x, e.channel});
       std::push_heap(shares.begin(), shares.end(), ShareLater{});
       continue;
     }
-    freeze_channel(e.channel, x);
+    freeze_channel<Weighted>(e.channel, x);
   }
 }
 
@@ -250,7 +302,8 @@ std::size_t MaxMinSolver::expand(double fixed_below) {
     const Chan& b = chan(f.bneck);
     if (static_cast<std::size_t>(b.v_count) == flows_on(f.bneck).size()) continue;
     const double r = f.new_rate * (1.0 + kRel) + kAbs;
-    if (b.load - b.v_old <= r) continue;  // all held flows together are no faster
+    // All held flows together are no faster (a weighted flow may use a channel less than once).
+    if (!weighted_v && b.load - b.v_old <= r) continue;
     solver.flows_visited += static_cast<std::int64_t>(flows_on(f.bneck).size());
     for (std::int32_t o : flows_on(f.bneck)) {
       Hot& g = hot_of(o);
@@ -289,6 +342,7 @@ bool MaxMinSolver::gather(const std::vector<ChannelId>& from, double fixed_below
                           bool own_bottleneck) {
   bind();
   next_epoch();
+  weighted_v = false;
   comp_channels.clear();
   comp_flows.clear();
   vnodes.clear();

@@ -20,18 +20,25 @@ class MaxMinSolver {
   // The flows (records and routes: flow s crosses the hot[s].len channels at path[s * stride])
   // and channels it solves over, and the counters it adds to. All are the caller's and outlive
   // the solver; `stride` may grow between calls.
+  // `coefficients` (same layout as `routes`): how many times over a weighted flow (Hot::weighted)
+  // uses each channel of its route; null: no flow is weighted.
   MaxMinSolver(std::vector<Hot>& flows, std::vector<Chan>& channels,
                std::vector<std::vector<std::int32_t>>& flows_per_channel,
-               std::vector<ChannelId>& routes, const std::int32_t& route_stride, SolverStats& stats)
+               std::vector<ChannelId>& routes, const std::int32_t& route_stride, SolverStats& stats,
+               std::vector<float>* coefficients = nullptr)
       : hot(flows),
         chans(channels),
         on(flows_per_channel),
         path(routes),
+        coef(coefficients),
         stride(route_stride),
         solver(stats) {}
 
   // The channel table grew to `channels` channels.
-  void resize_channels(std::size_t channels) { stamps.resize(channels); }
+  void resize_channels(std::size_t channels) {
+    stamps.resize(channels);
+    weights.resize(channels);
+  }
 
   // V: the flows on the channels `from`, except those below `fixed_below` (not fresh) and, with
   // `own_bottleneck`, those whose bottleneck is another channel. Returns whether V has any.
@@ -59,6 +66,13 @@ class MaxMinSolver {
   struct VNode {
     std::int32_t flow;
     std::int32_t next;
+    std::int32_t at;  // the channel's index in the flow's route
+  };
+  // Per channel of V, with a weighted flow in V: V's coefficients on it, in all and unfrozen
+  // (the counts v_count and unfrozen stand for them otherwise).
+  struct ChanWeights {
+    double v = 0;
+    double unfrozen = 0;
   };
   struct ShareEntry {
     double share;
@@ -75,10 +89,14 @@ class MaxMinSolver {
     chan_ = chans.data();
     on_ = on.data();
     path_ = path.data();
+    coef_ = coef == nullptr ? nullptr : coef->data();
     stride_ = stride;
   }
   const ChannelId* path_of(std::int32_t slot) const {
     return path_ + static_cast<std::ptrdiff_t>(slot) * stride_;
+  }
+  const float* coef_of(std::int32_t slot) const {
+    return coef_ + static_cast<std::ptrdiff_t>(slot) * stride_;
   }
   Hot& hot_of(std::int32_t s) { return hot_[s]; }
   Chan& chan(ChannelId c) { return chan_[c]; }
@@ -89,8 +107,14 @@ class MaxMinSolver {
   void next_check();
   void add_variable(std::int32_t s);
   void close_component(double fixed_below);
+  void weigh_channels();
+  template <bool Weighted>
+  double share(ChannelId c) const;
+  template <bool Weighted>
   void freeze_channel(ChannelId c, double x);
+  template <bool Weighted>
   bool fill_by_scan();
+  template <bool Weighted>
   void fill_by_heap();
   double tentative(const Hot& f) const { return f.mark == epoch ? f.new_rate : f.rate; }
   double fastest_if_full(ChannelId c);
@@ -101,15 +125,19 @@ class MaxMinSolver {
   std::vector<Chan>& chans;
   std::vector<std::vector<std::int32_t>>& on;
   std::vector<ChannelId>& path;
+  std::vector<float>* coef;
   const std::int32_t& stride;
   SolverStats& solver;
   Hot* hot_ = nullptr;
   Chan* chan_ = nullptr;
   std::vector<std::int32_t>* on_ = nullptr;
   const ChannelId* path_ = nullptr;
+  const float* coef_ = nullptr;
   std::int32_t stride_ = 0;
 
-  std::vector<ChanStamps> stamps;  // per channel
+  std::vector<ChanStamps> stamps;    // per channel
+  std::vector<ChanWeights> weights;  // per channel
+  bool weighted_v = false;           // V has a weighted flow
   std::uint32_t epoch = 0;
   std::uint32_t fill_stamp = 0;
   std::uint32_t check_stamp = 0;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "core/units.h"
@@ -58,6 +59,28 @@ class TaskTransfers {
       flows_[record].end = at;
       arrived_.push_back(id);
     });
+  }
+
+  // Starts the transfers of one step of task `id` now, as one coflow (net::Backend::start_coflow).
+  void start_coflow(workload::TaskId id, std::span<const net::Transfer> transfers) {
+    std::vector<net::Backend::DoneCallback> done;
+    done.reserve(transfers.size());
+    for (const net::Transfer& tr : transfers) {
+      if (micro_batches_ != nullptr && micro_batches_->task(id).micro_batch >= 0) {
+        micro_batch_bytes_ += tr.size.count();
+      }
+      if (!record_flows_) {
+        done.emplace_back([this, id](net::TransferId, Time) { arrived_.push_back(id); });
+        continue;
+      }
+      const std::size_t record = flows_.size();
+      flows_.push_back(FlowRecord{id, tr.src, tr.dst, tr.size, backend_.now(), Time::max()});
+      done.emplace_back([this, id, record](net::TransferId, Time at) {
+        flows_[record].end = at;
+        arrived_.push_back(id);
+      });
+    }
+    backend_.start_coflow(transfers, std::move(done));
   }
 
   // The tasks of the transfers that completed since the list was last cleared, in completion
