@@ -248,7 +248,7 @@ Command register_compare(CLI::App& command) {
                   "Link speeds, e.g. 100G,400G (default: 100G,400G; --full: 100G,200G,400G,800G)");
   app->add_flag("--full", o->full,
                 "The paper's full evaluation: five models x four link speeds x five fabrics "
-                "(100 runs, about 21 minutes on 2 cores)");
+                "(100 runs, about 14 minutes on 2 cores; under 2 with --solver coflow)");
   app->add_option("--fabrics,--fabric", o->fabrics,
                   fmt::format("Fabrics: {}, or any fabric spec NAME[:key=value,...] (default: the "
                               "first five)",

@@ -11,7 +11,7 @@ const std::map<std::string, std::string>& command_examples() {
       {"compare",
        "  mfabric compare -o build/compare          # the paper's evaluation, quick subset (~1 "
        "min)\n"
-       "  mfabric compare --full -o build/full      # all of it: 100 runs, ~21 min on 2 cores\n"
+       "  mfabric compare --full -o build/full      # all of it: 100 runs, ~14 min on 2 cores\n"
        "  mfabric compare --models mixtral-8x7b --links 100G,400G --servers 32\n"
        "  mfabric compare examples/mixtral-8x7b.yaml --fabrics fat-tree,mfabric:policy=oracle\n"
        "  mfabric compare --assumptions paper -o build/paper   # as the paper's authors computed "

@@ -58,11 +58,14 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
   engine.micro_batch_figures = plan != nullptr;
   engine.flow_salt = flow_salt_of_seed(e.seed);
   engine.collective_costs = e.calibration.collectives;
-  engine.coflows = coflows;
+  engine.coflows = coflows && e.routing != "spray";
   std::string coflows_declined;
   if (e.solver == "coflow" && e.backend != "flow") {
     coflows_declined =
         fmt::format("the {} backend moves every transfer on its own; it ran as it is", e.backend);
+  } else if (coflows && !engine.coflows) {
+    coflows_declined = "packet spraying (routing: spray) moves every transfer over its paths on "
+                       "its own; the exact solver ran";
   }
   fabric::Topology topology = with_context(e.source, "fabric", [&] {
     return fabric::build_fabric(e.fabric, e.cluster, e.max_memory.count());

@@ -99,6 +99,17 @@ TEST(CoflowSolver, AFabricThatForwardsThroughHostsRunsTheExactSolverAndSaysSo) {
       << named[0].detail;
 }
 
+TEST(CoflowSolver, PacketSprayingMovesEveryTransferAloneAndSaysSo) {
+  std::string yaml = mixtral("fat-tree", "coflow");
+  yaml.replace(yaml.find("solver: coflow"), 14, "solver: coflow, routing: spray");
+  const Simulation s = simulate(parse_experiment(yaml, "t.yaml"));
+  EXPECT_FALSE(s.coflows);
+  const std::vector<Shortcut> named = shortcuts(s);
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_FALSE(named[0].used);
+  EXPECT_NE(named[0].detail.find("packet spraying"), std::string::npos) << named[0].detail;
+}
+
 TEST(CoflowSolver, ThePacketBackendMovesEveryTransferAloneAndSaysSo) {
   const Simulation s = simulate(parse_experiment(R"(
 cluster: {servers: 4, gpus_per_server: 1, nics_per_server: 1, link: 100G}
