@@ -50,6 +50,14 @@ void expect_consistent(const FlowTable& table,
   }
 }
 
+// A flow of the model, drawn at random.
+std::map<std::int32_t, std::vector<ChannelId>>::iterator any_flow(
+    std::map<std::int32_t, std::vector<ChannelId>>& model, std::mt19937& rng) {
+  auto it = model.begin();
+  std::advance(it, static_cast<long>(rng() % model.size()));
+  return it;
+}
+
 TEST(FlowTable, ChannelListsFollowRandomRoutes) {
   std::mt19937 rng(7);
   FlowTable table;
@@ -78,8 +86,7 @@ TEST(FlowTable, ChannelListsFollowRandomRoutes) {
         table.append(s, c);
       model[s] = route;
     } else if (o < 8) {
-      auto it = model.begin();
-      std::advance(it, static_cast<long>(rng() % model.size()));
+      auto it = any_flow(model, rng);
       const std::int32_t s = it->first;
       std::vector<ChannelId> seen;
       table.remove_route(s, [&](ChannelId c, const std::vector<std::int32_t>& left) {
@@ -92,8 +99,7 @@ TEST(FlowTable, ChannelListsFollowRandomRoutes) {
       model.erase(it);
     } else {
       // A channel put back into a route at a random place.
-      auto it = model.begin();
-      std::advance(it, static_cast<long>(rng() % model.size()));
+      auto it = any_flow(model, rng);
       const ChannelId c = channel(rng);
       if (std::find(it->second.begin(), it->second.end(), c) != it->second.end()) continue;
       const auto at = static_cast<std::int32_t>(rng() % (it->second.size() + 1));
@@ -148,8 +154,7 @@ TEST(FlowTable, LongWeightedRoutesKeepTheirChannelsAndCoefficientsAsTheStrideGro
       model[s] = route;
       if (weighted) coefficients[s] = a;
     } else if (o < 8) {
-      auto it = model.begin();
-      std::advance(it, static_cast<long>(rng() % model.size()));
+      auto it = any_flow(model, rng);
       const std::int32_t s = it->first;
       table.remove_route(s, [](ChannelId, const std::vector<std::int32_t>&) {});
       table.hot(s).weighted = false;
@@ -157,8 +162,7 @@ TEST(FlowTable, LongWeightedRoutesKeepTheirChannelsAndCoefficientsAsTheStrideGro
       coefficients.erase(s);
       model.erase(it);
     } else {
-      auto it = model.begin();
-      std::advance(it, static_cast<long>(rng() % model.size()));
+      auto it = any_flow(model, rng);
       const ChannelId c = channel(rng);
       if (std::find(it->second.begin(), it->second.end(), c) != it->second.end()) continue;
       const auto at = static_cast<std::int32_t>(rng() % (it->second.size() + 1));

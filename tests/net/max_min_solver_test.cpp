@@ -97,13 +97,19 @@ void expect_max_min(const Network& n, const std::vector<double>& caps, const cha
   }
 }
 
+// 4 to 15 channels of 1 to 100 Gb/s.
+std::vector<double> random_capacities(std::mt19937& rng) {
+  std::vector<double> caps(4 + rng() % 12);
+  for (double& c : caps)
+    c = 1e9 * static_cast<double>(1 + rng() % 100);
+  return caps;
+}
+
 TEST(MaxMinSolver, RandomFlowsGetTheReferenceRatesFromScratchAndAfterChanges) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 40; ++trial) {
-    const int channels = 4 + static_cast<int>(rng() % 12);
-    std::vector<double> caps(static_cast<std::size_t>(channels));
-    for (double& c : caps)
-      c = 1e9 * static_cast<double>(1 + rng() % 100);
+    std::vector<double> caps = random_capacities(rng);
+    const auto channels = static_cast<int>(caps.size());
     Network n(caps);
     const int flows = 1 + static_cast<int>(rng() % 40);
     for (int f = 0; f < flows; ++f) {
@@ -140,10 +146,8 @@ TEST(MaxMinSolver, RandomFlowsGetTheReferenceRatesFromScratchAndAfterChanges) {
 TEST(MaxMinSolver, WeightedFlowsGetTheReferenceRatesFromScratchAndAfterChanges) {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 40; ++trial) {
-    const int channels = 4 + static_cast<int>(rng() % 12);
-    std::vector<double> caps(static_cast<std::size_t>(channels));
-    for (double& c : caps)
-      c = 1e9 * static_cast<double>(1 + rng() % 100);
+    std::vector<double> caps = random_capacities(rng);
+    const auto channels = static_cast<int>(caps.size());
     Network n(caps);
     std::map<TransferId, std::vector<double>> coefficients;
     const int flows = 1 + static_cast<int>(rng() % 30);
