@@ -191,6 +191,32 @@ TEST(FlowBackendCoflow, ATornDownCircuitSplitsItIntoItsMembersWithTheirBytesLeft
   EXPECT_EQ(rec.reported, rec.ids);
 }
 
+TEST(FlowBackendCoflow, ReRoutedOntoNewCircuitsItMovesWhole) {
+  // Two mFabric servers at 100G: 1 MB and 3 MB from GPUs 5 and 6 to their peers, one coflow over
+  // the EPS, where both cross their server's one EPS NIC: 4 MB at 100G, 1.5 MB of it sent by
+  // 120 us (37.5%). Circuits between the NIC 5s and the NIC 6s come up then and the servers'
+  // transfers are moved onto them: the coflow moves as one, 62.5% of each member left, and the
+  // 3 MB member's 1.875 MB on its own circuit decide: 150 us more, + the circuit's 2 us.
+  const fabric::Topology t =
+      fabric::build_fabric("mfabric:alpha=6,region=2,radix=8", cluster(2, 8, 8));
+  FlowBackend net(t);
+  CoflowRecorder rec;
+  rec.start(net, {transfer(t.gpu(0, 5), t.gpu(1, 5), 1'000'000),
+                  transfer(t.gpu(0, 6), t.gpu(1, 6), 3'000'000)});
+  net.advance(Time::microseconds(120));
+  const fabric::LinkId c5 = net.connect(t.nic(0, 5), t.nic(1, 5));
+  net.connect(t.nic(0, 6), t.nic(1, 6));
+  const std::vector<fabric::NodeId> nics = {t.nic(0, 5), t.nic(0, 6), t.nic(1, 5), t.nic(1, 6)};
+  net.reroute(nics);
+  EXPECT_EQ(net.solver_stats().rerouted, 1);
+  const std::vector<ChannelId> now = net.channels_of(rec.ids[0]);
+  EXPECT_NE(std::find(now.begin(), now.end(), 2 * c5), now.end());
+  run_to_idle(net);
+  EXPECT_NEAR(static_cast<double>(rec.done[0].ps()), 272.0 * kUs, 2.0);
+  EXPECT_EQ(rec.done[1], rec.done[0]);
+  EXPECT_EQ(net.totals().bytes_delivered, 4'000'000);
+}
+
 TEST(FlowBackendCoflow, ALinkDownSplitsItAndItsMembersTakeTheRoutesLeft) {
   // Four servers of one GPU under two leaves of a radix-4 fat-tree (two spines): an all-to-all
   // of 1 MB a pair crosses the spines. A leaf-spine cable goes down half way: the coflow splits,

@@ -94,8 +94,8 @@ class FlowBackend final : public Backend,
   // One weighted flow for the transfers with bytes to cross the network (docs/shortcuts.md,
   // "Coflows"): each moves at a rate in proportion to its bytes, and the coflow shares each
   // channel as its members there would together at its average member's rate. A torn-down
-  // circuit, a link down or a re-route splits it back into its members (with their shares of
-  // the bytes left). rate_of() and channels_of() of a member give the coflow's.
+  // circuit or a link down splits it back into its members (with their shares of the bytes
+  // left); reroute() moves it whole. rate_of() and channels_of() of a member give the coflow's.
   std::vector<TransferId> start_coflow(std::span<const net::Transfer> transfers,
                                        std::vector<DoneCallback> on_done) override;
   void set_link_rate(fabric::LinkId link, Rate rate) override;

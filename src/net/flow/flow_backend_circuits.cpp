@@ -83,24 +83,23 @@ void FlowBackend::reroute(std::span<const fabric::NodeId> nics) {
   State& s = *s_;
   const std::vector<bool> servers = servers_of_nics(s.topo, nics);
   s.flush();  // rates up to date before the bytes sent so far are counted
-  // A coflow with a member from these servers splits into its members, which move one by one.
-  if (s.active_coflows > 0) {
-    for (std::size_t i = 0; i < s.table.slots(); ++i) {
-      const auto slot = static_cast<std::int32_t>(i);
-      if (!s.table.hot(slot).weighted || s.table.hot(slot).state != FlowState::Active) continue;
-      const auto& members = s.coflow_of(slot).members;
-      if (std::any_of(members.begin(), members.end(), [&](const auto& m) {
-            return servers[static_cast<std::size_t>(s.topo.node(m.transfer.src).server)];
-          })) {
-        s.dissolve(slot);
-      }
-    }
-  }
+  const auto on_servers = [&](fabric::NodeId gpu) {
+    return servers[static_cast<std::size_t>(s.topo.node(gpu).server)];
+  };
   for (std::size_t i = 0; i < s.table.slots(); ++i) {
     const auto slot = static_cast<std::int32_t>(i);
     if (s.table.hot(slot).state != FlowState::Active) continue;
+    if (s.table.hot(slot).weighted) {
+      // A coflow with a member from these servers moves whole: each member's route as it is now.
+      const auto& members = s.coflow_of(slot).members;
+      if (std::any_of(members.begin(), members.end(),
+                      [&](const auto& m) { return on_servers(m.transfer.src); })) {
+        s.reroute_coflow(slot);
+      }
+      continue;
+    }
     Cold& c = s.cold_of(slot);
-    if (!servers[static_cast<std::size_t>(s.topo.node(c.src).server)]) continue;
+    if (!on_servers(c.src)) continue;
     if (!s.router.find(c.src, c.dst, c.hash, s.route, false) || !(s.route.cost < c.cost)) continue;
     s.move_to(slot, s.route);
   }

@@ -661,6 +661,49 @@ struct FlowBackend::State {
     }
   }
 
+  // A coflow's members take the routes they would take now (circuits that came up: reroute()),
+  // as one coflow still, with the bytes it has left; split into its members instead where the
+  // new routes need more channels than its slot holds.
+  void reroute_coflow(std::int32_t slot) {
+    Coflow& coflow = coflow_of(slot);
+    channel_bytes.resize(channels.size(), 0.0);
+    std::int64_t latency = 0;
+    for (const CoflowMember& m : coflow.members) {
+      const net::Transfer& t = m.transfer;
+      router.route(t.src, t.dst, t.flow_hash, route);
+      latency = std::max(latency, route.latency.ps() * t.latency_hops);
+      for (ChannelId c : route.channels) {
+        if (mirrors.cable_of(c) >= 0) continue;
+        double& b = channel_bytes[static_cast<std::size_t>(c)];
+        if (b == 0) touched.push_back(c);
+        b += static_cast<double>(t.size.count());
+      }
+    }
+    if (static_cast<std::int32_t>(touched.size()) > table.capacity(slot)) {
+      clear_channel_bytes();
+      dissolve(slot);
+      return;
+    }
+    catch_up(slot);
+    detach(slot);
+    drains.erase(slot);
+    Hot& f = hot_of(slot);
+    f.rate = 0;
+    f.bneck = -1;
+    f.fresh = true;
+    cold_of(slot).latency_ps = latency;
+    for (ChannelId ch : touched) {
+      double& b = channel_bytes[static_cast<std::size_t>(ch)];
+      table.append(slot, ch, static_cast<float>(std::max(kMinCoefficient, b / coflow.unit)));
+      seeds.push_back(ch);
+      b = 0;
+    }
+    touched.clear();
+    fresh.push_back(slot);
+    force(kInf);
+    ++solver.rerouted;
+  }
+
   // Dissolves the coflows crossing either channel of a link.
   void dissolve_on(LinkId link) {
     if (active_coflows == 0) return;
