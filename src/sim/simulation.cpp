@@ -64,8 +64,9 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
     coflows_declined =
         fmt::format("the {} backend moves every transfer on its own; it ran as it is", e.backend);
   } else if (coflows && !engine.coflows) {
-    coflows_declined = "packet spraying (routing: spray) moves every transfer over its paths on "
-                       "its own; the exact solver ran";
+    coflows_declined =
+        "packet spraying (routing: spray) moves every transfer over its paths on "
+        "its own; the exact solver ran";
   }
   fabric::Topology topology = with_context(e.source, "fabric", [&] {
     return fabric::build_fabric(e.fabric, e.cluster, e.max_memory.count());
@@ -161,7 +162,7 @@ Simulation simulate_once(config::Experiment experiment, const SimulationOptions&
 
 }  // namespace
 
-bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec* /*spec*/) {
+bool uses_fast_solver(const config::Experiment& e) {
   return e.backend == "flow" && e.solver == "fast";
 }
 
@@ -207,7 +208,7 @@ namespace {
 // A training job's run: extrapolated where it can be (simulation.extrapolate), else in full.
 Simulation simulate_training(config::Experiment experiment, const workload::TrainingSpec& spec,
                              const SimulationOptions& options) {
-  const bool fast = uses_fast_solver(experiment, &spec);
+  const bool fast = uses_fast_solver(experiment);
   const bool coflows = uses_coflows(experiment, &spec);
   if (experiment.extrapolate == false) {
     return simulate_once(std::move(experiment), options, nullptr, fast, coflows);
@@ -265,7 +266,7 @@ Simulation simulate_training(config::Experiment experiment, const workload::Trai
 
 Simulation simulate(config::Experiment experiment, const SimulationOptions& options) {
   if (!experiment.model) {
-    const bool fast = uses_fast_solver(experiment, nullptr);
+    const bool fast = uses_fast_solver(experiment);
     const bool coflows = uses_coflows(experiment, nullptr);
     return simulate_once(std::move(experiment), options, nullptr, fast, coflows);
   }

@@ -90,7 +90,7 @@ struct Shortcut {
 // Whether a run takes the fast solver (config::Experiment::solver): asked for by name, on the
 // flow backend (`auto` takes coflows instead: uses_coflows). A fabric that forwards through
 // hosts still refuses it when the run builds it.
-bool uses_fast_solver(const config::Experiment& e, const workload::TrainingSpec* spec);
+bool uses_fast_solver(const config::Experiment& e);
 // Whether a run takes coflows (docs/shortcuts.md, "Coflows"): asked for (`coflow`), or `auto`
 // on a training job of at least config::kCoflowsFromTasks estimated tasks; the flow backend's
 // only. `spec`: the training job (training_spec), null for another workload, which `auto` leaves

@@ -5,7 +5,6 @@
 
 #include <string>
 
-#include "config/workload_builder.h"
 #include "core/error.h"
 #include "sim/load_experiment.h"
 #include "sim/simulation.h"
@@ -53,9 +52,7 @@ TEST(FastSolver, StaysWithinItsBoundOfTheExactSolver) {
 
 TEST(FastSolver, OnlyItsNamePicksIt) {
   const auto picks = [](const std::string& yaml) {
-    const config::Experiment e = parse_experiment(yaml, "t.yaml");
-    const workload::TrainingSpec spec = config::training_spec(e);
-    return uses_fast_solver(e, &spec);
+    return uses_fast_solver(parse_experiment(yaml, "t.yaml"));
   };
   // auto takes coflows for DeepSeek-V3's recipe on 2,048 GPUs (11 million tasks), not this.
   const std::string deepseek = R"(

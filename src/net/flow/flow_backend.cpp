@@ -45,19 +45,6 @@ TransferId FlowBackend::start(const net::Transfer& t, DoneCallback on_done) {
   return id;
 }
 
-std::vector<TransferId> FlowBackend::start_coflow(std::span<const net::Transfer> transfers,
-                                                  std::vector<DoneCallback> on_done) {
-  State& s = *s_;
-  s.sync();
-  if (on_done.size() != transfers.size()) {
-    throw std::logic_error(fmt::format("FlowBackend::start_coflow: {} transfers, {} callbacks",
-                                       transfers.size(), on_done.size()));
-  }
-  for (const net::Transfer& t : transfers)
-    check_transfer(t);
-  return s.start_coflow(transfers, on_done);
-}
-
 void FlowBackend::set_link_rate(LinkId link, Rate rate) {
   State& s = *s_;
   s.sync();
