@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace mfabric::net::flow {
@@ -58,6 +59,23 @@ std::map<std::int32_t, std::vector<ChannelId>>::iterator any_flow(
   return it;
 }
 
+// A random channel put back into a random flow's route at a random place, in the table (with
+// `coefficient`) and the model, as a mirrored PCIe channel comes back: the flow and the place,
+// or -1 for the place when the channel drawn is on the route already.
+std::pair<std::int32_t, std::int32_t> insert_random_channel(
+    FlowTable& table, std::map<std::int32_t, std::vector<ChannelId>>& model, std::mt19937& rng,
+    std::uniform_int_distribution<ChannelId>& channel, float coefficient) {
+  auto it = any_flow(model, rng);
+  const ChannelId c = channel(rng);
+  if (std::find(it->second.begin(), it->second.end(), c) != it->second.end()) {
+    return {it->first, -1};
+  }
+  const auto at = static_cast<std::int32_t>(rng() % (it->second.size() + 1));
+  table.insert(it->first, at, c, coefficient);
+  it->second.insert(it->second.begin() + at, c);
+  return {it->first, at};
+}
+
 TEST(FlowTable, ChannelListsFollowRandomRoutes) {
   std::mt19937 rng(7);
   FlowTable table;
@@ -98,13 +116,7 @@ TEST(FlowTable, ChannelListsFollowRandomRoutes) {
       table.release(s);
       model.erase(it);
     } else {
-      // A channel put back into a route at a random place.
-      auto it = any_flow(model, rng);
-      const ChannelId c = channel(rng);
-      if (std::find(it->second.begin(), it->second.end(), c) != it->second.end()) continue;
-      const auto at = static_cast<std::int32_t>(rng() % (it->second.size() + 1));
-      table.insert(it->first, at, c);
-      it->second.insert(it->second.begin() + at, c);
+      insert_random_channel(table, model, rng, channel, 1.0F);
     }
     if (step % 100 == 0) expect_consistent(table, model);
   }
@@ -162,13 +174,9 @@ TEST(FlowTable, LongWeightedRoutesKeepTheirChannelsAndCoefficientsAsTheStrideGro
       coefficients.erase(s);
       model.erase(it);
     } else {
-      auto it = any_flow(model, rng);
-      const ChannelId c = channel(rng);
-      if (std::find(it->second.begin(), it->second.end(), c) != it->second.end()) continue;
-      const auto at = static_cast<std::int32_t>(rng() % (it->second.size() + 1));
-      table.insert(it->first, at, c, 7.0F);
-      it->second.insert(it->second.begin() + at, c);
-      if (auto w = coefficients.find(it->first); w != coefficients.end()) {
+      const auto [slot, at] = insert_random_channel(table, model, rng, channel, 7.0F);
+      if (at < 0) continue;
+      if (auto w = coefficients.find(slot); w != coefficients.end()) {
         w->second.insert(w->second.begin() + at, 7.0F);
       }
     }
