@@ -96,11 +96,14 @@ std::string results_text(const SimulationReport& r) {
                                to_string(Bytes(x->bytes_sent)))
                          : fmt::format("Not extrapolated: {}.\n\n", s.detail);
     } else {
+      // The rate solvers' shortcuts: "fast-solver", "coflows".
+      const bool coflows = s.name == "coflows";
       out += s.used ? fmt::format(
-                          "Fast solver: {}; within {:.1f}% of the exact solver as "
+                          "{}: {}; within {:.1f}% of the exact solver as "
                           "measured (--exact for it).\n\n",
-                          s.detail, s.bound * 100)
-                    : fmt::format("Not the fast solver: {}.\n\n", s.detail);
+                          coflows ? "Coflows" : "Fast solver", s.detail, s.bound * 100)
+                    : fmt::format("Not {}: {}.\n\n", coflows ? "coflows" : "the fast solver",
+                                  s.detail);
     }
   }
   Table t({"metric", "value"});

@@ -188,8 +188,8 @@ std::vector<Shortcut> shortcuts(const Simulation& s) {
   if (!s.coflows_declined.empty()) out.push_back({"coflows", false, 0, s.coflows_declined});
   if (s.coflows) {
     out.push_back({"coflows", true, kCoflowError,
-                   "each collective step's transfers moved as coflows of up to 64 channels, "
-                   "finishing together (exact: each transfer at its own max-min rate)"});
+                   "each collective step's transfers moved as one coflow, finishing together "
+                   "(exact: each transfer at its own max-min rate)"});
   }
   if (s.fast_solver) {
     out.push_back(

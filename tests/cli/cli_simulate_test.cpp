@@ -506,4 +506,27 @@ TEST(CliSimulateErrors, BadOutputOptions) {
     expect_error("simulate " + example("micro/all-reduce-ring.yaml") + " " + option, "--out", 2);
 }
 
+TEST(CliSimulate, NamesTheRateSolverItsShortcutIs) {
+  // Each solver shortcut under its own name above the table (docs/shortcuts.md), taken or not.
+  const fs::path file =
+      fs::temp_directory_path() / ("mfabric_sim_solver_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "cluster: {servers: 4, gpus_per_server: 1, nics_per_server: 1}\n"
+                         "fabric: {kind: fat-tree, radix: 8}\n"
+                         "workload: {collective: all-to-all, bytes: 1MiB}\n";
+  const auto coflows = run("simulate " + file.string() + " --solver coflow");
+  ASSERT_EQ(coflows.exit_code, 0) << coflows.err;
+  EXPECT_NE(coflows.out.find("Coflows: each collective step's transfers moved as one coflow"),
+            std::string::npos)
+      << coflows.out;
+  EXPECT_EQ(coflows.out.find("Fast solver"), std::string::npos) << coflows.out;
+  const auto fast = run("simulate " + file.string() + " --solver fast");
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  EXPECT_NE(fast.out.find("Fast solver: "), std::string::npos) << fast.out;
+  std::ofstream(file, std::ios::app) << "simulation: {backend: packet}\n";
+  const auto packet = run("simulate " + file.string() + " --solver coflow");
+  ASSERT_EQ(packet.exit_code, 0) << packet.err;
+  EXPECT_NE(packet.out.find("Not coflows: the packet backend"), std::string::npos) << packet.out;
+  fs::remove(file);
+}
+
 }  // namespace
