@@ -37,6 +37,7 @@ struct CompareOptions {
   std::string backend;
   std::string calibration;
   std::string assumptions;
+  std::string baselines;
   int jobs = 0;
   std::string out;
   bool json = false;
@@ -134,6 +135,7 @@ study::CompareSpec spec_from(const CompareOptions& o) {
       if (o.fabrics.empty()) spec.fabrics = study::fabrics_for(spec.assumptions);
     }
   }
+  if (!o.baselines.empty()) spec.baselines = study::parse_baselines(o.baselines, "--baselines");
   if (!o.calibration.empty()) {
     spec.base.calibration = with_context("", "--calibration",
                                          [&] { return workload::load_calibration(o.calibration); });
@@ -181,6 +183,10 @@ int run_compare(const CompareOptions& o) {
     }
     const int left = s.runs - s.resumed;
     std::string line = fmt::format("compare: {} run{}", s.runs, s.runs == 1 ? "" : "s");
+    if (s.trials > 0) {
+      line += fmt::format(" ({} of them the electrical baselines tried with each all-to-all)",
+                          s.trials);
+    }
     if (s.resumed > 0) {
       line += fmt::format(", {} already in {}", s.resumed, printable(spec.journal));
     }
@@ -261,6 +267,11 @@ Command register_compare(CLI::App& command) {
                   "default, or paper: the paper's evaluation as its authors computed it "
                   "(paper-measurement calibration, mFabric under paper-sim, direct all-to-alls "
                   "on the baselines and each again with the hierarchical all-to-all)");
+  app->add_option("--baselines", o->baselines,
+                  "strongest (the default): each electrical fabric (fat-tree, rail-optimized, "
+                  "...) runs with each of the direct, PXN and hierarchical all-to-alls and keeps "
+                  "the fastest, named in every output; as-given: with its own (direct on the "
+                  "fat-tree, PXN on rail-optimized) or the one its label names (fat-tree+direct)");
   app->add_option(
       "--calibration", o->calibration,
       fmt::format(

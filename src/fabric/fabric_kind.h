@@ -48,7 +48,19 @@ struct FabricTraits {
   // fast solver and coflows do not hold their bounds there (measured: docs/shortcuts.md), so
   // neither is used.
   bool host_forwarding = false;
+  // The all-to-all algorithms a fair comparison tries on this fabric as a baseline, keeping the
+  // fastest (compare's strongest baseline, docs/compare.md, "The strongest baseline"): the
+  // electrical fabrics, on which an operator would pick NCCL's direct all-to-all, PXN or a
+  // hierarchical one by what is fastest; empty: the fabric's own (`all_to_all`) only.
+  std::vector<std::string> baseline_all_to_alls = {};
 };
+
+// What an electrical fabric's operator can choose between for its all-to-alls
+// (FabricTraits::baseline_all_to_alls).
+inline const std::vector<std::string>& electrical_all_to_alls() {
+  static const std::vector<std::string> algorithms{"direct", "pxn", "hierarchical"};
+  return algorithms;
+}
 
 // What the paper's cost formulas (docs/cost-model.md) take.
 struct PaperCostInputs {

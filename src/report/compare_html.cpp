@@ -61,7 +61,8 @@ std::string table_html(const CompareResult& r) {
   const char* name = study::cost_convention_label(convention);
   std::string out = fmt::format(
       "<div class=\"table-wrap\">\n<table>\n<thead><tr><th>model</th><th>link</th>"
-      "<th>fabric</th><th>GPUs</th><th>iteration time (s)</th><th>vs fat-tree</th>"
+      "<th>fabric</th><th>all-to-all</th><th>GPUs</th><th>iteration time (s)</th>"
+      "<th>vs fat-tree</th>"
       "<th>tokens/s</th><th>network cost, {} (USD)</th><th>perf/$ vs fat-tree ({})</th>"
       "<th>network cost, {} (USD)</th><th>reconfigurations</th>"
       "<th>reconfiguring (s, summed over regions)</th>"
@@ -69,10 +70,21 @@ std::string table_html(const CompareResult& r) {
       name, name, study::cost_convention_label(other));
   for (const CompareRun& run : r.runs) {
     const bool failed = !run.error.empty();
-    out += fmt::format("<tr{}><td>{}</td><td class=\"num\">{}</td><td title=\"{}\">{}</td>",
-                       failed ? " class=\"failed\"" : "", html_text(run.model),
-                       html_text(link_label(run.link_gbps)), html_text(run.fabric_spec),
-                       html_text(run.fabric));
+    // The all-to-all's cell: with several tried (the strongest baseline), each one's time as
+    // its tooltip.
+    std::string tried;
+    for (const study::AllToAllTrial& t : run.all_to_all_trials) {
+      tried +=
+          (tried.empty() ? "" : "; ") +
+          (t.error.empty() ? fmt::format("{} {}", t.algorithm, seconds_text(t.iteration_time_s))
+                           : fmt::format("{} failed", t.algorithm));
+    }
+    out += fmt::format(
+        "<tr{}><td>{}</td><td class=\"num\">{}</td><td title=\"{}\">{}</td><td "
+        "title=\"{}\">{}</td>",
+        failed ? " class=\"failed\"" : "", html_text(run.model),
+        html_text(link_label(run.link_gbps)), html_text(run.fabric_spec), html_text(run.fabric),
+        html_text(tried), html_text(all_to_all_cell(run)));
     if (failed) {
       out += fmt::format("<td colspan=\"10\" class=\"error\">failed: {}</td></tr>\n",
                          html_text(run.error));

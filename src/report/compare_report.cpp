@@ -151,6 +151,21 @@ std::string versus_text(const std::string& reference, const RunsByModel& own,
 
 }  // namespace
 
+std::string baseline_text(const CompareRun& baseline) {
+  if (baseline.all_to_all.empty()) return "the " + baseline.fabric;
+  std::string text =
+      fmt::format("the {} with the {} all-to-all", baseline.fabric, baseline.all_to_all);
+  if (baseline.all_to_all_trials.size() > 1) {
+    std::vector<std::string> names;
+    for (const study::AllToAllTrial& t : baseline.all_to_all_trials)
+      names.push_back(t.algorithm);
+    const std::string last = names.back();
+    names.pop_back();
+    text += fmt::format(", the fastest there of {} and {}", join_strings(names, ", "), last);
+  }
+  return text;
+}
+
 std::string seconds_text(double s) {
   if (!std::isfinite(s)) return "n/a";
   if (std::abs(s) >= 100) return fmt::format("{:.1f} s", s);
@@ -172,13 +187,23 @@ std::string compare_set_text(const CompareResult& r) {
     const std::string head = noun_count(static_cast<std::int64_t>(names.size()), noun);
     return names.empty() ? head : fmt::format("{} ({})", head, join_strings(names, ", "));
   };
+  std::size_t tried = 0;
+  for (const CompareRun& run : r.runs)
+    tried += run.all_to_all_trials.size();
+  const std::string baselines =
+      tried > 0 ? fmt::format(
+                      "; each electrical fabric with its fastest all-to-all ({} runs tried "
+                      "for it, --baselines as-given for the fabrics' own)",
+                      tried)
+                : "";
   return fmt::format(
       "{}{} ({} failed): {} at {} on {}; seed {}, calibration {}, assumptions {}, {} backend; "
-      "network cost by {}.",
+      "network cost by {}{}.",
       r.description.empty() ? std::string() : r.description + ": ",
       noun_count(static_cast<std::int64_t>(r.runs.size()), "run"), failed, listed(models, "model"),
       listed(links, "link speed"), listed(fabrics, "fabric"), r.seed, r.calibration,
-      study::to_string(r.assumptions), r.backend, study::cost_convention_label(r.cost_convention));
+      study::to_string(r.assumptions), r.backend, study::cost_convention_label(r.cost_convention),
+      baselines);
 }
 
 std::vector<std::string> compare_headline(const CompareResult& r) {
@@ -227,9 +252,10 @@ std::vector<std::string> compare_headline(const CompareResult& r) {
       continue;
     }
     const double speed = fat_tree->iteration_time_s / m.iteration_time_s;
-    std::string verdict = fmt::format(
-        "{}: {} trains at {} the fat-tree's speed ({} vs {} per iteration)", where, who,
-        ratio(speed), seconds_text(m.iteration_time_s), seconds_text(fat_tree->iteration_time_s));
+    std::string verdict =
+        fmt::format("{}: {} trains at {} the speed of {} ({} vs {} per iteration)", where, who,
+                    ratio(speed), baseline_text(*fat_tree), seconds_text(m.iteration_time_s),
+                    seconds_text(fat_tree->iteration_time_s));
     const double fat_tree_cost = fat_tree->cost(convention).total();
     if (finite_positive(cost) && finite_positive(fat_tree_cost)) {
       const double cost_ratio = cost / fat_tree_cost;
@@ -258,6 +284,12 @@ std::vector<std::string> compare_headline(const CompareResult& r) {
                               join_strings(failed, "; ")));
   }
   return out;
+}
+
+std::string all_to_all_cell(const CompareRun& run) {
+  if (run.all_to_all.empty()) return "-";
+  // The fastest of several tried: marked, the others' times are in results.json.
+  return run.all_to_all_trials.size() > 1 ? run.all_to_all + "*" : run.all_to_all;
 }
 
 std::vector<std::string> time_breakdown_text(const CompareRun& run) {
@@ -316,6 +348,7 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
         {"link_gbps", run.link_gbps},
         {"fabric", run.fabric},
         {"fabric_spec", run.fabric_spec},
+        {"all_to_all", run.all_to_all},
         {"gpus", run.gpus},
         {"iterations", run.iterations},
         {"iteration_time_s", run.iteration_time_s},
@@ -340,6 +373,18 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
       k["regions"] = c.regions;
       k["critical_holds"] = c.critical_holds;
       k["critical_held_s"] = c.critical_held_s;
+    }
+    if (!run.all_to_all_trials.empty()) {
+      nlohmann::json& tried = j["all_to_all_trials"] = nlohmann::json::array();
+      for (const study::AllToAllTrial& t : run.all_to_all_trials) {
+        nlohmann::json one = {{"algorithm", t.algorithm}};
+        if (t.error.empty()) {
+          one["iteration_time_s"] = t.iteration_time_s;
+        } else {
+          one["error"] = t.error;
+        }
+        tried.push_back(std::move(one));
+      }
     }
     if (!run.shortcuts.empty()) j["shortcuts"] = study::shortcuts_json(run.shortcuts);
     if (!run.framework_warnings.empty()) j["framework_warnings"] = run.framework_warnings;
@@ -378,6 +423,7 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
           {"seed", r.seed},
           {"calibration", r.calibration},
           {"assumptions", study::to_string(r.assumptions)},
+          {"baselines", study::to_string(r.baselines)},
           {"cost_convention", fabric::to_string(study::counted_convention(r.cost_convention))},
           {"paper_checks", r.assumptions == study::Assumptions::Paper
                                ? paper_checks_json(paper_checks(r))
@@ -390,7 +436,8 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
 
 void write_compare_csv(const CompareResult& r, std::ostream& out) {
   out << provenance_csv_comment();
-  out << "model,link_gbps,fabric,gpus,iteration_time_s,relative_iteration_time,tokens_per_s,"
+  out << "model,link_gbps,fabric,all_to_all,gpus,iteration_time_s,relative_iteration_time,tokens_"
+         "per_s,"
          "tokens_per_s_per_gpu,model_tflops_per_gpu,mfu,"
          "cost_built_usd,cost_paper_usd,perf_per_dollar_vs_fat_tree,cost_convention,compute_s,"
          "exposed_communication_s,reconfigurations,reconfiguration_held_s,held_all_to_alls,"
@@ -401,15 +448,16 @@ void write_compare_csv(const CompareResult& r, std::ostream& out) {
   for (const CompareRun& run : r.runs) {
     const auto& c = run.reconfiguration;
     out << csv_field(run.model) << ',' << number(run.link_gbps) << ',' << csv_field(run.fabric)
-        << ',' << run.gpus << ',' << number(run.iteration_time_s) << ','
-        << optional(run.relative_iteration_time) << ',' << number(run.tokens_per_s) << ','
-        << number(run.tokens_per_s_per_gpu) << ',' << number(run.model_tflops_per_gpu) << ','
-        << number(run.mfu) << ',' << number(run.cost_built.total()) << ','
-        << number(run.cost_paper.total()) << ',' << optional(run.perf_per_dollar_vs_fat_tree) << ','
-        << convention << ',' << number(run.compute_s) << ',' << number(run.exposed_communication_s)
-        << ',' << (c ? std::to_string(c->count) : "") << ',' << (c ? number(c->held_time_s) : "")
-        << ',' << (c ? std::to_string(c->holds) : "") << ','
-        << (c ? number(c->critical_held_s) : "") << ',' << csv_field(run.error) << '\n';
+        << ',' << csv_field(run.all_to_all) << ',' << run.gpus << ','
+        << number(run.iteration_time_s) << ',' << optional(run.relative_iteration_time) << ','
+        << number(run.tokens_per_s) << ',' << number(run.tokens_per_s_per_gpu) << ','
+        << number(run.model_tflops_per_gpu) << ',' << number(run.mfu) << ','
+        << number(run.cost_built.total()) << ',' << number(run.cost_paper.total()) << ','
+        << optional(run.perf_per_dollar_vs_fat_tree) << ',' << convention << ','
+        << number(run.compute_s) << ',' << number(run.exposed_communication_s) << ','
+        << (c ? std::to_string(c->count) : "") << ',' << (c ? number(c->held_time_s) : "") << ','
+        << (c ? std::to_string(c->holds) : "") << ',' << (c ? number(c->critical_held_s) : "")
+        << ',' << csv_field(run.error) << '\n';
   }
 }
 
@@ -418,11 +466,11 @@ std::string compare_text(const CompareResult& r) {
   const char* convention_name = study::cost_convention_label(convention);
   std::string out = wrapped(printable(compare_set_text(r)), 100, "", "  ") + "\n";
 
-  Table t({"model", "link", "fabric", "iteration", "vs fat-tree", "tokens/s", "MFU",
+  Table t({"model", "link", "fabric", "all-to-all", "iteration", "vs fat-tree", "tokens/s", "MFU",
            fmt::format("cost ({})", convention_name), "perf/$ vs fat-tree", "reconfigurations"},
-          {Table::Align::Left, Table::Align::Right, Table::Align::Left, Table::Align::Right,
+          {Table::Align::Left, Table::Align::Right, Table::Align::Left, Table::Align::Left,
            Table::Align::Right, Table::Align::Right, Table::Align::Right, Table::Align::Right,
-           Table::Align::Right, Table::Align::Right});
+           Table::Align::Right, Table::Align::Right, Table::Align::Right});
   const auto optional_ratio = [](const std::optional<double>& x) {
     return x && std::isfinite(*x) ? ratio(*x) : std::string("-");
   };
@@ -431,11 +479,11 @@ std::string compare_text(const CompareResult& r) {
   };
   for (const CompareRun& run : r.runs) {
     if (!run.error.empty()) {
-      t.add_row({run.model, link_text(run.link_gbps), run.fabric, "failed", "-", "-", "-", "-", "-",
-                 "-"});
+      t.add_row({run.model, link_text(run.link_gbps), run.fabric, all_to_all_cell(run), "failed",
+                 "-", "-", "-", "-", "-", "-"});
       continue;
     }
-    t.add_row({run.model, link_text(run.link_gbps), run.fabric,
+    t.add_row({run.model, link_text(run.link_gbps), run.fabric, all_to_all_cell(run),
                finite_or(run.iteration_time_s, [](double x) { return fmt::format("{:.3f}s", x); }),
                optional_ratio(run.relative_iteration_time),
                finite_or(run.tokens_per_s, [](double x) { return whole_number(x); }),

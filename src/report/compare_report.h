@@ -46,10 +46,10 @@ std::string compare_set_text(const study::CompareResult& r);
 
 // The verdict, a sentence per model, link speed and mFabric run (every mFabric variant gets its
 // own, named by its label when there are several): its speed, network cost and perf/$ against
-// the fat-tree run of the same model and link, with both runs' iteration times and costs (in the
-// comparison's cost convention, named). Without a fat-tree to compare with, the sentence gives
-// mFabric's own figures and says why; without any mFabric run, one sentence says so; a last
-// sentence names the failed runs. Plain text, as compare_set_text.
+// the fat-tree run of the same model and link (named with its all-to-all, baseline_text), with both
+// runs' iteration times and costs (in the comparison's cost convention, named). Without a fat-tree
+// to compare with, the sentence gives mFabric's own figures and says why; without any mFabric run,
+// one sentence says so; a last sentence names the failed runs. Plain text, as compare_set_text.
 std::vector<std::string> compare_headline(const study::CompareResult& r);
 
 // Where one mFabric run's time goes, in sentences: per iteration and GPU its compute, its wait
@@ -58,6 +58,14 @@ std::vector<std::string> compare_headline(const study::CompareResult& r);
 // iteration time), and the holds on the critical path, which are. Empty for a run without a
 // reconfiguration summary or finite figures. Plain text, as compare_set_text.
 std::vector<std::string> time_breakdown_text(const study::CompareRun& run);
+
+// How the verdict names a baseline run: "the fat-tree with the hierarchical all-to-all, the
+// fastest there of direct, pxn and hierarchical", or "the fat-tree" for a run that does not name
+// its all-to-all (a journal of an earlier version).
+std::string baseline_text(const study::CompareRun& baseline);
+// The table's all-to-all cell: the algorithm, marked "*" when it was the fastest of several
+// tried (the strongest baseline); "-" when unknown.
+std::string all_to_all_cell(const study::CompareRun& run);
 
 // Seconds for a sentence: "15.32 s", "0.0123 s".
 std::string seconds_text(double s);

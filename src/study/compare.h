@@ -66,6 +66,16 @@ Assumptions parse_assumptions(const std::string& text, const std::string& field)
 // The fabrics of a comparison under `a` (paper_fabrics() for Default).
 std::vector<FabricChoice> fabrics_for(Assumptions a);
 
+// Which all-to-all each electrical baseline runs (docs/compare.md, "The strongest baseline"):
+//   strongest  each run of a fabric whose kind lists baseline_all_to_alls (fat-tree,
+//              rail-optimized, ...; fabric/fabric_kind.h) tries each of them and keeps the
+//              fastest, unless its label or the experiment names one;
+//   as-given   the fabric's own (`auto`), or the one its label or the experiment names.
+enum class Baselines { Strongest, AsGiven };
+const char* to_string(Baselines b);
+// "strongest" or "as-given"; mfabric::Error naming `field` otherwise.
+Baselines parse_baselines(const std::string& text, const std::string& field);
+
 struct CompareSpec {
   std::vector<config::TrainingJob> models;
   std::vector<Rate> links;
@@ -87,14 +97,24 @@ struct CompareSpec {
   // How network cost is counted for the perf/$ figures (CompareResult::cost_convention): built
   // or paper; the calculator convention is not computed in a comparison (run_compare refuses it).
   fabric::CostConvention cost_convention = fabric::CostConvention::Paper;
+  Baselines baselines = Baselines::Strongest;
 };
+
+// The all-to-all algorithms the runs of `fabric` try under spec.baselines, the fastest kept:
+// its kind's baseline_all_to_alls under Strongest when neither the label ("+ALGORITHM") nor the
+// experiment (algorithms.all_to_all) names one; empty otherwise (one run, as given).
+std::vector<std::string> all_to_all_trials(const CompareSpec& spec, const FabricChoice& fabric);
+// The all-to-all algorithm the runs of experiment `e` use: the one it names, else what `auto`
+// takes on its fabric's kind (collective/lowerer.cpp: proxy with OCS regions, the kind's own,
+// else direct).
+std::string all_to_all_of(const config::Experiment& e);
 
 // The paper's evaluation: 128 servers of 8 H800, the five models, 100/200/400/800G, the five
 // fabrics, seed 1.
 CompareSpec paper_compare();
-// Its quick subset (make demo): Mixtral 8x22B and 8x7B at 100G and 400G on the five fabrics,
-// the models and links where the paper states its headline (comparable speed, 1.2-1.5x and
-// 1.9-2.3x the fat-tree's performance per dollar), in about a minute on 2 cores.
+// Its quick subset (make demo): Mixtral 8x22B and 8x7B at 100G and 400G on the fabrics but the
+// 3:1 fat-tree, the models and links where the paper states its headline (comparable speed,
+// 1.2-1.5x and 1.9-2.3x the fat-tree's performance per dollar), in under 2 minutes on 2 cores.
 CompareSpec paper_compare_quick();
 
 // mFabric's control plane in one run.
@@ -119,11 +139,24 @@ struct ReconfigurationSummary {
   int regions = 0;
 };
 
+// One all-to-all algorithm a baseline's run tried (Baselines::Strongest): its iteration time, or
+// why it failed.
+struct AllToAllTrial {
+  std::string algorithm;
+  double iteration_time_s = 0;
+  std::string error;
+};
+
 struct CompareRun {
   std::string model;
   double link_gbps = 0;
   std::string fabric;       // the label
   std::string fabric_spec;  // what was built, with every parameter
+  // The all-to-all algorithm its all-to-alls ran (all_to_all_of); with several tried (the
+  // strongest baseline), the fastest, and every one tried in all_to_all_trials, in the order of
+  // the kind's baseline_all_to_alls. Empty in journal records written before it was kept.
+  std::string all_to_all;
+  std::vector<AllToAllTrial> all_to_all_trials;
   int gpus = 0;
   double iteration_time_s = 0;
   // tokens per iteration (global batch x EP x seq: each EP rank of a DP replica runs its own
@@ -188,6 +221,7 @@ struct CompareResult {
   Assumptions assumptions = Assumptions::Default;
   // How network cost is counted, for every cost and perf/$ figure (docs/cost-model.md).
   fabric::CostConvention cost_convention = fabric::CostConvention::Paper;
+  Baselines baselines = Baselines::Strongest;
   std::string backend = "flow";
   double completion_batching = 0;  // the flow backend's (config/experiment.h)
   std::vector<CompareRun> runs;    // models x links x fabrics, in that order
@@ -218,6 +252,7 @@ struct CompareResult {
 struct RunsStart {
   int runs = 0;     // in all
   int resumed = 0;  // of those, taken from the journal
+  int trials = 0;   // of those, runs of a baseline tried with several all-to-alls
   int threads = 1;  // threads the others run on
   // A rough estimate of the others' wall time: their job sizes (estimated_cost, study/sweep.h)
   // at kSecondsPerCostUnit, spread over the threads.

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "core/error.h"
 #include "core/json_text.h"
@@ -29,12 +30,16 @@
 namespace mfabric::study {
 namespace {
 
-// One run of the grid: its model, link and fabric, the fingerprint its journal record must
-// carry, and its estimated cost (the longest runs start first).
+// One run: its model, link and fabric (with the all-to-all it tries, for a baseline tried with
+// several: Baselines::Strongest), the grid's run it stands for (`slot`, its index in
+// CompareResult::runs), the fingerprint its journal record must carry, and its estimated cost
+// (the longest runs start first).
 struct CompareJob {
   const config::TrainingJob* model;
   Rate link;
-  const FabricChoice* fabric;
+  FabricChoice fabric;
+  std::size_t slot = 0;
+  bool trial = false;  // one of several all-to-alls tried for its slot
   std::string fingerprint;
   double cost = 0;
 };
@@ -69,6 +74,7 @@ CompareResult result_header(const CompareSpec& spec) {
   result.calibration = spec.base.calibration.name;
   result.assumptions = spec.assumptions;
   result.cost_convention = spec.cost_convention;
+  result.baselines = spec.baselines;
   result.backend = spec.base.backend;
   result.completion_batching = spec.base.completion_batching;
   result.description = spec.description;
@@ -107,42 +113,51 @@ std::vector<const config::TrainingJob*> fitting_models(const CompareSpec& spec,
   return models;
 }
 
-// Every run of the grid (models x links x fabrics, in that order), each fabric built once on its
-// run's cluster first so that a bad one fails before anything runs; their empty records in
-// `result.runs`.
+// Every run of the grid (models x links x fabrics, in that order), a baseline's once per
+// all-to-all it tries (all_to_all_trials), each fabric built once on its run's cluster first so
+// that a bad one fails before anything runs; the grid's empty records in `result.runs`.
 std::vector<CompareJob> make_jobs(const CompareSpec& spec,
                                   const std::vector<const config::TrainingJob*>& models,
                                   CompareResult& result) {
   std::vector<CompareJob> jobs;
   for (const config::TrainingJob* m : models) {
     for (const Rate link : spec.links) {
-      for (const FabricChoice& f : spec.fabrics) {
-        const config::Experiment e =
-            with_context("", "--fabrics", [&] { return run_experiment(spec, *m, link, f); });
-        with_context("", "--fabrics",
-                     [&] { return fabric::build_fabric(e.fabric, e.cluster).tiers(); });
-        // The paper's convention with an even pipeline adds nothing, so that journals made
-        // before the other conventions existed still match.
-        const bool paper_plain = m->convention == "paper" && m->split.even() && m->vp == 1 &&
-                                 m->precision == "bf16" && !m->distributed_optimizer &&
-                                 m->dispatcher == "alltoall" && m->max_nodes == 0;
-        const std::string layout =
-            paper_plain ? ""
-                        : fmt::format(" {} etp {} cp {} vp {} split {} {} {} {} {}{}",
-                                      m->convention, m->etp, m->cp, m->vp, m->split.first,
-                                      m->split.last, m->split.embedding, m->split.loss,
-                                      m->precision, m->distributed_optimizer ? " zero1" : "") +
-                              fmt::format(" {} {}", m->dispatcher, m->max_nodes);
-        const std::string identity =
-            fmt::format("{}\n{} tp {} pp {} ep {} dp {} mb {} gb {} seq {}{}\n{} bps\n{}\n{}\n{}",
-                        spec.fingerprint_basis, m->model, m->tp, m->pp, m->ep, m->dp.value_or(0),
-                        m->micro_batch, m->global_batch, m->seq, layout, link.bps(), f.label,
-                        f.spec, f.all_to_all);
-        jobs.push_back({m, link, &f, fmt::format("{:016x}", fnv1a(identity)), estimated_cost(e)});
+      for (const FabricChoice& given : spec.fabrics) {
+        const std::size_t slot = result.runs.size();
+        std::vector<std::string> trials = all_to_all_trials(spec, given);
+        const bool tried = !trials.empty();
+        if (!tried) trials.push_back(given.all_to_all);
+        for (const std::string& algorithm : trials) {
+          FabricChoice f = given;
+          f.all_to_all = algorithm;
+          const config::Experiment e =
+              with_context("", "--fabrics", [&] { return run_experiment(spec, *m, link, f); });
+          with_context("", "--fabrics",
+                       [&] { return fabric::build_fabric(e.fabric, e.cluster).tiers(); });
+          // The paper's convention with an even pipeline adds nothing, so that journals made
+          // before the other conventions existed still match.
+          const bool paper_plain = m->convention == "paper" && m->split.even() && m->vp == 1 &&
+                                   m->precision == "bf16" && !m->distributed_optimizer &&
+                                   m->dispatcher == "alltoall" && m->max_nodes == 0;
+          const std::string layout =
+              paper_plain ? ""
+                          : fmt::format(" {} etp {} cp {} vp {} split {} {} {} {} {}{}",
+                                        m->convention, m->etp, m->cp, m->vp, m->split.first,
+                                        m->split.last, m->split.embedding, m->split.loss,
+                                        m->precision, m->distributed_optimizer ? " zero1" : "") +
+                                fmt::format(" {} {}", m->dispatcher, m->max_nodes);
+          const std::string identity =
+              fmt::format("{}\n{} tp {} pp {} ep {} dp {} mb {} gb {} seq {}{}\n{} bps\n{}\n{}\n{}",
+                          spec.fingerprint_basis, m->model, m->tp, m->pp, m->ep, m->dp.value_or(0),
+                          m->micro_batch, m->global_batch, m->seq, layout, link.bps(), f.label,
+                          f.spec, f.all_to_all);
+          jobs.push_back({m, link, f, slot, tried, fmt::format("{:016x}", fnv1a(identity)),
+                          estimated_cost(e)});
+        }
         CompareRun run;
         run.model = m->model;
         run.link_gbps = link.bps() / 1e9;
-        run.fabric = f.label;
+        run.fabric = given.label;
         result.runs.push_back(run);
       }
     }
@@ -151,8 +166,10 @@ std::vector<CompareJob> make_jobs(const CompareSpec& spec,
 }
 
 std::vector<FieldValue> fields_of(const CompareJob& job) {
-  return {
-      {"model", job.model->model}, {"link", link_label(job.link)}, {"fabric", job.fabric->label}};
+  std::vector<FieldValue> fields{
+      {"model", job.model->model}, {"link", link_label(job.link)}, {"fabric", job.fabric.label}};
+  if (job.trial) fields.push_back({"all_to_all", job.fabric.all_to_all});
+  return fields;
 }
 
 // The run whose region 0 the timeline figure shows: the first of a fabric that reconfigures, in
@@ -160,7 +177,7 @@ std::vector<FieldValue> fields_of(const CompareJob& job) {
 std::size_t timeline_job(const std::vector<CompareJob>& jobs) {
   for (std::size_t k = 0; k < jobs.size(); ++k) {
     const fabric::FabricKind* kind =
-        fabric::find_fabric_kind(Spec::parse(jobs[k].fabric->spec).name());
+        fabric::find_fabric_kind(Spec::parse(jobs[k].fabric.spec).name());
     if (kind != nullptr && kind->traits.reconfigurable) return k;
   }
   return jobs.size();
@@ -171,7 +188,7 @@ std::size_t timeline_job(const std::vector<CompareJob>& jobs) {
 // timeline (cannot happen from this code, but from an edited file) runs again.
 std::vector<bool> resume(const CompareSpec& spec, const std::vector<CompareJob>& jobs,
                          std::size_t timeline, CompareResult& result,
-                         std::vector<std::string>& records) {
+                         std::vector<CompareRun>& job_runs, std::vector<std::string>& records) {
   std::vector<bool> resumed(jobs.size(), false);
   if (spec.journal.empty()) return resumed;
   JournalContents contents =
@@ -188,11 +205,16 @@ std::vector<bool> resume(const CompareSpec& spec, const std::vector<CompareJob>&
     // A journal of an earlier version may lack the per-GPU figures: they follow from the run.
     if (record.figures.error.empty()) {
       fill_gpu_throughput(record.figures,
-                          run_experiment(spec, *jobs[k].model, jobs[k].link, *jobs[k].fabric));
+                          run_experiment(spec, *jobs[k].model, jobs[k].link, jobs[k].fabric));
     }
     records[k] = json_text(run_record_json(fields_of(jobs[k]), record), -1) + "\n";
-    CompareRun& run = result.runs[k];
+    CompareRun& run = job_runs[k];
     run = std::move(record.figures);
+    // A journal of an earlier version does not name the all-to-all: it follows from the run.
+    if (run.all_to_all.empty()) {
+      run.all_to_all =
+          all_to_all_of(run_experiment(spec, *jobs[k].model, jobs[k].link, jobs[k].fabric));
+    }
     if (k == timeline) {
       result.timeline = std::move(record.timeline);
       result.timeline_run = fmt::format("{} {}G {}", run.model, run.link_gbps, run.fabric);
@@ -234,6 +256,8 @@ RunsStart runs_start(const CompareSpec& spec, const std::vector<CompareJob>& job
   RunsStart s;
   s.runs = static_cast<int>(jobs.size());
   s.resumed = static_cast<int>(result.resumed);
+  s.trials = static_cast<int>(
+      std::count_if(jobs.begin(), jobs.end(), [](const CompareJob& j) { return j.trial; }));
   s.threads = std::max(
       1, std::min(static_cast<int>(order.size()),
                   spec.jobs > 0 ? std::min(spec.jobs, machine_threads()) : machine_threads()));
@@ -256,8 +280,9 @@ SweepRun run_job(const CompareSpec& spec, const CompareJob& job, std::size_t k,
   try {
     sim::SimulationOptions options;
     options.record_spans = with_timeline;
-    const sim::Simulation s =
-        sim::simulate(run_experiment(spec, *job.model, job.link, *job.fabric), options);
+    config::Experiment e = run_experiment(spec, *job.model, job.link, job.fabric);
+    run.all_to_all = all_to_all_of(e);
+    const sim::Simulation s = sim::simulate(std::move(e), options);
     fill_run_figures(run, s, tokens_per_iteration(s.experiment));
     if (with_timeline) record.timeline = region_timeline(s);
   } catch (const Error& e) {
@@ -273,12 +298,52 @@ SweepRun run_job(const CompareSpec& spec, const CompareJob& job, std::size_t k,
   } catch (const Error& e) {
     CompareRun failed = empty;
     failed.fabric_spec = run.fabric_spec;
+    failed.all_to_all = run.all_to_all;
     failed.wall_time_s = std::isfinite(run.wall_time_s) ? std::max(0.0, run.wall_time_s) : 0;
     failed.error = fmt::format("internal error: a figure of the run is out of range: {}", e.what());
     record.figures = std::move(failed);
     record.timeline.clear();
   }
   return record;
+}
+
+// Each grid run from its jobs: the one run as it is, or of a baseline's tried all-to-alls the
+// fastest that finished, with every one tried (a baseline none of whose tries finished: the
+// first one's failure, with the others' in its error).
+void keep_fastest_trials(const std::vector<CompareJob>& jobs, std::vector<CompareRun>& job_runs,
+                         std::vector<CompareRun>& runs) {
+  std::vector<std::vector<std::size_t>> of_slot(runs.size());
+  for (std::size_t k = 0; k < jobs.size(); ++k)
+    of_slot[jobs[k].slot].push_back(k);
+  for (std::size_t slot = 0; slot < runs.size(); ++slot) {
+    const std::vector<std::size_t>& ks = of_slot[slot];
+    if (ks.empty()) continue;
+    if (ks.size() == 1 && !jobs[ks.front()].trial) {
+      runs[slot] = std::move(job_runs[ks.front()]);
+      continue;
+    }
+    // Of equally fast ones (PXN is direct where every EP group is on one rail), the fabric's
+    // own all-to-all, as --baselines as-given would name it.
+    const fabric::FabricKind* kind =
+        fabric::find_fabric_kind(Spec::parse(jobs[ks.front()].fabric.spec).name());
+    const std::string own = kind != nullptr ? kind->traits.all_to_all : "";
+    const auto faster = [&](std::size_t a, std::size_t b) {
+      const double ta = job_runs[a].iteration_time_s;
+      const double tb = job_runs[b].iteration_time_s;
+      if (ta != tb) return ta < tb;
+      return jobs[a].fabric.all_to_all == own && jobs[b].fabric.all_to_all != own;
+    };
+    std::vector<AllToAllTrial> trials;
+    std::optional<std::size_t> fastest;
+    for (std::size_t k : ks) {
+      const CompareRun& r = job_runs[k];
+      const bool finished = r.error.empty() && r.iteration_time_s > 0;
+      trials.push_back({jobs[k].fabric.all_to_all, finished ? r.iteration_time_s : 0, r.error});
+      if (finished && (!fastest || faster(k, *fastest))) fastest = k;
+    }
+    runs[slot] = std::move(job_runs[fastest.value_or(ks.front())]);
+    runs[slot].all_to_all_trials = std::move(trials);
+  }
 }
 
 }  // namespace
@@ -290,7 +355,12 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   const std::vector<CompareJob> jobs = make_jobs(spec, fitting_models(spec, result), result);
   const std::size_t timeline = timeline_job(jobs);
   std::vector<std::string> records(jobs.size());
-  const std::vector<bool> resumed = resume(spec, jobs, timeline, result, records);
+  // Each job's run, its grid record's copy to start from.
+  std::vector<CompareRun> job_runs;
+  job_runs.reserve(jobs.size());
+  for (const CompareJob& job : jobs)
+    job_runs.push_back(result.runs[job.slot]);
+  const std::vector<bool> resumed = resume(spec, jobs, timeline, result, job_runs, records);
   const std::vector<std::size_t> order = run_order(jobs, resumed);
   if (start) start(runs_start(spec, jobs, order, result));
 
@@ -303,7 +373,7 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   if (progress) progress(0, total);
   const ParallelRun parallel = run_in_parallel(order.size(), spec.jobs, [&](std::size_t i) {
     const std::size_t k = order[i];
-    SweepRun record = run_job(spec, jobs[k], k, result.runs[k], k == timeline);
+    SweepRun record = run_job(spec, jobs[k], k, job_runs[k], k == timeline);
     const std::vector<FieldValue> fields = fields_of(jobs[k]);
     const std::lock_guard<std::mutex> lock(done_mutex);
     // A failed run is not journaled: it runs again anyway.
@@ -317,10 +387,10 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
         result.journal_error = e.what();
       }
     }
-    result.runs[k] = std::move(record.figures);
-    if (k == timeline && result.runs[k].error.empty()) {
+    job_runs[k] = std::move(record.figures);
+    if (k == timeline && job_runs[k].error.empty()) {
       result.timeline = std::move(record.timeline);
-      const CompareRun& r = result.runs[k];
+      const CompareRun& r = job_runs[k];
       result.timeline_run = fmt::format("{} {}G {}", r.model, r.link_gbps, r.fabric);
     }
     if (progress) progress(++done, total);
@@ -331,6 +401,7 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
         fmt::format("could not start more than {} of {} threads ({}): the runs ran on {}",
                     parallel.threads, parallel.planned, parallel.failure, parallel.threads));
   }
+  keep_fastest_trials(jobs, job_runs, result.runs);
   relate_to_fat_tree(result.runs, result.cost_convention);
   for (const std::string& line : records)
     result.journal_records += line;

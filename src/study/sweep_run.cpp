@@ -49,6 +49,7 @@ nlohmann::json run_record_json(const std::vector<FieldValue>& point_fields, cons
       {"cost_built_usd_by_component", cost_components_json(r.cost_built)},
       {"cost_paper_usd_by_component", cost_components_json(r.cost_paper)},
   };
+  if (!r.all_to_all.empty()) j["all_to_all"] = r.all_to_all;
   // Training jobs only: a micro-benchmark's point has no tokens or model FLOPs.
   if (!r.model.empty()) {
     j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
@@ -287,6 +288,7 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
              "link_gbps",
              "fabric",
              "fabric_spec",
+             "all_to_all",
              "gpus",
              "iteration_time_s",
              "tokens_per_s",
@@ -336,6 +338,8 @@ SweepRun sweep_run_from_json(const nlohmann::json& j, const std::string& source,
     r.link_gbps = in.amount("link_gbps");
     r.fabric = in.string("fabric");
     r.fabric_spec = in.string("fabric_spec");
+    // Absent from the records of mfabric before the all-to-all was named, and from sweeps'.
+    if (in.has("all_to_all")) r.all_to_all = in.string("all_to_all");
     r.gpus = static_cast<int>(in.count("gpus", std::numeric_limits<int>::max()));
     r.iteration_time_s = in.seconds("iteration_time_s");
     r.tokens_per_s = in.amount("tokens_per_s");
@@ -415,6 +419,7 @@ SweepRun run_point(const SweepSpec& spec, std::size_t k) {
     r.model = e.model ? e.model->model : "";
     r.link_gbps = e.cluster.link.bps() / 1e9;
     r.fabric = e.fabric.name();
+    r.all_to_all = all_to_all_of(e);
     const sim::Simulation s = sim::simulate(e);
     fill_run_figures(r, s, tokens_per_iteration(e));
   } catch (const Error& e) {

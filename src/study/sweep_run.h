@@ -33,9 +33,9 @@ struct SweepRun {
 };
 
 // {"index", "fingerprint", "fields": {path: value}, "model", "link_gbps", "fabric",
-//  "fabric_spec", "gpus", "iteration_time_s", "tokens_per_s", "tokens_per_s_per_musd",
-//  "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu" (points with a model),
-//  "cost_usd": {"built", "paper"}, "cost_built_usd_by_component": {...},
+//  "fabric_spec", "all_to_all" (the algorithm its all-to-alls ran), "gpus", "iteration_time_s",
+//  "tokens_per_s", "tokens_per_s_per_musd", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu"
+//  (points with a model), "cost_usd": {"built", "paper"}, "cost_built_usd_by_component": {...},
 //  "cost_paper_usd_by_component": {...}, "reconfiguration": {...} (mFabric), "error" (a point
 //  that failed), "wall_time_s" (with timing)}. tokens_per_s_per_musd is tokens/s per million
 // dollars of paper-convention network cost (null without cost or tokens).

@@ -238,8 +238,10 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
   const std::string args = "compare " + file + " --links 100G,400G --jobs 1 -q --out ";
   const fs::path whole = dir_ / "whole";
   ASSERT_EQ(run(args + whole.string()).exit_code, 0);
+  // Per link: the fat-tree and rail-optimized with each of their 3 all-to-alls (the strongest
+  // baseline), TopoOpt and mFabric once: 8 runs.
   ASSERT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(whole / "points.jsonl")).size(),
-            10u);
+            16u);
 
   const fs::path stopped = dir_ / "stopped";
   const std::string journal = (stopped / "points.jsonl").string();
@@ -251,13 +253,14 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
   EXPECT_NE(WEXITSTATUS(status), 0) << "the comparison finished before it was stopped";
   const std::size_t kept = mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size();
   ASSERT_GE(kept, 1u);
-  ASSERT_LT(kept, 10u);
+  ASSERT_LT(kept, 16u);
   EXPECT_FALSE(fs::exists(stopped / "results.json"));
 
   const Outcome o = run("compare " + file + " --links 100G,400G --out " + stopped.string());
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.err.find(fmt::format("compare: 10 runs, {} already in {}; {} to run", kept, journal,
-                                   10 - kept)),
+  EXPECT_NE(o.err.find(fmt::format("compare: 16 runs (12 of them the electrical baselines tried "
+                                   "with each all-to-all), {} already in {}; {} to run",
+                                   kept, journal, 16 - kept)),
             std::string::npos)
       << o.err;
   // The same results; the command lines (one with -q) differ only in the provenance.
@@ -268,7 +271,7 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
               mfabric::testing::without_provenance_line(mfabric::testing::slurp(whole / name)))
         << name;
   }
-  EXPECT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size(), 10u);
+  EXPECT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size(), 16u);
 }
 
 // Progress reaches stderr when it is not a terminal (a CI log): the opening line with the runs
@@ -277,8 +280,13 @@ TEST_F(CompareCli, ProgressIsShownWhenStderrIsAPipe) {
   const std::string file = write("small.yaml", kSmall);
   Outcome o = run("compare " + file + " --fabrics fat-tree,mfabric --jobs 1");
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_EQ(o.err.rfind("compare: 2 runs; running on 1 thread, roughly ", 0), 0u) << o.err;
-  EXPECT_NE(o.err.find("\ncompare: 2/2 runs, "), std::string::npos) << o.err;
+  // The fat-tree runs with each of its 3 all-to-alls (the strongest baseline), mFabric once.
+  EXPECT_EQ(o.err.rfind("compare: 4 runs (3 of them the electrical baselines tried with each "
+                        "all-to-all); running on 1 thread, roughly ",
+                        0),
+            0u)
+      << o.err;
+  EXPECT_NE(o.err.find("\ncompare: 4/4 runs, "), std::string::npos) << o.err;
   EXPECT_EQ(o.err.find('\r'), std::string::npos) << o.err;
   o = run("compare " + file + " --fabrics fat-tree,mfabric --quiet");
   ASSERT_EQ(o.exit_code, 0) << o.err;

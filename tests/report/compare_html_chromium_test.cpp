@@ -122,7 +122,8 @@ std::vector<std::string> expected_verdict(const CompareResult& r) {
       const double speed = f.iteration_time_s / m.iteration_time_s;
       const double cost_ratio = m.cost_paper.total() / f.cost_paper.total();
       out.push_back(fmt::format(
-          "{} at {:g}G: mFabric trains at {:.2f}x the fat-tree's speed ({:.2f} s vs {:.2f} s per "
+          "{} at {:g}G: mFabric trains at {:.2f}x the speed of the fat-tree ({:.2f} s vs {:.2f} s "
+          "per "
           "iteration) for {:.2f}x its network cost ({} vs {}, paper formulas), {:.2f}x its "
           "perf/$.",
           m.model, m.link_gbps, speed, m.iteration_time_s, f.iteration_time_s, cost_ratio,

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include <cmath>
@@ -188,10 +189,73 @@ TEST(CompareAssumptions, APlusNamesTheAllToAllOfAFabricsRuns) {
   s.links = {Rate::gbps(100)};
   s.fabrics = {parse_fabric_choice("fat-tree", ""), parse_fabric_choice("fat-tree+direct", ""),
                parse_fabric_choice("fat-tree+hierarchical", "")};
+  s.baselines = Baselines::AsGiven;
   const CompareResult r = run_compare(s);
   ASSERT_EQ(r.runs.size(), 3u);
   EXPECT_EQ(r.runs[0].iteration_time_s, r.runs[1].iteration_time_s);
   EXPECT_NE(r.runs[0].iteration_time_s, r.runs[2].iteration_time_s);
+  EXPECT_EQ(r.runs[0].all_to_all, "direct");  // the fat-tree's own
+  EXPECT_EQ(r.runs[2].all_to_all, "hierarchical");
+  for (const CompareRun& run : r.runs)
+    EXPECT_TRUE(run.all_to_all_trials.empty());
+}
+
+// The strongest baseline (the default): an electrical fabric without a named all-to-all runs
+// with each of direct, PXN and hierarchical and keeps the fastest, every one recorded; one that
+// names its all-to-all, and every fabric that is not electrical, runs once.
+TEST(CompareBaselines, EachElectricalFabricKeepsItsFastestAllToAll) {
+  CompareSpec s = small(1);
+  s.links = {Rate::gbps(100)};
+  s.fabrics = {parse_fabric_choice("fat-tree", ""),
+               parse_fabric_choice("rail-optimized", ""),
+               parse_fabric_choice("fat-tree+direct", ""),
+               parse_fabric_choice("fat-tree+pxn", ""),
+               parse_fabric_choice("fat-tree+hierarchical", ""),
+               parse_fabric_choice("mfabric", "")};
+  ASSERT_EQ(s.baselines, Baselines::Strongest);
+  int started = -1, trials = -1;
+  const CompareResult r = run_compare(s, {}, [&](const RunsStart& st) {
+    started = st.runs;
+    trials = st.trials;
+  });
+  EXPECT_EQ(started, 3 + 3 + 3 + 1);
+  EXPECT_EQ(trials, 6);
+  ASSERT_EQ(r.runs.size(), 6u);
+  const CompareRun& fat_tree = r.runs[0];
+  ASSERT_EQ(fat_tree.all_to_all_trials.size(), 3u);
+  const std::vector<double> named = {r.runs[2].iteration_time_s, r.runs[3].iteration_time_s,
+                                     r.runs[4].iteration_time_s};
+  const std::vector<std::string> names = {"direct", "pxn", "hierarchical"};
+  const auto fastest = std::min_element(named.begin(), named.end()) - named.begin();
+  EXPECT_EQ(fat_tree.iteration_time_s, named[static_cast<std::size_t>(fastest)]);
+  EXPECT_EQ(fat_tree.all_to_all, names[static_cast<std::size_t>(fastest)]);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(fat_tree.all_to_all_trials[i].algorithm, names[i]);
+    EXPECT_EQ(fat_tree.all_to_all_trials[i].iteration_time_s, named[i]);
+    EXPECT_TRUE(fat_tree.all_to_all_trials[i].error.empty());
+  }
+  // The named ones and mFabric ran once, with what they name or their own.
+  for (std::size_t i = 2; i < 6; ++i)
+    EXPECT_TRUE(r.runs[i].all_to_all_trials.empty()) << r.runs[i].fabric;
+  EXPECT_EQ(r.runs[5].all_to_all, "proxy");
+  EXPECT_EQ(r.runs[1].all_to_all_trials.size(), 3u);
+  // The others relate to the fastest fat-tree.
+  EXPECT_DOUBLE_EQ(*r.runs[5].relative_iteration_time,
+                   r.runs[5].iteration_time_s / fat_tree.iteration_time_s);
+  // An experiment that names its all-to-all keeps it on every fabric.
+  s.base.algorithms.all_to_all = "direct";
+  s.fabrics = {parse_fabric_choice("fat-tree", "")};
+  const CompareResult given = run_compare(s);
+  EXPECT_TRUE(given.runs.at(0).all_to_all_trials.empty());
+  EXPECT_EQ(given.runs.at(0).all_to_all, "direct");
+  EXPECT_EQ(given.runs.at(0).iteration_time_s, r.runs[2].iteration_time_s);
+}
+
+TEST(CompareBaselines, ParsesItsTwoNamesAndRefusesOthers) {
+  EXPECT_EQ(parse_baselines("strongest", "--baselines"), Baselines::Strongest);
+  EXPECT_EQ(parse_baselines("as-given", "--baselines"), Baselines::AsGiven);
+  EXPECT_EQ(error_field([] { parse_baselines("best", "--baselines"); }), "--baselines");
+  EXPECT_STREQ(to_string(Baselines::AsGiven), "as-given");
 }
 
 // Hand-made runs of one model and link: the fat-tree (10 s; $4M paper, $3M built), mFabric

@@ -10,6 +10,7 @@ FabricKind fat_tree_kind() {
   FabricKind kind;
   kind.params = {radix_param(), oversubscription_param()};
   kind.traits.label = "fat-tree";
+  kind.traits.baseline_all_to_alls = electrical_all_to_alls();
   kind.build = [params = kind.params](Spec& spec, Topology& t) {
     const auto [radix, o] = read_clos_params(spec, params, t);
     t.set_tiers(detail::build_eps_fat_tree(t, t.cluster().nics_per_server, radix, o));

@@ -45,6 +45,7 @@ FabricKind nvl72_kind() {
                   "GPUs per NVLink domain; the cluster's gpus_per_server are the ones the job uses "
                   "(64 of 72), the spare GPUs' scale-out ports are charged in the cost"}};
   kind.traits.label = "nvl72";
+  kind.traits.baseline_all_to_alls = electrical_all_to_alls();
   kind.build = [params = kind.params](Spec& spec, Topology& t) { build_nvl72(spec, params, t); };
   // The scale-out network is a fat-tree over one NIC per GPU of every whole domain.
   kind.paper_bills = [](const Topology& t, CostConvention) {

@@ -39,6 +39,7 @@ FabricKind rail_only_kind() {
   FabricKind kind;
   kind.params = {radix_param()};
   kind.traits.label = "rail-only";
+  kind.traits.baseline_all_to_alls = electrical_all_to_alls();
   kind.build = [params = kind.params](Spec& spec, Topology& t) {
     build_rail_only(spec, params, t);
   };

@@ -42,6 +42,7 @@ FabricKind rail_optimized_kind() {
   // NCCL does by default on rails.
   kind.traits.all_to_all = "pxn";
   kind.traits.label = "rail-optimized";
+  kind.traits.baseline_all_to_alls = electrical_all_to_alls();
   kind.build = [params = kind.params](Spec& spec, Topology& t) {
     build_rail_optimized(spec, params, t);
   };
