@@ -4,11 +4,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/interrupt_note.h"
 #include "cli/progress.h"
 #include "config/experiment.h"
 #include "core/error.h"
@@ -24,9 +27,18 @@
 #include "study/compare.h"
 #include "study/parallel.h"
 #include "workload/calibration.h"
+#include "workload/compute.h"
 
 namespace mfabric::cli {
 namespace {
+
+// The GPU catalogue's names, for --gpu's help.
+std::string gpu_list() {
+  std::vector<std::string> names;
+  for (const workload::GpuSpec& g : workload::gpu_catalogue())
+    names.push_back(g.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
 
 struct CompareOptions {
   std::string experiment;
@@ -38,6 +50,7 @@ struct CompareOptions {
   std::string calibration;
   std::string assumptions;
   std::string baselines;
+  std::string gpu;
   int jobs = 0;
   std::string out;
   bool json = false;
@@ -59,6 +72,7 @@ std::string fingerprint_basis(const CompareOptions& o, const study::CompareSpec&
   basis += fmt::format("\nservers: {}\nbackend: {}\nassumptions: {}\ncalibration: {}",
                        spec.base.cluster.servers, spec.base.backend,
                        study::to_string(spec.assumptions), spec.base.calibration.name);
+  if (!o.gpu.empty()) basis += "\ngpu: " + spec.base.gpu;
   // Settings that change results when set (absent at their defaults, so that the fingerprints of
   // runs without them stay what they were).
   if (spec.base.extrapolate) basis += fmt::format("\nextrapolate: {}", *spec.base.extrapolate);
@@ -128,6 +142,15 @@ study::CompareSpec spec_from(const CompareOptions& o) {
     }
     spec.base.backend = o.backend;
   }
+  if (!o.gpu.empty()) {
+    // The cluster's GPUs, with their measured calibration where one is shipped (the paper's
+    // setups count GPUs as before: 8 a server).
+    spec.base.gpu = with_context("", "--gpu", [&] { return workload::find_gpu(o.gpu).name; });
+    // As experiment files name it (cluster.gpu: h100).
+    std::transform(spec.base.gpu.begin(), spec.base.gpu.end(), spec.base.gpu.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    spec.base.calibration = workload::default_calibration(spec.base.gpu);
+  }
   if (!o.assumptions.empty()) {
     spec.assumptions = study::parse_assumptions(o.assumptions, "--assumptions");
     if (spec.assumptions == study::Assumptions::Paper) {
@@ -171,7 +194,21 @@ int run_compare(const CompareOptions& o) {
   // A --out DIR that cannot take the outputs fails now, not after the runs.
   if (!o.out.empty()) report::check_compare_outputs(o.out);
   ProgressLine progress("compare", o.quiet);
+  // Ctrl-C (or SIGTERM) says how many runs finished and how to go on.
+  std::unique_ptr<InterruptNote> stop_note;
+  int resumed = 0;
   const auto on_start = [&](const study::RunsStart& s) {
+    resumed = s.resumed;
+    stop_note = std::make_unique<InterruptNote>(
+        "\nmfabric: stopped after ",
+        spec.journal.empty()
+            ? fmt::format(" of {} runs; nothing was kept (with --out DIR a comparison keeps each "
+                          "run as it finishes, and the same command resumes it)\n",
+                          s.runs)
+            : fmt::format(" of {} runs; {} keeps the ones that finished, and the same command "
+                          "runs only the others\n",
+                          s.runs, printable(spec.journal)));
+    stop_note->set_count(s.resumed);
     for (const std::string& why : s.skipped) {
       std::cerr << "mfabric: note: skipped " << printable(why) << "\n";
     }
@@ -199,7 +236,13 @@ int run_compare(const CompareOptions& o) {
     progress.say(line);
   };
   const study::CompareResult result = study::run_compare(
-      spec, [&progress](int done, int total) { progress.count(done, total, "runs"); }, on_start);
+      spec,
+      [&](int done, int total) {
+        if (stop_note) stop_note->set_count(resumed + done);
+        progress.count(done, total, "runs");
+      },
+      on_start);
+  stop_note.reset();
   progress.finish();
   for (const std::string& note : result.notes)
     std::cerr << "mfabric: note: " << printable(note) << "\n";
@@ -260,6 +303,10 @@ Command register_compare(CLI::App& command) {
                               "first five)",
                               fmt::join(paper_fabric_labels(), ", ")));
   app->add_option("--servers", o->servers, "Servers in the cluster (default: 128)");
+  app->add_option("--gpu", o->gpu,
+                  fmt::format("The cluster's GPU, with its measured calibration where one is "
+                              "shipped: {} (default: the experiment's; h800 for the paper's)",
+                              gpu_list()));
   app->add_option("--backend", o->backend,
                   fmt::format("Network backend: {} (default: flow)",
                               fmt::join(net::backends().names(), " or ")));

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/output_text.h"
 #include "fabric/builders.h"
+#include "report/format.h"
 #include "report/gnuplot.h"
 #include "report/simulation_report.h"
 #include "report/trace_filter.h"
@@ -173,9 +174,11 @@ int run_simulate(const SimulateOptions& o) {
       const Verdict self = verdict_of(run);
       const double self_s = self.iteration.seconds();
       const double reference_s = against->iteration.seconds();
-      std::string line = fmt::format("\nvs {}: iteration time {:.2f}x ({} vs {})", printable(o.vs),
-                                     self_s / reference_s, to_string(self.iteration),
-                                     to_string(against->iteration));
+      // Speed as every command words it: the reference's time over this run's.
+      std::string line = fmt::format(
+          "\nvs {}: speed {:.2f}x ({}: {} vs {})", printable(o.vs), reference_s / self_s,
+          self_s > 0 ? report::faster_or_slower(reference_s / self_s) : std::string("n/a"),
+          to_string(self.iteration), to_string(against->iteration));
       if (self.cost && against->cost && *self.cost > 0 && self_s > 0) {
         line += fmt::format(", network cost {:.2f}x, perf/$ {:.2f}x (paper formulas)",
                             *self.cost / *against->cost,

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/interrupt_note.h"
 #include "cli/progress.h"
 #include "core/error.h"
 #include "core/json_text.h"
@@ -103,13 +105,34 @@ int run_sweep_command(const SweepCliOptions& o) {
       }
       std::cerr << printable(line) << "\n";
     };
+    // Ctrl-C (or SIGTERM) says how many points finished and how to go on.
+    std::unique_ptr<InterruptNote> stop_note;
+    int resumed = 0;
+    const auto opening = options.start;
+    options.start = [&](const study::RunsStart& s) {
+      resumed = s.resumed;
+      stop_note = std::make_unique<InterruptNote>(
+          "\nmfabric: stopped after ",
+          options.journal.empty()
+              ? fmt::format(" of {} points; nothing was kept (with --out DIR a sweep keeps each "
+                            "point as it finishes, and the same command resumes it)\n",
+                            s.runs)
+              : fmt::format(" of {} points; {} keeps the ones that finished, and the same "
+                            "command runs only the others\n",
+                            s.runs, printable(options.journal)));
+      stop_note->set_count(s.resumed);
+      opening(s);
+    };
     ProgressLine progress(world.size() > 1
                               ? fmt::format("sweep (rank {} of {})", world.rank(), world.size())
                               : std::string("sweep"),
                           o.quiet);
-    const study::SweepResult result = study::run_sweep(
-        spec, options, world,
-        [&progress](int done, int total) { progress.count(done, total, "points"); });
+    const study::SweepResult result =
+        study::run_sweep(spec, options, world, [&](int done, int total) {
+          if (stop_note) stop_note->set_count(resumed + done);
+          progress.count(done, total, "points");
+        });
+    stop_note.reset();
     progress.finish();
     if (world.rank() != 0) return 0;
     // After the run, so that bad input stays one line.

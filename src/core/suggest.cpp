@@ -5,19 +5,23 @@
 namespace mfabric {
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
+  // Three rows of the optimal-string-alignment table: the one before the previous is what a
+  // transposition of two neighbours ("otu" for "out", one slip of the fingers) steps back to.
+  std::vector<std::size_t> before(b.size() + 1), previous(b.size() + 1), row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
+    previous[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
+      const std::size_t replace = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({previous[j] + 1, row[j - 1] + 1, replace});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        row[j] = std::min(row[j], before[j - 2] + 1);
     }
+    std::swap(before, previous);
+    std::swap(previous, row);
   }
-  return row[b.size()];
+  return previous[b.size()];
 }
 
 std::optional<std::string> closest_name(const std::string& word,
@@ -36,14 +40,22 @@ std::optional<std::string> closest_name(const std::string& word,
     }
     if (only) return only;
   }
+  // The nearest (the first of equally near ones): "deepseek-v4" meant deepseek-v3 (1 edit), not
+  // deepseek-r1 (2), whichever is listed first.
+  std::optional<std::string> nearest;
+  std::size_t best = max_edits + 1;
   for (const std::string& name : names) {
     // The distance is at least the difference in length.
     const std::size_t longer = std::max(word.size(), name.size());
     const std::size_t shorter = std::min(word.size(), name.size());
-    if (longer - shorter > max_edits) continue;
-    if (edit_distance(word, name) <= max_edits) return name;
+    if (longer - shorter >= best) continue;
+    const std::size_t d = edit_distance(word, name);
+    if (d < best) {
+      best = d;
+      nearest = name;
+    }
   }
-  return std::nullopt;
+  return nearest;
 }
 
 }  // namespace mfabric

@@ -62,7 +62,7 @@ std::string table_html(const CompareResult& r) {
   std::string out = fmt::format(
       "<div class=\"table-wrap\">\n<table>\n<thead><tr><th>model</th><th>link</th>"
       "<th>fabric</th><th>all-to-all</th><th>GPUs</th><th>iteration time (s)</th>"
-      "<th>vs fat-tree</th>"
+      "<th>speed vs fat-tree</th>"
       "<th>tokens/s</th><th>network cost, {} (USD)</th><th>perf/$ vs fat-tree ({})</th>"
       "<th>network cost, {} (USD)</th><th>reconfigurations</th>"
       "<th>reconfiguring (s, summed over regions)</th>"
@@ -94,8 +94,12 @@ std::string table_html(const CompareResult& r) {
     const CompareRun* fat_tree = study::fat_tree_of(r.runs, run);
     std::string time_title, per_dollar_title;
     if (fat_tree) {
-      time_title = fmt::format("{} / {} (the fat-tree's)", seconds_text(run.iteration_time_s),
-                               seconds_text(fat_tree->iteration_time_s));
+      time_title =
+          fmt::format("{} (the fat-tree's) / {}: {}", seconds_text(fat_tree->iteration_time_s),
+                      seconds_text(run.iteration_time_s),
+                      run.iteration_time_s > 0
+                          ? faster_or_slower(fat_tree->iteration_time_s / run.iteration_time_s)
+                          : std::string("n/a"));
       const double cost = run.cost(convention).total();
       const double fat_tree_cost = fat_tree->cost(convention).total();
       if (std::isfinite(cost) && std::isfinite(fat_tree_cost))
@@ -106,7 +110,7 @@ std::string table_html(const CompareResult& r) {
     }
     out += fmt::format("<td class=\"num\">{}</td>", run.gpus);
     out += number_cell(run.iteration_time_s, "{:.4g}");
-    out += optional_cell(run.relative_iteration_time, "{:.3f}x", time_title);
+    out += optional_cell(speed_vs_fat_tree(run), "{:.3f}x", time_title);
     out += std::isfinite(run.tokens_per_s)
                ? fmt::format("<td class=\"num\">{}</td>", whole_number(run.tokens_per_s))
                : std::string("<td class=\"num\">n/a</td>");

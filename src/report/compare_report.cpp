@@ -197,11 +197,12 @@ std::string compare_set_text(const CompareResult& r) {
                       tried)
                 : "";
   return fmt::format(
-      "{}{} ({} failed): {} at {} on {}; seed {}, calibration {}, assumptions {}, {} backend; "
+      "{}{} ({} failed): {} at {} on {}; seed {}, {}calibration {}, assumptions {}, {} backend; "
       "network cost by {}{}.",
       r.description.empty() ? std::string() : r.description + ": ",
       noun_count(static_cast<std::int64_t>(r.runs.size()), "run"), failed, listed(models, "model"),
-      listed(links, "link speed"), listed(fabrics, "fabric"), r.seed, r.calibration,
+      listed(links, "link speed"), listed(fabrics, "fabric"), r.seed,
+      r.gpu.empty() ? std::string() : fmt::format("{} GPUs, ", r.gpu), r.calibration,
       study::to_string(r.assumptions), r.backend, study::cost_convention_label(r.cost_convention),
       baselines);
 }
@@ -253,9 +254,9 @@ std::vector<std::string> compare_headline(const CompareResult& r) {
     }
     const double speed = fat_tree->iteration_time_s / m.iteration_time_s;
     std::string verdict =
-        fmt::format("{}: {} trains at {} the speed of {} ({} vs {} per iteration)", where, who,
-                    ratio(speed), baseline_text(*fat_tree), seconds_text(m.iteration_time_s),
-                    seconds_text(fat_tree->iteration_time_s));
+        fmt::format("{}: {} trains at {} the speed of {} ({}: {} vs {} per iteration)", where, who,
+                    ratio(speed), baseline_text(*fat_tree), faster_or_slower(speed),
+                    seconds_text(m.iteration_time_s), seconds_text(fat_tree->iteration_time_s));
     const double fat_tree_cost = fat_tree->cost(convention).total();
     if (finite_positive(cost) && finite_positive(fat_tree_cost)) {
       const double cost_ratio = cost / fat_tree_cost;
@@ -284,6 +285,11 @@ std::vector<std::string> compare_headline(const CompareResult& r) {
                               join_strings(failed, "; ")));
   }
   return out;
+}
+
+std::optional<double> speed_vs_fat_tree(const CompareRun& run) {
+  if (!run.relative_iteration_time || !(*run.relative_iteration_time > 0)) return std::nullopt;
+  return 1 / *run.relative_iteration_time;
 }
 
 std::string all_to_all_cell(const CompareRun& run) {
@@ -353,6 +359,7 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
         {"iterations", run.iterations},
         {"iteration_time_s", run.iteration_time_s},
         {"relative_iteration_time", optional_number(run.relative_iteration_time)},
+        {"speed_vs_fat_tree", optional_number(speed_vs_fat_tree(run))},
         {"compute_s", run.compute_s},
         {"exposed_communication_s", run.exposed_communication_s},
         {"tokens_per_s", run.tokens_per_s},
@@ -436,7 +443,8 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
 
 void write_compare_csv(const CompareResult& r, std::ostream& out) {
   out << provenance_csv_comment();
-  out << "model,link_gbps,fabric,all_to_all,gpus,iteration_time_s,relative_iteration_time,tokens_"
+  out << "model,link_gbps,fabric,all_to_all,gpus,iteration_time_s,relative_iteration_time,speed_vs_"
+         "fat_tree,tokens_"
          "per_s,"
          "tokens_per_s_per_gpu,model_tflops_per_gpu,mfu,"
          "cost_built_usd,cost_paper_usd,perf_per_dollar_vs_fat_tree,cost_convention,compute_s,"
@@ -450,14 +458,14 @@ void write_compare_csv(const CompareResult& r, std::ostream& out) {
     out << csv_field(run.model) << ',' << number(run.link_gbps) << ',' << csv_field(run.fabric)
         << ',' << csv_field(run.all_to_all) << ',' << run.gpus << ','
         << number(run.iteration_time_s) << ',' << optional(run.relative_iteration_time) << ','
-        << number(run.tokens_per_s) << ',' << number(run.tokens_per_s_per_gpu) << ','
-        << number(run.model_tflops_per_gpu) << ',' << number(run.mfu) << ','
-        << number(run.cost_built.total()) << ',' << number(run.cost_paper.total()) << ','
-        << optional(run.perf_per_dollar_vs_fat_tree) << ',' << convention << ','
-        << number(run.compute_s) << ',' << number(run.exposed_communication_s) << ','
-        << (c ? std::to_string(c->count) : "") << ',' << (c ? number(c->held_time_s) : "") << ','
-        << (c ? std::to_string(c->holds) : "") << ',' << (c ? number(c->critical_held_s) : "")
-        << ',' << csv_field(run.error) << '\n';
+        << optional(speed_vs_fat_tree(run)) << ',' << number(run.tokens_per_s) << ','
+        << number(run.tokens_per_s_per_gpu) << ',' << number(run.model_tflops_per_gpu) << ','
+        << number(run.mfu) << ',' << number(run.cost_built.total()) << ','
+        << number(run.cost_paper.total()) << ',' << optional(run.perf_per_dollar_vs_fat_tree) << ','
+        << convention << ',' << number(run.compute_s) << ',' << number(run.exposed_communication_s)
+        << ',' << (c ? std::to_string(c->count) : "") << ',' << (c ? number(c->held_time_s) : "")
+        << ',' << (c ? std::to_string(c->holds) : "") << ','
+        << (c ? number(c->critical_held_s) : "") << ',' << csv_field(run.error) << '\n';
   }
 }
 
@@ -466,11 +474,12 @@ std::string compare_text(const CompareResult& r) {
   const char* convention_name = study::cost_convention_label(convention);
   std::string out = wrapped(printable(compare_set_text(r)), 100, "", "  ") + "\n";
 
-  Table t({"model", "link", "fabric", "all-to-all", "iteration", "vs fat-tree", "tokens/s", "MFU",
-           fmt::format("cost ({})", convention_name), "perf/$ vs fat-tree", "reconfigurations"},
-          {Table::Align::Left, Table::Align::Right, Table::Align::Left, Table::Align::Left,
-           Table::Align::Right, Table::Align::Right, Table::Align::Right, Table::Align::Right,
-           Table::Align::Right, Table::Align::Right, Table::Align::Right});
+  Table t(
+      {"model", "link", "fabric", "all-to-all", "iteration", "speed vs fat-tree", "tokens/s", "MFU",
+       fmt::format("cost ({})", convention_name), "perf/$ vs fat-tree", "reconfigurations"},
+      {Table::Align::Left, Table::Align::Right, Table::Align::Left, Table::Align::Left,
+       Table::Align::Right, Table::Align::Right, Table::Align::Right, Table::Align::Right,
+       Table::Align::Right, Table::Align::Right, Table::Align::Right});
   const auto optional_ratio = [](const std::optional<double>& x) {
     return x && std::isfinite(*x) ? ratio(*x) : std::string("-");
   };
@@ -485,7 +494,7 @@ std::string compare_text(const CompareResult& r) {
     }
     t.add_row({run.model, link_text(run.link_gbps), run.fabric, all_to_all_cell(run),
                finite_or(run.iteration_time_s, [](double x) { return fmt::format("{:.3f}s", x); }),
-               optional_ratio(run.relative_iteration_time),
+               optional_ratio(speed_vs_fat_tree(run)),
                finite_or(run.tokens_per_s, [](double x) { return whole_number(x); }),
                run.mfu > 0 ? fmt::format("{:.1f}%", 100 * run.mfu) : std::string("-"),
                finite_or(run.cost(convention).total(), [](double x) { return dollars(x); }),

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,9 @@ std::vector<std::string> time_breakdown_text(const study::CompareRun& run);
 // fastest there of direct, pxn and hierarchical", or "the fat-tree" for a run that does not name
 // its all-to-all (a journal of an earlier version).
 std::string baseline_text(const study::CompareRun& baseline);
+// The run's speed against the fat-tree of its model and link: the fat-tree's iteration time over
+// its own (above 1: faster), the way every ratio of speed reads; none without one.
+std::optional<double> speed_vs_fat_tree(const study::CompareRun& run);
 // The table's all-to-all cell: the algorithm, marked "*" when it was the fastest of several
 // tried (the strongest baseline); "-" when unknown.
 std::string all_to_all_cell(const study::CompareRun& run);

@@ -87,6 +87,16 @@ std::string ratio(double r) {
   return fmt::format("{:.2f}x", r);
 }
 
+std::string faster_or_slower(double speed) {
+  require_finite(speed, "a speed ratio");
+  if (!(speed > 0))
+    throw Error("", "", fmt::format("a speed ratio must be positive, got {}", speed));
+  if (fmt::format("{:.2f}", speed) == "1.00" && fmt::format("{:.2f}", 1 / speed) == "1.00")
+    return "as fast";
+  return speed >= 1 ? fmt::format("{:.2f}x faster", speed)
+                    : fmt::format("{:.2f}x slower", 1 / speed);
+}
+
 std::string join_strings(const std::vector<std::string>& parts, const char* separator) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i)

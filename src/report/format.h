@@ -21,6 +21,9 @@ std::string dollars(double usd);
 std::string dollars_and_cents(double usd);
 // 2.3766 -> "2.38x".
 std::string ratio(double r);
+// A speed ratio (reference time / time) spelled out, as every command words one: "1.25x faster",
+// "1.25x slower" (speed 0.80x), "as fast" (equal to two decimals).
+std::string faster_or_slower(double speed);
 
 // Columns of like values in one unit family each (docs/cli.md, "Units in tables"): traffic in
 // decimal bytes (92.36TB: networks count in powers of ten), memory in binary bytes (192GiB), and

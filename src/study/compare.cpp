@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/output_text.h"
 #include "core/spec.h"
+#include "core/suggest.h"
 #include "fabric/fabric_kinds.h"
 
 namespace mfabric::study {
@@ -122,12 +123,19 @@ config::TrainingJob paper_setup(const std::string& model, const std::string& fie
     // Not a model at all: the error below lists the setups there are.
   }
   std::string known;
-  for (const config::TrainingJob& m : paper_models())
+  std::vector<std::string> names;
+  for (const config::TrainingJob& m : paper_models()) {
     known += (known.empty() ? "" : ", ") + m.model;
+    names.push_back(m.model);
+    for (const std::string& alias : workload::load_model(m.model).aliases)
+      names.push_back(alias);
+  }
+  const std::optional<std::string> near = closest_name(model, names);
   throw Error("", field,
-              fmt::format("no paper setup for model '{}' (known: {}); give an experiment file "
+              fmt::format("no paper setup for model {}{} (known: {}); give an experiment file "
                           "with its parallelism instead",
-                          model, known));
+                          quote_input(model),
+                          near ? fmt::format("; did you mean '{}'?", *near) : "", known));
 }
 
 std::vector<FabricChoice> paper_fabrics() {

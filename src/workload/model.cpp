@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/output_text.h"
+#include "core/suggest.h"
 #include "core/yaml_fields.h"
 #include "workload/embedded_yaml.h"
 
@@ -357,8 +358,17 @@ ModelSpec load_model(const std::string& name_or_path) {
         read_yaml_file(name_or_path, "model file", "a model name or a YAML model file"),
         name_or_path);
   }
-  throw Error(fmt::format("unknown model {} (known: {}; or a .yaml file)",
-                          quote_input(name_or_path), join(model_names())));
+  // A typo's likely meaning among the names and their aliases ("mixtral-8x7": mixtral-8x7b).
+  std::vector<std::string> known;
+  for (const ZooEntry& e : zoo()) {
+    known.push_back(ascii_lower(e.model.name));
+    for (const std::string& alias : e.model.aliases)
+      known.push_back(ascii_lower(alias));
+  }
+  const std::optional<std::string> near = closest_name(wanted, known);
+  throw Error(
+      fmt::format("unknown model {}{} (known: {}; or a .yaml file)", quote_input(name_or_path),
+                  near ? fmt::format("; did you mean '{}'?", *near) : "", join(model_names())));
 }
 
 }  // namespace mfabric::workload

@@ -310,10 +310,15 @@ TEST(CliSimulate, PrintsTokensPerSecondCostAndARatioAgainstAReference) {
   EXPECT_NE(o.out.find(" " + with_commas + "\n"), std::string::npos) << with_commas << "\n"
                                                                      << o.out;
   EXPECT_NE(o.out.find("network cost (paper formulas)"), std::string::npos) << o.out;
+  // Speed reads as everywhere: the reference's time over this run's, spelled out.
   char ratio[32];
-  std::snprintf(ratio, sizeof ratio, "%.2fx", t / t_ref);
-  EXPECT_NE(o.out.find("vs fat-tree: iteration time " + std::string(ratio)), std::string::npos)
-      << ratio << "\n"
+  std::snprintf(ratio, sizeof ratio, "%.2fx", t_ref / t);
+  char spelled[48];
+  std::snprintf(spelled, sizeof spelled, t_ref >= t ? "%.2fx faster" : "%.2fx slower",
+                t_ref >= t ? t_ref / t : t / t_ref);
+  EXPECT_NE(o.out.find("vs fat-tree: speed " + std::string(ratio) + " (" + spelled + ": "),
+            std::string::npos)
+      << ratio << " " << spelled << "\n"
       << o.out;
   EXPECT_NE(o.out.find("perf/$ "), std::string::npos) << o.out;
   expect_error("simulate " + file.string() + " --vs fat-tree:bogus=1", "--vs");

@@ -164,6 +164,25 @@ TEST_F(CompareCli, BadChoicesAreOneLine) {
   const std::string micro =
       write("micro.yaml", "workload: {collective: all-reduce, bytes: 1MiB}\n");
   expect_error("compare " + micro, "compare needs a training job");
+  expect_error("compare --models mixtral-8x7 --links 400G",
+               "--models: no paper setup for model 'mixtral-8x7'; did you mean 'mixtral-8x7b'?");
+  expect_error("compare " + file + " --gpu h900", "--gpu: unknown GPU 'h900'");
+  expect_error("compare " + file + " --baselines best", "--baselines: unknown baselines 'best'");
+}
+
+// --gpu sets the cluster's GPU and its measured calibration, with or without an experiment
+// file; every output names both; the model's other name (deepseek-v3 for deepseek-r1's setup)
+// works and is the name every output prints.
+TEST_F(CompareCli, GpuSetsTheClustersGpuAndItsCalibration) {
+  const std::string file = write("small.yaml", kSmall);
+  Outcome o = run("compare " + file + " --gpu h200 --fabrics fat-tree+direct --json -q");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["cluster"]["gpu"], "h200");
+  EXPECT_EQ(j["calibration"], "h200-measured");
+  o = run("compare " + file + " --gpu H100 --fabrics fat-tree+direct -q");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("h100 GPUs, calibration h100-measured"), std::string::npos) << o.out;
 }
 
 // Every option is checked before any run: a backend that does not exist is one line naming
@@ -245,8 +264,10 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
 
   const fs::path stopped = dir_ / "stopped";
   const std::string journal = (stopped / "points.jsonl").string();
+  const fs::path stderr_file = dir_ / "stopped.err";
   const std::string script = "( " + std::string(MFABRIC_BINARY) + " " + args + stopped.string() +
-                             " >/dev/null 2>&1 & pid=$!; while [ ! -s " + journal +
+                             " >/dev/null 2>" + stderr_file.string() + " & pid=$!; while [ ! -s " +
+                             journal +
                              " ]; do sleep 0.01; done; kill -TERM $pid; wait $pid; exit $? )";
   const int status = std::system(("bash -c '" + script + "'").c_str());
   ASSERT_TRUE(WIFEXITED(status));
@@ -254,6 +275,16 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
   const std::size_t kept = mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size();
   ASSERT_GE(kept, 1u);
   ASSERT_LT(kept, 16u);
+  // It said how far it got and how to go on (the count is of runs that finished: the last may
+  // be kept a moment before it is counted).
+  const std::string said = mfabric::testing::slurp(stderr_file);
+  bool counted = false;
+  for (const std::size_t n : {kept, kept - 1}) {
+    counted |= said.find(fmt::format("mfabric: stopped after {} of 16 runs; {} keeps the ones "
+                                     "that finished, and the same command runs only the others\n",
+                                     n, journal)) != std::string::npos;
+  }
+  EXPECT_TRUE(counted) << said;
   EXPECT_FALSE(fs::exists(stopped / "results.json"));
 
   const Outcome o = run("compare " + file + " --links 100G,400G --out " + stopped.string());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/suggest.h"
 
 namespace mfabric {
 namespace {
@@ -139,6 +140,22 @@ TEST(YamlMessages, TheTypoHintComparesOnlyKeysOfAboutTheFieldsLength) {
   const std::string m = message_of(huge);
   EXPECT_TRUE(has(m, "unknown field")) << m.substr(0, 200);
   EXPECT_FALSE(has(m, "did you mean"));
+}
+
+// The nearest name wins over an earlier one that is also within reach, whatever the order.
+TEST(Suggest, TheNearestNameWinsOverTheFirstWithinReach) {
+  EXPECT_EQ(closest_name("deepseek-v4", {"deepseek-r1", "deepseek-v3"}), "deepseek-v3");
+  EXPECT_EQ(closest_name("deepseek-v4", {"deepseek-v3", "deepseek-r1"}), "deepseek-v3");
+  EXPECT_EQ(closest_name("abcd", {"abxy", "abcx"}), "abcx");
+  EXPECT_EQ(closest_name("abzz", {"abxy", "abyx"}), "abxy");  // equally near: the first
+  EXPECT_EQ(closest_name("qqqq", {"abcd"}), std::nullopt);
+  // A swap of two neighbours is one edit: --otu meant --out, not --gpu (two replacements).
+  EXPECT_EQ(edit_distance("otu", "out"), 1u);
+  EXPECT_EQ(edit_distance("otu", "gpu"), 2u);
+  EXPECT_EQ(closest_name("--otu", {"--gpu", "--out"}), "--out");
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("ab", "ba"), 1u);
 }
 
 }  // namespace

@@ -122,12 +122,14 @@ std::vector<std::string> expected_verdict(const CompareResult& r) {
       const double speed = f.iteration_time_s / m.iteration_time_s;
       const double cost_ratio = m.cost_paper.total() / f.cost_paper.total();
       out.push_back(fmt::format(
-          "{} at {:g}G: mFabric trains at {:.2f}x the speed of the fat-tree ({:.2f} s vs {:.2f} s "
-          "per "
-          "iteration) for {:.2f}x its network cost ({} vs {}, paper formulas), {:.2f}x its "
-          "perf/$.",
-          m.model, m.link_gbps, speed, m.iteration_time_s, f.iteration_time_s, cost_ratio,
-          usd(m.cost_paper.total()), usd(f.cost_paper.total()), speed / cost_ratio));
+          "{} at {:g}G: mFabric trains at {:.2f}x the speed of the fat-tree ({}: {:.2f} s vs "
+          "{:.2f} s per iteration) for {:.2f}x its network cost ({} vs {}, paper formulas), "
+          "{:.2f}x its perf/$.",
+          m.model, m.link_gbps, speed,
+          speed >= 1 ? fmt::format("{:.2f}x faster", speed)
+                     : fmt::format("{:.2f}x slower", 1 / speed),
+          m.iteration_time_s, f.iteration_time_s, cost_ratio, usd(m.cost_paper.total()),
+          usd(f.cost_paper.total()), speed / cost_ratio));
       if (m.busiest_expert_over_mean) {
         out.back() +=
             fmt::format(" Its expert routing gives the busiest expert {:.2f}x the mean's tokens.",

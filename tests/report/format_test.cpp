@@ -71,6 +71,19 @@ TEST(Format, NonFiniteValuesAreReportedNotPrinted) {
   }
 }
 
+// A speed ratio spelled out the way round it reads: above 1 faster by itself, below 1 slower by
+// its inverse (0.8 = 1.25x slower), equal to two decimals as fast.
+TEST(Format, FasterOrSlower) {
+  EXPECT_EQ(faster_or_slower(1.25), "1.25x faster");
+  EXPECT_EQ(faster_or_slower(0.8), "1.25x slower");
+  EXPECT_EQ(faster_or_slower(1.001), "as fast");
+  EXPECT_EQ(faster_or_slower(0.999), "as fast");
+  EXPECT_EQ(faster_or_slower(0.5), "2.00x slower");
+  EXPECT_THROW(faster_or_slower(0), Error);
+  EXPECT_THROW(faster_or_slower(-1), Error);
+  EXPECT_THROW(faster_or_slower(std::numeric_limits<double>::quiet_NaN()), Error);
+}
+
 TEST(Format, Ratio) {
   EXPECT_EQ(ratio(2.3766), "2.38x");
   EXPECT_EQ(ratio(1), "1.00x");

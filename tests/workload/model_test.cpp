@@ -436,6 +436,16 @@ TEST(ModelLoad, UnknownNameListsKnownModels) {
   EXPECT_NE(e.message().find("deepseek-r1"), std::string::npos);
 }
 
+// A typo gets the nearest name or alias: a prefix, or the fewest edits.
+TEST(ModelLoad, ATypoSuggestsTheNearestNameOrAlias) {
+  EXPECT_NE(load_error("mixtral-8x7").message().find("; did you mean 'mixtral-8x7b'?"),
+            std::string::npos);
+  EXPECT_NE(load_error("deepseek-v4").message().find("; did you mean 'deepseek-v3'?"),
+            std::string::npos)
+      << load_error("deepseek-v4").what();
+  EXPECT_EQ(load_error("gpt-oss-900x").message().find("did you mean"), std::string::npos);
+}
+
 TEST(ModelLoad, MissingOrUnreadableFileIsNamed) {
   const std::string missing = kModelData + "/model_does_not_exist.yaml";
   EXPECT_EQ(load_error(missing).source(), missing);
