@@ -50,6 +50,8 @@ struct CompareOptions {
   std::string calibration;
   std::string assumptions;
   std::string baselines;
+  std::string spread;
+  std::optional<int> seeds;
   std::string gpu;
   int jobs = 0;
   std::string out;
@@ -94,6 +96,7 @@ study::CompareSpec spec_from(const CompareOptions& o) {
   study::CompareSpec spec = o.full ? study::paper_compare() : study::paper_compare_quick();
   if (!o.experiment.empty()) {
     spec.description = fmt::format("the job of {}", o.experiment);
+    spec.spread = study::Spread{};  // the full spread: the quick subset's is the paper's only
     const config::Experiment e = sim::load_experiment(o.experiment);
     if (!e.model) {
       throw Error(o.experiment, "workload",
@@ -159,6 +162,14 @@ study::CompareSpec spec_from(const CompareOptions& o) {
     }
   }
   if (!o.baselines.empty()) spec.baselines = study::parse_baselines(o.baselines, "--baselines");
+  if (!o.spread.empty()) spec.spread = study::parse_spread(o.spread, "--spread");
+  if (o.seeds) {
+    if (*o.seeds < 1 || *o.seeds > study::kMaxSpreadSeeds) {
+      throw Error("", "--seeds",
+                  fmt::format("must be 1 to {}, got {}", study::kMaxSpreadSeeds, *o.seeds));
+    }
+    spec.spread.seeds = *o.seeds;
+  }
   if (!o.calibration.empty()) {
     spec.base.calibration = with_context("", "--calibration",
                                          [&] { return workload::load_calibration(o.calibration); });
@@ -220,10 +231,13 @@ int run_compare(const CompareOptions& o) {
     }
     const int left = s.runs - s.resumed;
     std::string line = fmt::format("compare: {} run{}", s.runs, s.runs == 1 ? "" : "s");
-    if (s.trials > 0) {
-      line += fmt::format(" ({} of them the electrical baselines tried with each all-to-all)",
-                          s.trials);
-    }
+    std::vector<std::string> of_them;
+    if (s.trials > 0)
+      of_them.push_back(
+          fmt::format("{} the electrical baselines tried with each all-to-all", s.trials));
+    if (s.spread > 0)
+      of_them.push_back(fmt::format("{} the verdicts' runs at other seeds and skews", s.spread));
+    if (!of_them.empty()) line += fmt::format(" (of them {})", fmt::join(of_them, "; "));
     if (s.resumed > 0) {
       line += fmt::format(", {} already in {}", s.resumed, printable(spec.journal));
     }
@@ -319,6 +333,15 @@ Command register_compare(CLI::App& command) {
                   "...) runs with each of the direct, PXN and hierarchical all-to-alls and keeps "
                   "the fastest, named in every output; as-given: with its own (direct on the "
                   "fat-tree, PXN on rail-optimized) or the one its label names (fat-tree+direct)");
+  app->add_option("--spread", o->spread,
+                  "full (the default): every run a verdict rests on (each mFabric run and the "
+                  "fat-tree's) runs again at 2 more seeds and at a lower and a higher routing "
+                  "skew (the synthetic Zipf exponents x0.5 and x1.5), and each verdict gives its "
+                  "range; seeds: the seeds only; none: one run each (quick)");
+  app->add_option("--seeds", o->seeds,
+                  fmt::format("Seeds per verdict run with --spread full or seeds (1 to {}; "
+                              "default: 3)",
+                              study::kMaxSpreadSeeds));
   app->add_option(
       "--calibration", o->calibration,
       fmt::format(

@@ -151,6 +151,13 @@ std::string versus_text(const std::string& reference, const RunsByModel& own,
 
 }  // namespace
 
+std::string spread_text(const CompareResult& r) {
+  const std::string seeds =
+      fmt::format("{} seed{}", r.spread_seeds, r.spread_seeds == 1 ? "" : "s");
+  if (r.spread_skew_band) return seeds + " and the routing skew band";
+  return seeds;
+}
+
 std::string baseline_text(const CompareRun& baseline) {
   if (baseline.all_to_all.empty()) return "the " + baseline.fabric;
   std::string text =
@@ -209,6 +216,8 @@ std::string compare_set_text(const CompareResult& r) {
 
 std::vector<std::string> compare_headline(const CompareResult& r) {
   std::vector<std::string> out;
+  const std::vector<study::Verdict> all_verdicts =
+      study::verdicts(r.runs, study::counted_convention(r.cost_convention));
   const fabric::CostConvention convention = study::counted_convention(r.cost_convention);
   const char* convention_name = study::cost_convention_label(convention);
   std::vector<std::string> variants;
@@ -253,18 +262,39 @@ std::vector<std::string> compare_headline(const CompareResult& r) {
       continue;
     }
     const double speed = fat_tree->iteration_time_s / m.iteration_time_s;
+    // The range over the spread's pairs, where it ran.
+    std::optional<study::Verdict> spread;
+    for (const study::Verdict& v : all_verdicts) {
+      if (v.model == m.model && v.link_gbps == m.link_gbps && v.fabric == m.fabric && v.pairs > 1)
+        spread = v;
+    }
+    const std::string over = spread_text(r);
     std::string verdict =
         fmt::format("{}: {} trains at {} the speed of {} ({}: {} vs {} per iteration)", where, who,
-                    ratio(speed), baseline_text(*fat_tree), faster_or_slower(speed),
+                    spread ? fmt::format("{} ({}-{} over {})", ratio(speed),
+                                         ratio(spread->speed.low), ratio(spread->speed.high), over)
+                           : ratio(speed),
+                    baseline_text(*fat_tree), faster_or_slower(speed),
                     seconds_text(m.iteration_time_s), seconds_text(fat_tree->iteration_time_s));
     const double fat_tree_cost = fat_tree->cost(convention).total();
     if (finite_positive(cost) && finite_positive(fat_tree_cost)) {
       const double cost_ratio = cost / fat_tree_cost;
-      verdict += fmt::format(" for {} its network cost ({} vs {}, {}), {} its perf/$.",
-                             ratio(cost_ratio), dollars(cost), dollars(fat_tree_cost),
-                             convention_name, ratio(speed / cost_ratio));
+      verdict += fmt::format(
+          " for {} its network cost ({} vs {}, {}), {} its perf/$.", ratio(cost_ratio),
+          dollars(cost), dollars(fat_tree_cost), convention_name,
+          spread && spread->perf_per_dollar ? fmt::format("{} ({}-{})", ratio(speed / cost_ratio),
+                                                          ratio(spread->perf_per_dollar->low),
+                                                          ratio(spread->perf_per_dollar->high))
+                                            : ratio(speed / cost_ratio));
     } else {
       verdict += "; there is no network cost to set against it.";
+    }
+    // A range that crosses 1x: which fabric is faster depends on the routing, by this much.
+    if (spread && spread->speed.low < 1 && spread->speed.high > 1) {
+      verdict +=
+          fmt::format(" Which is faster depends on routing: from {} ({}) to {} ({}) over {}.",
+                      ratio(spread->speed.low), faster_or_slower(spread->speed.low),
+                      ratio(spread->speed.high), faster_or_slower(spread->speed.high), over);
     }
     // The routing skew the speed rests on (it can flip the verdict: docs/routing.md).
     if (m.busiest_expert_over_mean) {
@@ -393,11 +423,39 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
         tried.push_back(std::move(one));
       }
     }
+    if (!run.spread.empty()) {
+      nlohmann::json& spread = j["spread"] = nlohmann::json::array();
+      for (const study::SpreadRun& x : run.spread) {
+        nlohmann::json one = {{"seed", x.seed}, {"skew", x.skew}};
+        if (x.error.empty()) {
+          one["iteration_time_s"] = x.iteration_time_s;
+        } else {
+          one["error"] = x.error;
+        }
+        spread.push_back(std::move(one));
+      }
+    }
     if (!run.shortcuts.empty()) j["shortcuts"] = study::shortcuts_json(run.shortcuts);
     if (!run.framework_warnings.empty()) j["framework_warnings"] = run.framework_warnings;
     if (!run.error.empty()) j["error"] = run.error;
     if (timing) j["wall_time_s"] = run.wall_time_s;
     runs.push_back(std::move(j));
+  }
+  nlohmann::json verdicts = nlohmann::json::array();
+  const auto range_json = [](const study::RatioRange& x) {
+    return nlohmann::json{{"value", x.value}, {"low", x.low}, {"high", x.high}};
+  };
+  for (const study::Verdict& v :
+       study::verdicts(r.runs, study::counted_convention(r.cost_convention))) {
+    verdicts.push_back({{"model", v.model},
+                        {"link_gbps", v.link_gbps},
+                        {"fabric", v.fabric},
+                        {"baseline", v.baseline},
+                        {"baseline_all_to_all", v.baseline_all_to_all},
+                        {"speed", range_json(v.speed)},
+                        {"perf_per_dollar", v.perf_per_dollar ? range_json(*v.perf_per_dollar)
+                                                              : nlohmann::json(nullptr)},
+                        {"pairs", v.pairs}});
   }
   nlohmann::json spans = nlohmann::json::array();
   for (const study::TimelineSpan& s : r.timeline) {
@@ -431,6 +489,10 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
           {"calibration", r.calibration},
           {"assumptions", study::to_string(r.assumptions)},
           {"baselines", study::to_string(r.baselines)},
+          {"spread",
+           {{"seeds", r.spread_seeds},
+            {"skew_band", r.spread_skew_band},
+            {"skew_band_factors", {study::kSkewBandLow, study::kSkewBandHigh}}}},
           {"cost_convention", fabric::to_string(study::counted_convention(r.cost_convention))},
           {"paper_checks", r.assumptions == study::Assumptions::Paper
                                ? paper_checks_json(paper_checks(r))
@@ -438,6 +500,7 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
           {"backend", r.backend},
           {"completion_batching", r.completion_batching},
           {"runs", std::move(runs)},
+          {"verdicts", std::move(verdicts)},
           {"timeline", {{"run", r.timeline_run}, {"spans", std::move(spans)}}}};
 }
 

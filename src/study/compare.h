@@ -76,6 +76,33 @@ const char* to_string(Baselines b);
 // "strongest" or "as-given"; mfabric::Error naming `field` otherwise.
 Baselines parse_baselines(const std::string& text, const std::string& field);
 
+// The spread of a comparison's answer (docs/compare.md, "The answer's spread"): every run a
+// verdict rests on (each reconfigurable fabric's and the baseline's, with its fastest all-to-all)
+// runs again with the seeds after the comparison's own and, under synthetic skewed routing, at
+// the low and the high end of the routing skew band (the model's Zipf exponents times
+// kSkewBandLow and kSkewBandHigh, at the comparison's seed).
+struct Spread {
+  int seeds = 3;          // seeds per run, the comparison's first (seed, seed + 1, ...); 1: one
+  bool skew_band = true;  // the skew band's low and high ends too
+};
+inline constexpr double kSkewBandLow = 0.5;
+inline constexpr double kSkewBandHigh = 1.5;
+inline constexpr int kMaxSpreadSeeds = 20;
+// "full" (3 seeds and the skew band), "seeds" (the seeds only) or "none"; mfabric::Error naming
+// `field` otherwise.
+Spread parse_spread(const std::string& text, const std::string& field);
+// "full", "seeds", "none", or "N seeds and the skew band" for other counts.
+std::string to_string(const Spread& s);
+
+// One run of a verdict's spread: its seed and skew ("low", "default" or "high") and its
+// iteration time, or why it failed.
+struct SpreadRun {
+  std::uint64_t seed = 1;
+  std::string skew = "default";
+  double iteration_time_s = 0;
+  std::string error;
+};
+
 struct CompareSpec {
   std::vector<config::TrainingJob> models;
   std::vector<Rate> links;
@@ -98,6 +125,7 @@ struct CompareSpec {
   // or paper; the calculator convention is not computed in a comparison (run_compare refuses it).
   fabric::CostConvention cost_convention = fabric::CostConvention::Paper;
   Baselines baselines = Baselines::Strongest;
+  Spread spread;
 };
 
 // The all-to-all algorithms the runs of `fabric` try under spec.baselines, the fastest kept:
@@ -157,6 +185,9 @@ struct CompareRun {
   // the kind's baseline_all_to_alls. Empty in journal records written before it was kept.
   std::string all_to_all;
   std::vector<AllToAllTrial> all_to_all_trials;
+  // The same run at the spread's other seeds and skews (a verdict's runs only; Spread), in the
+  // order they were planned: seeds first, then the skew band's low and high ends.
+  std::vector<SpreadRun> spread;
   int gpus = 0;
   double iteration_time_s = 0;
   // tokens per iteration (global batch x EP x seq: each EP rank of a DP replica runs its own
@@ -222,6 +253,10 @@ struct CompareResult {
   // How network cost is counted, for every cost and perf/$ figure (docs/cost-model.md).
   fabric::CostConvention cost_convention = fabric::CostConvention::Paper;
   Baselines baselines = Baselines::Strongest;
+  // The spread the verdicts' runs took: its seeds, and whether the skew band was run (false also
+  // where the routing is a trace or forced-balanced: nothing to vary).
+  int spread_seeds = 1;
+  bool spread_skew_band = false;
   std::string backend = "flow";
   double completion_batching = 0;  // the flow backend's (config/experiment.h)
   std::vector<CompareRun> runs;    // models x links x fabrics, in that order
@@ -253,6 +288,7 @@ struct RunsStart {
   int runs = 0;     // in all
   int resumed = 0;  // of those, taken from the journal
   int trials = 0;   // of those, runs of a baseline tried with several all-to-alls
+  int spread = 0;   // of those, the verdicts' runs at other seeds and skews (Spread)
   int threads = 1;  // threads the others run on
   // A rough estimate of the others' wall time: their job sizes (estimated_cost, study/sweep.h)
   // at kSecondsPerCostUnit, spread over the threads.
@@ -294,6 +330,31 @@ std::vector<TimelineSpan> region_timeline(const sim::Simulation& s);
 // (each EP rank of a DP replica runs its own micro-batches, docs/workload.md); 0 for other
 // workloads.
 double tokens_per_iteration(const config::Experiment& e);
+
+// A ratio with its range over a verdict's spread.
+struct RatioRange {
+  double value = 0;  // at the comparison's seed and the default skew
+  double low = 0;
+  double high = 0;
+};
+// One verdict: a reconfigurable fabric's run against the baseline of its model and link (the
+// fat-tree, with its all-to-all), speed = the baseline's iteration time / the fabric's, and
+// perf/$ = speed / (network cost / the baseline's), each over every pair of their runs at the
+// same seed and skew (the base pair and the spread's); `pairs` counts them.
+struct Verdict {
+  std::string model;
+  double link_gbps = 0;
+  std::string fabric;
+  std::string baseline;
+  std::string baseline_all_to_all;
+  RatioRange speed;
+  std::optional<RatioRange> perf_per_dollar;  // none without both costs
+  int pairs = 0;
+};
+// The verdicts of a comparison: one per finished reconfigurable run with a finished baseline,
+// in the runs' order; network cost counted in `convention`.
+std::vector<Verdict> verdicts(const std::vector<CompareRun>& runs,
+                              fabric::CostConvention convention);
 
 // Whether the run is the baseline's (label kBaselineLabel).
 bool is_baseline_run(const CompareRun& run);

@@ -39,10 +39,64 @@ struct CompareJob {
   Rate link;
   FabricChoice fabric;
   std::size_t slot = 0;
-  bool trial = false;  // one of several all-to-alls tried for its slot
+  bool trial = false;    // one of several all-to-alls tried for its slot
+  std::string identity;  // what its fingerprint hashes, its spread aside
   std::string fingerprint;
   double cost = 0;
+  // A run of its slot's spread (Spread): at this seed and skew ("low", "default", "high").
+  bool spread = false;
+  std::uint64_t seed = 0;
+  std::string skew = "default";
 };
+
+// The experiment of a job: its grid run's, at its spread's seed and skew.
+config::Experiment job_experiment(const CompareSpec& spec, const CompareJob& job) {
+  config::Experiment e = run_experiment(spec, *job.model, job.link, job.fabric);
+  if (!job.spread) return e;
+  e.seed = job.seed;
+  if (job.skew != "default" && e.model) {
+    const double factor = job.skew == "low" ? kSkewBandLow : kSkewBandHigh;
+    e.model->synthetic.skew_initial *= factor;
+    e.model->synthetic.skew_final *= factor;
+  }
+  return e;
+}
+
+// Whether the comparison's routing is the synthetic generator's skewed one, which the skew band
+// varies (a trace, or a forced-balanced router, has no skew to vary).
+bool skew_varies(const CompareSpec& spec) {
+  if (!spec.base.model) return true;
+  return spec.base.model->routing_trace.empty() &&
+         spec.base.model->synthetic.balance == workload::RoutingBalance::Skewed;
+}
+
+// The spread's other runs of one grid run: the seeds after the comparison's, then the skew
+// band's two ends at its seed.
+std::vector<std::pair<std::uint64_t, std::string>> spread_variants(const CompareSpec& spec) {
+  std::vector<std::pair<std::uint64_t, std::string>> out;
+  for (int i = 1; i < spec.spread.seeds; ++i)
+    out.emplace_back(spec.base.seed + static_cast<std::uint64_t>(i), "default");
+  if (spec.spread.skew_band && skew_varies(spec)) {
+    out.emplace_back(spec.base.seed, "low");
+    out.emplace_back(spec.base.seed, "high");
+  }
+  return out;
+}
+
+// Whether a grid run's verdict needs its spread: the baseline's and every reconfigurable
+// fabric's.
+bool spreads(const FabricChoice& f) {
+  if (f.label == kBaselineLabel) return true;
+  const fabric::FabricKind* kind = fabric::find_fabric_kind(Spec::parse(f.spec).name());
+  return kind != nullptr && kind->traits.reconfigurable;
+}
+
+// The fingerprint of a job: its grid run's identity, and its seed and skew when it is a spread's.
+std::string job_fingerprint(const CompareJob& job) {
+  return fmt::format("{:016x}", fnv1a(job.spread ? fmt::format("{}\nspread seed {} skew {}",
+                                                               job.identity, job.seed, job.skew)
+                                                 : job.identity));
+}
 
 // The checks that need no run: something to compare, a convention a comparison computes, a
 // known backend, prices for every link.
@@ -75,6 +129,8 @@ CompareResult result_header(const CompareSpec& spec) {
   result.assumptions = spec.assumptions;
   result.cost_convention = spec.cost_convention;
   result.baselines = spec.baselines;
+  result.spread_seeds = spec.spread.seeds;
+  result.spread_skew_band = spec.spread.skew_band && skew_varies(spec);
   result.backend = spec.base.backend;
   result.completion_batching = spec.base.completion_batching;
   result.description = spec.description;
@@ -151,8 +207,9 @@ std::vector<CompareJob> make_jobs(const CompareSpec& spec,
                           spec.fingerprint_basis, m->model, m->tp, m->pp, m->ep, m->dp.value_or(0),
                           m->micro_batch, m->global_batch, m->seq, layout, link.bps(), f.label,
                           f.spec, f.all_to_all);
-          jobs.push_back({m, link, f, slot, tried, fmt::format("{:016x}", fnv1a(identity)),
-                          estimated_cost(e)});
+          CompareJob job{m, link, f, slot, tried, identity, "", estimated_cost(e)};
+          job.fingerprint = job_fingerprint(job);
+          jobs.push_back(std::move(job));
         }
         CompareRun run;
         run.model = m->model;
@@ -168,7 +225,11 @@ std::vector<CompareJob> make_jobs(const CompareSpec& spec,
 std::vector<FieldValue> fields_of(const CompareJob& job) {
   std::vector<FieldValue> fields{
       {"model", job.model->model}, {"link", link_label(job.link)}, {"fabric", job.fabric.label}};
-  if (job.trial) fields.push_back({"all_to_all", job.fabric.all_to_all});
+  if (job.trial || job.spread) fields.push_back({"all_to_all", job.fabric.all_to_all});
+  if (job.spread) {
+    fields.push_back({"seed", std::to_string(job.seed)});
+    fields.push_back({"skew", job.skew});
+  }
   return fields;
 }
 
@@ -183,16 +244,18 @@ std::size_t timeline_job(const std::vector<CompareJob>& jobs) {
   return jobs.size();
 }
 
-// Runs an earlier comparison into the same journal finished: their figures into `result`, their
-// records into `records`; true in `resumed` for each. A record of the timeline run without its
-// timeline (cannot happen from this code, but from an edited file) runs again.
+// Runs `from` on that an earlier comparison into the same journal finished: their figures into
+// `job_runs`, their records into `records`; true in `resumed` for each. A record of the timeline
+// run without its timeline (cannot happen from this code, but from an edited file) runs again.
 std::vector<bool> resume(const CompareSpec& spec, const std::vector<CompareJob>& jobs,
-                         std::size_t timeline, CompareResult& result,
+                         std::size_t from, std::size_t timeline, CompareResult& result,
                          std::vector<CompareRun>& job_runs, std::vector<std::string>& records) {
   std::vector<bool> resumed(jobs.size(), false);
   if (spec.journal.empty()) return resumed;
-  JournalContents contents =
-      read_journal(spec.journal, jobs.size(), [&](std::size_t k) { return jobs[k].fingerprint; });
+  JournalContents contents = read_journal(spec.journal, jobs.size(), [&](std::size_t k) {
+    // A record of a run before `from` is not this call's: a fingerprint none matches.
+    return k < from ? std::string() : jobs[k].fingerprint;
+  });
   if (contents.torn_line > 0) {
     drop_torn_line(spec.journal, contents);
     result.notes.push_back(fmt::format(
@@ -201,19 +264,17 @@ std::vector<bool> resume(const CompareSpec& spec, const std::vector<CompareJob>&
         spec.journal, contents.torn_line));
   }
   for (auto& [k, record] : contents.points) {
+    if (k < from) continue;
     if (k == timeline && record.timeline.empty()) continue;
     // A journal of an earlier version may lack the per-GPU figures: they follow from the run.
-    if (record.figures.error.empty()) {
-      fill_gpu_throughput(record.figures,
-                          run_experiment(spec, *jobs[k].model, jobs[k].link, jobs[k].fabric));
-    }
+    if (record.figures.error.empty())
+      fill_gpu_throughput(record.figures, job_experiment(spec, jobs[k]));
     records[k] = json_text(run_record_json(fields_of(jobs[k]), record), -1) + "\n";
     CompareRun& run = job_runs[k];
     run = std::move(record.figures);
     // A journal of an earlier version does not name the all-to-all: it follows from the run.
     if (run.all_to_all.empty()) {
-      run.all_to_all =
-          all_to_all_of(run_experiment(spec, *jobs[k].model, jobs[k].link, jobs[k].fabric));
+      run.all_to_all = all_to_all_of(job_experiment(spec, jobs[k]));
     }
     if (k == timeline) {
       result.timeline = std::move(record.timeline);
@@ -258,6 +319,7 @@ RunsStart runs_start(const CompareSpec& spec, const std::vector<CompareJob>& job
   s.resumed = static_cast<int>(result.resumed);
   s.trials = static_cast<int>(
       std::count_if(jobs.begin(), jobs.end(), [](const CompareJob& j) { return j.trial; }));
+  s.spread = 0;
   s.threads = std::max(
       1, std::min(static_cast<int>(order.size()),
                   spec.jobs > 0 ? std::min(spec.jobs, machine_threads()) : machine_threads()));
@@ -280,7 +342,7 @@ SweepRun run_job(const CompareSpec& spec, const CompareJob& job, std::size_t k,
   try {
     sim::SimulationOptions options;
     options.record_spans = with_timeline;
-    config::Experiment e = run_experiment(spec, *job.model, job.link, job.fabric);
+    config::Experiment e = job_experiment(spec, job);
     run.all_to_all = all_to_all_of(e);
     const sim::Simulation s = sim::simulate(std::move(e), options);
     fill_run_figures(run, s, tokens_per_iteration(s.experiment));
@@ -351,8 +413,13 @@ void keep_fastest_trials(const std::vector<CompareJob>& jobs, std::vector<Compar
 CompareResult run_compare(const CompareSpec& spec, const std::function<void(int, int)>& progress,
                           const std::function<void(const RunsStart&)>& start) {
   check_spec(spec);
+  if (spec.spread.seeds < 1 || spec.spread.seeds > kMaxSpreadSeeds) {
+    throw Error("", "--seeds",
+                fmt::format("must be 1 to {}, got {}", kMaxSpreadSeeds, spec.spread.seeds));
+  }
   CompareResult result = result_header(spec);
-  const std::vector<CompareJob> jobs = make_jobs(spec, fitting_models(spec, result), result);
+  std::vector<CompareJob> jobs = make_jobs(spec, fitting_models(spec, result), result);
+  const std::size_t grid_jobs = jobs.size();
   const std::size_t timeline = timeline_job(jobs);
   std::vector<std::string> records(jobs.size());
   // Each job's run, its grid record's copy to start from.
@@ -360,48 +427,106 @@ CompareResult run_compare(const CompareSpec& spec, const std::function<void(int,
   job_runs.reserve(jobs.size());
   for (const CompareJob& job : jobs)
     job_runs.push_back(result.runs[job.slot]);
-  const std::vector<bool> resumed = resume(spec, jobs, timeline, result, job_runs, records);
+  const std::vector<bool> resumed = resume(spec, jobs, 0, timeline, result, job_runs, records);
   const std::vector<std::size_t> order = run_order(jobs, resumed);
-  if (start) start(runs_start(spec, jobs, order, result));
+  // The spread's runs, planned now and made once the grid has run (a baseline's all-to-all is
+  // known only then).
+  const auto variants = spread_variants(spec);
+  std::vector<bool> spread_slot(result.runs.size(), false);
+  for (const CompareJob& job : jobs)
+    spread_slot[job.slot] = spreads(job.fabric);
+  const int planned_spread =
+      static_cast<int>(variants.size() * static_cast<std::size_t>(std::count(
+                                             spread_slot.begin(), spread_slot.end(), true)));
+  RunsStart opening = runs_start(spec, jobs, order, result);
+  opening.runs += planned_spread;
+  opening.spread = planned_spread;
+  if (start) start(opening);
 
   // Opened at the first record: a comparison whose every run fails writes nothing.
   std::unique_ptr<SweepJournal> journal;
   if (!spec.journal.empty()) journal = std::make_unique<SweepJournal>(spec.journal);
   std::mutex done_mutex;
   int done = 0;
-  const int total = static_cast<int>(order.size());
+  int total = static_cast<int>(order.size()) + planned_spread;
   if (progress) progress(0, total);
-  const ParallelRun parallel = run_in_parallel(order.size(), spec.jobs, [&](std::size_t i) {
-    const std::size_t k = order[i];
-    SweepRun record = run_job(spec, jobs[k], k, job_runs[k], k == timeline);
-    const std::vector<FieldValue> fields = fields_of(jobs[k]);
-    const std::lock_guard<std::mutex> lock(done_mutex);
-    // A failed run is not journaled: it runs again anyway.
-    if (record.figures.error.empty())
-      records[k] = json_text(run_record_json(fields, record), -1) + "\n";
-    if (journal && result.journal_error.empty() && record.figures.error.empty()) {
-      try {
-        journal->append(fields, record);
-      } catch (const Error& e) {
-        // The results still reach the output; only resuming loses this run.
-        result.journal_error = e.what();
+  const auto run_jobs = [&](const std::vector<std::size_t>& indices) {
+    const ParallelRun parallel = run_in_parallel(indices.size(), spec.jobs, [&](std::size_t i) {
+      const std::size_t k = indices[i];
+      SweepRun record = run_job(spec, jobs[k], k, job_runs[k], k == timeline);
+      const std::vector<FieldValue> fields = fields_of(jobs[k]);
+      const std::lock_guard<std::mutex> lock(done_mutex);
+      // A failed run is not journaled: it runs again anyway.
+      if (record.figures.error.empty())
+        records[k] = json_text(run_record_json(fields, record), -1) + "\n";
+      if (journal && result.journal_error.empty() && record.figures.error.empty()) {
+        try {
+          journal->append(fields, record);
+        } catch (const Error& e) {
+          // The results still reach the output; only resuming loses this run.
+          result.journal_error = e.what();
+        }
       }
+      job_runs[k] = std::move(record.figures);
+      if (k == timeline && job_runs[k].error.empty()) {
+        result.timeline = std::move(record.timeline);
+        const CompareRun& r = job_runs[k];
+        result.timeline_run = fmt::format("{} {}G {}", r.model, r.link_gbps, r.fabric);
+      }
+      if (progress) progress(++done, total);
+    });
+    result.threads = std::max(result.threads, parallel.threads);
+    if (!parallel.failure.empty()) {
+      result.notes.push_back(
+          fmt::format("could not start more than {} of {} threads ({}): the runs ran on {}",
+                      parallel.threads, parallel.planned, parallel.failure, parallel.threads));
     }
-    job_runs[k] = std::move(record.figures);
-    if (k == timeline && job_runs[k].error.empty()) {
-      result.timeline = std::move(record.timeline);
-      const CompareRun& r = job_runs[k];
-      result.timeline_run = fmt::format("{} {}G {}", r.model, r.link_gbps, r.fabric);
-    }
-    if (progress) progress(++done, total);
-  });
-  result.threads = parallel.threads;
-  if (!parallel.failure.empty()) {
-    result.notes.push_back(
-        fmt::format("could not start more than {} of {} threads ({}): the runs ran on {}",
-                    parallel.threads, parallel.planned, parallel.failure, parallel.threads));
-  }
+  };
+  run_jobs(order);
   keep_fastest_trials(jobs, job_runs, result.runs);
+
+  // The spread: each verdict's run (the baseline's with the all-to-all it kept) again at the
+  // other seeds and skews.
+  for (std::size_t slot = 0; slot < result.runs.size() && !variants.empty(); ++slot) {
+    const CompareRun& run = result.runs[slot];
+    if (!spread_slot[slot] || !run.error.empty() || !(run.iteration_time_s > 0)) continue;
+    // The grid's job of the run kept: the one, or the trial of the all-to-all it kept.
+    std::optional<CompareJob> grid;
+    for (std::size_t k = 0; k < grid_jobs && !grid; ++k) {
+      if (jobs[k].slot == slot && (!jobs[k].trial || jobs[k].fabric.all_to_all == run.all_to_all))
+        grid = jobs[k];
+    }
+    if (!grid) continue;
+    CompareRun empty;
+    empty.model = run.model;
+    empty.link_gbps = run.link_gbps;
+    empty.fabric = run.fabric;
+    for (const auto& [seed, skew] : variants) {
+      CompareJob v = *grid;
+      v.trial = false;
+      v.spread = true;
+      v.seed = seed;
+      v.skew = skew;
+      v.fingerprint = job_fingerprint(v);
+      jobs.push_back(std::move(v));
+      job_runs.push_back(empty);
+      records.emplace_back();
+    }
+  }
+  const std::vector<bool> spread_resumed =
+      resume(spec, jobs, grid_jobs, timeline, result, job_runs, records);
+  std::vector<std::size_t> spread_order;
+  for (std::size_t k = grid_jobs; k < jobs.size(); ++k) {
+    if (!spread_resumed[k]) spread_order.push_back(k);
+  }
+  total = done + static_cast<int>(spread_order.size());
+  if (progress) progress(done, total);
+  run_jobs(spread_order);
+  for (std::size_t k = grid_jobs; k < jobs.size(); ++k) {
+    const CompareRun& r = job_runs[k];
+    result.runs[jobs[k].slot].spread.push_back(
+        {jobs[k].seed, jobs[k].skew, r.error.empty() ? r.iteration_time_s : 0, r.error});
+  }
   relate_to_fat_tree(result.runs, result.cost_convention);
   for (const std::string& line : records)
     result.journal_records += line;

@@ -258,9 +258,10 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
   const fs::path whole = dir_ / "whole";
   ASSERT_EQ(run(args + whole.string()).exit_code, 0);
   // Per link: the fat-tree and rail-optimized with each of their 3 all-to-alls (the strongest
-  // baseline), TopoOpt and mFabric once: 8 runs.
+  // baseline), mFabric once: 7 runs; then the fat-tree's kept one and mFabric's at 2 more seeds
+  // and 2 more skews (the spread): 8 more.
   ASSERT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(whole / "points.jsonl")).size(),
-            16u);
+            30u);
 
   const fs::path stopped = dir_ / "stopped";
   const std::string journal = (stopped / "points.jsonl").string();
@@ -274,13 +275,13 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
   EXPECT_NE(WEXITSTATUS(status), 0) << "the comparison finished before it was stopped";
   const std::size_t kept = mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size();
   ASSERT_GE(kept, 1u);
-  ASSERT_LT(kept, 16u);
+  ASSERT_LT(kept, 30u);
   // It said how far it got and how to go on (the count is of runs that finished: the last may
   // be kept a moment before it is counted).
   const std::string said = mfabric::testing::slurp(stderr_file);
   bool counted = false;
   for (const std::size_t n : {kept, kept - 1}) {
-    counted |= said.find(fmt::format("mfabric: stopped after {} of 16 runs; {} keeps the ones "
+    counted |= said.find(fmt::format("mfabric: stopped after {} of 30 runs; {} keeps the ones "
                                      "that finished, and the same command runs only the others\n",
                                      n, journal)) != std::string::npos;
   }
@@ -289,9 +290,10 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
 
   const Outcome o = run("compare " + file + " --links 100G,400G --out " + stopped.string());
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.err.find(fmt::format("compare: 16 runs (12 of them the electrical baselines tried "
-                                   "with each all-to-all), {} already in {}; {} to run",
-                                   kept, journal, 16 - kept)),
+  EXPECT_NE(o.err.find(fmt::format("compare: 30 runs (of them 12 the electrical baselines tried "
+                                   "with each all-to-all; 16 the verdicts' runs at other seeds "
+                                   "and skews), {} already in {}; {} to run",
+                                   kept, journal, 30 - kept)),
             std::string::npos)
       << o.err;
   // The same results; the command lines (one with -q) differ only in the provenance.
@@ -302,7 +304,7 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
               mfabric::testing::without_provenance_line(mfabric::testing::slurp(whole / name)))
         << name;
   }
-  EXPECT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size(), 16u);
+  EXPECT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size(), 30u);
 }
 
 // Progress reaches stderr when it is not a terminal (a CI log): the opening line with the runs
@@ -311,13 +313,15 @@ TEST_F(CompareCli, ProgressIsShownWhenStderrIsAPipe) {
   const std::string file = write("small.yaml", kSmall);
   Outcome o = run("compare " + file + " --fabrics fat-tree,mfabric --jobs 1");
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  // The fat-tree runs with each of its 3 all-to-alls (the strongest baseline), mFabric once.
-  EXPECT_EQ(o.err.rfind("compare: 4 runs (3 of them the electrical baselines tried with each "
-                        "all-to-all); running on 1 thread, roughly ",
+  // The fat-tree runs with each of its 3 all-to-alls (the strongest baseline), mFabric once,
+  // and both again at 2 more seeds and 2 more skews (the spread).
+  EXPECT_EQ(o.err.rfind("compare: 12 runs (of them 3 the electrical baselines tried with each "
+                        "all-to-all; 8 the verdicts' runs at other seeds and skews); running on 1 "
+                        "thread, roughly ",
                         0),
             0u)
       << o.err;
-  EXPECT_NE(o.err.find("\ncompare: 4/4 runs, "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("\ncompare: 12/12 runs, "), std::string::npos) << o.err;
   EXPECT_EQ(o.err.find('\r'), std::string::npos) << o.err;
   o = run("compare " + file + " --fabrics fat-tree,mfabric --quiet");
   ASSERT_EQ(o.exit_code, 0) << o.err;

@@ -40,6 +40,31 @@ TEST(CompareHeadline, ASentencePerModelAndLinkWithTheFiguresBehindIt) {
                 "topology), 1.20x its perf/$."});
 }
 
+// With a spread, the verdict gives each ratio's range over the pairs at one seed and skew, and
+// says when the range crosses 1x that which fabric is faster depends on routing.
+TEST(CompareHeadline, TheVerdictGivesItsRangeAndWhenItCrossesOne) {
+  CompareResult r = one_model();
+  r.spread_seeds = 3;
+  r.spread_skew_band = true;
+  r.runs[0].spread = {{2, "default", 10, ""}, {1, "low", 8, ""}, {1, "high", 12, ""}};
+  r.runs[1].spread = {{2, "default", 11, ""}, {1, "low", 7.5, ""}, {1, "high", 15, ""}};
+  // Speeds 10/12.5 = 0.80, 10/11 = 0.91, 8/7.5 = 1.07, 12/15 = 0.80; perf/$ = speed / 0.25.
+  EXPECT_EQ(compare_headline(r).at(0),
+            "m at 400G: mFabric trains at 0.80x (0.80x-1.07x over 3 seeds and the routing skew "
+            "band) the speed of the fat-tree (1.25x slower: 12.50 s vs 10.00 s per iteration) "
+            "for 0.25x its network cost ($1,000,000 vs $4,000,000, paper formulas), 3.20x "
+            "(3.20x-4.27x) its perf/$. Which is faster depends on routing: from 0.80x (1.25x "
+            "slower) to 1.07x (1.07x faster) over 3 seeds and the routing skew band.");
+  // A spread run that failed is left out of the pairs; without the band it says so.
+  r.spread_skew_band = false;
+  r.runs[1].spread[1].error = "failed";
+  r.runs[1].spread.pop_back();
+  EXPECT_NE(compare_headline(r).at(0).find("0.80x (0.80x-0.91x over 3 seeds) the speed"),
+            std::string::npos)
+      << compare_headline(r).at(0);
+  EXPECT_EQ(compare_headline(r).at(0).find("depends on routing"), std::string::npos);
+}
+
 // The verdict names the baseline's all-to-all, and the ones tried when it was the fastest of
 // several (the strongest baseline); the table marks it.
 TEST(CompareHeadline, TheVerdictNamesTheBaselinesAllToAll) {

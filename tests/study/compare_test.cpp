@@ -74,6 +74,8 @@ CompareSpec small(int jobs) {
   s.fabrics = {parse_fabric_choice("fat-tree", ""), parse_fabric_choice("fat-tree-3to1", ""),
                parse_fabric_choice("mfabric", "")};
   s.jobs = jobs;
+  // One run each: the spread has tests of its own (CompareSpread).
+  s.spread = parse_spread("none", "");
   return s;
 }
 
@@ -249,6 +251,94 @@ TEST(CompareBaselines, EachElectricalFabricKeepsItsFastestAllToAll) {
   EXPECT_TRUE(given.runs.at(0).all_to_all_trials.empty());
   EXPECT_EQ(given.runs.at(0).all_to_all, "direct");
   EXPECT_EQ(given.runs.at(0).iteration_time_s, r.runs[2].iteration_time_s);
+}
+
+// The spread: the runs a verdict rests on (mFabric's and the fat-tree's, with the all-to-all it
+// kept) run again at the seeds after the comparison's and at both ends of the skew band; the
+// others do not. The verdict's range is over the pairs at one seed and skew.
+TEST(CompareSpread, TheVerdictsRunsRunAgainAtOtherSeedsAndSkews) {
+  CompareSpec s = small(2);
+  s.links = {Rate::gbps(100)};
+  s.fabrics = {parse_fabric_choice("fat-tree", ""), parse_fabric_choice("fat-tree-3to1", ""),
+               parse_fabric_choice("mfabric", "")};
+  s.spread = parse_spread("full", "");
+  s.spread.seeds = 2;
+  int planned = -1;
+  const CompareResult r = run_compare(s, {}, [&](const RunsStart& st) { planned = st.spread; });
+  EXPECT_EQ(planned, 2 * 3);  // two runs, each at seed 2 and at the two skews
+  ASSERT_EQ(r.runs.size(), 3u);
+  EXPECT_EQ(r.spread_seeds, 2);
+  EXPECT_TRUE(r.spread_skew_band);
+  const CompareRun& fat_tree = r.runs[0];
+  const CompareRun& mfabric = r.runs[2];
+  EXPECT_TRUE(r.runs[1].spread.empty());
+  for (const CompareRun* run : {&fat_tree, &mfabric}) {
+    ASSERT_EQ(run->spread.size(), 3u) << run->fabric;
+    EXPECT_EQ(run->spread[0].seed, s.base.seed + 1);
+    EXPECT_EQ(run->spread[0].skew, "default");
+    EXPECT_EQ(run->spread[1].skew, "low");
+    EXPECT_EQ(run->spread[2].skew, "high");
+    EXPECT_EQ(run->spread[1].seed, s.base.seed);
+    for (const SpreadRun& x : run->spread) {
+      EXPECT_TRUE(x.error.empty()) << x.error;
+      EXPECT_GT(x.iteration_time_s, 0);
+    }
+    // A lower skew spreads the experts' load: the all-to-alls, and the iteration, are shorter.
+    EXPECT_LT(run->spread[1].iteration_time_s, run->iteration_time_s) << run->fabric;
+    EXPECT_GT(run->spread[2].iteration_time_s, run->iteration_time_s) << run->fabric;
+  }
+  // The fat-tree's spread ran with the all-to-all it kept: the same as its own run at seed 1.
+  CompareSpec again = s;
+  again.fabrics = {parse_fabric_choice("fat-tree+" + fat_tree.all_to_all, "")};
+  again.base.seed = s.base.seed + 1;
+  again.spread = parse_spread("none", "");
+  EXPECT_EQ(run_compare(again).runs.at(0).iteration_time_s, fat_tree.spread[0].iteration_time_s);
+  // The verdict's range, from the pairs by hand.
+  const std::vector<Verdict> v = verdicts(r.runs, fabric::CostConvention::Paper);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].pairs, 4);
+  EXPECT_EQ(v[0].baseline_all_to_all, fat_tree.all_to_all);
+  std::vector<double> speeds{fat_tree.iteration_time_s / mfabric.iteration_time_s};
+  for (std::size_t i = 0; i < 3; ++i)
+    speeds.push_back(fat_tree.spread[i].iteration_time_s / mfabric.spread[i].iteration_time_s);
+  EXPECT_DOUBLE_EQ(v[0].speed.value, speeds[0]);
+  EXPECT_DOUBLE_EQ(v[0].speed.low, *std::min_element(speeds.begin(), speeds.end()));
+  EXPECT_DOUBLE_EQ(v[0].speed.high, *std::max_element(speeds.begin(), speeds.end()));
+  const double cost_ratio = mfabric.cost_paper.total() / fat_tree.cost_paper.total();
+  ASSERT_TRUE(v[0].perf_per_dollar.has_value());
+  EXPECT_DOUBLE_EQ(v[0].perf_per_dollar->low, v[0].speed.low / cost_ratio);
+}
+
+// With a routing trace or a forced-balanced router there is no skew to vary: the seeds only.
+// --spread seeds drops the band; none runs each once, and the verdict is its one pair.
+TEST(CompareSpread, NoSkewBandWithoutASkewedSyntheticRouterAndNoneRunsOnce) {
+  CompareSpec s = small(2);
+  s.links = {Rate::gbps(100)};
+  s.fabrics = {parse_fabric_choice("fat-tree+direct", ""), parse_fabric_choice("fat-tree", ""),
+               parse_fabric_choice("mfabric", "")};
+  s.baselines = Baselines::AsGiven;
+  config::TrainingJob balanced = s.models.front();
+  balanced.synthetic.balance = workload::RoutingBalance::Forced;
+  s.base.model = balanced;
+  s.spread = parse_spread("full", "");
+  CompareResult r = run_compare(s);
+  EXPECT_FALSE(r.spread_skew_band);
+  EXPECT_EQ(r.runs[1].spread.size(), 2u);  // seeds 2 and 3
+  EXPECT_TRUE(r.runs[0].spread.empty());   // not the baseline's label
+  s.base.model.reset();
+  s.spread = parse_spread("seeds", "");
+  r = run_compare(s);
+  EXPECT_EQ(r.runs[2].spread.size(), 2u);
+  s.spread = parse_spread("none", "");
+  r = run_compare(s);
+  EXPECT_TRUE(r.runs[2].spread.empty());
+  const std::vector<Verdict> v = verdicts(r.runs, fabric::CostConvention::Paper);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].pairs, 1);
+  EXPECT_EQ(v[0].speed.low, v[0].speed.high);
+  EXPECT_EQ(error_field([] { parse_spread("some", "--spread"); }), "--spread");
+  s.spread.seeds = 0;
+  EXPECT_EQ(error_field([&] { run_compare(s); }), "--seeds");
 }
 
 TEST(CompareBaselines, ParsesItsTwoNamesAndRefusesOthers) {
