@@ -2,7 +2,7 @@
 #
 #   make demo    install deps, build the Release binary, run the main job on its built-in
 #                default: `mfabric compare`, the paper's evaluation in its quick subset
-#                (Mixtral 8x22B and 8x7B at 100G and 400G on 4 fabrics, 1024 GPUs; about 75 s
+#                (Mixtral 8x22B and 8x7B at 100G and 400G on 3 fabrics, 1024 GPUs; about 110 s
 #                on 2 cores), table on stdout, report in build/compare/report.html; the
 #                full evaluation is `mfabric compare --full` (about 21 minutes)
 #   make test    install deps, build Release with -Werror, run the whole suite; then the same

@@ -210,15 +210,7 @@ int run_compare(const CompareOptions& o) {
   int resumed = 0;
   const auto on_start = [&](const study::RunsStart& s) {
     resumed = s.resumed;
-    stop_note = std::make_unique<InterruptNote>(
-        "\nmfabric: stopped after ",
-        spec.journal.empty()
-            ? fmt::format(" of {} runs; nothing was kept (with --out DIR a comparison keeps each "
-                          "run as it finishes, and the same command resumes it)\n",
-                          s.runs)
-            : fmt::format(" of {} runs; {} keeps the ones that finished, and the same command "
-                          "runs only the others\n",
-                          s.runs, printable(spec.journal)));
+    stop_note = InterruptNote::for_journal("a comparison", "runs", s.runs, spec.journal);
     stop_note->set_count(s.resumed);
     for (const std::string& why : s.skipped) {
       std::cerr << "mfabric: note: skipped " << printable(why) << "\n";

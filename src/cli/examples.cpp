@@ -9,7 +9,7 @@ namespace mfabric::cli {
 const std::map<std::string, std::string>& command_examples() {
   static const std::map<std::string, std::string> examples = {
       {"compare",
-       "  mfabric compare -o build/compare          # the paper's evaluation, quick subset (~75 "
+       "  mfabric compare -o build/compare          # the paper's evaluation, quick subset (~110 "
        "s)\n"
        "  mfabric compare --full -o build/full      # all of it: 100 runs, ~14 min on 2 cores\n"
        "  mfabric compare --models mixtral-8x7b --links 100G,400G --servers 32\n"

@@ -1,10 +1,13 @@
 #include "cli/interrupt_note.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <stdexcept>
+
+#include "core/output_text.h"
 
 namespace mfabric::cli {
 namespace {
@@ -88,6 +91,19 @@ InterruptNote::~InterruptNote() {
 
 void InterruptNote::set_count(long count) {
   g_count.store(count);
+}
+
+std::unique_ptr<InterruptNote> InterruptNote::for_journal(const char* what, const char* unit,
+                                                          int total, const std::string& journal) {
+  return std::make_unique<InterruptNote>(
+      "\nmfabric: stopped after ",
+      journal.empty()
+          ? fmt::format(" of {} {}; nothing was kept (with --out DIR {} keeps each as it "
+                        "finishes, and the same command resumes it)\n",
+                        total, unit, what)
+          : fmt::format(" of {} {}; {} keeps the ones that finished, and the same command runs "
+                        "only the others\n",
+                        total, unit, printable(journal)));
 }
 
 }  // namespace mfabric::cli

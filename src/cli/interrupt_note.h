@@ -8,6 +8,7 @@
 
 #include <signal.h>
 
+#include <memory>
 #include <string>
 
 namespace mfabric::cli {
@@ -21,6 +22,13 @@ class InterruptNote {
 
   // The count the note prints from now on (any thread).
   void set_count(long count);
+
+  // The note of a command that journals its `total` runs (unit "runs", "points") in `journal`
+  // (empty: none) as they finish, `what` naming the command ("a comparison", "a sweep"):
+  // "mfabric: stopped after 5 of 32 runs; DIR/points.jsonl keeps the ones that finished, and
+  // the same command runs only the others", or that nothing was kept and how to keep it.
+  static std::unique_ptr<InterruptNote> for_journal(const char* what, const char* unit, int total,
+                                                    const std::string& journal);
 
  private:
   std::string prefix_;

@@ -111,15 +111,7 @@ int run_sweep_command(const SweepCliOptions& o) {
     const auto opening = options.start;
     options.start = [&](const study::RunsStart& s) {
       resumed = s.resumed;
-      stop_note = std::make_unique<InterruptNote>(
-          "\nmfabric: stopped after ",
-          options.journal.empty()
-              ? fmt::format(" of {} points; nothing was kept (with --out DIR a sweep keeps each "
-                            "point as it finishes, and the same command resumes it)\n",
-                            s.runs)
-              : fmt::format(" of {} points; {} keeps the ones that finished, and the same "
-                            "command runs only the others\n",
-                            s.runs, printable(options.journal)));
+      stop_note = InterruptNote::for_journal("a sweep", "points", s.runs, options.journal);
       stop_note->set_count(s.resumed);
       opening(s);
     };

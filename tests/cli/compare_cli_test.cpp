@@ -307,6 +307,25 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
   EXPECT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size(), 30u);
 }
 
+// Stopped without --out, it says that nothing was kept and how to keep the runs next time.
+TEST_F(CompareCli, AStoppedComparisonWithoutOutSaysNothingWasKept) {
+  const std::string file = write("small.yaml", kSmall);
+  const fs::path err = dir_ / "stopped.err";
+  const std::string script = "( " + std::string(MFABRIC_BINARY) + " compare " + file +
+                             " --links 100G,400G --jobs 1 >/dev/null 2>" + err.string() +
+                             " & pid=$!; while [ ! -s " + err.string() +
+                             " ]; do sleep 0.01; done; kill -TERM $pid; wait $pid; exit $? )";
+  const int status = std::system(("bash -c '" + script + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0) << "the comparison finished before it was stopped";
+  const std::string said = mfabric::testing::slurp(err);
+  EXPECT_NE(said.find(" of 30 runs; nothing was kept (with --out DIR a comparison keeps each as "
+                      "it finishes, and the same command resumes it)\n"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("mfabric: stopped after "), std::string::npos) << said;
+}
+
 // Progress reaches stderr when it is not a terminal (a CI log): the opening line with the runs
 // and an estimate, and a last line when they are done; --quiet shows neither.
 TEST_F(CompareCli, ProgressIsShownWhenStderrIsAPipe) {
