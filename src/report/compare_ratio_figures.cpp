@@ -46,24 +46,37 @@ PageFigure iteration_time_figure(const CompareResult& r, const CompareDimensions
                "One panel per link speed; for each model a bar per fabric: its iteration time "
                "divided by the fat-tree&#39;s (same model, same link speed), labelled with the "
                "iteration time itself in seconds. Below 1 (the dashed line) is faster than the "
-               "fat-tree.",
+               "fat-tree. A whisker on a bar is its range over the verdict&#39;s spread (the "
+               "seeds and the routing skew band: docs/compare.md).",
                std::nullopt,
                "",
                {}};
-  // bars[link][fabric] = rows {model position, ratio, iteration time (s)}
+  // bars[link][fabric] = rows {model position, ratio, iteration time (s), low, high}: low and
+  // high the ratio's range over the verdict's spread (the ratio itself without one).
   std::vector<std::vector<std::vector<std::vector<double>>>> bars(
       d.links.size(), std::vector<std::vector<std::vector<double>>>(d.fabrics.size()));
+  const std::vector<study::Verdict> verdicts =
+      study::verdicts(r.runs, study::counted_convention(r.cost_convention));
   std::vector<bool> fabric_used(d.fabrics.size(), false), model_used(d.models.size(), false);
   double top = 1;
   for (const CompareRun& run : r.runs) {
     const std::optional<double> ratio_value = plottable(run.relative_iteration_time);
     const std::optional<double> seconds = plottable(run.iteration_time_s);
     if (!in_plots(run) || !ratio_value || !seconds) continue;
+    // Relative time is the inverse of speed: the slowest pair is the range's top.
+    double low = *ratio_value, high = *ratio_value;
+    for (const study::Verdict& v : verdicts) {
+      if (v.model == run.model && v.link_gbps == run.link_gbps && v.fabric == run.fabric &&
+          v.pairs > 1 && v.speed.low > 0 && v.speed.high > 0) {
+        low = 1 / v.speed.high;
+        high = 1 / v.speed.low;
+      }
+    }
     bars[d.link(run)][d.fabric(run)].push_back(
-        {static_cast<double>(d.model(run)), *ratio_value, *seconds});
+        {static_cast<double>(d.model(run)), *ratio_value, *seconds, low, high});
     fabric_used[d.fabric(run)] = true;
     model_used[d.model(run)] = true;
-    top = std::max(top, *ratio_value);
+    top = std::max(top, high);
   }
   // Models on x: those with a bar, at positions 0, 1, ...
   std::vector<std::string> models;
@@ -141,6 +154,13 @@ PageFigure iteration_time_figure(const CompareResult& r, const CompareDimensions
           "${} using 1:2:(sprintf('%.3g s', $3)) with labels rotate by 90 left offset 0,0.4 "
           "font 'sans,11' tc rgb '#333333'",
           name));
+      // The spread's whiskers, where a bar has one.
+      const bool ranged = std::any_of(rows.begin(), rows.end(),
+                                      [](const std::vector<double>& x) { return x[3] != x[4]; });
+      if (ranged) {
+        series.push_back(fmt::format(
+            "${} using 1:2:4:5 with yerrorbars pt -1 lw 1.5 lc rgb '#111111' notitle", name));
+      }
     }
     s.line("plot " + join_strings(series, ", \\\n  "));
   }

@@ -152,10 +152,10 @@ std::string versus_text(const std::string& reference, const RunsByModel& own,
 }  // namespace
 
 std::string spread_text(const CompareResult& r) {
-  const std::string seeds =
-      fmt::format("{} seed{}", r.spread_seeds, r.spread_seeds == 1 ? "" : "s");
-  if (r.spread_skew_band) return seeds + " and the routing skew band";
-  return seeds;
+  const std::string seeds = fmt::format("{} seeds", r.spread_seeds);
+  if (r.spread_skew_band)
+    return r.spread_seeds > 1 ? seeds + " and the routing skew band" : "the routing skew band";
+  return r.spread_seeds > 1 ? seeds : "one seed";
 }
 
 std::string baseline_text(const CompareRun& baseline) {

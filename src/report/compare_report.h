@@ -60,7 +60,8 @@ std::vector<std::string> compare_headline(const study::CompareResult& r);
 // reconfiguration summary or finite figures. Plain text, as compare_set_text.
 std::vector<std::string> time_breakdown_text(const study::CompareRun& run);
 
-// What a verdict's range is over: "3 seeds and the routing skew band", "3 seeds".
+// What a verdict's range is over: "3 seeds and the routing skew band", "3 seeds", "the routing
+// skew band" (one seed).
 std::string spread_text(const study::CompareResult& r);
 // How the verdict names a baseline run: "the fat-tree with the hierarchical all-to-all, the
 // fastest there of direct, pxn and hierarchical", or "the fat-tree" for a run that does not name

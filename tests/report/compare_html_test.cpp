@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "report/compare_figure_kit.h"
+#include "report/compare_figures.h"
 #include "report/compare_report.h"
 #include "report/compare_samples.h"
 
@@ -54,6 +56,22 @@ bool ampersands_are_references(const std::string& html) {
     if (!named && !numeric) return false;
   }
   return true;
+}
+
+// A run with a verdict's spread gets a whisker from its fastest to its slowest pair (relative
+// time is the inverse of speed); without a spread, no whisker is drawn.
+TEST(CompareHtml, TheIterationTimePlotDrawsTheSpreadAsWhiskers) {
+  CompareResult r = one_model();
+  const CompareDimensions d(r);
+  ASSERT_TRUE(iteration_time_figure(r, d).script.has_value());
+  EXPECT_EQ(iteration_time_figure(r, d).script->text().find("yerrorbars"), std::string::npos);
+  r.spread_seeds = 2;
+  r.runs[0].spread = {{2, "default", 8, ""}};
+  r.runs[1].spread = {{2, "default", 12, ""}};  // speeds 0.80 and 0.67: relative 1.25 to 1.5
+  study::relate_to_fat_tree(r.runs, r.cost_convention);
+  const std::string script = iteration_time_figure(r, d).script->text();
+  EXPECT_NE(script.find("using 1:2:4:5 with yerrorbars"), std::string::npos) << script;
+  EXPECT_NE(script.find(" 1.25 12.5 1.25 1.5"), std::string::npos) << script;
 }
 
 TEST(CompareHtml, IsSelfContained) {
