@@ -230,6 +230,8 @@ std::string compare_html(const CompareResult& r) {
       r.runs.size(), r.seed, report_style(), kCompareStyle);
   for (const std::string& sentence : compare_headline(r))
     out += "<p class=\"verdict\">" + html_text(sentence) + "</p>\n";
+  for (const Surprise& x : surprises(r))
+    out += "<p class=\"set\">Surprise: " + html_text(surprise_text(x)) + "</p>\n";
   out += "<p class=\"set\">This set: " + html_text(compare_set_text(r)) + "</p>\n";
   out += provenance_html() + "</section>\n";
   out += fmt::format(

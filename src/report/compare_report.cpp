@@ -328,6 +328,74 @@ std::string all_to_all_cell(const CompareRun& run) {
   return run.all_to_all_trials.size() > 1 ? run.all_to_all + "*" : run.all_to_all;
 }
 
+std::vector<Surprise> surprises(const CompareResult& r) {
+  // The finished runs of each model and fabric by link speed.
+  std::map<std::pair<std::string, std::string>, std::map<double, const CompareRun*>> by;
+  for (const CompareRun& run : r.runs) {
+    if (finished(run)) by[{run.model, run.fabric}][run.link_gbps] = &run;
+  }
+  std::vector<Surprise> out;
+  for (const auto& [key, runs] : by) {
+    const CompareRun* slower_link = nullptr;
+    for (const auto& [link, run] : runs) {
+      if (slower_link != nullptr &&
+          run->iteration_time_s > slower_link->iteration_time_s * (1 + kSurpriseThreshold)) {
+        const CompareRun& a = *run;          // the faster link's run
+        const CompareRun& b = *slower_link;  // the slower link's
+        Surprise x{a.model,
+                   a.fabric,
+                   a.link_gbps,
+                   b.link_gbps,
+                   a.iteration_time_s / b.iteration_time_s - 1,
+                   {}};
+        if (a.reconfiguration && b.reconfiguration) {
+          const auto& ca = *a.reconfiguration;
+          const auto& cb = *b.reconfiguration;
+          if (ca.count > cb.count) {
+            x.causes.push_back(fmt::format("more reconfigurations ({} vs {})",
+                                           with_commas(ca.count), with_commas(cb.count)));
+          }
+          if (ca.critical_held_s > cb.critical_held_s) {
+            x.causes.push_back(fmt::format(
+                "more of the all-to-alls' holds for circuits on the critical path ({} vs {}, "
+                "{} vs {} holds)",
+                seconds_text(ca.critical_held_s), seconds_text(cb.critical_held_s),
+                with_commas(ca.critical_holds), with_commas(cb.critical_holds)));
+          }
+          if (ca.planner != cb.planner || ca.policy != cb.policy) {
+            x.causes.push_back(fmt::format("another plan ({} {} vs {} {})", ca.policy, ca.planner,
+                                           cb.policy, cb.planner));
+          }
+        }
+        if (!a.all_to_all.empty() && !b.all_to_all.empty() && a.all_to_all != b.all_to_all) {
+          x.causes.push_back(
+              fmt::format("another all-to-all ({} vs {})", a.all_to_all, b.all_to_all));
+        }
+        if (a.exposed_communication_s > b.exposed_communication_s) {
+          x.causes.push_back(fmt::format("more time waiting for communication per GPU ({} vs {})",
+                                         seconds_text(a.exposed_communication_s),
+                                         seconds_text(b.exposed_communication_s)));
+        }
+        out.push_back(std::move(x));
+      }
+      slower_link = run;
+    }
+  }
+  return out;
+}
+
+std::string surprise_text(const Surprise& x) {
+  std::string text = fmt::format(
+      "{} on {}: at {} the iteration is {:.1f}% slower than at {}, though the links are faster",
+      x.model, x.fabric, link_text(x.link_gbps), 100 * x.slower_by, link_text(x.than_link_gbps));
+  if (x.causes.empty()) {
+    return text +
+           "; the figures a comparison keeps show no cause (simulate --trace on both runs "
+           "shows where the time goes).";
+  }
+  return text + fmt::format("; what the runs show: {}.", join_strings(x.causes, "; "));
+}
+
 std::vector<std::string> time_breakdown_text(const CompareRun& run) {
   if (!run.reconfiguration || !finished(run)) return {};
   const study::ReconfigurationSummary& c = *run.reconfiguration;
@@ -457,6 +525,15 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
                                                               : nlohmann::json(nullptr)},
                         {"pairs", v.pairs}});
   }
+  nlohmann::json odd = nlohmann::json::array();
+  for (const Surprise& x : surprises(r)) {
+    odd.push_back({{"model", x.model},
+                   {"fabric", x.fabric},
+                   {"link_gbps", x.link_gbps},
+                   {"than_link_gbps", x.than_link_gbps},
+                   {"slower_by", x.slower_by},
+                   {"causes", x.causes}});
+  }
   nlohmann::json spans = nlohmann::json::array();
   for (const study::TimelineSpan& s : r.timeline) {
     spans.push_back({{"start_s", s.start_s},
@@ -501,6 +578,7 @@ nlohmann::json compare_json(const CompareResult& r, bool timing) {
           {"completion_batching", r.completion_batching},
           {"runs", std::move(runs)},
           {"verdicts", std::move(verdicts)},
+          {"surprises", std::move(odd)},
           {"timeline", {{"run", r.timeline_run}, {"spans", std::move(spans)}}}};
 }
 
@@ -570,6 +648,11 @@ std::string compare_text(const CompareResult& r) {
   for (const std::string& sentence : compare_headline(r))
     verdict += wrapped(printable(sentence), 100, "", "  ");
   if (!verdict.empty()) out += "\n" + verdict;
+  // A faster link that made an iteration slower, with what the runs show of why.
+  std::string odd;
+  for (const Surprise& x : surprises(r))
+    odd += wrapped(printable(surprise_text(x)), 100, "", "  ");
+  if (!odd.empty()) out += "\nsurprises:\n" + odd;
 
   // Each fabric that reconfigures (mFabric) against each other fabric, per link speed, over the
   // models.

@@ -74,6 +74,26 @@ std::optional<double> speed_vs_fat_tree(const study::CompareRun& run);
 // tried (the strongest baseline); "-" when unknown.
 std::string all_to_all_cell(const study::CompareRun& run);
 
+// A faster link that made a run slower (same model and fabric; the issue's "explain surprises"):
+// the two links, by how much (a fraction), and the causes its figures show, each a phrase
+// ("more reconfigurations (1,693 vs 1,650)", "another all-to-all (direct vs hierarchical)").
+struct Surprise {
+  std::string model;
+  std::string fabric;
+  double link_gbps = 0;       // the faster link
+  double than_link_gbps = 0;  // the next slower link, whose run was faster
+  double slower_by = 0;       // iteration time / the slower link's - 1
+  std::vector<std::string> causes;
+};
+// Below this, a difference is not a surprise (a fraction of the iteration).
+inline constexpr double kSurpriseThreshold = 0.001;
+// Every run slower than the run of its model and fabric at the next slower link speed, by more
+// than kSurpriseThreshold, in model, fabric and link order.
+std::vector<Surprise> surprises(const study::CompareResult& r);
+// "mfabric on mixtral-8x22b: at 400G the iteration is 2.1% slower than at 200G, though the links
+// are faster; what the runs show: ...". Plain text, as compare_set_text.
+std::string surprise_text(const Surprise& x);
+
 // Seconds for a sentence: "15.32 s", "0.0123 s".
 std::string seconds_text(double s);
 

@@ -65,6 +65,49 @@ TEST(CompareHeadline, TheVerdictGivesItsRangeAndWhenItCrossesOne) {
   EXPECT_EQ(compare_headline(r).at(0).find("depends on routing"), std::string::npos);
 }
 
+// A faster link that made a run slower is a surprise, said with what the runs show of why; a
+// run as fast or faster is not, nor one slower by less than the threshold.
+TEST(CompareSurprises, AFasterLinkThatIsSlowerIsNamedWithItsCauses) {
+  CompareResult r;
+  const fabric::CostBreakdown c = cost(1e6, 0, 0, 0, 0, 0);
+  CompareRun slow = run("m", 200, "mfabric", 10, c, 0, 0);
+  CompareRun fast = run("m", 400, "mfabric", 10.5, c, 0, 0);
+  CompareRun fastest = run("m", 800, "mfabric", 10.5 * 1.0005, c, 0, 0);  // under 0.1%
+  slow.reconfiguration = study::ReconfigurationSummary{};
+  fast.reconfiguration = study::ReconfigurationSummary{};
+  slow.reconfiguration->count = 1650;
+  fast.reconfiguration->count = 1693;
+  slow.reconfiguration->critical_held_s = 3.2;
+  fast.reconfiguration->critical_held_s = 4.5;
+  slow.reconfiguration->critical_holds = 150;
+  fast.reconfiguration->critical_holds = 205;
+  slow.exposed_communication_s = 2;
+  fast.exposed_communication_s = 1;  // less: not a cause
+  CompareRun tree_slow = run("m", 200, "fat-tree", 9, c, 0, 0);
+  CompareRun tree_fast = run("m", 400, "fat-tree", 9.5, c, 0, 0);
+  tree_slow.all_to_all = "direct";
+  tree_fast.all_to_all = "hierarchical";
+  CompareRun tree_fastest = run("m", 800, "fat-tree", 8, c, 0, 0);
+  r.runs = {tree_slow, slow, tree_fast, fast, tree_fastest, fastest};
+  std::vector<Surprise> x = surprises(r);
+  ASSERT_EQ(x.size(), 2u);
+  EXPECT_EQ(x[0].fabric, "fat-tree");
+  EXPECT_EQ(x[0].causes, std::vector<std::string>{"another all-to-all (hierarchical vs direct)"});
+  EXPECT_EQ(x[1].fabric, "mfabric");
+  EXPECT_EQ(x[1].link_gbps, 400);
+  EXPECT_EQ(x[1].than_link_gbps, 200);
+  EXPECT_NEAR(x[1].slower_by, 0.05, 1e-12);
+  EXPECT_EQ(surprise_text(x[1]),
+            "m on mfabric: at 400G the iteration is 5.0% slower than at 200G, though the links "
+            "are faster; what the runs show: more reconfigurations (1,693 vs 1,650); more of the "
+            "all-to-alls' holds for circuits on the critical path (4.50 s vs 3.20 s, 205 vs 150 "
+            "holds).");
+  x[1].causes.clear();
+  EXPECT_NE(surprise_text(x[1]).find("show no cause"), std::string::npos);
+  EXPECT_NE(compare_text(r).find("\nsurprises:\n"), std::string::npos);
+  EXPECT_EQ(compare_json(r, false)["surprises"].size(), 2u);
+}
+
 // The verdict names the baseline's all-to-all, and the ones tried when it was the fastest of
 // several (the strongest baseline); the table marks it.
 TEST(CompareHeadline, TheVerdictNamesTheBaselinesAllToAll) {
