@@ -301,9 +301,12 @@ Command register_compare(CLI::App& command) {
                   "qwen-moe-32, deepseek-r1, llama-moe-6.7b (comma-separated)");
   app->add_option("--links,--link", o->links,
                   "Link speeds, e.g. 100G,400G (default: 100G,400G; --full: 100G,200G,400G,800G)");
-  app->add_flag("--full", o->full,
-                "The paper's full evaluation: five models x four link speeds x five fabrics "
-                "(100 runs, about 14 minutes on 2 cores; under 2 with --solver coflow)");
+  app->add_flag(
+      "--full", o->full,
+      "The paper's full evaluation: five models x four link speeds x five fabrics "
+      "(100 results from 380 runs with the baselines' all-to-alls and the verdicts' spread; "
+      "the 100 alone, --baselines as-given --spread none, about 14 minutes on 2 cores, "
+      "under 2 with --solver coflow)");
   app->add_option("--fabrics,--fabric", o->fabrics,
                   fmt::format("Fabrics: {}, or any fabric spec NAME[:key=value,...] (default: the "
                               "first five)",

@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
   mfabric::set_command_line(argc, argv);
   app.require_subcommand(1);
   app.footer(
-      "Start with 'mfabric compare' (the paper's evaluation, quick subset, about 2 minutes). "
+      "Start with 'mfabric compare' (the paper's evaluation, quick subset, about 110 s on 2 "
+      "cores). "
       "'mfabric "
       "help COMMAND' or 'mfabric COMMAND --help' for a command's options and examples; docs/cli.md "
       "for all of them.");
