@@ -77,37 +77,6 @@ std::string milliseconds_text(double s) {
   return fmt::format("{:.3g} ms", s * 1e3);
 }
 
-// `text` cut at spaces into lines of at most `width` characters (a longer word has a line of
-// its own), the first line after `first`, the others after `rest`.
-std::string wrapped(const std::string& text, std::size_t width, const std::string& first,
-                    const std::string& rest) {
-  std::string out = first;
-  std::size_t column = display_width(first);
-  bool line_empty = true;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find(' ', at);
-    if (end == std::string::npos) end = text.size();
-    const std::string word = text.substr(at, end - at);
-    at = end + 1;
-    if (word.empty()) continue;
-    const std::size_t w = display_width(word);
-    if (!line_empty && column + 1 + w > width) {
-      out += "\n" + rest;
-      column = display_width(rest);
-      line_empty = true;
-    }
-    if (!line_empty) {
-      out += ' ';
-      ++column;
-    }
-    out += word;
-    column += w;
-    line_empty = false;
-  }
-  return out + "\n";
-}
-
 // One fabric that reconfigures (label `reference`, its runs by model) against every other fabric
 // at one link speed: speed, perf/$ and network cost over the models both ran; empty when no other
 // fabric ran a model it ran.
@@ -328,6 +297,37 @@ std::string all_to_all_cell(const CompareRun& run) {
   return run.all_to_all_trials.size() > 1 ? run.all_to_all + "*" : run.all_to_all;
 }
 
+std::vector<std::string> slowdown_causes(const CompareRun& a, const CompareRun& b) {
+  std::vector<std::string> causes;
+  if (a.reconfiguration && b.reconfiguration) {
+    const auto& ca = *a.reconfiguration;
+    const auto& cb = *b.reconfiguration;
+    if (ca.count > cb.count) {
+      causes.push_back(fmt::format("more reconfigurations ({} vs {})", with_commas(ca.count),
+                                   with_commas(cb.count)));
+    }
+    if (ca.critical_held_s > cb.critical_held_s) {
+      causes.push_back(fmt::format(
+          "more of the all-to-alls' holds for circuits on the critical path ({} vs {}, {} vs {} "
+          "holds)",
+          seconds_text(ca.critical_held_s), seconds_text(cb.critical_held_s),
+          with_commas(ca.critical_holds), with_commas(cb.critical_holds)));
+    }
+    if (ca.planner != cb.planner || ca.policy != cb.policy) {
+      causes.push_back(fmt::format("another plan ({} {} vs {} {})", ca.policy, ca.planner,
+                                   cb.policy, cb.planner));
+    }
+  }
+  if (!a.all_to_all.empty() && !b.all_to_all.empty() && a.all_to_all != b.all_to_all)
+    causes.push_back(fmt::format("another all-to-all ({} vs {})", a.all_to_all, b.all_to_all));
+  if (a.exposed_communication_s > b.exposed_communication_s) {
+    causes.push_back(fmt::format("more time waiting for communication per GPU ({} vs {})",
+                                 seconds_text(a.exposed_communication_s),
+                                 seconds_text(b.exposed_communication_s)));
+  }
+  return causes;
+}
+
 std::vector<Surprise> surprises(const CompareResult& r) {
   // The finished runs of each model and fabric by link speed.
   std::map<std::pair<std::string, std::string>, std::map<double, const CompareRun*>> by;
@@ -347,35 +347,7 @@ std::vector<Surprise> surprises(const CompareResult& r) {
                    a.link_gbps,
                    b.link_gbps,
                    a.iteration_time_s / b.iteration_time_s - 1,
-                   {}};
-        if (a.reconfiguration && b.reconfiguration) {
-          const auto& ca = *a.reconfiguration;
-          const auto& cb = *b.reconfiguration;
-          if (ca.count > cb.count) {
-            x.causes.push_back(fmt::format("more reconfigurations ({} vs {})",
-                                           with_commas(ca.count), with_commas(cb.count)));
-          }
-          if (ca.critical_held_s > cb.critical_held_s) {
-            x.causes.push_back(fmt::format(
-                "more of the all-to-alls' holds for circuits on the critical path ({} vs {}, "
-                "{} vs {} holds)",
-                seconds_text(ca.critical_held_s), seconds_text(cb.critical_held_s),
-                with_commas(ca.critical_holds), with_commas(cb.critical_holds)));
-          }
-          if (ca.planner != cb.planner || ca.policy != cb.policy) {
-            x.causes.push_back(fmt::format("another plan ({} {} vs {} {})", ca.policy, ca.planner,
-                                           cb.policy, cb.planner));
-          }
-        }
-        if (!a.all_to_all.empty() && !b.all_to_all.empty() && a.all_to_all != b.all_to_all) {
-          x.causes.push_back(
-              fmt::format("another all-to-all ({} vs {})", a.all_to_all, b.all_to_all));
-        }
-        if (a.exposed_communication_s > b.exposed_communication_s) {
-          x.causes.push_back(fmt::format("more time waiting for communication per GPU ({} vs {})",
-                                         seconds_text(a.exposed_communication_s),
-                                         seconds_text(b.exposed_communication_s)));
-        }
+                   slowdown_causes(a, b)};
         out.push_back(std::move(x));
       }
       slower_link = run;

@@ -85,6 +85,10 @@ struct Surprise {
   double slower_by = 0;       // iteration time / the slower link's - 1
   std::vector<std::string> causes;
 };
+// What run `a` shows of why it is slower than `b`, each a phrase: more reconfigurations, more
+// holds for circuits on the critical path, another plan, another all-to-all, more time waiting
+// for communication; empty when none of these differs that way.
+std::vector<std::string> slowdown_causes(const study::CompareRun& a, const study::CompareRun& b);
 // Below this, a difference is not a surprise (a fraction of the iteration).
 inline constexpr double kSurpriseThreshold = 0.001;
 // Every run slower than the run of its model and fabric at the next slower link speed, by more

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/output_text.h"
 
 namespace mfabric::report {
 namespace {
@@ -85,6 +86,37 @@ std::string dollars_and_cents(double usd) {
 std::string ratio(double r) {
   require_finite(r, "a ratio");
   return fmt::format("{:.2f}x", r);
+}
+
+// `text` cut at spaces into lines of at most `width` characters (a longer word has a line of
+// its own), the first line after `first`, the others after `rest`.
+std::string wrapped(const std::string& text, std::size_t width, const std::string& first,
+                    const std::string& rest) {
+  std::string out = first;
+  std::size_t column = display_width(first);
+  bool line_empty = true;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(at, end - at);
+    at = end + 1;
+    if (word.empty()) continue;
+    const std::size_t w = display_width(word);
+    if (!line_empty && column + 1 + w > width) {
+      out += "\n" + rest;
+      column = display_width(rest);
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += w;
+    line_empty = false;
+  }
+  return out + "\n";
 }
 
 std::string faster_or_slower(double speed) {

@@ -24,6 +24,10 @@ std::string ratio(double r);
 // A speed ratio (reference time / time) spelled out, as every command words one: "1.25x faster",
 // "1.25x slower" (speed 0.80x), "as fast" (equal to two decimals).
 std::string faster_or_slower(double speed);
+// `text` cut at spaces into lines of at most `width` characters (a longer word has a line of its
+// own), the first line after `first`, the others after `rest`; ends with a newline.
+std::string wrapped(const std::string& text, std::size_t width, const std::string& first,
+                    const std::string& rest);
 
 // Columns of like values in one unit family each (docs/cli.md, "Units in tables"): traffic in
 // decimal bytes (92.36TB: networks count in powers of ten), memory in binary bytes (192GiB), and

@@ -22,6 +22,7 @@
 #include "report/html_page.h"
 #include "report/sweep_figure.h"
 #include "report/sweep_heatmap.h"
+#include "report/sweep_surprises.h"
 #include "report/table.h"
 
 namespace mfabric::report {
@@ -150,6 +151,16 @@ nlohmann::json sweep_json(const study::SweepSpec& spec, const study::SweepResult
                         {"description", spec.description}, {"x", spec.x},
                         {"fields", spec.fields},           {"points", std::move(points)}};
   if (spec.heatmap) out["heatmap"] = heatmap_json(spec, heatmap_cells(spec, r));
+  nlohmann::json odd = nlohmann::json::array();
+  for (const SweepSurprise& x : sweep_surprises(spec, r)) {
+    odd.push_back({{"field", x.field},
+                   {"point", x.point},
+                   {"than_point", x.than},
+                   {"slower_by", x.slower_by},
+                   {"expected", x.expected},
+                   {"causes", x.causes}});
+  }
+  out["surprises"] = std::move(odd);
   if (spec.paper_assumptions) out["assumptions"] = "paper";
   out["cost_convention"] = fabric::to_string(spec.cost_convention);
   out["provenance"] = provenance_json();
@@ -209,6 +220,14 @@ void write_sweep_csv(const study::SweepSpec& spec, const study::SweepResult& r, 
   }
 }
 
+// "surprises:" and a line each (sweep_surprises.h), or nothing.
+std::string surprises_text(const study::SweepSpec& spec, const study::SweepResult& r) {
+  std::string out;
+  for (const SweepSurprise& x : sweep_surprises(spec, r))
+    out += wrapped(printable(sweep_surprise_text(spec, x)), 100, "  ", "    ");
+  return out.empty() ? out : "\nsurprises:\n" + out;
+}
+
 std::string sweep_text(const study::SweepSpec& spec, const study::SweepResult& r) {
   const std::string network_header =
       fmt::format("network ({})", study::cost_convention_label(spec.cost_convention));
@@ -257,7 +276,7 @@ std::string sweep_text(const study::SweepSpec& spec, const study::SweepResult& r
   }
   return fmt::format("sweep {}: {} points ({} failed, {} resumed), x = {}\n", printable(spec.name),
                      r.runs.size(), failed, r.resumed, printable(spec.x)) +
-         table.render() + heatmap_text(spec, heatmap_cells(spec, r));
+         table.render() + heatmap_text(spec, heatmap_cells(spec, r)) + surprises_text(spec, r);
 }
 
 std::string sweep_html(const study::SweepSpec& spec, const study::SweepResult& r) {
@@ -276,6 +295,8 @@ std::string sweep_html(const study::SweepSpec& spec, const study::SweepResult& r
       spec.description.empty() ? "" : html_text(spec.description) + " &middot; ", r.runs.size(),
       failed, html_text(spec.x), html_text(join(spec.fields)));
   out += provenance_html();
+  for (const SweepSurprise& x : sweep_surprises(spec, r))
+    out += "<p class=\"summary\">Surprise: " + html_text(sweep_surprise_text(spec, x)) + "</p>\n";
   for (SweepMetric metric : {SweepMetric::IterationTime, SweepMetric::TokensPerSecond,
                              SweepMetric::TokensPerSecondPerMusd})
     out += sweep_figure_html(spec, r, axis, metric);
