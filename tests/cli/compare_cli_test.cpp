@@ -38,8 +38,9 @@ class CompareCli : public mfabric::testing::ScratchDirTest {
 
 TEST_F(CompareCli, JsonHasEveryRunRelativeToTheFatTree) {
   const std::string file = write("small.yaml", kSmall);
-  const Outcome o =
-      run("compare " + file + " --links 100G,400G --fabrics fat-tree,mfabric --jobs 2 --json");
+  const Outcome o = run("compare " + file +
+                        " --links 100G,400G --fabrics fat-tree,mfabric --jobs 2 --json --spread "
+                        "none --baselines as-given");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const nlohmann::json j = nlohmann::json::parse(o.out);
   EXPECT_EQ(j["schema_version"], "mfabric.compare/1");
@@ -65,7 +66,9 @@ TEST_F(CompareCli, TableAndOutputSet) {
   const std::string file = write("small.yaml", kSmall);
   const fs::path out = dir_ / "out";
   const Outcome o =
-      run("compare " + file + " --fabrics fat-tree,fat-tree-3to1,mfabric --out " + out.string());
+      run("compare " + file +
+          " --fabrics fat-tree,fat-tree-3to1,mfabric --spread none --baselines as-given --out " +
+          out.string());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("vs fat-tree"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("mfabric at 400G (1 model;"), std::string::npos) << o.out;
@@ -119,7 +122,9 @@ TEST_F(CompareCli, TableAndOutputSet) {
   std::stringstream first;
   first << json.rdbuf();
   EXPECT_EQ(first.str().find("wall_time_s"), std::string::npos);
-  ASSERT_EQ(run("compare " + file + " --fabrics fat-tree,fat-tree-3to1,mfabric --jobs 1 --out " +
+  ASSERT_EQ(run("compare " + file +
+                " --fabrics fat-tree,fat-tree-3to1,mfabric --spread none --baselines as-given "
+                "--jobs 1 --out " +
                 out.string())
                 .exit_code,
             0);
@@ -141,7 +146,9 @@ TEST_F(CompareCli, WithoutGnuplotNothingIsWritten) {
   fs::create_directories(empty);
   const std::string saved = std::getenv("PATH") ? std::getenv("PATH") : "";
   ::setenv("PATH", empty.c_str(), 1);
-  const Outcome o = run("compare " + file + " --fabrics fat-tree --out " + out.string());
+  const Outcome o =
+      run("compare " + file + " --fabrics fat-tree --spread none --baselines as-given --out " +
+          out.string());
   ::setenv("PATH", saved.c_str(), 1);
   EXPECT_EQ(o.exit_code, 1) << o.err;
   EXPECT_EQ(o.out, "");
@@ -209,7 +216,9 @@ TEST_F(CompareCli, EveryRunFailedLeavesTheOutputAsItWas) {
   fs::create_directories(out);
   std::ofstream(out / "results.json") << "previous\n";
   const Outcome o =
-      run("compare " + file + " --fabrics fat-tree,mfabric --quiet --out " + out.string());
+      run("compare " + file +
+          " --fabrics fat-tree,mfabric --spread none --baselines as-given --quiet --out " +
+          out.string());
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_EQ(o.err.rfind("mfabric: error: every run failed (nothing was written to " + out.string() +
                             "); the first: ",
@@ -224,7 +233,9 @@ TEST_F(CompareCli, EveryRunFailedLeavesTheOutputAsItWas) {
 // A --jobs far above the machine runs on the machine's threads, with a note.
 TEST_F(CompareCli, JobsAboveTheMachineAreCappedWithANote) {
   const std::string file = write("small.yaml", kSmall);
-  const Outcome o = run("compare " + file + " --fabrics fat-tree --jobs 100000 --quiet");
+  const Outcome o =
+      run("compare " + file +
+          " --fabrics fat-tree --jobs 100000 --quiet --spread none --baselines as-given");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err.rfind("mfabric: note: --jobs 100000 is more than this machine's ", 0), 0u)
       << o.err;
@@ -239,12 +250,14 @@ TEST_F(CompareCli, AnotherBackendThanTheFilesSaysItsPacketSettingsAreNotUsed) {
   const std::string packet =
       write("packet.yaml", std::string(kSmall) +
                                "simulation: {backend: packet, transport: roce-dcqcn, mtu: 4KiB}\n");
-  Outcome o = run("compare " + packet + " --fabrics fat-tree --backend flow -q");
+  Outcome o = run("compare " + packet +
+                  " --fabrics fat-tree --backend flow -q --spread none --baselines as-given");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err, "mfabric: note: --backend flow: the packet settings of " + packet +
                        " (simulation.transport and the rest) are not used\n");
   const std::string flow = write("flow.yaml", kSmall);
-  o = run("compare " + flow + " --fabrics fat-tree --backend flow -q");
+  o = run("compare " + flow +
+          " --fabrics fat-tree --backend flow -q --spread none --baselines as-given");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err, "");
 }
@@ -254,14 +267,14 @@ TEST_F(CompareCli, AnotherBackendThanTheFilesSaysItsPacketSettingsAreNotUsed) {
 // that was never stopped.
 TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
   const std::string file = write("small.yaml", kSmall);
-  const std::string args = "compare " + file + " --links 100G,400G --jobs 1 -q --out ";
+  const std::string args = "compare " + file + " --links 400G --jobs 1 -q --out ";
   const fs::path whole = dir_ / "whole";
   ASSERT_EQ(run(args + whole.string()).exit_code, 0);
-  // Per link: the fat-tree and rail-optimized with each of their 3 all-to-alls (the strongest
-  // baseline), mFabric once: 7 runs; then the fat-tree's kept one and mFabric's at 2 more seeds
-  // and 2 more skews (the spread): 8 more.
+  // The fat-tree and rail-optimized with each of their 3 all-to-alls (the strongest baseline),
+  // mFabric once: 7 runs; then the fat-tree's kept one and mFabric's at 2 more seeds and 2 more
+  // skews (the spread): 8 more.
   ASSERT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(whole / "points.jsonl")).size(),
-            30u);
+            15u);
 
   const fs::path stopped = dir_ / "stopped";
   const std::string journal = (stopped / "points.jsonl").string();
@@ -275,25 +288,25 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
   EXPECT_NE(WEXITSTATUS(status), 0) << "the comparison finished before it was stopped";
   const std::size_t kept = mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size();
   ASSERT_GE(kept, 1u);
-  ASSERT_LT(kept, 30u);
+  ASSERT_LT(kept, 15u);
   // It said how far it got and how to go on (the count is of runs that finished: the last may
   // be kept a moment before it is counted).
   const std::string said = mfabric::testing::slurp(stderr_file);
   bool counted = false;
   for (const std::size_t n : {kept, kept - 1}) {
-    counted |= said.find(fmt::format("mfabric: stopped after {} of 30 runs; {} keeps the ones "
+    counted |= said.find(fmt::format("mfabric: stopped after {} of 15 runs; {} keeps the ones "
                                      "that finished, and the same command runs only the others\n",
                                      n, journal)) != std::string::npos;
   }
   EXPECT_TRUE(counted) << said;
   EXPECT_FALSE(fs::exists(stopped / "results.json"));
 
-  const Outcome o = run("compare " + file + " --links 100G,400G --out " + stopped.string());
+  const Outcome o = run("compare " + file + " --links 400G --out " + stopped.string());
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.err.find(fmt::format("compare: 30 runs (of them 12 the electrical baselines tried "
-                                   "with each all-to-all; 16 the verdicts' runs at other seeds "
+  EXPECT_NE(o.err.find(fmt::format("compare: 15 runs (of them 6 the electrical baselines tried "
+                                   "with each all-to-all; 8 the verdicts' runs at other seeds "
                                    "and skews), {} already in {}; {} to run",
-                                   kept, journal, 30 - kept)),
+                                   kept, journal, 15 - kept)),
             std::string::npos)
       << o.err;
   // The same results; the command lines (one with -q) differ only in the provenance.
@@ -304,7 +317,7 @@ TEST_F(CompareCli, AStoppedComparisonResumesToTheSameResults) {
               mfabric::testing::without_provenance_line(mfabric::testing::slurp(whole / name)))
         << name;
   }
-  EXPECT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size(), 30u);
+  EXPECT_EQ(mfabric::testing::lines_of(mfabric::testing::slurp(journal)).size(), 15u);
 }
 
 // Stopped without --out, it says that nothing was kept and how to keep the runs next time.
@@ -312,14 +325,14 @@ TEST_F(CompareCli, AStoppedComparisonWithoutOutSaysNothingWasKept) {
   const std::string file = write("small.yaml", kSmall);
   const fs::path err = dir_ / "stopped.err";
   const std::string script = "( " + std::string(MFABRIC_BINARY) + " compare " + file +
-                             " --links 100G,400G --jobs 1 >/dev/null 2>" + err.string() +
+                             " --links 400G --jobs 1 >/dev/null 2>" + err.string() +
                              " & pid=$!; while [ ! -s " + err.string() +
                              " ]; do sleep 0.01; done; kill -TERM $pid; wait $pid; exit $? )";
   const int status = std::system(("bash -c '" + script + "'").c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_NE(WEXITSTATUS(status), 0) << "the comparison finished before it was stopped";
   const std::string said = mfabric::testing::slurp(err);
-  EXPECT_NE(said.find(" of 30 runs; nothing was kept (with --out DIR a comparison keeps each as "
+  EXPECT_NE(said.find(" of 15 runs; nothing was kept (with --out DIR a comparison keeps each as "
                       "it finishes, and the same command resumes it)\n"),
             std::string::npos)
       << said;
@@ -342,7 +355,8 @@ TEST_F(CompareCli, ProgressIsShownWhenStderrIsAPipe) {
       << o.err;
   EXPECT_NE(o.err.find("\ncompare: 12/12 runs, "), std::string::npos) << o.err;
   EXPECT_EQ(o.err.find('\r'), std::string::npos) << o.err;
-  o = run("compare " + file + " --fabrics fat-tree,mfabric --quiet");
+  o = run("compare " + file +
+          " --fabrics fat-tree,mfabric --quiet --spread none --baselines as-given");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err, "");
 }
@@ -352,7 +366,7 @@ TEST_F(CompareCli, ProgressIsShownWhenStderrIsAPipe) {
 TEST_F(CompareCli, AModelThatDoesNotFitIsSkippedWithANote) {
   Outcome o =
       run("compare --models mixtral-8x7b,deepseek-r1 --servers 16 --links 400G --fabrics "
-          "fat-tree -q");
+          "fat-tree -q --spread none --baselines as-given");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err.rfind("mfabric: note: skipped deepseek-r1 (TP 1 x PP 16 x EP 64) on 128 GPUs "
                         "(16 servers): ",
@@ -370,7 +384,9 @@ TEST_F(CompareCli, AModelThatDoesNotFitIsSkippedWithANote) {
 TEST_F(CompareCli, TheWrittenFilesAreNamedWithoutADoubledSlash) {
   const std::string file = write("small.yaml", kSmall);
   const std::string out = (dir_ / "out").string();
-  const Outcome o = run("compare " + file + " --fabrics fat-tree -q -o " + out + "//");
+  const Outcome o =
+      run("compare " + file + " --fabrics fat-tree -q --spread none --baselines as-given -o " +
+          out + "//");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("wrote " + out + "/results.json, " + out + "/results.csv"),
             std::string::npos)
